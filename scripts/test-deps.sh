@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Installs/builds the real Fluentd-ecosystem client programs that the
+# black-box interop tests spawn against logferry:
+#   target/interop/venv/bin/python tests/interop/python/send.py   (fluent-logger, PyPI)
+#   java -jar target/interop/fluency-sender.jar                   (Fluency, Maven Central)
+#   target/interop/go-sender                                      (fluent-logger-golang)
+# Idempotent: each step is skipped while its output is newer than its sources.
+# Needs python3, java 17 + mvn, go; reaches only the package registries.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."   # repo root, whatever the caller's cwd
+ROOT=$PWD
+OUT=$ROOT/target/interop
+mkdir -p "$OUT"
+
+# Versions tested with logferry's interop tests. Fluency's version lives in
+# tests/interop/java/pom.xml, fluent-logger-golang's in tests/interop/go/go.mod.
+FLUENT_LOGGER_VERSION=0.11.1
+MSGPACK_VERSION=1.2.4
+
+need() { command -v "$1" >/dev/null || { echo "test-deps: '$1' not found on PATH" >&2; exit 1; }; }
+
+# True if any file under the given paths is newer than $1 (or $1 is missing).
+stale() {
+  local out=$1; shift
+  [[ ! -e $out ]] || [[ -n $(find "$@" -newer "$out" -print -quit) ]]
+}
+
+# --- Python: venv with fluent-logger ---------------------------------------
+VENV=$OUT/venv
+venv_ok() {
+  # Checks both that the venv still runs and that the pinned version is in it.
+  "$VENV/bin/python" - "$FLUENT_LOGGER_VERSION" <<'PY' 2>/dev/null
+import sys, importlib.metadata as md
+import fluent.sender  # noqa: F401  (the module send.py uses)
+sys.exit(md.version("fluent-logger") != sys.argv[1])
+PY
+}
+if venv_ok; then
+  echo "python: skip, $VENV has fluent-logger $FLUENT_LOGGER_VERSION"
+else
+  need python3
+  rm -rf "$VENV"
+  if ! python3 -m venv "$VENV" >/dev/null 2>&1; then
+    # Debian splits venv/ensurepip out of python3.
+    echo "python: python3 -m venv failed, installing python3-venv with apt-get"
+    rm -rf "$VENV"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "fluent-logger==$FLUENT_LOGGER_VERSION" "msgpack==$MSGPACK_VERSION"
+  venv_ok
+  echo "python: created $VENV with fluent-logger $FLUENT_LOGGER_VERSION"
+fi
+
+# --- Java: Fluency fat jar ---------------------------------------------------
+JAVA_DIR=$ROOT/tests/interop/java
+JAR=$OUT/fluency-sender.jar
+if stale "$JAR" "$JAVA_DIR/pom.xml" "$JAVA_DIR/src"; then
+  need mvn; need java
+  # Maven's -q still emits stray ANSI resets, so keep its output for failures.
+  if ! log=$(cd "$JAVA_DIR" && mvn -q -B package 2>&1); then
+    printf '%s\n' "$log" >&2
+    echo "java: mvn package failed" >&2
+    exit 1
+  fi
+  cp "$JAVA_DIR/target/fluency-sender.jar" "$JAR"
+  echo "java: built $JAR"
+else
+  echo "java: skip, $JAR is up to date"
+fi
+
+# --- Go: fluent-logger-golang binary -----------------------------------------
+GO_DIR=$ROOT/tests/interop/go
+GO_BIN=$OUT/go-sender
+if stale "$GO_BIN" "$GO_DIR/go.mod" "$GO_DIR/go.sum" "$GO_DIR/main.go"; then
+  need go
+  (cd "$GO_DIR" && go build -o "$GO_BIN" .)
+  echo "go: built $GO_BIN"
+else
+  echo "go: skip, $GO_BIN is up to date"
+fi

@@ -1,0 +1,116 @@
+//! Human-friendly durations (`"500ms"`, `"10s"`, `"5m"`, `"1h"`, or a number
+//! of seconds) and byte sizes (`"64KiB"`, `"16MiB"`, `"1GB"`, or a number of
+//! bytes) in the configuration.
+
+use std::time::Duration;
+
+use serde::{de, Deserialize, Deserializer};
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum NumberOrText {
+    Int(u64),
+    Float(f64),
+    Text(String),
+}
+
+/// Parses `"250ms"`, `"10s"`, `"1.5m"`, `"2h"`, `"1d"`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?}: expected e.g. \"500ms\", \"10s\", \"5m\""))?;
+    let scale = match unit.trim() {
+        "ns" => 1e-9,
+        "us" => 1e-6,
+        "ms" => 1e-3,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        u => return Err(format!("invalid duration unit {u:?} in {s:?} (use ms, s, m, h or d)")),
+    };
+    Ok(Duration::from_secs_f64(n * scale))
+}
+
+/// Parses `"64KiB"`, `"16MiB"`, `"1GiB"`, `"10MB"`, `"512k"`; a bare number is bytes.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid size {s:?}: expected e.g. \"64KiB\", \"16MiB\""))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kb" => 1e3,
+        "m" | "mb" => 1e6,
+        "g" | "gb" => 1e9,
+        "ki" | "kib" => 1024.0,
+        "mi" | "mib" => 1024.0 * 1024.0,
+        "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        u => return Err(format!("invalid size unit {u:?} in {s:?} (use KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    Ok((n * scale) as u64)
+}
+
+/// serde `deserialize_with` for durations.
+pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    match NumberOrText::deserialize(d)? {
+        NumberOrText::Int(n) => Ok(Duration::from_secs(n)),
+        NumberOrText::Float(f) if f >= 0.0 => Ok(Duration::from_secs_f64(f)),
+        NumberOrText::Float(f) => Err(de::Error::custom(format!("negative duration {f}"))),
+        NumberOrText::Text(s) => parse_duration(&s).map_err(de::Error::custom),
+    }
+}
+
+/// serde `deserialize_with` for optional durations.
+pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    duration(d).map(Some)
+}
+
+/// serde `deserialize_with` for byte sizes.
+pub fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let n = match NumberOrText::deserialize(d)? {
+        NumberOrText::Int(n) => n,
+        NumberOrText::Float(f) if f >= 0.0 => f as u64,
+        NumberOrText::Float(f) => return Err(de::Error::custom(format!("negative size {f}"))),
+        NumberOrText::Text(s) => parse_bytes(&s).map_err(de::Error::custom)?,
+    };
+    usize::try_from(n).map_err(|_| de::Error::custom(format!("size {n} is too large")))
+}
+
+/// serde `deserialize_with` for optional byte sizes.
+pub fn opt_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    bytes(d).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1.5m"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
+        assert!(parse_duration("10 parsecs").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("64KiB"), Ok(65536));
+        assert_eq!(parse_bytes("16MiB"), Ok(16 << 20));
+        assert_eq!(parse_bytes("1GB"), Ok(1_000_000_000));
+        assert_eq!(parse_bytes("100"), Ok(100));
+        assert!(parse_bytes("12 bananas").is_err());
+    }
+}

@@ -1,0 +1,301 @@
+//! The data model: event times, records kept in their arrival encoding, and
+//! batches that share their bytes between every sink they are routed to.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+
+use crate::ack::AckHandle;
+use crate::protocol::msgpack::{self, Reader, Value};
+
+/// A point in time with nanosecond precision, as Fluentd's EventTime
+/// (msgpack ext type 0) carries it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct EventTime {
+    pub secs: u32,
+    pub nanos: u32,
+}
+
+impl EventTime {
+    pub fn new(secs: u32, nanos: u32) -> Self {
+        EventTime { secs, nanos }
+    }
+
+    pub fn now() -> Self {
+        let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        EventTime {
+            secs: d.as_secs() as u32,
+            nanos: d.subsec_nanos(),
+        }
+    }
+
+    /// Reads an entry's time slot: an integer, a float, an EventTime ext, or
+    /// Fluent Bit's `[EventTime, {metadata}]` array.
+    pub fn read(r: &mut Reader<'_>) -> msgpack::Result<EventTime> {
+        let at = r.pos();
+        let invalid = msgpack::Error::Invalid {
+            offset: at,
+            reason: "entry time must be an integer, float or EventTime",
+        };
+        Ok(match r.read()? {
+            Value::UInt(s) => EventTime::new(s as u32, 0),
+            Value::Int(s) => EventTime::new(s.max(0) as u32, 0),
+            Value::Float(f) if f >= 0.0 => {
+                EventTime::new(f.trunc() as u32, ((f.fract()) * 1e9) as u32)
+            }
+            Value::Ext(0, b) if b.len() == 8 => EventTime::new(
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+            ),
+            Value::Array(n) if n >= 1 => {
+                let t = EventTime::read(r)?;
+                for _ in 1..n {
+                    r.skip()?;
+                }
+                t
+            }
+            _ => return Err(invalid),
+        })
+    }
+
+    /// Seconds since the epoch as a float, for JSON output.
+    pub fn as_f64(self) -> f64 {
+        f64::from(self.secs) + f64::from(self.nanos) / 1e9
+    }
+}
+
+/// A tag such as `app.web.access`; cheap to clone.
+pub type Tag = Arc<str>;
+
+/// The records of a batch, in the encoding they arrived in.
+#[derive(Debug, Clone)]
+pub enum Records {
+    /// Concatenated msgpack `[time, record]` entries: exactly the payload of
+    /// a PackedForward frame, so a relay re-sends it untouched.
+    Entries(Bytes),
+    /// Newline-terminated lines that all share one time (a tailed file, a
+    /// generator). Each line stands for the record `{"message": line}`.
+    Lines { data: Bytes, time: EventTime },
+}
+
+impl Records {
+    pub fn bytes(&self) -> &Bytes {
+        match self {
+            Records::Entries(b) => b,
+            Records::Lines { data, .. } => data,
+        }
+    }
+}
+
+/// One tag and many records, plus the handle that tells the source when
+/// every sink has accepted them. Cloning shares the payload (a reference
+/// count increment) and the acknowledgement.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub tag: Tag,
+    pub records: Records,
+    /// Number of records, known from decoding the frame.
+    pub count: usize,
+    pub ack: AckHandle,
+}
+
+impl Batch {
+    pub fn new(tag: Tag, records: Records, count: usize) -> Self {
+        Batch {
+            tag,
+            records,
+            count,
+            ack: AckHandle::none(),
+        }
+    }
+
+    pub fn with_ack(mut self, ack: AckHandle) -> Self {
+        self.ack = ack;
+        self
+    }
+
+    /// Payload size in bytes (what queue limits count).
+    pub fn byte_len(&self) -> usize {
+        self.records.bytes().len()
+    }
+
+    /// Calls `f` once per record, with its time and its record view.
+    pub fn for_each_record(
+        &self,
+        mut f: impl FnMut(EventTime, RecordRef<'_>),
+    ) -> msgpack::Result<()> {
+        match &self.records {
+            Records::Entries(b) => {
+                let mut r = Reader::new(b);
+                while !r.is_empty() {
+                    if r.read_array_len()? < 2 {
+                        return Err(msgpack::Error::Invalid {
+                            offset: r.pos(),
+                            reason: "entry must be [time, record]",
+                        });
+                    }
+                    let time = EventTime::read(&mut r)?;
+                    let start = r.pos();
+                    r.skip()?;
+                    f(time, RecordRef::Map(&b[start..r.pos()]));
+                }
+            }
+            Records::Lines { data, time } => {
+                for line in data.split_inclusive(|c| *c == b'\n') {
+                    let line = line.strip_suffix(b"\n").unwrap_or(line);
+                    f(*time, RecordRef::Line(line));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A borrowed view of one record.
+#[derive(Debug, Clone, Copy)]
+pub enum RecordRef<'a> {
+    /// An encoded msgpack map.
+    Map(&'a [u8]),
+    /// A line of text, standing for `{"message": line}`.
+    Line(&'a [u8]),
+}
+
+impl<'a> RecordRef<'a> {
+    /// The value of a top-level field, if the record has one (for a
+    /// container, only its header: see [`RecordRef::field_raw`]).
+    pub fn field(&self, key: &[u8]) -> Option<Value<'a>> {
+        match self {
+            RecordRef::Line(l) => (key == b"message").then_some(Value::Str(l)),
+            RecordRef::Map(m) => map_field(m, key),
+        }
+    }
+
+    /// The encoded bytes of a top-level field of a map record.
+    pub fn field_raw(&self, key: &[u8]) -> Option<&'a [u8]> {
+        match self {
+            RecordRef::Line(_) => None,
+            RecordRef::Map(m) => map_field_raw(m, key),
+        }
+    }
+}
+
+/// Looks up `key` in an encoded msgpack map without decoding other values.
+pub fn map_field<'a>(map: &'a [u8], key: &[u8]) -> Option<Value<'a>> {
+    Reader::new(map_field_raw(map, key)?).read().ok()
+}
+
+/// The encoded bytes of the value of `key` in an encoded msgpack map.
+pub fn map_field_raw<'a>(map: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let mut r = Reader::new(map);
+    let n = r.read_map_len().ok()?;
+    for _ in 0..n {
+        let k = r.read().ok()?;
+        let found = matches!(k, Value::Str(k) | Value::Bin(k) if k == key);
+        // a non-string key was only read as far as its header
+        skip_rest(&mut r, k).ok()?;
+        let start = r.pos();
+        r.skip().ok()?;
+        if found {
+            return Some(&map[start..r.pos()]);
+        }
+    }
+    None
+}
+
+/// After `read()` returned a container header, skips its items.
+pub fn skip_rest(r: &mut Reader<'_>, v: Value<'_>) -> msgpack::Result<()> {
+    let items = match v {
+        Value::Array(n) => n,
+        Value::Map(n) => 2 * n,
+        _ => 0,
+    };
+    for _ in 0..items {
+        r.skip()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::msgpack::write;
+
+    fn entry(out: &mut Vec<u8>, secs: u32, msg: &str) {
+        write::array_len(out, 2);
+        write::event_time(out, secs, 5);
+        write::map_len(out, 2);
+        write::str(out, b"level");
+        write::str(out, b"info");
+        write::str(out, b"message");
+        write::str(out, msg.as_bytes());
+    }
+
+    #[test]
+    fn iterates_entries_and_finds_fields() {
+        let mut buf = Vec::new();
+        entry(&mut buf, 10, "a");
+        entry(&mut buf, 11, "b");
+        let batch = Batch::new("t".into(), Records::Entries(buf.into()), 2);
+        let mut seen = Vec::new();
+        batch
+            .for_each_record(|t, r| {
+                let Some(Value::Str(m)) = r.field(b"message") else {
+                    panic!("no message")
+                };
+                seen.push((t.secs, t.nanos, m.to_vec()));
+            })
+            .unwrap();
+        assert_eq!(seen, vec![(10, 5, b"a".to_vec()), (11, 5, b"b".to_vec())]);
+    }
+
+    #[test]
+    fn lines_stand_for_message_records() {
+        let batch = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: Bytes::from_static(b"one\ntwo\n"),
+                time: EventTime::new(1, 0),
+            },
+            2,
+        );
+        let mut lines = Vec::new();
+        batch
+            .for_each_record(|_, r| {
+                if let Some(Value::Str(m)) = r.field(b"message") {
+                    lines.push(m.to_vec())
+                }
+            })
+            .unwrap();
+        assert_eq!(lines, vec![b"one".to_vec(), b"two".to_vec()]);
+    }
+
+    #[test]
+    fn time_forms() {
+        let cases: Vec<(Vec<u8>, EventTime)> = vec![
+            (vec![0xce, 0, 0, 1, 0], EventTime::new(256, 0)),
+            (
+                vec![0xd7, 0, 0, 0, 0, 2, 0, 0, 0, 3],
+                EventTime::new(2, 3),
+            ),
+            (
+                vec![0x92, 0xd7, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0x80],
+                EventTime::new(2, 3),
+            ),
+            (
+                {
+                    let mut v = vec![0xcb];
+                    v.extend_from_slice(&1.5f64.to_bits().to_be_bytes());
+                    v
+                },
+                EventTime::new(1, 500_000_000),
+            ),
+        ];
+        for (bytes, want) in cases {
+            let mut r = Reader::new(&bytes);
+            assert_eq!(EventTime::read(&mut r), Ok(want), "{bytes:x?}");
+            assert!(r.is_empty());
+        }
+        assert!(EventTime::read(&mut Reader::new(&[0xa1, b'x'])).is_err());
+    }
+}

@@ -1,0 +1,366 @@
+//! Output formats: how a sink turns records into bytes.
+//!
+//! | format     | one line per record                                             |
+//! |------------|-----------------------------------------------------------------|
+//! | `raw`      | the `message` (else `log`) field, or the original line; records with neither are written as JSON |
+//! | `json`     | `{"time": "<RFC 3339>", "tag": "…", "record": {…}}`             |
+//! | `msgpack`  | not lines: one Message-mode frame `[tag, time, record]` per record, so the file can be replayed into a forward port |
+//! | `template` | a template such as `{time} {host} {message}`; `{{`/`}}` are literal braces |
+
+pub mod json;
+mod template;
+pub mod time;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::event::{Batch, EventTime, RecordRef, Records};
+use crate::protocol::msgpack::{self, write, Reader, Value};
+pub use template::Template;
+use time::TimeFormat;
+
+/// The `format` setting of a sink: a name (`"raw"`, `"json"`, `"msgpack"`)
+/// or a table `{ type = "template", template = "…", time_format = "…" }`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FormatConfig {
+    pub kind: FormatKind,
+    /// The template text (`type = "template"` only).
+    pub template: Option<String>,
+    /// strftime pattern for `{time}` and JSON `time` (UTC); RFC 3339 with
+    /// nanoseconds if unset.
+    pub time_format: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FormatKind {
+    #[default]
+    Raw,
+    Json,
+    Msgpack,
+    Template,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FormatTable {
+    #[serde(rename = "type")]
+    kind: FormatKind,
+    template: Option<String>,
+    time_format: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for FormatConfig {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FormatConfig;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"raw\", \"json\", \"msgpack\" or a table { type = \"template\", template = \"…\" }")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<FormatConfig, E> {
+                let kind = FormatKind::deserialize(de::value::StrDeserializer::<E>::new(s))?;
+                Ok(FormatConfig {
+                    kind,
+                    ..FormatConfig::default()
+                })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<FormatConfig, A::Error> {
+                let t = FormatTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
+                Ok(FormatConfig {
+                    kind: t.kind,
+                    template: t.template,
+                    time_format: t.time_format,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl FormatConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        match (self.kind, &self.template) {
+            (FormatKind::Template, None) => {
+                return Err("format type \"template\" needs a `template` string".into())
+            }
+            (FormatKind::Template, Some(t)) => {
+                Template::parse(t)?;
+            }
+            (_, Some(_)) => return Err("`template` is only used with type = \"template\"".into()),
+            _ => {}
+        }
+        TimeFormat::new(self.time_format.as_deref())?;
+        Ok(())
+    }
+}
+
+/// Turns batches into output bytes. One per sink (it caches formatted times).
+pub struct Formatter {
+    kind: FormatKind,
+    template: Option<Template>,
+    time: TimeFormat,
+    host: Arc<str>,
+}
+
+impl Formatter {
+    pub fn new(config: &FormatConfig) -> Result<Self, String> {
+        config.validate()?;
+        Ok(Formatter {
+            kind: config.kind,
+            template: config.template.as_deref().map(Template::parse).transpose()?,
+            time: TimeFormat::new(config.time_format.as_deref())?,
+            host: hostname().into(),
+        })
+    }
+
+    /// Appends every record of `batch` to `out`.
+    pub fn write_batch(&mut self, batch: &Batch, out: &mut Vec<u8>) -> msgpack::Result<()> {
+        match (self.kind, &batch.records) {
+            // the fast path: tailed lines to a raw file are copied as they are
+            (FormatKind::Raw, Records::Lines { data, .. }) => {
+                out.extend_from_slice(data);
+                Ok(())
+            }
+            (FormatKind::Raw, Records::Entries(entries)) => write_raw_entries(entries, out),
+            _ => {
+                let tag = batch.tag.clone();
+                batch.for_each_record(|time, rec| self.write_record(&tag, time, rec, out))
+            }
+        }
+    }
+
+    fn write_record(&mut self, tag: &str, time: EventTime, rec: RecordRef<'_>, out: &mut Vec<u8>) {
+        match self.kind {
+            FormatKind::Raw => write_raw_record(rec, out),
+            FormatKind::Json => {
+                out.extend_from_slice(b"{\"time\":\"");
+                self.time.write(out, time);
+                out.extend_from_slice(b"\",\"tag\":");
+                json::write_str(out, tag.as_bytes());
+                out.extend_from_slice(b",\"record\":");
+                write_record_json(rec, out);
+                out.extend_from_slice(b"}\n");
+            }
+            FormatKind::Msgpack => {
+                write::array_len(out, 3);
+                write::str(out, tag.as_bytes());
+                write::event_time(out, time.secs, time.nanos);
+                match rec {
+                    RecordRef::Map(m) => out.extend_from_slice(m),
+                    RecordRef::Line(l) => {
+                        write::map_len(out, 1);
+                        write::str(out, b"message");
+                        write::str(out, l);
+                    }
+                }
+            }
+            FormatKind::Template => {
+                if let Some(t) = &self.template {
+                    t.render(out, tag, time, rec, &self.host, &mut self.time);
+                }
+                out.push(b'\n');
+            }
+        }
+    }
+}
+
+/// Raw format over a packed entry stream: for each entry, the `message`
+/// (else `log`) string, found with one pass over the record's keys.
+fn write_raw_entries(entries: &[u8], out: &mut Vec<u8>) -> msgpack::Result<()> {
+    let mut r = Reader::new(entries);
+    while !r.is_empty() {
+        r.read_array_len()?;
+        r.skip()?; // time
+        let start = r.pos();
+        r.skip()?;
+        write_raw_record(RecordRef::Map(&entries[start..r.pos()]), out);
+    }
+    Ok(())
+}
+
+fn write_raw_record(rec: RecordRef<'_>, out: &mut Vec<u8>) {
+    let map = match rec {
+        RecordRef::Line(l) => {
+            out.extend_from_slice(l);
+            out.push(b'\n');
+            return;
+        }
+        RecordRef::Map(m) => m,
+    };
+    match message_of(map) {
+        Some(Value::Str(s) | Value::Bin(s)) => out.extend_from_slice(s),
+        Some(other) => json::write_scalar(out, other),
+        None => {
+            let _ = json::write_value(out, &mut Reader::new(map));
+        }
+    }
+    out.push(b'\n');
+}
+
+/// The `message` field of a record, else its `log` field (Docker and
+/// Fluent Bit name the line `log`).
+fn message_of(map: &[u8]) -> Option<Value<'_>> {
+    let mut r = Reader::new(map);
+    let n = r.read_map_len().ok()?;
+    let mut log = None;
+    for _ in 0..n {
+        let key = r.read().ok()?;
+        match key {
+            Value::Str(b"message") | Value::Bin(b"message") => return r.read().ok().filter(is_scalar),
+            Value::Str(b"log") | Value::Bin(b"log") if log.is_none() => {
+                log = r.read().ok().filter(is_scalar);
+                if log.is_none() {
+                    return None;
+                }
+            }
+            Value::Str(_) | Value::Bin(_) => r.skip().ok()?,
+            other => {
+                crate::event::skip_rest(&mut r, other).ok()?;
+                r.skip().ok()?;
+            }
+        }
+    }
+    log
+}
+
+fn is_scalar(v: &Value<'_>) -> bool {
+    !matches!(v, Value::Array(_) | Value::Map(_))
+}
+
+fn write_record_json(rec: RecordRef<'_>, out: &mut Vec<u8>) {
+    match rec {
+        RecordRef::Map(m) => {
+            if json::write_value(out, &mut Reader::new(m)).is_err() {
+                out.extend_from_slice(b"null");
+            }
+        }
+        RecordRef::Line(l) => {
+            out.extend_from_slice(b"{\"message\":");
+            json::write_str(out, l);
+            out.push(b'}');
+        }
+    }
+}
+
+/// This machine's host name, for `{host}`.
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most
+    // that many bytes.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    fn entry(out: &mut Vec<u8>, fields: &[(&str, &str)]) {
+        write::array_len(out, 2);
+        write::event_time(out, 1_700_000_000, 0);
+        write::map_len(out, fields.len());
+        for (k, v) in fields {
+            write::str(out, k.as_bytes());
+            write::str(out, v.as_bytes());
+        }
+    }
+
+    fn render(config: FormatConfig, batch: &Batch) -> String {
+        let mut out = Vec::new();
+        Formatter::new(&config).unwrap().write_batch(batch, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn sample() -> Batch {
+        let mut e = Vec::new();
+        entry(&mut e, &[("level", "info"), ("message", "hello")]);
+        entry(&mut e, &[("log", "from docker")]);
+        entry(&mut e, &[("other", "x\"y")]);
+        Batch::new("app.web".into(), Records::Entries(e.into()), 3)
+    }
+
+    #[test]
+    fn raw_prefers_message_then_log_then_json() {
+        assert_eq!(
+            render(FormatConfig::default(), &sample()),
+            "hello\nfrom docker\n{\"other\":\"x\\\"y\"}\n"
+        );
+    }
+
+    #[test]
+    fn raw_lines_pass_through_byte_for_byte() {
+        let data = Bytes::from_static(b"caf\xc3\xa9\n\xff\xfe\n\n");
+        let batch = Batch::new("t".into(), Records::Lines { data: data.clone(), time: EventTime::new(1, 0) }, 3);
+        let mut out = Vec::new();
+        Formatter::new(&FormatConfig::default()).unwrap().write_batch(&batch, &mut out).unwrap();
+        assert_eq!(out, &data[..]);
+    }
+
+    #[test]
+    fn json_has_time_tag_and_record() {
+        let cfg = FormatConfig { kind: FormatKind::Json, ..Default::default() };
+        let text = render(cfg, &sample());
+        let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(first["time"], "2023-11-14T22:13:20.000000000Z");
+        assert_eq!(first["tag"], "app.web");
+        assert_eq!(first["record"]["message"], "hello");
+        assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn msgpack_frames_replay_as_message_mode() {
+        let cfg = FormatConfig { kind: FormatKind::Msgpack, ..Default::default() };
+        let mut out = Vec::new();
+        Formatter::new(&cfg).unwrap().write_batch(&sample(), &mut out).unwrap();
+        let mut buf = bytes::BytesMut::from(&out[..]);
+        let mut hint = 0;
+        let limits = crate::protocol::forward::Limits::default();
+        let mut n = 0;
+        while let Some(f) = crate::protocol::forward::next_frame(&mut buf, &limits, &mut hint).unwrap() {
+            assert_eq!(f.tag, "app.web");
+            n += f.count;
+        }
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn template_k2hftfuse_style() {
+        let cfg = FormatConfig {
+            kind: FormatKind::Template,
+            template: Some("{time} +0000 {{'message':'{message}','host':'{host}','level':'{level}'}}".into()),
+            time_format: Some("%H:%M:%S".into()),
+        };
+        let text = render(cfg, &sample());
+        let host = hostname();
+        assert_eq!(
+            text.lines().next().unwrap(),
+            format!("22:13:20 +0000 {{'message':'hello','host':'{host}','level':'info'}}")
+        );
+        assert!(text.lines().nth(2).unwrap().contains("'message':''"));
+    }
+
+    #[test]
+    fn config_accepts_names_and_tables() {
+        #[derive(Deserialize)]
+        struct S {
+            format: FormatConfig,
+        }
+        let s: S = toml::from_str("format = \"json\"").unwrap();
+        assert_eq!(s.format.kind, FormatKind::Json);
+        let s: S = toml::from_str("format = { type = \"template\", template = \"{tag}\" }").unwrap();
+        assert_eq!(s.format.template.as_deref(), Some("{tag}"));
+        assert!(toml::from_str::<S>("format = \"yaml\"").is_err());
+        assert!(toml::from_str::<S>("format = { type = \"json\", colour = 1 }").is_err());
+        let missing = FormatConfig { kind: FormatKind::Template, ..Default::default() };
+        assert!(missing.validate().is_err());
+    }
+}

@@ -1,0 +1,4 @@
+//! Wire formats logferry speaks.
+
+pub mod forward;
+pub mod msgpack;
