@@ -1,12 +1,19 @@
 //! logferry: a log collector and forwarder.
 //!
 //! Sources → router → one bounded queue per sink → sink. See `docs/` for the
-//! user documentation and `DESIGN.md` for the architecture.
+//! user documentation.
 
 pub mod ack;
+pub mod api;
+pub mod bench;
 pub mod buffer;
+pub mod cli;
+pub mod config;
 pub mod event;
 pub mod format;
 pub mod metrics;
 pub mod protocol;
 pub mod router;
+pub mod sinks;
+pub mod sources;
+pub mod topology;

@@ -34,7 +34,7 @@ pub enum WhenFull {
 #[serde(deny_unknown_fields)]
 pub struct BufferConfig {
     /// Most bytes of records queued for (or being written by) this sink.
-    #[serde(default = "default_max_bytes")]
+    #[serde(default = "default_max_bytes", deserialize_with = "crate::config::units::bytes")]
     pub max_bytes: usize,
     /// `block` (default) or `drop_newest`.
     #[serde(default)]

@@ -1,0 +1,55 @@
+//! msgpack → JSON conversion (what the `json` format and templates write for
+//! every record) on arbitrary msgpack.
+//!
+//! Checked:
+//! * nothing panics, whatever the bytes;
+//! * if `msgpack::skip` says the input starts with a complete value, then
+//!   `json::write_value` converts it without error, consumes exactly that
+//!   value (ending where `skip` ends), and writes valid UTF-8 JSON (parsed with
+//!   serde_json) of the same kind (map → object, array → array, …);
+//! * `json::write_str` always writes one valid JSON string.
+
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use logferry::format::json;
+use logferry::protocol::msgpack::{self, Reader};
+
+fuzz_target!(|data: &[u8]| {
+    let mut out = Vec::new();
+    match msgpack::skip(data, 0) {
+        Ok(end) => {
+            let mut r = Reader::new(data);
+            if let Err(e) = json::write_value(&mut out, &mut r) {
+                panic!("skip() accepts a value of {end} bytes but write_value fails: {e}");
+            }
+            assert_eq!(r.pos(), end, "write_value stopped at byte {} but the value ends at {end}", r.pos());
+            let text = std::str::from_utf8(&out).unwrap_or_else(|e| panic!("JSON output is not UTF-8: {e}"));
+            let value: serde_json::Value =
+                serde_json::from_str(text).unwrap_or_else(|e| panic!("invalid JSON {text:?}: {e}"));
+            let kind_ok = match data[0] {
+                0x80..=0x8f | 0xde | 0xdf => value.is_object(),
+                0x90..=0x9f | 0xdc | 0xdd => value.is_array(),
+                0xa0..=0xbf | 0xd9..=0xdb | 0xc4..=0xc6 => value.is_string(),
+                0xc2 | 0xc3 => value.is_boolean(),
+                0x00..=0x7f | 0xe0..=0xff | 0xcc..=0xcf | 0xd0..=0xd3 => value.is_number(),
+                // nil, floats (NaN/inf become null), ext (EventTime becomes a number)
+                _ => true,
+            };
+            assert!(kind_ok, "marker {:#04x} converted to {text}", data[0]);
+        }
+        Err(_) => {
+            // truncated or invalid: an error is fine, a panic is not
+            let _ = json::write_value(&mut out, &mut Reader::new(data));
+        }
+    }
+
+    // any bytes as a JSON string
+    out.clear();
+    json::write_str(&mut out, data);
+    let text = std::str::from_utf8(&out).expect("write_str output is not UTF-8");
+    let s: String = serde_json::from_str(text).unwrap_or_else(|e| panic!("write_str wrote invalid JSON {text:?}: {e}"));
+    if let Ok(orig) = std::str::from_utf8(data) {
+        assert_eq!(s, orig, "write_str does not round-trip valid UTF-8");
+    }
+});

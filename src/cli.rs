@@ -1,0 +1,124 @@
+//! Command line: `logferry run`, `logferry validate`, `logferry bench`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+use crate::topology::Pipeline;
+
+#[derive(Debug, Parser)]
+#[command(name = "logferry", version, about = "Moves log records from where they are written to where they are kept.")]
+pub struct Cli {
+    /// Log level or filter (e.g. `debug`, `logferry=trace`); also LOGFERRY_LOG.
+    #[arg(long, global = true, env = "LOGFERRY_LOG", default_value = "info")]
+    pub log: String,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a pipeline (the embedded default when no --config is given).
+    Run {
+        /// Configuration file (TOML).
+        #[arg(short, long)]
+        config: Option<PathBuf>,
+    },
+    /// Check a configuration file without starting it.
+    Validate {
+        /// Configuration file (TOML).
+        #[arg(short, long)]
+        config: PathBuf,
+    },
+    /// Measure a whole pipeline on this machine (see docs/BENCHMARKS.md).
+    Bench(crate::bench::BenchArgs),
+    /// Print the embedded default configuration.
+    DefaultConfig,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(&cli.log);
+    match cli.command {
+        Command::Validate { config } => match Config::load(&config) {
+            Ok(c) => {
+                println!(
+                    "{}: ok ({} sources, {} sinks)",
+                    config.display(),
+                    c.sources.len(),
+                    c.sinks.len()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Run { config } => {
+            let config = match config {
+                Some(path) => match Config::load(&path) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                },
+                None => Config::embedded_default(),
+            };
+            run(config)
+        }
+        Command::Bench(args) => crate::bench::main(args),
+        Command::DefaultConfig => {
+            print!("{}", crate::config::DEFAULT_CONFIG);
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn run(config: Config) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    rt.block_on(async {
+        let pipeline = match Pipeline::start(config).await {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::error!("{e}");
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        pipeline.run_until(stop_signal()).await;
+        ExitCode::SUCCESS
+    })
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        tracing::error!("cannot install signal handlers; stop with SIGKILL");
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => tracing::info!("SIGTERM received"),
+        _ = int.recv() => tracing::info!("SIGINT received"),
+    }
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

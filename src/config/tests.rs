@@ -1,0 +1,117 @@
+use super::*;
+use crate::format::FormatKind;
+use crate::sinks::SinkKind;
+use crate::sources::SourceKind;
+
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, "test.toml")
+}
+
+const GOOD: &str = r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+max_frame_bytes = "1MiB"
+idle_timeout = "30s"
+
+[sources.gen]
+type = "generator"
+count = 10
+
+[sinks.unify]
+type = "file"
+match = "app.** system"
+path = "/tmp/unify.log"
+format = { type = "template", template = "{time} {message}" }
+rotate_bytes = "100MiB"
+
+[sinks.unify.buffer]
+max_bytes = "4MiB"
+when_full = "drop_newest"
+
+[sinks.count]
+type = "counter"
+match = "**"
+interval = "1s"
+"#;
+
+#[test]
+fn parses_the_documented_shape() {
+    let c = parse(GOOD).unwrap();
+    assert_eq!(c.sources.len(), 2);
+    assert_eq!(c.sources[0].name, "in", "file order is kept");
+    let SourceKind::Forward(f) = &c.sources[0].kind else { panic!() };
+    assert_eq!(f.max_frame_bytes, 1 << 20);
+    assert_eq!(f.idle_timeout, std::time::Duration::from_secs(30));
+    let unify = &c.sinks[0];
+    assert_eq!(unify.name, "unify");
+    assert!(unify.pattern.matches("app.x.y") && unify.pattern.matches("system"));
+    assert!(!unify.pattern.matches("other"));
+    assert_eq!(unify.buffer.max_bytes, 4 << 20);
+    let SinkKind::File(file) = &unify.kind else { panic!() };
+    assert_eq!(file.format.kind, FormatKind::Template);
+    assert_eq!(file.rotate_bytes, Some(100 << 20));
+}
+
+#[test]
+fn the_embedded_default_is_valid() {
+    let c = Config::embedded_default();
+    assert_eq!((c.sources.len(), c.sinks.len()), (1, 1));
+}
+
+fn err(text: &str) -> ConfigError {
+    parse(text).expect_err("config must be rejected")
+}
+
+#[test]
+fn unknown_keys_name_the_key_and_line() {
+    let e = err("[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\nadress = \"x\"\n\n[sinks.o]\ntype = \"null\"\nmatch = \"**\"\n");
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("adress"), "{e}");
+    let e = err(&GOOD.replace("interval = \"1s\"", "interval = \"1s\"\ncolour = \"red\""));
+    assert!(e.message.contains("colour") && e.to_string().starts_with("test.toml:"), "{e}");
+    assert_eq!(e.line, Some(GOOD.lines().position(|l| l.starts_with("interval")).unwrap() + 2));
+    let e = err(&GOOD.replace("when_full", "when_ful"));
+    assert!(e.message.contains("when_ful"), "{e}");
+    let e = err(&format!("{GOOD}\n[extra]\nx = 1\n"));
+    assert!(e.message.contains("unknown top-level key `extra`"), "{e}");
+}
+
+#[test]
+fn semantic_errors_are_explained() {
+    let e = err(&GOOD.replace("type = \"counter\"", "type = \"countr\""));
+    assert!(e.message.contains("unknown sink type `countr`") && e.message.contains("counter"), "{e}");
+    let e = err(&GOOD.replace("match = \"**\"\n", ""));
+    assert!(e.message.contains("needs `match`"), "{e}");
+    let e = err(&GOOD.replace("when_full = \"drop_newest\"", "when_full = \"explode\""));
+    assert!(e.message.contains("explode"), "{e}");
+    let e = err(&GOOD.replace("\"1MiB\"", "\"1 parsec\""));
+    assert!(e.message.contains("parsec"), "{e}");
+    let e = err(&GOOD.replace("app.** system", "{app"));
+    assert!(e.message.contains("match"), "{e}");
+    let e = err(&GOOD.replace("{time} {message}", "{time"));
+    assert!(e.message.contains("template"), "{e}");
+    let e = err("[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n");
+    assert!(e.message.contains("no sinks"), "{e}");
+    let e = err("[sources.in\ntype = 1");
+    assert_eq!(e.line, Some(1), "{e}");
+}
+
+#[test]
+fn environment_variables_are_substituted() {
+    std::env::set_var("LOGFERRY_TEST_PORT", "24299");
+    let c = parse(&GOOD.replace("127.0.0.1:0", "127.0.0.1:${LOGFERRY_TEST_PORT}")).unwrap();
+    let SourceKind::Forward(f) = &c.sources[0].kind else { panic!() };
+    assert_eq!(f.address, "127.0.0.1:24299");
+    let e = err(&GOOD.replace("127.0.0.1:0", "${LOGFERRY_TEST_UNSET_VAR}"));
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("LOGFERRY_TEST_UNSET_VAR"), "{e}");
+}
+
+#[test]
+fn type_errors_point_at_the_key() {
+    let e = err(&GOOD.replace("max_bytes = \"4MiB\"", "max_bytes = true"));
+    let line = GOOD.lines().position(|l| l.starts_with("max_bytes")).unwrap() + 1;
+    assert_eq!(e.line, Some(line), "{e}");
+    assert!(e.message.contains("max_bytes"), "{e}");
+}

@@ -1,0 +1,168 @@
+//! Sinks: where records leave the pipeline.
+//!
+//! Every sink here runs on a thread of its own with a single-threaded
+//! runtime: its writes may block (a file, stdout) without stalling the
+//! sources' runtime, and it needs no locks. The loop takes every batch that
+//! is already queued, then flushes once the queue is momentarily empty, so a
+//! busy sink writes large blocks and an idle one writes at once.
+
+pub mod counter;
+pub mod file;
+pub mod null;
+pub mod stdout;
+
+use std::time::Duration;
+
+use crate::buffer::{Delivery, QueueReceiver};
+use crate::config::{ComponentTable, KindError};
+use crate::metrics::{Counter, Registry};
+use counter::{CounterSink, CounterSinkConfig};
+use file::{FileSink, FileSinkConfig};
+use null::{NullSink, NullSinkConfig};
+use stdout::{StdoutSink, StdoutSinkConfig};
+
+/// The configured type of a sink.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SinkKind {
+    File(FileSinkConfig),
+    Stdout(StdoutSinkConfig),
+    Null(NullSinkConfig),
+    Counter(CounterSinkConfig),
+}
+
+const KNOWN: &str = "file, stdout, null, counter";
+
+pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
+    Ok(match name {
+        "file" => SinkKind::File(table.parse()?),
+        "stdout" => SinkKind::Stdout(table.parse()?),
+        "null" => SinkKind::Null(table.parse()?),
+        "counter" => SinkKind::Counter(table.parse()?),
+        _ => return Err(KindError::Unknown(KNOWN)),
+    })
+}
+
+impl SinkKind {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            SinkKind::File(c) => c.validate(),
+            SinkKind::Stdout(c) => c.format.validate(),
+            SinkKind::Null(_) => Ok(()),
+            SinkKind::Counter(c) => c.validate(),
+        }
+    }
+}
+
+/// Counters every sink keeps.
+#[derive(Clone)]
+pub struct SinkMetrics {
+    pub records: Counter,
+    pub bytes: Counter,
+    pub errors: Counter,
+    pub rejected_records: Counter,
+}
+
+impl SinkMetrics {
+    pub fn new(r: &Registry, sink: &str) -> Self {
+        let l = &[("component", sink)];
+        SinkMetrics {
+            records: r.counter("logferry_sink_records_total", "Records a sink has accepted.", l),
+            bytes: r.counter("logferry_sink_bytes_total", "Bytes a sink has written.", l),
+            errors: r.counter("logferry_sink_errors_total", "Write errors in a sink.", l),
+            rejected_records: r.counter(
+                "logferry_sink_rejected_records_total",
+                "Records a sink could not keep (not acknowledged to their source).",
+                l,
+            ),
+        }
+    }
+}
+
+/// The behaviour of a sink; the loop in [`run`] drives it.
+pub trait Sink: Send + 'static {
+    /// Takes one batch. The sink may keep the delivery until the batch is
+    /// written, and must settle it then (accept or reject).
+    fn take(&mut self, delivery: Delivery);
+    /// Writes out everything taken so far and settles those deliveries.
+    fn flush(&mut self);
+    /// How often [`Sink::tick`] should run, if at all.
+    fn tick_interval(&self) -> Option<Duration> {
+        None
+    }
+    /// Periodic work (time-based rotation, rate reports).
+    fn tick(&mut self) {}
+    /// Called once after the queue is closed and drained.
+    fn finish(&mut self) {
+        self.flush();
+    }
+}
+
+/// Builds the sink for `kind`.
+pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<Box<dyn Sink>, String> {
+    let m = SinkMetrics::new(metrics, name);
+    Ok(match kind {
+        SinkKind::File(c) => Box::new(FileSink::new(name, c, m)?),
+        SinkKind::Stdout(c) => Box::new(StdoutSink::new(c, m)?),
+        SinkKind::Null(_) => Box::new(NullSink::new(m)),
+        SinkKind::Counter(c) => Box::new(CounterSink::new(name, c, m)),
+    })
+}
+
+/// Runs `sink` on its own thread until its queue is closed and drained.
+/// The returned handle resolves when the sink has finished.
+pub fn spawn(
+    name: &str,
+    mut sink: Box<dyn Sink>,
+    rx: QueueReceiver,
+) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name(format!("sink-{name}"))
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("a current-thread runtime with timers always builds");
+            rt.block_on(drive(&mut *sink, rx));
+            sink.finish();
+            let _ = done_tx.send(());
+        })?;
+    Ok(done_rx)
+}
+
+async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
+    let every = sink.tick_interval();
+    let mut next_tick = every.map(|e| tokio::time::Instant::now() + e);
+    loop {
+        let mut took = false;
+        while let Some(d) = rx.try_recv() {
+            sink.take(d);
+            took = true;
+        }
+        if took {
+            sink.flush();
+        }
+        // a busy sink still ticks on time
+        if let (Some(at), Some(e)) = (next_tick, every) {
+            if tokio::time::Instant::now() >= at {
+                sink.tick();
+                next_tick = Some(at + e);
+            }
+        }
+        let next = match next_tick {
+            Some(at) => tokio::select! {
+                d = rx.recv() => d,
+                _ = tokio::time::sleep_until(at) => {
+                    sink.tick();
+                    next_tick = every.map(|e| at + e);
+                    continue;
+                }
+            },
+            None => rx.recv().await,
+        };
+        match next {
+            Some(d) => sink.take(d),
+            None => break,
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! `type = "forward"`: receives the Fluentd forward protocol over TCP.
+//!
+//! - `config.rs`: the settings and their limits;
+//! - `conn.rs`: one connection: framing, routing, acks;
+//! - this file: the listener and the connection limit.
+
+mod config;
+mod conn;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+pub use config::ForwardSourceConfig;
+
+use super::SourceContext;
+use crate::metrics::{Counter, Registry};
+use crate::protocol::forward::FrameError;
+
+/// A bound forward listener, ready to serve.
+pub struct ForwardSource {
+    listener: TcpListener,
+    config: ForwardSourceConfig,
+    cx: SourceContext,
+    metrics: Arc<ForwardMetrics>,
+}
+
+impl ForwardSource {
+    /// Binds the listening socket, so a taken port fails start-up rather
+    /// than the running pipeline.
+    pub async fn bind(config: ForwardSourceConfig, cx: SourceContext) -> Result<Self, String> {
+        let listener = TcpListener::bind(&config.address)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(source = %cx.name, address = %local, "forward source listening");
+        let metrics = Arc::new(ForwardMetrics::new(&cx.metrics, &cx.name));
+        Ok(ForwardSource {
+            listener,
+            config,
+            cx,
+            metrics,
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts connections until shutdown, then waits for every connection
+    /// to hand over what it has read and to send its pending acks.
+    pub async fn run(self) {
+        let ForwardSource {
+            listener,
+            config,
+            mut cx,
+            metrics,
+        } = self;
+        let slots = Arc::new(Semaphore::new(config.max_connections));
+        let settings = Arc::new(conn::Settings {
+            limits: config.limits(),
+            idle_timeout: config.idle_timeout,
+            source: cx.name.clone(),
+        });
+        let mut connections = JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = cx.shutdown.wait() => break,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            // EMFILE and friends: back off instead of spinning
+                            tracing::warn!(source = %cx.name, error = %e, "accept failed");
+                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                            continue;
+                        }
+                    };
+                    let Ok(slot) = slots.clone().try_acquire_owned() else {
+                        metrics.connections_rejected.inc();
+                        tracing::warn!(source = %cx.name, %peer, limit = config.max_connections,
+                            "connection refused: max_connections reached");
+                        continue;
+                    };
+                    metrics.connections.inc();
+                    let task = conn::Connection {
+                        stream,
+                        peer,
+                        settings: settings.clone(),
+                        metrics: metrics.clone(),
+                        router: cx.router.clone(),
+                        shutdown: cx.shutdown.clone(),
+                    };
+                    connections.spawn(async move {
+                        task.serve().await;
+                        drop(slot);
+                    });
+                }
+            }
+        }
+        drop(listener);
+        tracing::debug!(source = %cx.name, open = connections.len(), "forward source stopping");
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Counters of one forward source; see `docs/configuration.md`.
+pub(crate) struct ForwardMetrics {
+    records: Counter,
+    bytes: Counter,
+    connections: Counter,
+    connections_rejected: Counter,
+    acks_sent: Counter,
+    acks_withheld: Counter,
+    registry: Registry,
+    source: Arc<str>,
+}
+
+impl ForwardMetrics {
+    fn new(r: &Registry, source: &str) -> Self {
+        let l = &[("component", source)];
+        ForwardMetrics {
+            records: r.counter("logferry_source_records_total", "Records received by a source.", l),
+            bytes: r.counter("logferry_source_bytes_total", "Bytes of records received by a source.", l),
+            connections: r.counter("logferry_forward_connections_total", "Connections accepted.", l),
+            connections_rejected: r.counter(
+                "logferry_forward_connections_rejected_total",
+                "Connections closed at once because max_connections was reached.",
+                l,
+            ),
+            acks_sent: r.counter("logferry_forward_acks_sent_total", "Ack responses sent.", l),
+            acks_withheld: r.counter(
+                "logferry_forward_acks_withheld_total",
+                "Chunks not acknowledged because a sink dropped or failed them (the client resends).",
+                l,
+            ),
+            registry: r.clone(),
+            source: source.into(),
+        }
+    }
+
+    /// Logs a rejected frame and counts it under its kind: the one place
+    /// where frame errors become visible.
+    fn frame_error(&self, peer: SocketAddr, e: &FrameError) {
+        self.registry
+            .counter(
+                "logferry_forward_frame_errors_total",
+                "Frames rejected, by kind (malformed, too_large, invalid_frame, truncated).",
+                &[("component", &self.source), ("kind", e.kind())],
+            )
+            .inc();
+        if e.is_fatal() {
+            tracing::warn!(source = %self.source, %peer, error = %e, "closing connection: bad frame");
+        } else {
+            tracing::warn!(source = %self.source, %peer, error = %e, "frame rejected; connection continues");
+        }
+    }
+
+    fn connection_error(&self, peer: SocketAddr, kind: &'static str, reason: &str) {
+        self.registry
+            .counter(
+                "logferry_forward_connection_errors_total",
+                "Connections closed on an error, by kind (idle_timeout, io, truncated).",
+                &[("component", &self.source), ("kind", kind)],
+            )
+            .inc();
+        tracing::warn!(source = %self.source, %peer, reason, "closing connection");
+    }
+}

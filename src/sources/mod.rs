@@ -1,0 +1,95 @@
+//! Sources: where records enter the pipeline.
+
+pub mod forward;
+pub mod generator;
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::config::{ComponentTable, KindError};
+use crate::metrics::Registry;
+use crate::router::Router;
+use forward::{ForwardSource, ForwardSourceConfig};
+use generator::{GeneratorConfig, GeneratorSource};
+
+/// The configured type of a source.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceKind {
+    Forward(ForwardSourceConfig),
+    Generator(GeneratorConfig),
+}
+
+/// Known `type` names, for error messages.
+const KNOWN: &str = "forward, generator";
+
+pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
+    Ok(match name {
+        "forward" => SourceKind::Forward(table.parse()?),
+        "generator" => SourceKind::Generator(table.parse()?),
+        _ => return Err(KindError::Unknown(KNOWN)),
+    })
+}
+
+impl SourceKind {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            SourceKind::Forward(c) => c.validate(),
+            SourceKind::Generator(c) => c.validate(),
+        }
+    }
+}
+
+/// Everything a running source needs from the pipeline.
+pub struct SourceContext {
+    pub name: Arc<str>,
+    pub router: Router,
+    pub shutdown: Shutdown,
+    pub metrics: Registry,
+}
+
+/// A started source: its task ends when the source is done (at shutdown,
+/// or by itself for a finite source such as a generator with a `count`).
+pub type SourceTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+/// Starts the source: binds listeners now (so start-up fails on a taken
+/// port), and returns the task that runs it.
+pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, String> {
+    Ok(match kind {
+        SourceKind::Forward(c) => {
+            let source = ForwardSource::bind(c, cx).await?;
+            Box::pin(source.run())
+        }
+        SourceKind::Generator(c) => Box::pin(GeneratorSource::new(c, cx).run()),
+    })
+}
+
+/// The stop signal every source watches.
+#[derive(Clone)]
+pub struct Shutdown(watch::Receiver<bool>);
+
+/// Sends the stop signal.
+pub struct ShutdownTrigger(watch::Sender<bool>);
+
+pub fn shutdown_channel() -> (ShutdownTrigger, Shutdown) {
+    let (tx, rx) = watch::channel(false);
+    (ShutdownTrigger(tx), Shutdown(rx))
+}
+
+impl ShutdownTrigger {
+    pub fn trigger(&self) {
+        let _ = self.0.send(true);
+    }
+}
+
+impl Shutdown {
+    /// Resolves once the stop signal is given (at once if it already was).
+    pub async fn wait(&mut self) {
+        // an error means the trigger was dropped, which also means stop
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+
+    pub fn is_triggered(&self) -> bool {
+        *self.0.borrow()
+    }
+}

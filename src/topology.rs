@@ -1,0 +1,107 @@
+//! Builds a pipeline from its configuration, runs it, and stops it in
+//! order: sources stop reading and hand over what they have read, the sink
+//! queues close once every source is gone, each sink drains its queue and
+//! flushes, and only then does the process exit.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+
+use crate::buffer::queue;
+use crate::config::Config;
+use crate::metrics::Registry;
+use crate::router::{Route, Router};
+use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
+use crate::sinks;
+
+/// A started pipeline.
+pub struct Pipeline {
+    pub metrics: Registry,
+    trigger: ShutdownTrigger,
+    sources: JoinSet<()>,
+    sinks: Vec<(String, tokio::sync::oneshot::Receiver<()>)>,
+}
+
+impl Pipeline {
+    /// Starts every sink, then every source (binding their listeners).
+    pub async fn start(config: Config) -> Result<Pipeline, String> {
+        let metrics = Registry::new();
+        let (trigger, shutdown) = shutdown_channel();
+        let mut routes = Vec::new();
+        let mut sink_handles = Vec::new();
+        for s in config.sinks {
+            let sink = sinks::build(&s.name, s.kind, &metrics).map_err(|e| format!("sink {}: {e}", s.name))?;
+            let (tx, rx) = queue(&s.name, s.buffer, &metrics);
+            let done = sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
+            routes.push(Route {
+                sink: Arc::from(s.name.as_str()),
+                pattern: s.pattern,
+                queue: tx,
+            });
+            sink_handles.push((s.name, done));
+        }
+        let unrouted = metrics.counter(
+            "logferry_router_unrouted_records_total",
+            "Records whose tag matched no sink (dropped).",
+            &[],
+        );
+        let router = Router::new(routes, unrouted);
+        let mut tasks = JoinSet::new();
+        for s in config.sources {
+            let cx = SourceContext {
+                name: Arc::from(s.name.as_str()),
+                router: router.clone(),
+                shutdown: shutdown.clone(),
+                metrics: metrics.clone(),
+            };
+            let task = sources::start(s.kind, cx).await.map_err(|e| format!("source {}: {e}", s.name))?;
+            tasks.spawn(task);
+        }
+        if let Some(api) = config.api {
+            let serve = crate::api::start(&api.address, metrics.clone(), shutdown.clone()).await?;
+            tokio::spawn(serve);
+        }
+        // the sources hold the only routers now: when they end, queues close
+        drop(router);
+        Ok(Pipeline {
+            metrics,
+            trigger,
+            sources: tasks,
+            sinks: sink_handles,
+        })
+    }
+
+    /// Runs until `stop` resolves or every source has finished by itself,
+    /// then shuts down in order.
+    pub async fn run_until(mut self, stop: impl Future<Output = ()>) {
+        tokio::pin!(stop);
+        loop {
+            tokio::select! {
+                _ = &mut stop => {
+                    tracing::info!("shutting down: draining in-flight records");
+                    break;
+                }
+                joined = self.sources.join_next() => match joined {
+                    Some(Ok(())) => continue,
+                    Some(Err(e)) => {
+                        tracing::error!(error = %e, "a source task failed");
+                        continue;
+                    }
+                    None => {
+                        tracing::info!("every source has finished; draining");
+                        break;
+                    }
+                },
+            }
+        }
+        self.trigger.trigger();
+        while self.sources.join_next().await.is_some() {}
+        for (name, done) in self.sinks {
+            if done.await.is_err() {
+                tracing::error!(sink = %name, "sink thread ended abnormally");
+            }
+        }
+        tracing::info!(counters = %self.metrics.summary(), "stopped");
+    }
+}
