@@ -133,14 +133,15 @@ pub fn spawn(
 async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
     let every = sink.tick_interval();
     let mut next_tick = every.map(|e| tokio::time::Instant::now() + e);
+    let mut took = false;
     loop {
-        let mut took = false;
         while let Some(d) = rx.try_recv() {
             sink.take(d);
             took = true;
         }
         if took {
             sink.flush();
+            took = false;
         }
         // a busy sink still ticks on time
         if let (Some(at), Some(e)) = (next_tick, every) {
@@ -161,7 +162,10 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             None => rx.recv().await,
         };
         match next {
-            Some(d) => sink.take(d),
+            Some(d) => {
+                sink.take(d);
+                took = true;
+            }
             None => break,
         }
     }

@@ -1,0 +1,153 @@
+//! Bad peers are disconnected (or their frame skipped) with a logged and
+//! counted reason, while a well-behaved client on another connection
+//! delivers every record.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use common::*;
+use logferry::protocol::forward::{write_message_entry, write_packed_forward};
+use logferry::protocol::msgpack::write;
+
+const CONFIG: &str = r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+max_frame_bytes = "1MiB"
+idle_timeout = "1s"
+
+[sinks.unified]
+type = "file"
+match = "**"
+path = "{dir}/unified.log"
+
+[api]
+address = "127.0.0.1:0"
+"#;
+
+const GOOD_RECORDS: usize = 20_000;
+
+/// Sends GOOD_RECORDS in acked PackedForward chunks of 500.
+fn good_client(addr: SocketAddr) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    for k in 0..GOOD_RECORDS / 500 {
+        let mut e = Vec::new();
+        for i in k * 500..(k + 1) * 500 {
+            write_message_entry(&mut e, 1_700_000_000, 0, format!("good-{i}").as_bytes());
+        }
+        let mut frame = Vec::new();
+        let id = format!("chunk{k}");
+        write_packed_forward(&mut frame, "good", &e, 500, Some(id.as_bytes()));
+        s.write_all(&frame).unwrap();
+        // {"ack": "chunkN"}: fixmap(1) + fixstr "ack" + fixstr id
+        let mut ack = vec![0u8; 1 + 4 + 1 + id.len()];
+        s.read_exact(&mut ack).expect("ack for every chunk");
+        assert!(ack.ends_with(id.as_bytes()), "ack {ack:?} for {id}");
+    }
+}
+
+/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
+fn noise(seed: u64, n: usize) -> Vec<u8> {
+    let mut x = seed.max(1);
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn http_get(addr: SocketAddr, path: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut body = String::new();
+    s.read_to_string(&mut body).unwrap();
+    body
+}
+
+fn metric(text: &str, name_and_labels: &str) -> u64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name_and_labels)?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn bad_connections_do_not_hurt_good_ones() {
+    let mut lf = Logferry::start(CONFIG);
+    let addr = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    let good = std::thread::spawn(move || good_client(addr));
+
+    let mut bad = Vec::new();
+    // 1. garbage that is not msgpack at all (0xc1 is never valid)
+    bad.push(send(addr, &[0xc1, 0x00, 0xff, 0x13]));
+    // 2. random bytes, several connections
+    for seed in 1..=20 {
+        bad.push(send(addr, &noise(seed, 4096)));
+    }
+    // 3. a frame announcing 100 MB (limit is 1 MiB): rejected before the bytes come
+    let mut huge = Vec::new();
+    write::array_len(&mut huge, 2);
+    write::str(&mut huge, b"t");
+    huge.extend_from_slice(&[0xc6, 0x05, 0xf5, 0xe1, 0x00]); // bin32 of 100_000_000
+    huge.extend_from_slice(&[0u8; 1024]);
+    bad.push(send(addr, &huge));
+    // 4. a truncated frame, then the peer closes
+    let mut e = Vec::new();
+    write_message_entry(&mut e, 1, 0, b"never");
+    let mut frame = Vec::new();
+    write_packed_forward(&mut frame, "trunc", &e, 1, None);
+    drop(send(addr, &frame[..frame.len() - 3]));
+    // 5. a well-formed msgpack value that is not a forward frame, then a valid
+    //    frame on the same connection: the connection continues
+    let mut both = Vec::new();
+    write::array_len(&mut both, 2);
+    write::uint(&mut both, 7);
+    write::uint(&mut both, 8);
+    let mut e = Vec::new();
+    write_message_entry(&mut e, 1, 0, b"after-bad-frame-0");
+    write_packed_forward(&mut both, "same.conn", &e, 1, None);
+    drop(send(addr, &both));
+    // 6. an idle connection, closed after idle_timeout (1s)
+    let idle = TcpStream::connect(addr).unwrap();
+
+    good.join().expect("the good client got every ack");
+    let out = lf.path("unified.log");
+    let lines = wait_for_lines(&out, GOOD_RECORDS + 1, Duration::from_secs(30));
+    assert_exactly(&lines, "good", GOOD_RECORDS);
+    assert!(lines.iter().any(|l| l == "after-bad-frame-0"));
+    assert!(!lines.iter().any(|l| l == "never"));
+
+    // the idle connection has been closed by the server
+    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!((&idle).read(&mut [0u8; 1]).unwrap(), 0, "idle connection closed");
+
+    // still serving: a new client is accepted and delivered
+    let mut e = Vec::new();
+    write_message_entry(&mut e, 1, 0, b"late-0");
+    let mut frame = Vec::new();
+    write_packed_forward(&mut frame, "late", &e, 1, None);
+    drop(send(addr, &frame));
+    wait_for_lines(&out, GOOD_RECORDS + 2, Duration::from_secs(10));
+
+    let m = http_get(api, "/metrics");
+    let c = |kind: &str| metric(&m, &format!("logferry_forward_frame_errors_total{{component=\"in\",kind=\"{kind}\"}}"));
+    assert!(c("malformed") >= 1, "{m}");
+    assert!(c("too_large") >= 1, "{m}");
+    assert!(c("invalid_frame") >= 1, "{m}");
+    let conn = |kind: &str| metric(&m, &format!("logferry_forward_connection_errors_total{{component=\"in\",kind=\"{kind}\"}}"));
+    assert!(conn("truncated") >= 1, "{m}");
+    assert!(conn("idle_timeout") >= 1, "{m}");
+    let log = lf.log_text();
+    assert!(log.contains("exceeds max_frame_bytes"), "{log}");
+    assert!(log.contains("peer closed the connection inside a frame"), "{log}");
+    assert!(http_get(api, "/health").ends_with("ok\n"));
+    drop(bad);
+    assert!(lf.stop().success());
+}

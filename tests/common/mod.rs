@@ -1,0 +1,200 @@
+//! Helpers for black-box tests: start the built `logferry` binary with a
+//! config, learn its bound addresses from its log, stop it with a signal,
+//! and read what it wrote.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
+
+/// A running logferry process.
+pub struct Logferry {
+    child: Option<Child>,
+    log: Arc<Mutex<Vec<String>>>,
+    pub dir: tempfile::TempDir,
+}
+
+impl Logferry {
+    /// Starts `logferry run` with `config`, where `{dir}` is replaced by a
+    /// fresh temporary directory.
+    pub fn start(config: &str) -> Logferry {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config.replace("{dir}", &dir.path().display().to_string());
+        let path = dir.path().join("logferry.toml");
+        std::fs::write(&path, config).unwrap();
+        Self::spawn(
+            Command::new(BIN).args(["run", "--config"]).arg(&path),
+            dir,
+        )
+    }
+
+    /// Starts a prepared command (for runs without `--config`).
+    pub fn spawn(cmd: &mut Command, dir: tempfile::TempDir) -> Logferry {
+        let mut child = cmd
+            .env("LOGFERRY_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start logferry");
+        let stderr = child.stderr.take().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if std::env::var_os("LOGFERRY_TEST_ECHO").is_some() {
+                    eprintln!("[logferry] {line}");
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        Logferry {
+            child: Some(child),
+            log,
+            dir,
+        }
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// Waits for a log line containing `needle` and returns it.
+    pub fn wait_for_log(&mut self, needle: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(l) = self.log.lock().unwrap().iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("logferry exited ({status}) before logging {needle:?}:\n{}", self.log_text());
+            }
+            assert!(Instant::now() < deadline, "no log line {needle:?} within {timeout:?}:\n{}", self.log_text());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The address a listener logged as `address=…` in a line containing `what`.
+    pub fn address(&mut self, what: &str) -> SocketAddr {
+        let line = self.wait_for_log(what, Duration::from_secs(20));
+        let addr = line
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("address="))
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        addr.parse().unwrap()
+    }
+
+    /// The address of the forward source named `name`.
+    pub fn forward_addr(&mut self, name: &str) -> SocketAddr {
+        self.address(&format!("forward source listening source={name} "))
+    }
+
+    pub fn log_text(&self) -> String {
+        self.log.lock().unwrap().join("\n")
+    }
+
+    /// Sends SIGTERM and waits for the exit status.
+    pub fn stop(&mut self) -> ExitStatus {
+        let child = self.child.as_mut().unwrap();
+        // SAFETY: kill(2) on the pid of a child we own.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        self.wait(Duration::from_secs(60))
+    }
+
+    /// Waits for the process to exit by itself.
+    pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
+        let deadline = Instant::now() + timeout;
+        let child = self.child.as_mut().unwrap();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                // let the log reader catch the last lines
+                std::thread::sleep(Duration::from_millis(50));
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("logferry did not exit within {timeout:?}:\n{}", self.log_text());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The value of a counter in the summary logged at shutdown.
+    pub fn final_counter(&self, name_and_labels: &str) -> u64 {
+        let text = self.log_text();
+        let summary = text
+            .lines()
+            .rev()
+            .find(|l| l.contains(" stopped "))
+            .unwrap_or_else(|| panic!("no shutdown summary in the log:\n{text}"));
+        summary
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{name_and_labels}=")))
+            .map(|v| v.parse().unwrap())
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for Logferry {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Lines of a file (empty if it does not exist yet).
+pub fn read_lines(path: &Path) -> Vec<String> {
+    match std::fs::read(path) {
+        Ok(b) => String::from_utf8_lossy(&b).lines().map(str::to_string).collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// Waits until `path` holds at least `n` lines; returns them.
+pub fn wait_for_lines(path: &Path, n: usize, timeout: Duration) -> Vec<String> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let lines = read_lines(path);
+        if lines.len() >= n {
+            return lines;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} holds {} lines, expected {n}",
+            path.display(),
+            lines.len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Writes all of `bytes` to a new connection and keeps it open.
+pub fn send(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(bytes).unwrap();
+    s
+}
+
+/// Asserts the lines are exactly `prefix-0 … prefix-(n-1)` in some order.
+pub fn assert_exactly(lines: &[String], prefix: &str, n: usize) {
+    let mut got: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix('-')?.parse().ok())
+        .collect();
+    got.sort_unstable();
+    let want: Vec<usize> = (0..n).collect();
+    if got != want {
+        let dup = got.windows(2).filter(|w| w[0] == w[1]).count();
+        panic!(
+            "{prefix}: expected exactly {n} distinct records, got {} ({} duplicates)",
+            got.len(),
+            dup
+        );
+    }
+}
