@@ -56,7 +56,11 @@ impl fmt::Debug for AckHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             None => f.write_str("AckHandle(none)"),
-            Some(i) => write!(f, "AckHandle(rejected={})", i.rejected.load(Ordering::Relaxed)),
+            Some(i) => write!(
+                f,
+                "AckHandle(rejected={})",
+                i.rejected.load(Ordering::Relaxed)
+            ),
         }
     }
 }

@@ -52,12 +52,19 @@ async fn serve(mut stream: TcpStream, metrics: Registry) -> std::io::Result<()> 
     }
     let line = req.split(|b| *b == b'\r').next().unwrap_or_default();
     let mut parts = line.split(|b| *b == b' ');
-    let (method, path) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
+    let (method, path) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
     let (status, ctype, body) = match (method, path) {
         (b"GET", b"/metrics") => ("200 OK", "text/plain; version=0.0.4", metrics.render()),
         (b"GET", b"/health") => ("200 OK", "text/plain", "ok\n".to_string()),
         (b"GET", _) => ("404 Not Found", "text/plain", "not found\n".to_string()),
-        _ => ("405 Method Not Allowed", "text/plain", "method not allowed\n".to_string()),
+        _ => (
+            "405 Method Not Allowed",
+            "text/plain",
+            "method not allowed\n".to_string(),
+        ),
     };
     let head = format!(
         "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",

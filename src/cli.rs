@@ -9,7 +9,11 @@ use crate::config::Config;
 use crate::topology::Pipeline;
 
 #[derive(Debug, Parser)]
-#[command(name = "logferry", version, about = "Moves log records from where they are written to where they are kept.")]
+#[command(
+    name = "logferry",
+    version,
+    about = "Moves log records from where they are written to where they are kept."
+)]
 pub struct Cli {
     /// Log level or filter (e.g. `debug`, `logferry=trace`); also LOGFERRY_LOG.
     #[arg(long, global = true, env = "LOGFERRY_LOG", default_value = "info")]
@@ -79,7 +83,10 @@ pub fn main() -> ExitCode {
 }
 
 fn run(config: Config) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -103,7 +110,10 @@ fn run(config: Config) -> ExitCode {
 /// Resolves on SIGINT or SIGTERM.
 async fn stop_signal() {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         tracing::error!("cannot install signal handlers; stop with SIGKILL");
         return std::future::pending().await;
     };

@@ -23,7 +23,9 @@ impl EventTime {
     }
 
     pub fn now() -> Self {
-        let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let d = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
         EventTime {
             secs: d.as_secs() as u32,
             nanos: d.subsec_nanos(),
@@ -274,10 +276,7 @@ mod tests {
     fn time_forms() {
         let cases: Vec<(Vec<u8>, EventTime)> = vec![
             (vec![0xce, 0, 0, 1, 0], EventTime::new(256, 0)),
-            (
-                vec![0xd7, 0, 0, 0, 0, 2, 0, 0, 0, 3],
-                EventTime::new(2, 3),
-            ),
+            (vec![0xd7, 0, 0, 0, 0, 2, 0, 0, 0, 3], EventTime::new(2, 3)),
             (
                 vec![0x92, 0xd7, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0x80],
                 EventTime::new(2, 3),

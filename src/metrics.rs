@@ -61,7 +61,10 @@ impl Registry {
         let labels: Vec<(&'static str, String)> =
             labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect();
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(e) = entries.iter().find(|e| e.name == name && e.labels == labels) {
+        if let Some(e) = entries
+            .iter()
+            .find(|e| e.name == name && e.labels == labels)
+        {
             return e.counter.clone();
         }
         let counter = Counter::default();
@@ -111,7 +114,10 @@ impl Registry {
                     if i > 0 {
                         out.push(',');
                     }
-                    let v = v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+                    let v = v
+                        .replace('\\', "\\\\")
+                        .replace('"', "\\\"")
+                        .replace('\n', "\\n");
                     let _ = write!(out, "{k}=\"{v}\"");
                 }
                 out.push('}');
@@ -151,6 +157,9 @@ mod tests {
         let text = r.render();
         assert!(text.contains("# TYPE x_total counter"));
         assert!(text.contains("x_total{component=\"a\"} 3"));
-        assert_eq!(r.summary(), "x_total{component=\"a\"}=3 x_total{component=\"b\"}=1");
+        assert_eq!(
+            r.summary(),
+            "x_total{component=\"a\"}=3 x_total{component=\"b\"}=1"
+        );
     }
 }

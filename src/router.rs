@@ -30,7 +30,10 @@ impl TagPattern {
         if parts.is_empty() {
             return Err("empty match pattern".into());
         }
-        let alternatives: Vec<String> = parts.iter().map(|p| glob_to_regex(p)).collect::<Result<_, _>>()?;
+        let alternatives: Vec<String> = parts
+            .iter()
+            .map(|p| glob_to_regex(p))
+            .collect::<Result<_, _>>()?;
         let re = format!("^(?:{})$", alternatives.join("|"));
         let regex = Regex::new(&re).map_err(|e| format!("pattern {expr:?}: {e}"))?;
         Ok(TagPattern {
@@ -169,7 +172,10 @@ impl Router {
                 for &i in &targets[..targets.len() - 1] {
                     self.routes[i].queue.send(batch.clone()).await?;
                 }
-                self.routes[targets[targets.len() - 1]].queue.send(batch).await
+                self.routes[targets[targets.len() - 1]]
+                    .queue
+                    .send(batch)
+                    .await
             }
         }
     }

@@ -12,8 +12,8 @@ use crate::buffer::queue;
 use crate::config::Config;
 use crate::metrics::Registry;
 use crate::router::{Route, Router};
-use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
 use crate::sinks;
+use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
 
 /// A started pipeline.
 pub struct Pipeline {
@@ -31,9 +31,11 @@ impl Pipeline {
         let mut routes = Vec::new();
         let mut sink_handles = Vec::new();
         for s in config.sinks {
-            let sink = sinks::build(&s.name, s.kind, &metrics).map_err(|e| format!("sink {}: {e}", s.name))?;
+            let sink = sinks::build(&s.name, s.kind, &metrics)
+                .map_err(|e| format!("sink {}: {e}", s.name))?;
             let (tx, rx) = queue(&s.name, s.buffer, &metrics);
-            let done = sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
+            let done =
+                sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
             routes.push(Route {
                 sink: Arc::from(s.name.as_str()),
                 pattern: s.pattern,
@@ -55,7 +57,9 @@ impl Pipeline {
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
             };
-            let task = sources::start(s.kind, cx).await.map_err(|e| format!("source {}: {e}", s.name))?;
+            let task = sources::start(s.kind, cx)
+                .await
+                .map_err(|e| format!("source {}: {e}", s.name))?;
             tasks.spawn(task);
         }
         if let Some(api) = config.api {

@@ -125,8 +125,13 @@ fn bad_connections_do_not_hurt_good_ones() {
     assert!(!lines.iter().any(|l| l == "never"));
 
     // the idle connection has been closed by the server
-    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    assert_eq!((&idle).read(&mut [0u8; 1]).unwrap(), 0, "idle connection closed");
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(
+        (&idle).read(&mut [0u8; 1]).unwrap(),
+        0,
+        "idle connection closed"
+    );
 
     // still serving: a new client is accepted and delivered
     let mut e = Vec::new();
@@ -137,16 +142,31 @@ fn bad_connections_do_not_hurt_good_ones() {
     wait_for_lines(&out, GOOD_RECORDS + 2, Duration::from_secs(10));
 
     let m = http_get(api, "/metrics");
-    let c = |kind: &str| metric(&m, &format!("logferry_forward_frame_errors_total{{component=\"in\",kind=\"{kind}\"}}"));
+    let c = |kind: &str| {
+        metric(
+            &m,
+            &format!("logferry_forward_frame_errors_total{{component=\"in\",kind=\"{kind}\"}}"),
+        )
+    };
     assert!(c("malformed") >= 1, "{m}");
     assert!(c("too_large") >= 1, "{m}");
     assert!(c("invalid_frame") >= 1, "{m}");
-    let conn = |kind: &str| metric(&m, &format!("logferry_forward_connection_errors_total{{component=\"in\",kind=\"{kind}\"}}"));
+    let conn = |kind: &str| {
+        metric(
+            &m,
+            &format!(
+                "logferry_forward_connection_errors_total{{component=\"in\",kind=\"{kind}\"}}"
+            ),
+        )
+    };
     assert!(conn("truncated") >= 1, "{m}");
     assert!(conn("idle_timeout") >= 1, "{m}");
     let log = lf.log_text();
     assert!(log.contains("exceeds max_frame_bytes"), "{log}");
-    assert!(log.contains("peer closed the connection inside a frame"), "{log}");
+    assert!(
+        log.contains("peer closed the connection inside a frame"),
+        "{log}"
+    );
     assert!(http_get(api, "/health").ends_with("ok\n"));
     drop(bad);
     assert!(lf.stop().success());

@@ -11,7 +11,11 @@ fn validate(config: &str) -> (bool, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.toml");
     std::fs::write(&path, config).unwrap();
-    let out = Command::new(BIN).args(["validate", "-c"]).arg(&path).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["validate", "-c"])
+        .arg(&path)
+        .output()
+        .unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -40,10 +44,18 @@ fn validate_names_the_key_and_line() {
 
 #[test]
 fn help_is_everywhere() {
-    for args in [&["--help"][..], &["run", "--help"], &["validate", "--help"], &["bench", "--help"]] {
+    for args in [
+        &["--help"][..],
+        &["run", "--help"],
+        &["validate", "--help"],
+        &["bench", "--help"],
+    ] {
         let out = Command::new(BIN).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).contains("Usage"), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage"),
+            "{args:?}"
+        );
     }
 }
 
@@ -58,7 +70,12 @@ fn run_without_config_uses_the_embedded_default() {
     let addr = lf.forward_addr("forward");
     let mut entries = Vec::new();
     for i in 0..10 {
-        logferry::protocol::forward::write_message_entry(&mut entries, 1, 0, format!("d-{i}").as_bytes());
+        logferry::protocol::forward::write_message_entry(
+            &mut entries,
+            1,
+            0,
+            format!("d-{i}").as_bytes(),
+        );
     }
     let mut frame = Vec::new();
     logferry::protocol::forward::write_packed_forward(&mut frame, "x", &entries, 10, None);
@@ -88,7 +105,10 @@ path = "{dir}/gen.log"
     assert!(lf.wait(Duration::from_secs(60)).success());
     let lines = read_lines(&lf.path("gen.log"));
     assert_eq!(lines.len(), 123_456);
-    assert!(lines.iter().enumerate().all(|(i, l)| l == &format!("{i:010}")));
+    assert!(lines
+        .iter()
+        .enumerate()
+        .all(|(i, l)| l == &format!("{i:010}")));
 }
 
 #[test]
@@ -110,8 +130,15 @@ path = "{dir}/gen.log"
     assert!(lf.stop().success());
     let lines = read_lines(&lf.path("gen.log"));
     let made = lf.final_counter("logferry_source_records_total{component=\"gen\"}");
-    assert_eq!(lines.len() as u64, made, "every generated record is in the file");
-    assert!(lines.iter().enumerate().all(|(i, l)| l == &format!("{i:020}")));
+    assert_eq!(
+        lines.len() as u64,
+        made,
+        "every generated record is in the file"
+    );
+    assert!(lines
+        .iter()
+        .enumerate()
+        .all(|(i, l)| l == &format!("{i:020}")));
 }
 
 #[test]
@@ -124,5 +151,9 @@ fn a_taken_port_fails_start_up_with_a_message() {
     let mut lf = Logferry::start(&config);
     let status = lf.wait(Duration::from_secs(20));
     assert!(!status.success());
-    assert!(lf.log_text().contains("cannot listen on"), "{}", lf.log_text());
+    assert!(
+        lf.log_text().contains("cannot listen on"),
+        "{}",
+        lf.log_text()
+    );
 }

@@ -27,7 +27,12 @@ path = "{dir}/unified.log"
 fn entries(prefix: &str, range: std::ops::Range<usize>) -> Vec<u8> {
     let mut out = Vec::new();
     for i in range {
-        write_message_entry(&mut out, 1_700_000_000, i as u32, format!("{prefix}-{i}").as_bytes());
+        write_message_entry(
+            &mut out,
+            1_700_000_000,
+            i as u32,
+            format!("{prefix}-{i}").as_bytes(),
+        );
     }
     out
 }
@@ -57,7 +62,12 @@ fn forward_frame(tag: &str, prefix: &str, range: std::ops::Range<usize>) -> Vec<
     out
 }
 
-fn compressed_frame(tag: &str, prefix: &str, range: std::ops::Range<usize>, chunk: &str) -> Vec<u8> {
+fn compressed_frame(
+    tag: &str,
+    prefix: &str,
+    range: std::ops::Range<usize>,
+    chunk: &str,
+) -> Vec<u8> {
     let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
     gz.write_all(&entries(prefix, range.clone())).unwrap();
     let payload = gz.finish().unwrap();
@@ -86,7 +96,9 @@ fn read_ack(s: &mut TcpStream) -> String {
             let mut r = Reader::new(&buf[..end]);
             assert_eq!(r.read(), Ok(Value::Map(1)));
             assert_eq!(r.read(), Ok(Value::Str(b"ack")));
-            let Ok(Value::Str(id)) = r.read() else { panic!("ack id must be a string") };
+            let Ok(Value::Str(id)) = r.read() else {
+                panic!("ack id must be a string")
+            };
             let id = String::from_utf8(id.to_vec()).unwrap();
             buf.drain(..end);
             assert!(buf.is_empty(), "one ack at a time in this test");
@@ -114,7 +126,11 @@ fn every_mode_arrives_exactly_once() {
     // Forward mode, 10 frames of 100
     let mut bytes = Vec::new();
     for k in 0..10 {
-        bytes.extend(forward_frame("app.forward", "forward", k * 100..(k + 1) * 100));
+        bytes.extend(forward_frame(
+            "app.forward",
+            "forward",
+            k * 100..(k + 1) * 100,
+        ));
     }
     drop(send(addr, &bytes));
 
@@ -134,7 +150,13 @@ fn every_mode_arrives_exactly_once() {
     let mut s = TcpStream::connect(addr).unwrap();
     for k in 0..4 {
         let id = format!("gz-{k}");
-        s.write_all(&compressed_frame("app.gzip", "gzip", k * 250..(k + 1) * 250, &id)).unwrap();
+        s.write_all(&compressed_frame(
+            "app.gzip",
+            "gzip",
+            k * 250..(k + 1) * 250,
+            &id,
+        ))
+        .unwrap();
         assert_eq!(read_ack(&mut s), id);
     }
 
@@ -145,7 +167,10 @@ fn every_mode_arrives_exactly_once() {
     assert_exactly(&lines, "gzip", 1000);
     assert!(lf.stop().success());
     assert_eq!(read_lines(&out).len(), 7100, "nothing more after shutdown");
-    assert_eq!(lf.final_counter("logferry_sink_records_total{component=\"unified\"}"), 7100);
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"unified\"}"),
+        7100
+    );
 }
 
 #[test]
@@ -156,11 +181,16 @@ fn acks_are_sent_only_after_the_record_is_in_the_file() {
     let mut s = TcpStream::connect(addr).unwrap();
     for i in 0..50 {
         let id = format!("c{i}");
-        s.write_all(&message_frame("t", "acked", i, Some(&id))).unwrap();
+        s.write_all(&message_frame("t", "acked", i, Some(&id)))
+            .unwrap();
         assert_eq!(read_ack(&mut s), id);
         // the ack promises the line is written: it must be readable now
         let lines = read_lines(&out);
-        assert_eq!(lines.len(), i + 1, "ack {id} came before its record was written");
+        assert_eq!(
+            lines.len(),
+            i + 1,
+            "ack {id} came before its record was written"
+        );
     }
     assert_exactly(&read_lines(&out), "acked", 50);
 }
@@ -173,7 +203,8 @@ fn unified_file_is_appended_across_restarts() {
         let mut lf = Logferry::start(&config);
         let addr = lf.forward_addr("in");
         let mut s = TcpStream::connect(addr).unwrap();
-        s.write_all(&message_frame("t", &format!("round{round}"), 0, Some("x"))).unwrap();
+        s.write_all(&message_frame("t", &format!("round{round}"), 0, Some("x")))
+            .unwrap();
         read_ack(&mut s);
         assert!(lf.stop().success());
     }

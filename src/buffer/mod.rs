@@ -34,7 +34,10 @@ pub enum WhenFull {
 #[serde(deny_unknown_fields)]
 pub struct BufferConfig {
     /// Most bytes of records queued for (or being written by) this sink.
-    #[serde(default = "default_max_bytes", deserialize_with = "crate::config::units::bytes")]
+    #[serde(
+        default = "default_max_bytes",
+        deserialize_with = "crate::config::units::bytes"
+    )]
     pub max_bytes: usize,
     /// `block` (default) or `drop_newest`.
     #[serde(default)]
@@ -217,7 +220,10 @@ mod tests {
     }
 
     fn config(max_bytes: usize, when_full: WhenFull) -> BufferConfig {
-        BufferConfig { max_bytes, when_full }
+        BufferConfig {
+            max_bytes,
+            when_full,
+        }
     }
 
     #[tokio::test]
@@ -246,7 +252,10 @@ mod tests {
         let dropped = batch(80).with_ack(AckHandle::new(move |o| otx.send(o).unwrap()));
         tx.send(dropped).await.unwrap();
         assert_eq!(orx.try_recv(), Ok(AckOutcome::Rejected));
-        assert_eq!(metrics.value("logferry_buffer_dropped_records_total", &[]), 1);
+        assert_eq!(
+            metrics.value("logferry_buffer_dropped_records_total", &[]),
+            1
+        );
         rx.recv().await.unwrap().accept();
         assert!(rx.try_recv().is_none());
     }

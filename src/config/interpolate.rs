@@ -11,9 +11,9 @@ pub fn interpolate(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
     while let Some(i) = rest.find('$') {
         out.push_str(&rest[..i]);
         let after = &rest[i + 1..];
-        if after.starts_with("${") {
+        if let Some(escaped) = after.strip_prefix("${") {
             out.push_str("${");
-            rest = &after[2..];
+            rest = escaped;
             continue;
         }
         if !after.starts_with('{') {
@@ -34,7 +34,9 @@ pub fn interpolate(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Resul
             out.push_str(&rest[i..i + 2 + close]);
         } else {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("line {line}: invalid variable name {name:?} in `${{{expr}}}`"));
+                return Err(format!(
+                    "line {line}: invalid variable name {name:?} in `${{{expr}}}`"
+                ));
             }
             // an empty value counts as unset when a default is given, as in sh
             let value = lookup(name).filter(|v| !v.is_empty() || default.is_none());
@@ -72,14 +74,23 @@ mod tests {
         assert_eq!(interpolate("${NOPE:-x.y}", env).unwrap(), "x.y");
         assert_eq!(interpolate("${EMPTY:-d}", env).unwrap(), "d");
         assert_eq!(interpolate("${EMPTY}", env).unwrap(), "");
-        assert_eq!(interpolate("cost $5 $${HOST}", env).unwrap(), "cost $5 ${HOST}");
-        assert_eq!(interpolate("/var/${tag}.log", env).unwrap(), "/var/${tag}.log");
+        assert_eq!(
+            interpolate("cost $5 $${HOST}", env).unwrap(),
+            "cost $5 ${HOST}"
+        );
+        assert_eq!(
+            interpolate("/var/${tag}.log", env).unwrap(),
+            "/var/${tag}.log"
+        );
     }
 
     #[test]
     fn missing_variable_names_the_line() {
         let err = interpolate("a = 1\nb = \"${MISSING}\"\n", env).unwrap_err();
-        assert!(err.starts_with("line 2:") && err.contains("MISSING"), "{err}");
+        assert!(
+            err.starts_with("line 2:") && err.contains("MISSING"),
+            "{err}"
+        );
         assert!(interpolate("${unclosed", env).is_err());
         assert!(interpolate("${a b}", env).is_err());
     }

@@ -140,7 +140,9 @@ impl<'a> Parser<'a> {
         })?;
         self.text = text;
         let mut root: Table = toml::from_str(&self.text).map_err(|e| {
-            let line = e.span().map(|s| self.text[..s.start].matches('\n').count() + 1);
+            let line = e
+                .span()
+                .map(|s| self.text[..s.start].matches('\n').count() + 1);
             self.error(line, e.message().to_string())
         })?;
         let sources = self.section(&mut root, "sources")?;
@@ -163,7 +165,11 @@ impl<'a> Parser<'a> {
         for (name, table) in sources {
             let path = ["sources", name.as_str()];
             let (kind, rest) = self.component_type(table, &path)?;
-            let table = ComponentTable { parser: &self, table: rest, path: &path };
+            let table = ComponentTable {
+                parser: &self,
+                table: rest,
+                path: &path,
+            };
             let kind = crate::sources::parse_kind(&kind, table).map_err(|e| match e {
                 KindError::Unknown(list) => self.error(
                     self.locate(&path, Some("type")),
@@ -171,8 +177,9 @@ impl<'a> Parser<'a> {
                 ),
                 KindError::Invalid(err) => err,
             })?;
-            kind.validate()
-                .map_err(|e| self.error(self.locate(&path, None), format!("[sources.{name}]: {e}")))?;
+            kind.validate().map_err(|e| {
+                self.error(self.locate(&path, None), format!("[sources.{name}]: {e}"))
+            })?;
             config.sources.push(SourceConfig { name, kind });
         }
         for (name, table) in sinks {
@@ -195,10 +202,17 @@ impl<'a> Parser<'a> {
                 Some(v) => self.typed::<BufferConfig>(v, &["sinks", name.as_str(), "buffer"])?,
                 None => BufferConfig::default(),
             };
-            buffer
-                .validate()
-                .map_err(|e| self.error(self.locate(&path, Some("buffer")), format!("[sinks.{name}]: {e}")))?;
-            let table = ComponentTable { parser: &self, table: rest, path: &path };
+            buffer.validate().map_err(|e| {
+                self.error(
+                    self.locate(&path, Some("buffer")),
+                    format!("[sinks.{name}]: {e}"),
+                )
+            })?;
+            let table = ComponentTable {
+                parser: &self,
+                table: rest,
+                path: &path,
+            };
             let kind = crate::sinks::parse_kind(&kind, table).map_err(|e| match e {
                 KindError::Unknown(list) => self.error(
                     self.locate(&path, Some("type")),
@@ -206,8 +220,9 @@ impl<'a> Parser<'a> {
                 ),
                 KindError::Invalid(err) => err,
             })?;
-            kind.validate()
-                .map_err(|e| self.error(self.locate(&path, None), format!("[sinks.{name}]: {e}")))?;
+            kind.validate().map_err(|e| {
+                self.error(self.locate(&path, None), format!("[sinks.{name}]: {e}"))
+            })?;
             config.sinks.push(SinkConfig {
                 name,
                 pattern,
@@ -230,7 +245,10 @@ impl<'a> Parser<'a> {
             return Ok(Vec::new());
         };
         let Value::Table(t) = v else {
-            return Err(self.error(self.locate(&[], Some(name)), format!("`{name}` must be a table of named components")));
+            return Err(self.error(
+                self.locate(&[], Some(name)),
+                format!("`{name}` must be a table of named components"),
+            ));
         };
         let mut out = Vec::new();
         for (component, v) in t {
@@ -249,24 +267,41 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    fn component_type(&self, mut table: Table, path: &[&str]) -> Result<(String, Table), ConfigError> {
+    fn component_type(
+        &self,
+        mut table: Table,
+        path: &[&str],
+    ) -> Result<(String, Table), ConfigError> {
         match table.remove("type") {
             Some(Value::String(t)) => Ok((t, table)),
-            Some(_) => Err(self.error(self.locate(path, Some("type")), format!("[{}].type must be a string", path.join(".")))),
-            None => Err(self.error(self.locate(path, None), format!("[{}] needs a `type`", path.join(".")))),
+            Some(_) => Err(self.error(
+                self.locate(path, Some("type")),
+                format!("[{}].type must be a string", path.join(".")),
+            )),
+            None => Err(self.error(
+                self.locate(path, None),
+                format!("[{}] needs a `type`", path.join(".")),
+            )),
         }
     }
 
     fn typed<T: DeserializeOwned>(&self, v: Value, path: &[&str]) -> Result<T, ConfigError> {
         match v {
             Value::Table(t) => self.typed_table(t, path),
-            _ => Err(self.error(self.locate(&path[..path.len() - 1], path.last().copied()), format!("`{}` must be a table", path.join(".")))),
+            _ => Err(self.error(
+                self.locate(&path[..path.len() - 1], path.last().copied()),
+                format!("`{}` must be a table", path.join(".")),
+            )),
         }
     }
 
     /// Deserializes a component table, mapping serde's message to the line
     /// of the key it names.
-    fn typed_table<T: DeserializeOwned>(&self, table: Table, path: &[&str]) -> Result<T, ConfigError> {
+    fn typed_table<T: DeserializeOwned>(
+        &self,
+        table: Table,
+        path: &[&str],
+    ) -> Result<T, ConfigError> {
         T::deserialize(Value::Table(table)).map_err(|e| {
             let msg = e.to_string();
             let msg = msg.trim();
@@ -280,7 +315,11 @@ impl<'a> Parser<'a> {
                 .replace("unknown field", "unknown key")
                 .replace("missing field", "missing key")
                 .replace("\nin `", " (key `");
-            let msg = if msg.contains(" (key `") { format!("{msg})") } else { msg };
+            let msg = if msg.contains(" (key `") {
+                format!("{msg})")
+            } else {
+                msg
+            };
             self.error(line, format!("[{}]: {msg}", path.join(".")))
         })
     }
@@ -309,7 +348,8 @@ impl<'a> Parser<'a> {
                     continue;
                 }
             }
-            let in_scope = header.len() >= path.len() && header.iter().zip(path).all(|(a, b)| a == b);
+            let in_scope =
+                header.len() >= path.len() && header.iter().zip(path).all(|(a, b)| a == b);
             if let (true, Some(key)) = (in_scope, key) {
                 let defines = t
                     .strip_prefix(key)

@@ -40,7 +40,9 @@ fn parses_the_documented_shape() {
     let c = parse(GOOD).unwrap();
     assert_eq!(c.sources.len(), 2);
     assert_eq!(c.sources[0].name, "in", "file order is kept");
-    let SourceKind::Forward(f) = &c.sources[0].kind else { panic!() };
+    let SourceKind::Forward(f) = &c.sources[0].kind else {
+        panic!()
+    };
     assert_eq!(f.max_frame_bytes, 1 << 20);
     assert_eq!(f.idle_timeout, std::time::Duration::from_secs(30));
     let unify = &c.sinks[0];
@@ -48,7 +50,9 @@ fn parses_the_documented_shape() {
     assert!(unify.pattern.matches("app.x.y") && unify.pattern.matches("system"));
     assert!(!unify.pattern.matches("other"));
     assert_eq!(unify.buffer.max_bytes, 4 << 20);
-    let SinkKind::File(file) = &unify.kind else { panic!() };
+    let SinkKind::File(file) = &unify.kind else {
+        panic!()
+    };
     assert_eq!(file.format.kind, FormatKind::Template);
     assert_eq!(file.rotate_bytes, Some(100 << 20));
 }
@@ -69,8 +73,19 @@ fn unknown_keys_name_the_key_and_line() {
     assert_eq!(e.line, Some(4), "{e}");
     assert!(e.message.contains("adress"), "{e}");
     let e = err(&GOOD.replace("interval = \"1s\"", "interval = \"1s\"\ncolour = \"red\""));
-    assert!(e.message.contains("colour") && e.to_string().starts_with("test.toml:"), "{e}");
-    assert_eq!(e.line, Some(GOOD.lines().position(|l| l.starts_with("interval")).unwrap() + 2));
+    assert!(
+        e.message.contains("colour") && e.to_string().starts_with("test.toml:"),
+        "{e}"
+    );
+    assert_eq!(
+        e.line,
+        Some(
+            GOOD.lines()
+                .position(|l| l.starts_with("interval"))
+                .unwrap()
+                + 2
+        )
+    );
     let e = err(&GOOD.replace("when_full", "when_ful"));
     assert!(e.message.contains("when_ful"), "{e}");
     let e = err(&format!("{GOOD}\n[extra]\nx = 1\n"));
@@ -80,7 +95,10 @@ fn unknown_keys_name_the_key_and_line() {
 #[test]
 fn semantic_errors_are_explained() {
     let e = err(&GOOD.replace("type = \"counter\"", "type = \"countr\""));
-    assert!(e.message.contains("unknown sink type `countr`") && e.message.contains("counter"), "{e}");
+    assert!(
+        e.message.contains("unknown sink type `countr`") && e.message.contains("counter"),
+        "{e}"
+    );
     let e = err(&GOOD.replace("match = \"**\"\n", ""));
     assert!(e.message.contains("needs `match`"), "{e}");
     let e = err(&GOOD.replace("when_full = \"drop_newest\"", "when_full = \"explode\""));
@@ -101,7 +119,9 @@ fn semantic_errors_are_explained() {
 fn environment_variables_are_substituted() {
     std::env::set_var("LOGFERRY_TEST_PORT", "24299");
     let c = parse(&GOOD.replace("127.0.0.1:0", "127.0.0.1:${LOGFERRY_TEST_PORT}")).unwrap();
-    let SourceKind::Forward(f) = &c.sources[0].kind else { panic!() };
+    let SourceKind::Forward(f) = &c.sources[0].kind else {
+        panic!()
+    };
     assert_eq!(f.address, "127.0.0.1:24299");
     let e = err(&GOOD.replace("127.0.0.1:0", "${LOGFERRY_TEST_UNSET_VAR}"));
     assert_eq!(e.line, Some(4), "{e}");
@@ -111,7 +131,11 @@ fn environment_variables_are_substituted() {
 #[test]
 fn type_errors_point_at_the_key() {
     let e = err(&GOOD.replace("max_bytes = \"4MiB\"", "max_bytes = true"));
-    let line = GOOD.lines().position(|l| l.starts_with("max_bytes")).unwrap() + 1;
+    let line = GOOD
+        .lines()
+        .position(|l| l.starts_with("max_bytes"))
+        .unwrap()
+        + 1;
     assert_eq!(e.line, Some(line), "{e}");
     assert!(e.message.contains("max_bytes"), "{e}");
 }

@@ -32,7 +32,11 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         "m" => 60.0,
         "h" => 3600.0,
         "d" => 86400.0,
-        u => return Err(format!("invalid duration unit {u:?} in {s:?} (use ms, s, m, h or d)")),
+        u => {
+            return Err(format!(
+                "invalid duration unit {u:?} in {s:?} (use ms, s, m, h or d)"
+            ))
+        }
     };
     Ok(Duration::from_secs_f64(n * scale))
 }
@@ -55,7 +59,11 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         "ki" | "kib" => 1024.0,
         "mi" | "mib" => 1024.0 * 1024.0,
         "gi" | "gib" => 1024.0 * 1024.0 * 1024.0,
-        u => return Err(format!("invalid size unit {u:?} in {s:?} (use KiB, MiB, GiB, KB, MB, GB)")),
+        u => {
+            return Err(format!(
+                "invalid size unit {u:?} in {s:?} (use KiB, MiB, GiB, KB, MB, GB)"
+            ))
+        }
     };
     Ok((n * scale) as u64)
 }

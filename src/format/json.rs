@@ -109,12 +109,20 @@ pub fn write_value(out: &mut Vec<u8>, r: &mut Reader<'_>) -> msgpack::Result<()>
             }
             Value::Array(n) => {
                 out.push(b'[');
-                stack.push(Open { is_map: false, left: n, done: 0 });
+                stack.push(Open {
+                    is_map: false,
+                    left: n,
+                    done: 0,
+                });
                 continue;
             }
             Value::Map(n) => {
                 out.push(b'{');
-                stack.push(Open { is_map: true, left: n.saturating_mul(2), done: 0 });
+                stack.push(Open {
+                    is_map: true,
+                    left: n.saturating_mul(2),
+                    done: 0,
+                });
                 continue;
             }
             // JSON object keys must be strings
@@ -159,7 +167,10 @@ mod tests {
         write::str(&mut m, b"bad");
         write::str(&mut m, b"\xff\x01");
         let text = json_of(&m);
-        assert_eq!(text, "{\"a\":[1,{},[]],\"q\\\"uote\\n\":true,\"5\":null,\"bad\":\"\u{fffd}\\u0001\"}");
+        assert_eq!(
+            text,
+            "{\"a\":[1,{},[]],\"q\\\"uote\\n\":true,\"5\":null,\"bad\":\"\u{fffd}\\u0001\"}"
+        );
         let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(parsed["a"][0], 1);
     }

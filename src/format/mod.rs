@@ -111,7 +111,11 @@ impl Formatter {
         config.validate()?;
         Ok(Formatter {
             kind: config.kind,
-            template: config.template.as_deref().map(Template::parse).transpose()?,
+            template: config
+                .template
+                .as_deref()
+                .map(Template::parse)
+                .transpose()?,
             time: TimeFormat::new(config.time_format.as_deref())?,
             host: hostname().into(),
         })
@@ -210,12 +214,12 @@ fn message_of(map: &[u8]) -> Option<Value<'_>> {
     for _ in 0..n {
         let key = r.read().ok()?;
         match key {
-            Value::Str(b"message") | Value::Bin(b"message") => return r.read().ok().filter(is_scalar),
+            Value::Str(b"message") | Value::Bin(b"message") => {
+                return r.read().ok().filter(is_scalar)
+            }
             Value::Str(b"log") | Value::Bin(b"log") if log.is_none() => {
-                log = r.read().ok().filter(is_scalar);
-                if log.is_none() {
-                    return None;
-                }
+                // a container value cannot be the line; fall back to JSON
+                log = Some(r.read().ok().filter(is_scalar)?);
             }
             Value::Str(_) | Value::Bin(_) => r.skip().ok()?,
             other => {
@@ -276,7 +280,10 @@ mod tests {
 
     fn render(config: FormatConfig, batch: &Batch) -> String {
         let mut out = Vec::new();
-        Formatter::new(&config).unwrap().write_batch(batch, &mut out).unwrap();
+        Formatter::new(&config)
+            .unwrap()
+            .write_batch(batch, &mut out)
+            .unwrap();
         String::from_utf8(out).unwrap()
     }
 
@@ -299,15 +306,28 @@ mod tests {
     #[test]
     fn raw_lines_pass_through_byte_for_byte() {
         let data = Bytes::from_static(b"caf\xc3\xa9\n\xff\xfe\n\n");
-        let batch = Batch::new("t".into(), Records::Lines { data: data.clone(), time: EventTime::new(1, 0) }, 3);
+        let batch = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: data.clone(),
+                time: EventTime::new(1, 0),
+            },
+            3,
+        );
         let mut out = Vec::new();
-        Formatter::new(&FormatConfig::default()).unwrap().write_batch(&batch, &mut out).unwrap();
+        Formatter::new(&FormatConfig::default())
+            .unwrap()
+            .write_batch(&batch, &mut out)
+            .unwrap();
         assert_eq!(out, &data[..]);
     }
 
     #[test]
     fn json_has_time_tag_and_record() {
-        let cfg = FormatConfig { kind: FormatKind::Json, ..Default::default() };
+        let cfg = FormatConfig {
+            kind: FormatKind::Json,
+            ..Default::default()
+        };
         let text = render(cfg, &sample());
         let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(first["time"], "2023-11-14T22:13:20.000000000Z");
@@ -318,14 +338,22 @@ mod tests {
 
     #[test]
     fn msgpack_frames_replay_as_message_mode() {
-        let cfg = FormatConfig { kind: FormatKind::Msgpack, ..Default::default() };
+        let cfg = FormatConfig {
+            kind: FormatKind::Msgpack,
+            ..Default::default()
+        };
         let mut out = Vec::new();
-        Formatter::new(&cfg).unwrap().write_batch(&sample(), &mut out).unwrap();
+        Formatter::new(&cfg)
+            .unwrap()
+            .write_batch(&sample(), &mut out)
+            .unwrap();
         let mut buf = bytes::BytesMut::from(&out[..]);
         let mut hint = 0;
         let limits = crate::protocol::forward::Limits::default();
         let mut n = 0;
-        while let Some(f) = crate::protocol::forward::next_frame(&mut buf, &limits, &mut hint).unwrap() {
+        while let Some(f) =
+            crate::protocol::forward::next_frame(&mut buf, &limits, &mut hint).unwrap()
+        {
             assert_eq!(f.tag, "app.web");
             n += f.count;
         }
@@ -336,7 +364,9 @@ mod tests {
     fn template_k2hftfuse_style() {
         let cfg = FormatConfig {
             kind: FormatKind::Template,
-            template: Some("{time} +0000 {{'message':'{message}','host':'{host}','level':'{level}'}}".into()),
+            template: Some(
+                "{time} +0000 {{'message':'{message}','host':'{host}','level':'{level}'}}".into(),
+            ),
             time_format: Some("%H:%M:%S".into()),
         };
         let text = render(cfg, &sample());
@@ -356,11 +386,15 @@ mod tests {
         }
         let s: S = toml::from_str("format = \"json\"").unwrap();
         assert_eq!(s.format.kind, FormatKind::Json);
-        let s: S = toml::from_str("format = { type = \"template\", template = \"{tag}\" }").unwrap();
+        let s: S =
+            toml::from_str("format = { type = \"template\", template = \"{tag}\" }").unwrap();
         assert_eq!(s.format.template.as_deref(), Some("{tag}"));
         assert!(toml::from_str::<S>("format = \"yaml\"").is_err());
         assert!(toml::from_str::<S>("format = { type = \"json\", colour = 1 }").is_err());
-        let missing = FormatConfig { kind: FormatKind::Template, ..Default::default() };
+        let missing = FormatConfig {
+            kind: FormatKind::Template,
+            ..Default::default()
+        };
         assert!(missing.validate().is_err());
     }
 }

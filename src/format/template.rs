@@ -62,7 +62,11 @@ impl Template {
                         chars.next();
                     }
                 }
-                '}' => return Err(format!("template: unmatched `}}` at byte {i} (write `}}}}` for a literal brace)")),
+                '}' => {
+                    return Err(format!(
+                        "template: unmatched `}}` at byte {i} (write `}}}}` for a literal brace)"
+                    ))
+                }
                 c => {
                     let mut b = [0; 4];
                     lit.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
@@ -161,11 +165,25 @@ mod tests {
         let t = Template::parse("[{tag}] {message} n={n}").unwrap();
         let mut tf = TimeFormat::new(None).unwrap();
         let mut out = Vec::new();
-        t.render(&mut out, "a", EventTime::default(), RecordRef::Line(b"hi"), "h", &mut tf);
+        t.render(
+            &mut out,
+            "a",
+            EventTime::default(),
+            RecordRef::Line(b"hi"),
+            "h",
+            &mut tf,
+        );
         assert_eq!(out, b"[a] hi n=");
         let rec = [0x81, 0xa1, b'n', 0x2a];
         out.clear();
-        t.render(&mut out, "a", EventTime::default(), RecordRef::Map(&rec), "h", &mut tf);
+        t.render(
+            &mut out,
+            "a",
+            EventTime::default(),
+            RecordRef::Map(&rec),
+            "h",
+            &mut tf,
+        );
         assert_eq!(out, b"[a]  n=42");
     }
 }

@@ -25,7 +25,9 @@ impl TimeFormat {
     pub fn new(pattern: Option<&str>) -> Result<Self, String> {
         if let Some(p) = pattern {
             if StrftimeItems::new(p).any(|i| matches!(i, Item::Error)) {
-                return Err(format!("invalid time_format {p:?} (strftime syntax expected)"));
+                return Err(format!(
+                    "invalid time_format {p:?} (strftime syntax expected)"
+                ));
             }
         }
         Ok(TimeFormat {
@@ -57,7 +59,11 @@ impl TimeFormat {
         if self.cached_secs != Some(t.secs) {
             let pattern = self.pattern.as_deref().unwrap_or("%Y-%m-%dT%H:%M:%S");
             self.cached.clear();
-            let _ = write!(self.cached, "{}", to_datetime(EventTime::new(t.secs, 0)).format(pattern));
+            let _ = write!(
+                self.cached,
+                "{}",
+                to_datetime(EventTime::new(t.secs, 0)).format(pattern)
+            );
             self.cached_secs = Some(t.secs);
         }
     }
@@ -79,7 +85,10 @@ mod tests {
 
     #[test]
     fn default_is_rfc3339_with_nanoseconds() {
-        assert_eq!(fmt(None, EventTime::new(1_700_000_000, 5)), "2023-11-14T22:13:20.000000005Z");
+        assert_eq!(
+            fmt(None, EventTime::new(1_700_000_000, 5)),
+            "2023-11-14T22:13:20.000000005Z"
+        );
     }
 
     #[test]

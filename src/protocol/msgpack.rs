@@ -22,8 +22,12 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Incomplete { needed } => write!(f, "incomplete msgpack value ({needed} bytes needed)"),
-            Error::Invalid { offset, reason } => write!(f, "invalid msgpack at byte {offset}: {reason}"),
+            Error::Incomplete { needed } => {
+                write!(f, "incomplete msgpack value ({needed} bytes needed)")
+            }
+            Error::Invalid { offset, reason } => {
+                write!(f, "invalid msgpack at byte {offset}: {reason}")
+            }
         }
     }
 }
@@ -403,7 +407,10 @@ mod tests {
 
     #[test]
     fn skip_rejects_the_unused_marker() {
-        assert!(matches!(skip(&[0x91, 0xc1], 0), Err(Error::Invalid { offset: 1, .. })));
+        assert!(matches!(
+            skip(&[0x91, 0xc1], 0),
+            Err(Error::Invalid { offset: 1, .. })
+        ));
     }
 
     #[test]
@@ -411,7 +418,12 @@ mod tests {
         let buf = [0xdd, 0xff, 0xff, 0xff, 0xff];
         assert!(matches!(skip(&buf, 0), Err(Error::Incomplete { .. })));
         let buf = [0xc6, 0xff, 0xff, 0xff, 0xff];
-        assert_eq!(skip(&buf, 0), Err(Error::Incomplete { needed: 5 + 0xffff_ffff }));
+        assert_eq!(
+            skip(&buf, 0),
+            Err(Error::Incomplete {
+                needed: 5 + 0xffff_ffff
+            })
+        );
         let mut r = Reader::new(&buf);
         assert!(matches!(r.read(), Err(Error::Invalid { .. })));
     }

@@ -15,7 +15,10 @@ use crate::event::Tag;
 #[serde(deny_unknown_fields)]
 pub struct CounterSinkConfig {
     /// How often to report.
-    #[serde(default = "default_interval", deserialize_with = "crate::config::units::duration")]
+    #[serde(
+        default = "default_interval",
+        deserialize_with = "crate::config::units::duration"
+    )]
     pub interval: Duration,
 }
 

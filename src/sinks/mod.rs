@@ -66,7 +66,11 @@ impl SinkMetrics {
     pub fn new(r: &Registry, sink: &str) -> Self {
         let l = &[("component", sink)];
         SinkMetrics {
-            records: r.counter("logferry_sink_records_total", "Records a sink has accepted.", l),
+            records: r.counter(
+                "logferry_sink_records_total",
+                "Records a sink has accepted.",
+                l,
+            ),
             bytes: r.counter("logferry_sink_bytes_total", "Bytes a sink has written.", l),
             errors: r.counter("logferry_sink_errors_total", "Write errors in a sink.", l),
             rejected_records: r.counter(

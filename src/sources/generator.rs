@@ -32,7 +32,10 @@ pub struct GeneratorConfig {
     pub message: Option<String>,
     /// Length in bytes of each generated line (without the newline) when
     /// `message` is not set.
-    #[serde(default = "default_size", deserialize_with = "crate::config::units::bytes")]
+    #[serde(
+        default = "default_size",
+        deserialize_with = "crate::config::units::bytes"
+    )]
     pub size: usize,
     /// Most records per batch.
     #[serde(default = "default_batch_records")]
@@ -82,7 +85,11 @@ impl GeneratorSource {
             "Records received by a source.",
             &[("component", &cx.name)],
         );
-        GeneratorSource { config, cx, records }
+        GeneratorSource {
+            config,
+            cx,
+            records,
+        }
     }
 
     pub async fn run(mut self) {
@@ -181,7 +188,10 @@ mod tests {
     fn numbered_lines_have_the_configured_size() {
         let mut l = Lines::new(None, 24);
         let b = l.batch(41, 2);
-        assert_eq!(&b[..], b"00000000000000000041xxxx\n00000000000000000042xxxx\n");
+        assert_eq!(
+            &b[..],
+            b"00000000000000000041xxxx\n00000000000000000042xxxx\n"
+        );
         let mut l = Lines::new(None, 4);
         assert_eq!(&l.batch(12345, 1)[..], b"2345\n");
         let mut l = Lines::new(Some("hi"), 100);

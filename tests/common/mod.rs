@@ -27,10 +27,7 @@ impl Logferry {
         let config = config.replace("{dir}", &dir.path().display().to_string());
         let path = dir.path().join("logferry.toml");
         std::fs::write(&path, config).unwrap();
-        Self::spawn(
-            Command::new(BIN).args(["run", "--config"]).arg(&path),
-            dir,
-        )
+        Self::spawn(Command::new(BIN).args(["run", "--config"]).arg(&path), dir)
     }
 
     /// Starts a prepared command (for runs without `--config`).
@@ -71,9 +68,16 @@ impl Logferry {
                 return l.clone();
             }
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                panic!("logferry exited ({status}) before logging {needle:?}:\n{}", self.log_text());
+                panic!(
+                    "logferry exited ({status}) before logging {needle:?}:\n{}",
+                    self.log_text()
+                );
             }
-            assert!(Instant::now() < deadline, "no log line {needle:?} within {timeout:?}:\n{}", self.log_text());
+            assert!(
+                Instant::now() < deadline,
+                "no log line {needle:?} within {timeout:?}:\n{}",
+                self.log_text()
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -117,7 +121,10 @@ impl Logferry {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("logferry did not exit within {timeout:?}:\n{}", self.log_text());
+                panic!(
+                    "logferry did not exit within {timeout:?}:\n{}",
+                    self.log_text()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -133,6 +140,7 @@ impl Logferry {
             .unwrap_or_else(|| panic!("no shutdown summary in the log:\n{text}"));
         summary
             .split_whitespace()
+            .map(|w| w.trim_start_matches("counters="))
             .find_map(|w| w.strip_prefix(&format!("{name_and_labels}=")))
             .map(|v| v.parse().unwrap())
             .unwrap_or(0)
@@ -151,7 +159,10 @@ impl Drop for Logferry {
 /// Lines of a file (empty if it does not exist yet).
 pub fn read_lines(path: &Path) -> Vec<String> {
     match std::fs::read(path) {
-        Ok(b) => String::from_utf8_lossy(&b).lines().map(str::to_string).collect(),
+        Ok(b) => String::from_utf8_lossy(&b)
+            .lines()
+            .map(str::to_string)
+            .collect(),
         Err(_) => Vec::new(),
     }
 }

@@ -84,7 +84,9 @@ pub fn decode_frame(frame: Bytes, limits: &Limits) -> Result<Frame, FrameError> 
     if !(2..=4).contains(&len) {
         return Err(shape("a frame must be an array of 2 to 4 elements"));
     }
-    let tag = r.read_bytes().map_err(|_| shape("the tag must be a string"))?;
+    let tag = r
+        .read_bytes()
+        .map_err(|_| shape("the tag must be a string"))?;
     let tag = std::str::from_utf8(tag)
         .map_err(|_| shape("the tag must be UTF-8"))?
         .to_string();
@@ -129,7 +131,8 @@ pub fn decode_frame(frame: Bytes, limits: &Limits) -> Result<Frame, FrameError> 
                 return Err(shape("a Message frame needs [tag, time, record]"));
             }
             let start = r.pos();
-            EventTime::read(&mut r).map_err(|_| shape("entry time must be an integer, float or EventTime"))?;
+            EventTime::read(&mut r)
+                .map_err(|_| shape("entry time must be an integer, float or EventTime"))?;
             check_record(&mut r)?;
             let mut entry = Vec::with_capacity(1 + r.pos() - start);
             write::array_len(&mut entry, 2);
@@ -140,7 +143,12 @@ pub fn decode_frame(frame: Bytes, limits: &Limits) -> Result<Frame, FrameError> 
     };
     if let Some(size) = options.size {
         if size != count as u64 {
-            tracing::debug!(tag, size, count, "option size differs from the entries in the frame");
+            tracing::debug!(
+                tag,
+                size,
+                count,
+                "option size differs from the entries in the frame"
+            );
         }
     }
     Ok(Frame {
@@ -160,7 +168,9 @@ fn bad(e: msgpack::Error) -> FrameError {
 fn check_entry(r: &mut Reader<'_>) -> Result<(), FrameError> {
     let at = r.pos();
     let n = r.read_array_len().map_err(|_| {
-        FrameError::Shape(format!("entry at byte {at} must be an array [time, record]"))
+        FrameError::Shape(format!(
+            "entry at byte {at} must be an array [time, record]"
+        ))
     })?;
     if n != 2 {
         return Err(FrameError::Shape(format!(
@@ -168,7 +178,9 @@ fn check_entry(r: &mut Reader<'_>) -> Result<(), FrameError> {
         )));
     }
     EventTime::read(r).map_err(|_| {
-        FrameError::Shape(format!("entry at byte {at}: time must be an integer, float or EventTime"))
+        FrameError::Shape(format!(
+            "entry at byte {at}: time must be an integer, float or EventTime"
+        ))
     })?;
     check_record(r)
 }
@@ -177,7 +189,9 @@ fn check_record(r: &mut Reader<'_>) -> Result<(), FrameError> {
     let at = r.pos();
     match r.peek() {
         Ok(0x80..=0x8f | 0xde | 0xdf) => r.skip().map_err(bad),
-        _ => Err(FrameError::Shape(format!("record at byte {at} must be a map"))),
+        _ => Err(FrameError::Shape(format!(
+            "record at byte {at} must be a map"
+        ))),
     }
 }
 
@@ -236,7 +250,12 @@ fn read_options(r: &mut Reader<'_>, present: usize) -> Result<Options, FrameErro
 /// Gunzips a CompressedPackedForward payload, which may hold several gzip
 /// members back to back, refusing to inflate past the limit.
 fn gunzip(payload: &[u8], limits: &Limits) -> Result<Bytes, FrameError> {
-    let mut out = Vec::with_capacity(payload.len().saturating_mul(4).min(limits.max_decompressed_bytes));
+    let mut out = Vec::with_capacity(
+        payload
+            .len()
+            .saturating_mul(4)
+            .min(limits.max_decompressed_bytes),
+    );
     let mut dec = MultiGzDecoder::new(payload).take(limits.max_decompressed_bytes as u64 + 1);
     dec.read_to_end(&mut out)
         .map_err(|e| FrameError::Shape(format!("gzip payload could not be decompressed: {e}")))?;

@@ -33,7 +33,11 @@ fn to_json(r: &mut Reader<'_>) -> Json {
 
 /// (time, record) pairs of a decoded frame, as JSON.
 fn entries(frame: &Frame) -> Vec<(EventTime, Json)> {
-    let batch = Batch::new(frame.tag.as_str().into(), Records::Entries(frame.entries.clone()), frame.count);
+    let batch = Batch::new(
+        frame.tag.as_str().into(),
+        Records::Entries(frame.entries.clone()),
+        frame.count,
+    );
     let mut out = Vec::new();
     batch
         .for_each_record(|t, rec| {
@@ -58,7 +62,9 @@ fn decode_all(bytes: &[u8]) -> Vec<Frame> {
 }
 
 // {"message": "hi"} — used by the hand-written frames below
-const RECORD: &[u8] = &[0x81, 0xa7, b'm', b'e', b's', b's', b'a', b'g', b'e', 0xa2, b'h', b'i'];
+const RECORD: &[u8] = &[
+    0x81, 0xa7, b'm', b'e', b's', b's', b'a', b'g', b'e', 0xa2, b'h', b'i',
+];
 // EventTime(1, 2): fixext8 (0xd7), type 0, u32 secs, u32 nanos
 const EVENT_TIME: &[u8] = &[0xd7, 0x00, 0, 0, 0, 1, 0, 0, 0, 2];
 
@@ -69,20 +75,23 @@ fn cat(parts: &[&[u8]]) -> Vec<u8> {
 #[test]
 fn message_mode_with_integer_time() {
     let bytes = cat(&[
-        &[0x93],                    // array of 3: [tag, time, record]
-        &[0xa1, b't'],              // tag "t"
-        &[0xce, 0x65, 0, 0, 0],     // uint32 time 0x65000000
+        &[0x93],                // array of 3: [tag, time, record]
+        &[0xa1, b't'],          // tag "t"
+        &[0xce, 0x65, 0, 0, 0], // uint32 time 0x65000000
         RECORD,
     ]);
     let f = decode_all(&bytes).remove(0);
     assert_eq!((f.tag.as_str(), f.mode, f.count), ("t", Mode::Message, 1));
-    assert_eq!(entries(&f), vec![(EventTime::new(0x6500_0000, 0), json!({"message": "hi"}))]);
+    assert_eq!(
+        entries(&f),
+        vec![(EventTime::new(0x6500_0000, 0), json!({"message": "hi"}))]
+    );
 }
 
 #[test]
 fn message_mode_with_event_time_and_chunk() {
     let bytes = cat(&[
-        &[0x94],                                   // [tag, time, record, options]
+        &[0x94], // [tag, time, record, options]
         &[0xa1, b't'],
         EVENT_TIME,
         RECORD,
@@ -90,7 +99,10 @@ fn message_mode_with_event_time_and_chunk() {
     ]);
     let f = decode_all(&bytes).remove(0);
     assert_eq!(f.options.chunk.as_deref(), Some(&b"id"[..]));
-    assert_eq!(entries(&f), vec![(EventTime::new(1, 2), json!({"message": "hi"}))]);
+    assert_eq!(
+        entries(&f),
+        vec![(EventTime::new(1, 2), json!({"message": "hi"}))]
+    );
 }
 
 #[test]
@@ -98,13 +110,16 @@ fn forward_mode_slices_entries_and_reads_size() {
     let entry = cat(&[&[0x92], EVENT_TIME, RECORD]); // [time, record]
     let bytes = cat(&[
         &[0x93, 0xa1, b't'],
-        &[0x92],                                       // array of 2 entries
+        &[0x92], // array of 2 entries
         &entry,
         &entry,
-        &[0x81, 0xa4, b's', b'i', b'z', b'e', 0x02],   // {"size": 2}
+        &[0x81, 0xa4, b's', b'i', b'z', b'e', 0x02], // {"size": 2}
     ]);
     let f = decode_all(&bytes).remove(0);
-    assert_eq!((f.mode, f.count, f.options.size), (Mode::Forward, 2, Some(2)));
+    assert_eq!(
+        (f.mode, f.count, f.options.size),
+        (Mode::Forward, 2, Some(2))
+    );
     assert_eq!(&f.entries[..], &cat(&[&entry, &entry])[..]);
 }
 
@@ -116,7 +131,11 @@ fn packed_forward_as_bin_and_as_str() {
         // bin8 / str8 header with the stream length
         let bytes = cat(&[&[0x92, 0xa1, b't', marker, stream.len() as u8], &stream]);
         let f = decode_all(&bytes).remove(0);
-        assert_eq!((f.mode, f.count), (Mode::PackedForward, 3), "marker {marker:#x}");
+        assert_eq!(
+            (f.mode, f.count),
+            (Mode::PackedForward, 3),
+            "marker {marker:#x}"
+        );
         assert_eq!(&f.entries[..], &stream[..]);
     }
 }
@@ -162,7 +181,11 @@ fn frames_split_at_every_byte_decode_the_same() {
         while let Some(f) = next_frame(&mut buf, &Limits::default(), &mut hint).unwrap() {
             got.push(f);
         }
-        assert_eq!(got.iter().map(|f| f.count).sum::<usize>(), 3, "split at {split}");
+        assert_eq!(
+            got.iter().map(|f| f.count).sum::<usize>(),
+            3,
+            "split at {split}"
+        );
         assert_eq!(got[0].options.chunk.as_deref(), Some(&b"c1"[..]));
     }
 }
@@ -180,23 +203,42 @@ fn bad_frames_say_whether_the_connection_can_continue() {
     // announces a 1000-byte bin: rejected before the bytes arrive
     let mut buf = BytesMut::from(&[0x92, 0xa1, b't', 0xc5, 0x03, 0xe8][..]);
     let err = next_frame(&mut buf, &limits, &mut hint).unwrap_err();
-    assert_eq!(err, FrameError::TooLarge { size: 1006, limit: 64 });
+    assert_eq!(
+        err,
+        FrameError::TooLarge {
+            size: 1006,
+            limit: 64
+        }
+    );
     // valid msgpack, wrong shape: skipped, the next frame still decodes
-    let mut buf = BytesMut::from(&cat(&[&[0x92, 0x01, 0x02], &[0x93, 0xa1, b't', 0x01], RECORD])[..]);
+    let mut buf =
+        BytesMut::from(&cat(&[&[0x92, 0x01, 0x02], &[0x93, 0xa1, b't', 0x01], RECORD])[..]);
     let err = next_frame(&mut buf, &limits, &mut hint).unwrap_err();
     assert!(!err.is_fatal(), "{err}");
     let f = next_frame(&mut buf, &limits, &mut hint).unwrap().unwrap();
     assert_eq!(f.count, 1);
     // a record that is not a map
-    let err = decode_frame(Bytes::from(cat(&[&[0x93, 0xa1, b't', 0x01, 0xa1, b'x']])), &limits).unwrap_err();
-    assert!(matches!(err, FrameError::Shape(ref m) if m.contains("must be a map")), "{err}");
+    let err = decode_frame(
+        Bytes::from(cat(&[&[0x93, 0xa1, b't', 0x01, 0xa1, b'x']])),
+        &limits,
+    )
+    .unwrap_err();
+    assert!(
+        matches!(err, FrameError::Shape(ref m) if m.contains("must be a map")),
+        "{err}"
+    );
     // a packed stream whose last entry is cut short
     let entry = cat(&[&[0x92], EVENT_TIME, RECORD]);
     let stream = &cat(&[&entry, &entry])[..entry.len() * 2 - 1];
     let bytes = cat(&[&[0x92, 0xa1, b't', 0xc4, stream.len() as u8], stream]);
     assert!(decode_frame(Bytes::from(bytes), &Limits::default()).is_err());
     // unknown compression
-    let bytes = cat(&[&[0x93, 0xa1, b't', 0xc4, 0x00, 0x81, 0xaa], b"compressed", &[0xa3], b"zip"]);
+    let bytes = cat(&[
+        &[0x93, 0xa1, b't', 0xc4, 0x00, 0x81, 0xaa],
+        b"compressed",
+        &[0xa3],
+        b"zip",
+    ]);
     assert!(decode_frame(Bytes::from(bytes), &Limits::default()).is_err());
 }
 
@@ -211,7 +253,8 @@ fn ack_response_is_a_map_with_the_chunk() {
 fn captures_from_real_senders_decode_as_expected() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/forward");
     let expected: Json =
-        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/expected.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(format!("{dir}/expected.json")).unwrap())
+            .unwrap();
     let files = expected.as_object().unwrap();
     assert_eq!(files.len(), 5);
     for (name, want) in files {
@@ -224,7 +267,11 @@ fn captures_from_real_senders_decode_as_expected() {
             assert_eq!(f.tag, w["tag"].as_str().unwrap(), "{name}");
             assert_eq!(f.mode.as_str(), w["mode"].as_str().unwrap(), "{name}");
             let opts = &w["options"];
-            assert_eq!(f.options.size, opts.get("size").and_then(Json::as_u64), "{name}");
+            assert_eq!(
+                f.options.size,
+                opts.get("size").and_then(Json::as_u64),
+                "{name}"
+            );
             assert_eq!(
                 f.options.chunk.as_deref(),
                 opts.get("chunk").and_then(Json::as_str).map(str::as_bytes),
@@ -237,6 +284,10 @@ fn captures_from_real_senders_decode_as_expected() {
             assert_eq!(&Json::Array(got), &w["entries"], "{name}");
             total += f.count;
         }
-        assert_eq!(total as u64, want["records"].as_u64().unwrap(), "{name}: records");
+        assert_eq!(
+            total as u64,
+            want["records"].as_u64().unwrap(),
+            "{name}: records"
+        );
     }
 }

@@ -28,7 +28,10 @@ pub struct FileSinkConfig {
     pub rotate_interval: Option<Duration>,
     /// Bytes gathered before a write; a write also happens whenever the
     /// sink's queue runs empty, so records never wait for a full buffer.
-    #[serde(default = "default_write_buffer_bytes", deserialize_with = "units::bytes")]
+    #[serde(
+        default = "default_write_buffer_bytes",
+        deserialize_with = "units::bytes"
+    )]
     pub write_buffer_bytes: usize,
     /// `fsync` each write before acknowledging its records.
     #[serde(default)]
@@ -54,7 +57,10 @@ impl FileSinkConfig {
         if self.rotate_bytes == Some(0) {
             return Err("rotate_bytes must be greater than 0".into());
         }
-        if self.rotate_interval.is_some_and(|d| d < Duration::from_secs(1)) {
+        if self
+            .rotate_interval
+            .is_some_and(|d| d < Duration::from_secs(1))
+        {
             return Err("rotate_interval must be at least 1s".into());
         }
         if self.max_open_files == 0 {

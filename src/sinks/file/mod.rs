@@ -73,7 +73,8 @@ impl FileSink {
         // a unified file that cannot be opened is a start-up error, not a
         // surprise at the first record
         if let Some(p) = sink.static_path.clone() {
-            sink.open(&p).map_err(|e| format!("cannot open {}: {e}", p.display()))?;
+            sink.open(&p)
+                .map_err(|e| format!("cannot open {}: {e}", p.display()))?;
         }
         Ok(sink)
     }
@@ -162,7 +163,11 @@ impl FileSink {
             Ok(new) => {
                 let pending = std::mem::take(&mut f.pending);
                 let held = std::mem::take(&mut f.held);
-                *f = OpenFile { pending, held, ..new };
+                *f = OpenFile {
+                    pending,
+                    held,
+                    ..new
+                };
                 tracing::info!(sink = %self.name, path = %path.display(), rotated_to = %target.display(), "file rotated");
             }
             Err(e) => {

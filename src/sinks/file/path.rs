@@ -41,7 +41,9 @@ impl PathTemplate {
                     .map_err(|_| format!("path {path:?}: `${{tag[N]}}` needs a number N"))?;
                 (Piece::TagPart(n), 5 + 1 + close + 2)
             } else {
-                return Err(format!("path {path:?}: unknown placeholder (use ${{tag}} or ${{tag[N]}})"));
+                return Err(format!(
+                    "path {path:?}: unknown placeholder (use ${{tag}} or ${{tag[N]}})"
+                ));
             };
             if i > 0 {
                 pieces.push(Piece::Text(rest[..i].to_string()));
@@ -91,7 +93,10 @@ impl PathTemplate {
 }
 
 fn push_safe(out: &mut String, s: &str) {
-    out.extend(s.chars().map(|c| if c == '/' || c == '\0' { '_' } else { c }));
+    out.extend(
+        s.chars()
+            .map(|c| if c == '/' || c == '\0' { '_' } else { c }),
+    );
 }
 
 #[cfg(test)]
@@ -113,7 +118,10 @@ mod tests {
     fn tags_cannot_escape_the_directory() {
         let now = Local::now();
         let t = PathTemplate::parse("/logs/${tag}.log").unwrap();
-        assert_eq!(t.render("../../etc/passwd", &now), "/logs/.._.._etc_passwd.log");
+        assert_eq!(
+            t.render("../../etc/passwd", &now),
+            "/logs/.._.._etc_passwd.log"
+        );
         // a tag full of % signs is not a strftime pattern
         assert_eq!(t.render("%Q%n", &now), "/logs/%Q%n.log");
     }

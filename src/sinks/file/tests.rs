@@ -21,7 +21,9 @@ fn lines(tag: &str, text: &'static str) -> Batch {
 
 /// Passes `batch` through a real queue to get the delivery a sink sees.
 fn deliver(batch: Batch) -> Delivery {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     let (tx, mut rx) = queue("t", BufferConfig::default(), &Registry::new());
     rt.block_on(async {
         tx.send(batch).await.unwrap();
@@ -43,8 +45,13 @@ fn appends_across_restarts_and_acks_after_the_write() {
     let cfg = format!("path = {:?}", path.display().to_string());
     let (mut s, _) = sink(&cfg);
     let (tx, rx) = mpsc::channel();
-    s.take(deliver(lines("a", "one\ntwo\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap()))));
-    assert!(rx.try_recv().is_err(), "not acknowledged before it is written");
+    s.take(deliver(
+        lines("a", "one\ntwo\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap())),
+    ));
+    assert!(
+        rx.try_recv().is_err(),
+        "not acknowledged before it is written"
+    );
     s.flush();
     assert_eq!(rx.try_recv(), Ok(AckOutcome::Accepted));
     drop(s);
@@ -64,8 +71,14 @@ fn tag_paths_split_records_per_tag() {
     s.take(deliver(lines("app.b", "b1\n")));
     s.take(deliver(lines("app.a", "a2\n")));
     s.flush();
-    assert_eq!(std::fs::read_to_string(dir.path().join("app.a.log")).unwrap(), "a1\na2\n");
-    assert_eq!(std::fs::read_to_string(dir.path().join("app.b.log")).unwrap(), "b1\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.a.log")).unwrap(),
+        "a1\na2\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.b.log")).unwrap(),
+        "b1\n"
+    );
 }
 
 #[test]
@@ -101,15 +114,23 @@ fn a_full_disk_rejects_the_batch_and_says_so() {
     }
     let (mut s, registry) = sink("path = \"/dev/full\"");
     let (tx, rx) = mpsc::channel();
-    s.take(deliver(lines("t", "lost\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap()))));
+    s.take(deliver(
+        lines("t", "lost\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap())),
+    ));
     s.flush();
     assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
     assert_eq!(registry.value("logferry_sink_errors_total", &[]), 1);
-    assert_eq!(registry.value("logferry_sink_rejected_records_total", &[]), 1);
+    assert_eq!(
+        registry.value("logferry_sink_rejected_records_total", &[]),
+        1
+    );
     // the sink keeps working for the next batch (which fails the same way)
     s.take(deliver(lines("t", "again\n")));
     s.flush();
-    assert_eq!(registry.value("logferry_sink_rejected_records_total", &[]), 2);
+    assert_eq!(
+        registry.value("logferry_sink_rejected_records_total", &[]),
+        2
+    );
 }
 
 #[test]

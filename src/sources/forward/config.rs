@@ -20,7 +20,10 @@ pub struct ForwardSourceConfig {
     pub max_frame_bytes: usize,
     /// Largest payload a CompressedPackedForward frame may inflate to; a
     /// larger one is rejected (the connection stays open).
-    #[serde(default = "default_max_decompressed_bytes", deserialize_with = "units::bytes")]
+    #[serde(
+        default = "default_max_decompressed_bytes",
+        deserialize_with = "units::bytes"
+    )]
     pub max_decompressed_bytes: usize,
     /// Most connections served at once; more are accepted and closed at once.
     #[serde(default = "default_max_connections")]

@@ -114,7 +114,10 @@ impl Connection {
         // the writer finishes once every routed chunk is settled
         drop(ack_tx);
         drop(router);
-        if tokio::time::timeout(ACK_DRAIN_TIMEOUT, writer).await.is_err() {
+        if tokio::time::timeout(ACK_DRAIN_TIMEOUT, writer)
+            .await
+            .is_err()
+        {
             tracing::warn!(source = %settings.source, %peer, "gave up waiting for sinks to settle this connection's chunks");
         }
     }
@@ -146,7 +149,12 @@ async fn route(
         // nothing to deliver: dropping the handle acknowledges at once
         return Ok(());
     }
-    let batch = Batch::new(frame.tag.into(), Records::Entries(frame.entries), frame.count).with_ack(ack);
+    let batch = Batch::new(
+        frame.tag.into(),
+        Records::Entries(frame.entries),
+        frame.count,
+    )
+    .with_ack(ack);
     router.route(batch).await
 }
 

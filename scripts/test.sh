@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine or a used one:
+#   1. installs/builds the real Fluentd-ecosystem clients the interop tests
+#      use (scripts/test-deps.sh: PyPI, Maven Central, Go proxy);
+#   2. checks formatting and lints (warnings are errors);
+#   3. runs every unit, black-box, interop and doc test.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "test dependencies"
+scripts/test-deps.sh
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy (warnings denied)"
+cargo clippy --all-targets --locked -- -D warnings
+
+step "cargo test"
+cargo test --locked
