@@ -5,12 +5,15 @@
 //! - this file: open files, buffered writes, rotation, acknowledgement.
 //!
 //! Records are formatted into a per-file buffer and written with one
-//! `write` per buffer (at `write_buffer_bytes`, or whenever the queue runs
-//! empty), never per record. A batch is acknowledged only after the write
-//! holding its last byte has returned (and been fsynced, with `fsync`). A
-//! failed write (a full disk) is cut back to the last complete write, so the
-//! file never holds a partial line, and its batches are rejected: counted,
-//! logged, and not acknowledged, so a forward client resends them.
+//! `write` per `write_buffer_bytes` (also whenever the queue runs empty),
+//! never per record; large batches are written slice by slice while they
+//! are formatted, so the bytes are still in the CPU cache when the kernel
+//! copies them. A batch is acknowledged only once every byte of it has been
+//! written (and fsynced, with `fsync`) and the queue has run dry or the
+//! buffer filled. If any write fails (a full disk), the file is cut back to
+//! the end of the last acknowledged data, so it never holds a partial line,
+//! and the unacknowledged batches are rejected: counted, logged, and not
+//! acknowledged, so a forward client resends them.
 
 mod config;
 mod path;
@@ -30,6 +33,9 @@ use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
 use crate::format::Formatter;
 
+/// Largest single write(2).
+const WRITE_SLICE: usize = 256 * 1024;
+
 pub struct FileSink {
     name: String,
     config: FileSinkConfig,
@@ -43,9 +49,10 @@ pub struct FileSink {
 
 /// One open output file and what is waiting to be written to it.
 struct OpenFile {
-    file: File,
-    /// Bytes in the file (to cut back a failed write and to rotate by size).
-    size: u64,
+    out: Output,
+    /// Bytes in the file up to the end of the last settled delivery: where a
+    /// failed write is cut back to.
+    settled: u64,
     opened: Instant,
     last_used: Instant,
     /// Formatted records not yet written.
@@ -106,33 +113,25 @@ impl FileSink {
 
     /// Writes a file's pending bytes and settles its deliveries.
     fn write_out(&self, path: &Path, f: &mut OpenFile) {
-        if f.pending.is_empty() && f.held.is_empty() {
-            return;
-        }
-        if let Some(limit) = self.config.rotate_bytes {
-            if f.size > 0 && f.size + f.pending.len() as u64 > limit as u64 {
-                self.rotate(path, f);
+        f.out.write(&mut f.pending);
+        if f.out.error.is_none() && self.config.fsync {
+            if let Err(e) = f.out.file.sync_data() {
+                f.out.error = Some(e);
             }
         }
-        let result = f.file.write_all(&f.pending).and_then(|()| {
-            if self.config.fsync {
-                f.file.sync_data()
-            } else {
-                Ok(())
-            }
-        });
-        match result {
-            Ok(()) => {
-                f.size += f.pending.len() as u64;
-                self.metrics.bytes.add(f.pending.len() as u64);
+        match f.out.error.take() {
+            None => {
+                self.metrics.bytes.add(f.out.size - f.settled);
+                f.settled = f.out.size;
                 for d in f.held.drain(..) {
                     self.metrics.records.add(d.batch().count as u64);
                     d.accept();
                 }
             }
-            Err(e) => {
-                // cut back to the last complete write: no partial line stays
-                let _ = f.file.set_len(f.size);
+            Some(e) => {
+                // cut back to the last settled write: no partial line stays
+                let _ = f.out.file.set_len(f.settled);
+                f.out.size = f.settled;
                 let records: usize = f.held.iter().map(|d| d.batch().count).sum();
                 self.metrics.errors.inc();
                 self.metrics.rejected_records.add(records as u64);
@@ -143,9 +142,13 @@ impl FileSink {
                 }
             }
         }
-        f.pending.clear();
-        if f.pending.capacity() > 4 * self.config.write_buffer_bytes {
-            f.pending.shrink_to(self.config.write_buffer_bytes);
+        if f.pending.capacity() > 4 * WRITE_SLICE.max(self.config.write_buffer_bytes) {
+            f.pending = Vec::new();
+        }
+        if let Some(limit) = self.config.rotate_bytes {
+            if f.out.size >= limit as u64 {
+                self.rotate(path, f);
+            }
         }
     }
 
@@ -186,6 +189,28 @@ impl FileSink {
     }
 }
 
+/// The file itself, and what the writes since the last settlement did.
+struct Output {
+    file: File,
+    /// Bytes in the file, including writes not yet settled.
+    size: u64,
+    /// The first write error since the last settlement.
+    error: Option<io::Error>,
+}
+
+impl Output {
+    /// Writes and clears `buf` (unless an earlier write of this round failed).
+    fn write(&mut self, buf: &mut Vec<u8>) {
+        if self.error.is_none() && !buf.is_empty() {
+            match self.file.write_all(buf) {
+                Ok(()) => self.size += buf.len() as u64,
+                Err(e) => self.error = Some(e),
+            }
+        }
+        buf.clear();
+    }
+}
+
 fn open_append(path: &Path) -> io::Result<OpenFile> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
@@ -194,8 +219,12 @@ fn open_append(path: &Path) -> io::Result<OpenFile> {
     let size = file.metadata()?.len();
     let now = Instant::now();
     Ok(OpenFile {
-        file,
-        size,
+        out: Output {
+            file,
+            size,
+            error: None,
+        },
+        settled: size,
         opened: now,
         last_used: now,
         pending: Vec::new(),
@@ -216,17 +245,21 @@ impl Sink for FileSink {
             return;
         }
         let f = self.files.get_mut(&path).expect("opened above");
-        if f.pending.capacity() == 0 {
-            f.pending.reserve(threshold.min(1 << 20));
-        }
         f.last_used = Instant::now();
-        if let Err(e) = self.formatter.write_batch(d.batch(), &mut f.pending) {
+        if f.pending.capacity() == 0 {
+            f.pending.reserve(WRITE_SLICE + 64 * 1024);
+        }
+        let out = &mut f.out;
+        let result = self
+            .formatter
+            .write_batch_spilling(d.batch(), &mut f.pending, WRITE_SLICE, &mut |buf| out.write(buf));
+        if let Err(e) = result {
             // cannot happen for frames the decoder accepted; never silent
             self.metrics.errors.inc();
             tracing::error!(sink = %self.name, error = %e, "cannot format batch");
         }
         f.held.push(d);
-        if f.pending.len() >= threshold {
+        if f.out.size - f.settled + f.pending.len() as u64 >= threshold as u64 {
             let mut f = self.files.remove(&path).expect("present");
             self.write_out(&path, &mut f);
             self.files.insert(path, f);
@@ -251,7 +284,7 @@ impl Sink for FileSink {
         let mut files = std::mem::take(&mut self.files);
         files.retain(|path, f| {
             if let Some(every) = self.config.rotate_interval {
-                if now.duration_since(f.opened) >= every && (f.size > 0 || !f.pending.is_empty()) {
+                if now.duration_since(f.opened) >= every && (f.out.size > 0 || !f.pending.is_empty()) {
                     self.write_out(path, f);
                     self.rotate(path, f);
                 }
