@@ -1,1 +1,99 @@
-fn main() {}
+//! The file sink: batches of decoded forward entries → formatted lines in a
+//! file, as the sink thread does it. Reports records/s and MB/s written.
+
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use logferry::buffer::{queue, BufferConfig, Delivery};
+use logferry::event::{Batch, Records};
+use logferry::metrics::Registry;
+use logferry::protocol::forward::write_message_entry;
+use logferry::sinks::{self, SinkKind};
+
+const RECORDS: usize = 1000;
+
+fn batch(size: usize) -> Batch {
+    let msg = vec![b'x'; size];
+    let mut e = Vec::new();
+    for i in 0..RECORDS {
+        write_message_entry(&mut e, 1_700_000_000, i as u32, &msg);
+    }
+    Batch::new("bench".into(), Records::Entries(e.into()), RECORDS)
+}
+
+fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
+    let config = format!(
+        "path = {:?}\nformat = {format}",
+        dir.join("out.log").display().to_string()
+    );
+    let kind = SinkKind::File(toml::from_str(&config).unwrap());
+    sinks::build("bench", kind, &Registry::new()).unwrap()
+}
+
+fn deliveries(b: &Batch, n: usize) -> Vec<Delivery> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (tx, mut rx) = queue(
+        "bench",
+        BufferConfig {
+            max_bytes: u32::MAX as usize,
+            ..Default::default()
+        },
+        &Registry::new(),
+    );
+    rt.block_on(async {
+        for _ in 0..n {
+            tx.send(b.clone()).await.unwrap();
+        }
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(rx.recv().await.unwrap());
+        }
+        out
+    })
+}
+
+fn write(c: &mut Criterion) {
+    for (size, format) in [
+        (100, "\"raw\""),
+        (4096, "\"raw\""),
+        (100, "\"json\""),
+        (
+            100,
+            "{ type = \"template\", template = \"{time} {tag} {message}\" }",
+        ),
+    ] {
+        let name = format!(
+            "file_writer/{size}B/{}",
+            format.split('"').nth(1).unwrap_or(format)
+        );
+        let b = batch(size);
+        let mut group = c.benchmark_group(name);
+        group.measurement_time(Duration::from_secs(5));
+        group.throughput(Throughput::Elements(RECORDS as u64));
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = sink(dir.path(), format);
+        group.bench_function("records", |bench| {
+            bench.iter_custom(|iters| {
+                let ds = deliveries(&b, iters as usize);
+                let start = std::time::Instant::now();
+                for d in ds {
+                    s.take(d);
+                }
+                s.flush();
+                let t = start.elapsed();
+                // keep the disk from filling across iterations
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(dir.path().join("out.log"))
+                    .and_then(|f| f.set_len(0));
+                t
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, write);
+criterion_main!(benches);

@@ -87,16 +87,30 @@ pub fn forward_file(a: ForwardFileArgs) -> Result<(), String> {
     let mut base = Vec::new();
     let mut ours = Vec::new();
     for i in 0..a.runs {
-        base.push(socket_copy(&dir.path.join("baseline.out"), &frame, chunks, records, wire_bytes)?);
-        ours.push(logferry_forward_file(&dir.path, i, &frame, chunks, records, out_bytes)?);
+        base.push(socket_copy(
+            &dir.path.join("baseline.out"),
+            &frame,
+            chunks,
+            records,
+            wire_bytes,
+        )?);
+        ours.push(logferry_forward_file(
+            &dir.path, i, &frame, chunks, records, out_bytes,
+        )?);
         eprintln!("run {}: {}", i + 1, ours[i].row("logferry"));
     }
     println!("\n{}", header());
     for (i, r) in base.iter().enumerate() {
-        println!("{}", r.row(&format!("baseline: socket → file copy, run {}", i + 1)));
+        println!(
+            "{}",
+            r.row(&format!("baseline: socket → file copy, run {}", i + 1))
+        );
     }
     for (i, r) in ours.iter().enumerate() {
-        println!("{}", r.row(&format!("logferry forward → file, run {}", i + 1)));
+        println!(
+            "{}",
+            r.row(&format!("logferry forward → file, run {}", i + 1))
+        );
     }
     let (b, o) = (median(&mut base), median(&mut ours));
     println!("{}", b.row("**baseline median**"));
@@ -121,7 +135,10 @@ impl WorkDir {
     fn new(chosen: Option<PathBuf>) -> Result<Self, String> {
         let (path, remove) = match chosen {
             Some(p) => (p, false),
-            None => (std::env::temp_dir().join(format!("logferry-bench-{}", std::process::id())), true),
+            None => (
+                std::env::temp_dir().join(format!("logferry-bench-{}", std::process::id())),
+                true,
+            ),
         };
         std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(WorkDir { path, remove })
@@ -146,18 +163,29 @@ fn wait_for_size(path: &Path, bytes: u64, child: &mut Option<&mut Child>) -> Res
         }
         if let Some(c) = child.as_mut() {
             if let Ok(Some(status)) = c.try_wait() {
-                return Err(format!("logferry exited early ({status}) with {size} of {bytes} bytes written"));
+                return Err(format!(
+                    "logferry exited early ({status}) with {size} of {bytes} bytes written"
+                ));
             }
         }
         if Instant::now() > deadline {
-            return Err(format!("{} stuck at {size} of {bytes} bytes", path.display()));
+            return Err(format!(
+                "{} stuck at {size} of {bytes} bytes",
+                path.display()
+            ));
         }
         std::thread::sleep(Duration::from_micros(500));
     }
 }
 
 /// Baseline: a loopback receiver copies the same wire bytes into a file.
-fn socket_copy(out: &Path, frame: &[u8], chunks: usize, records: usize, wire: u64) -> Result<Run, String> {
+fn socket_copy(
+    out: &Path,
+    frame: &[u8],
+    chunks: usize,
+    records: usize,
+    wire: u64,
+) -> Result<Run, String> {
     let _ = std::fs::remove_file(out);
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
@@ -211,7 +239,10 @@ fn start_logferry(config: &Path) -> Result<(Child, SocketAddr), String> {
             }
             if let Some(addr) = line
                 .contains("forward source listening")
-                .then(|| line.split_whitespace().find_map(|w| w.strip_prefix("address=")))
+                .then(|| {
+                    line.split_whitespace()
+                        .find_map(|w| w.strip_prefix("address="))
+                })
                 .flatten()
                 .and_then(|a| a.parse::<SocketAddr>().ok())
             {

@@ -121,6 +121,10 @@ impl Formatter {
         })
     }
 
+    pub fn kind(&self) -> FormatKind {
+        self.kind
+    }
+
     /// Appends every record of `batch` to `out`.
     pub fn write_batch(&mut self, batch: &Batch, out: &mut Vec<u8>) -> msgpack::Result<()> {
         self.write_batch_spilling(batch, out, usize::MAX, &mut |_| {})
@@ -209,7 +213,21 @@ impl Formatter {
     }
 }
 
-fn write_raw_record(rec: RecordRef<'_>, out: &mut Vec<u8>) {
+/// The raw-format text of a record when it is a string as it stands (the
+/// `message` or `log` field, or the line), so a sink can write it without
+/// copying; `None` when it must be formatted with [`write_raw_record`].
+pub fn raw_text(rec: RecordRef<'_>) -> Option<&[u8]> {
+    match rec {
+        RecordRef::Line(l) => Some(l),
+        RecordRef::Map(m) => match message_of(m)? {
+            Value::Str(s) | Value::Bin(s) => Some(s),
+            _ => None,
+        },
+    }
+}
+
+/// Appends one record in raw format, newline included.
+pub fn write_raw_record(rec: RecordRef<'_>, out: &mut Vec<u8>) {
     let map = match rec {
         RecordRef::Line(l) => {
             out.extend_from_slice(l);

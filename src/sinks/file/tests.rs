@@ -147,3 +147,41 @@ fn template_format_writes_one_line_per_record() {
     s.finish();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "x a\nx b\n");
 }
+
+#[test]
+fn large_raw_records_are_written_in_order_without_copying() {
+    use crate::protocol::msgpack::write;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.log");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    let mut entries = Vec::new();
+    let mut want = String::new();
+    for i in 0..1500 {
+        write::array_len(&mut entries, 2);
+        write::uint(&mut entries, 1);
+        write::map_len(&mut entries, 1);
+        if i == 700 {
+            // no message field: formatted as JSON, in its place
+            write::str(&mut entries, b"n");
+            write::uint(&mut entries, 7);
+            want.push_str("{\"n\":7}\n");
+        } else {
+            let msg = format!("{i:04}{}", "y".repeat(2000));
+            write::str(&mut entries, b"message");
+            write::str(&mut entries, msg.as_bytes());
+            want.push_str(&msg);
+            want.push('\n');
+        }
+    }
+    s.take(deliver(Batch::new(
+        "t".into(),
+        Records::Entries(entries.into()),
+        1500,
+    )));
+    s.flush();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
+    assert_eq!(
+        registry.value("logferry_sink_bytes_total", &[]),
+        want.len() as u64
+    );
+}
