@@ -182,6 +182,16 @@ impl<'a> RecordRef<'a> {
     }
 }
 
+/// Reads the next `[time, record]` entry of a packed stream without
+/// decoding its time, and returns the record's encoded bytes.
+pub fn next_record<'a>(r: &mut Reader<'a>) -> msgpack::Result<&'a [u8]> {
+    r.read_array_len()?;
+    r.skip()?; // time
+    let start = r.pos();
+    r.skip()?;
+    Ok(&r.buffer()[start..r.pos()])
+}
+
 /// Looks up `key` in an encoded msgpack map without decoding other values.
 pub fn map_field<'a>(map: &'a [u8], key: &[u8]) -> Option<Value<'a>> {
     Reader::new(map_field_raw(map, key)?).read().ok()

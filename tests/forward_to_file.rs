@@ -12,16 +12,7 @@ use flate2::{write::GzEncoder, Compression};
 use logferry::protocol::forward::{write_message_entry, write_packed_forward};
 use logferry::protocol::msgpack::{write, Reader, Value};
 
-const CONFIG: &str = r#"
-[sources.in]
-type = "forward"
-address = "127.0.0.1:0"
-
-[sinks.unified]
-type = "file"
-match = "**"
-path = "{dir}/unified.log"
-"#;
+const CONFIG: &str = FORWARD_TO_FILE;
 
 /// `n` entries `[time, {"message": "<prefix>-<i>"}]` for i in `range`.
 fn entries(prefix: &str, range: std::ops::Range<usize>) -> Vec<u8> {

@@ -17,16 +17,8 @@ use common::*;
 
 const N: usize = 5000;
 
-const CONFIG: &str = r#"
-[sources.in]
-type = "forward"
-address = "127.0.0.1:0"
-
-[sinks.unified]
-type = "file"
-match = "**"
-path = "{dir}/unified.log"
-
+/// FORWARD_TO_FILE plus every record as JSON in `{dir}/all.json`.
+const JSON_SINK: &str = r#"
 [sinks.json]
 type = "file"
 match = "interop.**"
@@ -79,7 +71,7 @@ fn python_fluent_logger() {
     let Some(python) = client("target/interop/venv/bin/python") else {
         return;
     };
-    let mut lf = Logferry::start(CONFIG);
+    let mut lf = Logferry::start(&format!("{FORWARD_TO_FILE}{JSON_SINK}"));
     let addr = lf.forward_addr("in");
     for nano in [false, true] {
         let prefix = if nano { "pyns" } else { "py" };
@@ -107,7 +99,7 @@ fn fluency_with_ack() {
     let Some(jar) = client("target/interop/fluency-sender.jar") else {
         return;
     };
-    let mut lf = Logferry::start(CONFIG);
+    let mut lf = Logferry::start(&format!("{FORWARD_TO_FILE}{JSON_SINK}"));
     let addr = lf.forward_addr("in");
     run(
         Command::new("java").arg("-jar").arg(&jar).args([
@@ -130,7 +122,7 @@ fn fluent_logger_golang_with_ack() {
     let Some(bin) = client("target/interop/go-sender") else {
         return;
     };
-    let mut lf = Logferry::start(CONFIG);
+    let mut lf = Logferry::start(&format!("{FORWARD_TO_FILE}{JSON_SINK}"));
     let addr = lf.forward_addr("in");
     run(
         Command::new(bin)

@@ -165,21 +165,13 @@ impl<'a> Parser<'a> {
         for (name, table) in sources {
             let path = ["sources", name.as_str()];
             let (kind, rest) = self.component_type(table, &path)?;
-            let table = ComponentTable {
-                parser: &self,
-                table: rest,
-                path: &path,
-            };
-            let kind = crate::sources::parse_kind(&kind, table).map_err(|e| match e {
-                KindError::Unknown(list) => self.error(
-                    self.locate(&path, Some("type")),
-                    format!("[sources.{name}]: unknown source type `{kind}` (known: {list})"),
-                ),
-                KindError::Invalid(err) => err,
-            })?;
-            kind.validate().map_err(|e| {
-                self.error(self.locate(&path, None), format!("[sources.{name}]: {e}"))
-            })?;
+            let kind = self.component(
+                &path,
+                &kind,
+                rest,
+                crate::sources::parse_kind,
+                SourceKind::validate,
+            )?;
             config.sources.push(SourceConfig { name, kind });
         }
         for (name, table) in sinks {
@@ -208,21 +200,13 @@ impl<'a> Parser<'a> {
                     format!("[sinks.{name}]: {e}"),
                 )
             })?;
-            let table = ComponentTable {
-                parser: &self,
-                table: rest,
-                path: &path,
-            };
-            let kind = crate::sinks::parse_kind(&kind, table).map_err(|e| match e {
-                KindError::Unknown(list) => self.error(
-                    self.locate(&path, Some("type")),
-                    format!("[sinks.{name}]: unknown sink type `{kind}` (known: {list})"),
-                ),
-                KindError::Invalid(err) => err,
-            })?;
-            kind.validate().map_err(|e| {
-                self.error(self.locate(&path, None), format!("[sinks.{name}]: {e}"))
-            })?;
+            let kind = self.component(
+                &path,
+                &kind,
+                rest,
+                crate::sinks::parse_kind,
+                SinkKind::validate,
+            )?;
             config.sinks.push(SinkConfig {
                 name,
                 pattern,
@@ -237,6 +221,41 @@ impl<'a> Parser<'a> {
             return Err(self.error(None, "no sinks: add a [sinks.NAME] table"));
         }
         Ok(config)
+    }
+
+    /// Turns the type-specific keys of the component at `path` (`["sinks",
+    /// name]`) into its typed, validated config.
+    fn component<K>(
+        &self,
+        path: &[&str; 2],
+        type_name: &str,
+        keys: Table,
+        parse: fn(&str, ComponentTable<'_>) -> Result<K, KindError>,
+        validate: fn(&K) -> Result<(), String>,
+    ) -> Result<K, ConfigError> {
+        let table = ComponentTable {
+            parser: self,
+            table: keys,
+            path,
+        };
+        let what = path[0].trim_end_matches('s');
+        let kind = parse(type_name, table).map_err(|e| match e {
+            KindError::Unknown(list) => self.error(
+                self.locate(path, Some("type")),
+                format!(
+                    "[{}]: unknown {what} type `{type_name}` (known: {list})",
+                    path.join(".")
+                ),
+            ),
+            KindError::Invalid(err) => err,
+        })?;
+        validate(&kind).map_err(|e| {
+            self.error(
+                self.locate(path, None),
+                format!("[{}]: {e}", path.join(".")),
+            )
+        })?;
+        Ok(kind)
     }
 
     /// The named tables under `[sources]` or `[sinks]`, in file order.

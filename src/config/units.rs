@@ -14,17 +14,22 @@ enum NumberOrText {
     Text(String),
 }
 
-/// Parses `"250ms"`, `"10s"`, `"1.5m"`, `"2h"`, `"1d"`; a bare number is seconds.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let s = s.trim();
+/// Splits `"1.5 MiB"` into `(1.5, "MiB")`.
+fn number_and_unit(s: &str) -> Option<(f64, &str)> {
     let split = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid duration {s:?}: expected e.g. \"500ms\", \"10s\", \"5m\""))?;
-    let scale = match unit.trim() {
+    Some((num.parse().ok()?, unit.trim()))
+}
+
+/// Parses `"250ms"`, `"10s"`, `"1.5m"`, `"2h"`, `"1d"`; a bare number is seconds.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (n, unit) = number_and_unit(s).ok_or_else(|| {
+        format!("invalid duration {s:?}: expected e.g. \"500ms\", \"10s\", \"5m\"")
+    })?;
+    let scale = match unit {
         "ns" => 1e-9,
         "us" => 1e-6,
         "ms" => 1e-3,
@@ -44,14 +49,9 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// Parses `"64KiB"`, `"16MiB"`, `"1GiB"`, `"10MB"`, `"512k"`; a bare number is bytes.
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
     let s = s.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid size {s:?}: expected e.g. \"64KiB\", \"16MiB\""))?;
-    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+    let (n, unit) = number_and_unit(s)
+        .ok_or_else(|| format!("invalid size {s:?}: expected e.g. \"64KiB\", \"16MiB\""))?;
+    let scale: f64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kb" => 1e3,
         "m" | "mb" => 1e6,

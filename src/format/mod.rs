@@ -17,7 +17,7 @@ use std::sync::Arc;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use crate::event::{Batch, EventTime, RecordRef, Records};
+use crate::event::{next_record, Batch, EventTime, RecordRef, Records};
 use crate::protocol::msgpack::{self, write, Reader, Value};
 pub use template::Template;
 use time::TimeFormat;
@@ -159,11 +159,7 @@ impl Formatter {
             (FormatKind::Raw, Records::Entries(entries)) => {
                 let mut r = Reader::new(entries);
                 while !r.is_empty() {
-                    r.read_array_len()?;
-                    r.skip()?; // time
-                    let start = r.pos();
-                    r.skip()?;
-                    write_raw_record(RecordRef::Map(&entries[start..r.pos()]), out);
+                    write_raw_record(RecordRef::Map(next_record(&mut r)?), out);
                     check(out);
                 }
                 Ok(())

@@ -12,6 +12,19 @@ use std::time::{Duration, Instant};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
 
+/// A forward source `in` on a free port, and every record as a raw line in
+/// `{dir}/unified.log`.
+pub const FORWARD_TO_FILE: &str = r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.unified]
+type = "file"
+match = "**"
+path = "{dir}/unified.log"
+"#;
+
 /// A running logferry process.
 pub struct Logferry {
     child: Option<Child>,

@@ -31,7 +31,7 @@ use path::PathTemplate;
 
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
-use crate::event::{RecordRef, Records};
+use crate::event::{next_record, RecordRef, Records};
 use crate::format::{self, FormatKind, Formatter};
 use crate::protocol::msgpack::{self, Reader};
 
@@ -248,11 +248,7 @@ fn write_raw_vectored(out: &mut Output, entries: &[u8]) -> msgpack::Result<()> {
     let mut scratch = Vec::new();
     let mut r = Reader::new(entries);
     while !r.is_empty() {
-        r.read_array_len()?;
-        r.skip()?; // time
-        let start = r.pos();
-        r.skip()?;
-        let rec = RecordRef::Map(&entries[start..r.pos()]);
+        let rec = RecordRef::Map(next_record(&mut r)?);
         match format::raw_text(rec) {
             Some(text) => {
                 slices.push(IoSlice::new(text));
