@@ -33,31 +33,36 @@ impl EventTime {
     }
 
     /// Reads an entry's time slot: an integer, a float, an EventTime ext, or
-    /// Fluent Bit's `[EventTime, {metadata}]` array.
+    /// Fluent Bit's `[EventTime, {metadata}]` array (one level only: a time
+    /// nested deeper is invalid, so hostile nesting costs no stack).
     pub fn read(r: &mut Reader<'_>) -> msgpack::Result<EventTime> {
-        let at = r.pos();
-        let invalid = msgpack::Error::Invalid {
-            offset: at,
-            reason: "entry time must be an integer, float or EventTime",
-        };
-        Ok(match r.read()? {
+        match r.read()? {
+            Value::Array(n) if n >= 1 => {
+                let t = Self::scalar(r.pos(), r.read()?)?;
+                for _ in 1..n {
+                    r.skip()?;
+                }
+                Ok(t)
+            }
+            v => Self::scalar(r.pos(), v),
+        }
+    }
+
+    fn scalar(at: usize, v: Value<'_>) -> msgpack::Result<EventTime> {
+        Ok(match v {
             Value::UInt(s) => EventTime::new(s as u32, 0),
             Value::Int(s) => EventTime::new(s.max(0) as u32, 0),
-            Value::Float(f) if f >= 0.0 => {
-                EventTime::new(f.trunc() as u32, ((f.fract()) * 1e9) as u32)
-            }
+            Value::Float(f) if f >= 0.0 => EventTime::new(f.trunc() as u32, (f.fract() * 1e9) as u32),
             Value::Ext(0, b) if b.len() == 8 => EventTime::new(
                 u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
                 u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
             ),
-            Value::Array(n) if n >= 1 => {
-                let t = EventTime::read(r)?;
-                for _ in 1..n {
-                    r.skip()?;
-                }
-                t
+            _ => {
+                return Err(msgpack::Error::Invalid {
+                    offset: at,
+                    reason: "entry time must be an integer, float or EventTime",
+                })
             }
-            _ => return Err(invalid),
         })
     }
 
@@ -306,5 +311,9 @@ mod tests {
             assert!(r.is_empty());
         }
         assert!(EventTime::read(&mut Reader::new(&[0xa1, b'x'])).is_err());
+        // a time nested in arrays deeper than Fluent Bit's pair is invalid
+        let mut deep = vec![0x91; 100_000];
+        deep.push(0x01);
+        assert!(EventTime::read(&mut Reader::new(&deep)).is_err());
     }
 }
