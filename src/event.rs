@@ -52,7 +52,9 @@ impl EventTime {
         Ok(match v {
             Value::UInt(s) => EventTime::new(s as u32, 0),
             Value::Int(s) => EventTime::new(s.max(0) as u32, 0),
-            Value::Float(f) if f >= 0.0 => EventTime::new(f.trunc() as u32, (f.fract() * 1e9) as u32),
+            Value::Float(f) if f >= 0.0 => {
+                EventTime::new(f.trunc() as u32, (f.fract() * 1e9) as u32)
+            }
             Value::Ext(0, b) if b.len() == 8 => EventTime::new(
                 u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
                 u32::from_be_bytes([b[4], b[5], b[6], b[7]]),

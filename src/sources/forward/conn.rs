@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{BufMut, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::TcpStream;
@@ -73,10 +73,13 @@ impl Connection {
 
         let mut buf = BytesMut::with_capacity(READ_CHUNK);
         let mut hint = 0usize;
+        let mut typical_frame = 0usize;
         let end = 'conn: loop {
             loop {
+                let before = buf.len();
                 match next_frame(&mut buf, &settings.limits, &mut hint) {
                     Ok(Some(frame)) => {
+                        typical_frame = before - buf.len();
                         if let Err(e) = route(frame, &mut router, &ack_tx, &metrics).await {
                             break 'conn End::Error("sink_stopped", e.to_string());
                         }
@@ -86,24 +89,35 @@ impl Connection {
                     Err(e) => metrics.frame_error(peer, &e),
                 }
             }
-            // room for the rest of a large frame in one go, or a full read
-            let want = hint.saturating_sub(buf.len()).max(READ_CHUNK);
-            if buf.capacity() - buf.len() < want / 2 {
-                buf.reserve(want);
-            }
-            tokio::select! {
-                biased;
-                _ = shutdown.wait() => break End::Clean,
-                read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut buf)) => match read {
-                    Err(_) => break End::Error("idle_timeout", format!("no data for {:?}", settings.idle_timeout)),
-                    Ok(Ok(0)) if buf.is_empty() => break End::Clean,
-                    Ok(Ok(0)) => break End::Error(
+            let limit = prepare_read(&mut buf, hint, typical_frame);
+            let read = {
+                let mut room = (&mut buf).limit(limit);
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => None,
+                    read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
+                }
+            };
+            match read {
+                None => break End::Clean,
+                Some(Err(_)) => {
+                    break End::Error(
+                        "idle_timeout",
+                        format!("no data for {:?}", settings.idle_timeout),
+                    )
+                }
+                Some(Ok(Ok(0))) if buf.is_empty() => break End::Clean,
+                Some(Ok(Ok(0))) => {
+                    break End::Error(
                         "truncated",
-                        format!("peer closed the connection inside a frame ({} bytes unread)", buf.len()),
-                    ),
-                    Ok(Ok(_)) => {}
-                    Ok(Err(e)) => break End::Error("io", e.to_string()),
-                },
+                        format!(
+                            "peer closed the connection inside a frame ({} bytes unread)",
+                            buf.len()
+                        ),
+                    )
+                }
+                Some(Ok(Ok(_))) => {}
+                Some(Ok(Err(e))) => break End::Error("io", e.to_string()),
             }
         };
         match &end {
@@ -121,6 +135,39 @@ impl Connection {
             tracing::warn!(source = %settings.source, %peer, "gave up waiting for sinks to settle this connection's chunks");
         }
     }
+}
+
+/// Makes room in `buf` for the next read and returns how many bytes that
+/// read may take. Frames leave the buffer as shared slices, so growing a
+/// buffer that still holds part of a frame copies that part: the rest of a
+/// large frame of known size (`hint`) gets room for all of it at once, and
+/// is read no further than its end, so the next frame starts in a fresh
+/// buffer instead of being copied out of this one. A new frame gets room for
+/// one read, or for a whole frame as large as the last one.
+fn prepare_read(buf: &mut BytesMut, hint: usize, typical_frame: usize) -> usize {
+    let spare = buf.capacity() - buf.len();
+    if hint > buf.len() {
+        let rest = hint - buf.len();
+        if spare < rest {
+            grow(buf, rest);
+        }
+        if hint >= READ_CHUNK {
+            return rest;
+        }
+    } else if spare < READ_CHUNK {
+        // a little slack, so a frame slightly larger than the last still fits
+        grow(buf, READ_CHUNK.max(typical_frame + typical_frame / 16));
+    }
+    usize::MAX
+}
+
+/// Gives `buf` room for `additional` more bytes in a new allocation, copying
+/// only the bytes it holds. (`BytesMut::reserve` may instead reallocate the
+/// whole old allocation, frames already handed on included.)
+fn grow(buf: &mut BytesMut, additional: usize) {
+    let mut fresh = BytesMut::with_capacity(buf.len() + additional);
+    fresh.extend_from_slice(buf);
+    *buf = fresh;
 }
 
 /// Routes one decoded frame as one batch, attaching an ack if asked for.
