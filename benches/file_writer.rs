@@ -27,7 +27,10 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
         dir.join("out.log").display().to_string()
     );
     let kind = SinkKind::File(toml::from_str(&config).unwrap());
-    sinks::build("bench", kind, &Registry::new()).unwrap()
+    match sinks::build("bench", kind, &Registry::new()).unwrap() {
+        sinks::SinkRunner::Blocking(s) => s,
+        sinks::SinkRunner::Async(_) => unreachable!("the file sink is a blocking sink"),
+    }
 }
 
 fn deliveries(b: &Batch, n: usize) -> Vec<Delivery> {

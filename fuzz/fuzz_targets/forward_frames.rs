@@ -20,7 +20,9 @@
 //! * the buffer never holds more than `max_frame_bytes` + one read;
 //! * read boundaries do not matter: the frames (and non-fatal errors) decoded
 //!   from the stream in small reads are exactly those decoded from it in one
-//!   read, and both end in a fatal error or neither does.
+//!   read, and both end in a fatal error or neither does;
+//! * stack use does not grow with the input: the checks run on a 256 KiB
+//!   stack (see `common.rs`), so recursion on nesting depth overflows it.
 
 #![no_main]
 

@@ -8,6 +8,8 @@
 //!   value (ending where `skip` ends), and writes valid UTF-8 JSON (parsed with
 //!   serde_json) of the same kind (map → object, array → array, …);
 //! * `json::write_str` always writes one valid JSON string.
+//! * stack use does not grow with the input: the checks run on a 256 KiB
+//!   stack (see `common.rs`), so recursion on nesting depth overflows it.
 
 #![no_main]
 
@@ -15,7 +17,11 @@ use libfuzzer_sys::fuzz_target;
 use logferry::format::json;
 use logferry::protocol::msgpack::{self, Reader};
 
-fuzz_target!(|data: &[u8]| {
+mod common;
+
+fuzz_target!(|data: &[u8]| common::on_small_stack(|| check(data)));
+
+fn check(data: &[u8]) {
     let mut out = Vec::new();
     match msgpack::skip(data, 0) {
         Ok(end) => {
@@ -52,4 +58,4 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(orig) = std::str::from_utf8(data) {
         assert_eq!(s, orig, "write_str does not round-trip valid UTF-8");
     }
-});
+}

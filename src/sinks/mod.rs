@@ -8,6 +8,7 @@
 
 pub mod counter;
 pub mod file;
+pub mod forward;
 pub mod null;
 pub mod stdout;
 
@@ -18,6 +19,7 @@ use crate::config::{ComponentTable, KindError};
 use crate::metrics::{Counter, Registry};
 use counter::{CounterSink, CounterSinkConfig};
 use file::{FileSink, FileSinkConfig};
+use forward::{ForwardSink, ForwardSinkConfig};
 use null::{NullSink, NullSinkConfig};
 use stdout::{StdoutSink, StdoutSinkConfig};
 
@@ -25,16 +27,18 @@ use stdout::{StdoutSink, StdoutSinkConfig};
 #[derive(Debug, Clone, PartialEq)]
 pub enum SinkKind {
     File(FileSinkConfig),
+    Forward(ForwardSinkConfig),
     Stdout(StdoutSinkConfig),
     Null(NullSinkConfig),
     Counter(CounterSinkConfig),
 }
 
-const KNOWN: &str = "file, stdout, null, counter";
+const KNOWN: &str = "file, forward, stdout, null, counter";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
     Ok(match name {
         "file" => SinkKind::File(table.parse()?),
+        "forward" => SinkKind::Forward(table.parse()?),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -46,6 +50,7 @@ impl SinkKind {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             SinkKind::File(c) => c.validate(),
+            SinkKind::Forward(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
@@ -101,34 +106,44 @@ pub trait Sink: Send + 'static {
     }
 }
 
+/// A built sink, ready to run on its thread.
+pub enum SinkRunner {
+    /// Driven by [`drive`]: takes batches, flushes when the queue runs dry.
+    Blocking(Box<dyn Sink>),
+    /// Runs its own loop over the queue (network sinks).
+    Async(ForwardSink),
+}
+
 /// Builds the sink for `kind`.
-pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<Box<dyn Sink>, String> {
+pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<SinkRunner, String> {
     let m = SinkMetrics::new(metrics, name);
     Ok(match kind {
-        SinkKind::File(c) => Box::new(FileSink::new(name, c, m)?),
-        SinkKind::Stdout(c) => Box::new(StdoutSink::new(c, m)?),
-        SinkKind::Null(_) => Box::new(NullSink::new(m)),
-        SinkKind::Counter(c) => Box::new(CounterSink::new(name, c, m)),
+        SinkKind::File(c) => SinkRunner::Blocking(Box::new(FileSink::new(name, c, m)?)),
+        SinkKind::Forward(c) => SinkRunner::Async(ForwardSink::new(name, c, metrics, m)?),
+        SinkKind::Stdout(c) => SinkRunner::Blocking(Box::new(StdoutSink::new(c, m)?)),
+        SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
+        SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
     })
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
 /// The returned handle resolves when the sink has finished.
-pub fn spawn(
-    name: &str,
-    mut sink: Box<dyn Sink>,
-    rx: QueueReceiver,
-) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+pub fn spawn(name: &str, sink: SinkRunner, rx: QueueReceiver) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name(format!("sink-{name}"))
         .spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
+                .enable_all()
                 .build()
-                .expect("a current-thread runtime with timers always builds");
-            rt.block_on(drive(&mut *sink, rx));
-            sink.finish();
+                .expect("a current-thread runtime always builds");
+            match sink {
+                SinkRunner::Blocking(mut sink) => {
+                    rt.block_on(drive(&mut *sink, rx));
+                    sink.finish();
+                }
+                SinkRunner::Async(sink) => rt.block_on(sink.run(rx)),
+            }
             let _ = done_tx.send(());
         })?;
     Ok(done_rx)

@@ -3,6 +3,7 @@
 //! packed frames).
 
 mod decode;
+pub mod handshake;
 #[cfg(test)]
 mod tests;
 

@@ -5,7 +5,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::units;
+use crate::protocol::forward::handshake::ServerAuth;
 use crate::protocol::forward::Limits;
+use crate::tls::ServerTlsConfig;
 
 /// `type = "forward"`: a Fluentd forward-protocol server.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -31,6 +33,24 @@ pub struct ForwardSourceConfig {
     /// A connection that sends nothing for this long is closed.
     #[serde(default = "default_idle_timeout", deserialize_with = "units::duration")]
     pub idle_timeout: Duration,
+    /// Require the shared-key handshake (HELO/PING/PONG) with this key.
+    pub shared_key: Option<String>,
+    /// With `shared_key`: also require one of these username/password pairs.
+    #[serde(default)]
+    pub users: Vec<UserConfig>,
+    /// Host name this server reports in the handshake (default: this
+    /// machine's host name).
+    pub self_hostname: Option<String>,
+    /// Serve TLS instead of plain TCP.
+    pub tls: Option<ServerTlsConfig>,
+}
+
+/// One `[[sources.NAME.users]]` entry.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    pub username: String,
+    pub password: String,
 }
 
 const fn default_max_frame_bytes() -> usize {
@@ -66,7 +86,25 @@ impl ForwardSourceConfig {
         if self.idle_timeout.is_zero() {
             return Err("idle_timeout must be greater than 0".into());
         }
+        if !self.users.is_empty() && self.shared_key.is_none() {
+            return Err("users need shared_key (user authentication is part of the shared-key handshake)".into());
+        }
+        if self.shared_key.as_deref() == Some("") {
+            return Err("shared_key must not be empty".into());
+        }
+        if let Some(tls) = &self.tls {
+            tls.validate()?;
+        }
         Ok(())
+    }
+
+    /// The handshake settings, if the handshake is required.
+    pub fn auth(&self) -> Option<ServerAuth> {
+        self.shared_key.as_ref().map(|key| ServerAuth {
+            shared_key: key.clone(),
+            users: self.users.iter().map(|u| (u.username.clone(), u.password.clone())).collect(),
+            hostname: self.self_hostname.clone().unwrap_or_else(crate::format::hostname),
+        })
     }
 
     pub fn limits(&self) -> Limits {

@@ -13,17 +13,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::OwnedWriteHalf;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
 
 use super::ForwardMetrics;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, Records};
+use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits};
+use crate::net::{read_value, Stream};
 use crate::router::Router;
 use crate::sources::Shutdown;
+
+/// How long a client has for the TLS and shared-key handshakes.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Largest PING accepted.
+const MAX_PING_BYTES: usize = 64 * 1024;
 
 /// Bytes requested from the socket per read.
 const READ_CHUNK: usize = 256 * 1024;
@@ -36,6 +44,8 @@ pub(super) struct Settings {
     pub limits: Limits,
     pub idle_timeout: Duration,
     pub source: Arc<str>,
+    pub tls: Option<TlsAcceptor>,
+    pub auth: Option<ServerAuth>,
 }
 
 pub(super) struct Connection {
@@ -67,13 +77,31 @@ impl Connection {
         } = self;
         let _ = stream.set_nodelay(true);
         tracing::debug!(source = %settings.source, %peer, "connection opened");
-        let (mut rd, wr) = stream.into_split();
+        let stream: Box<dyn Stream> = match &settings.tls {
+            None => Box::new(stream),
+            Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                Ok(Ok(tls)) => Box::new(tls),
+                Ok(Err(e)) => return metrics.connection_error(peer, "tls", &format!("TLS handshake failed: {e}")),
+                Err(_) => return metrics.connection_error(peer, "tls", "TLS handshake timed out"),
+            },
+        };
+        let (mut rd, mut wr) = tokio::io::split(stream);
+        let mut buf = BytesMut::with_capacity(READ_CHUNK);
+        if let Some(auth) = &settings.auth {
+            let result = tokio::time::timeout(HANDSHAKE_TIMEOUT, authenticate(auth, &mut rd, &mut wr, &mut buf)).await;
+            match result {
+                Ok(Ok(client)) => tracing::debug!(source = %settings.source, %peer, client, "client authenticated"),
+                Ok(Err(reason)) => return metrics.connection_error(peer, "auth", &reason),
+                Err(_) => return metrics.connection_error(peer, "auth", "handshake timed out"),
+            }
+        }
         let (ack_tx, ack_rx) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write_acks(wr, ack_rx, metrics.clone()));
 
-        let mut buf = BytesMut::with_capacity(READ_CHUNK);
         let mut hint = 0usize;
         let mut typical_frame = 0usize;
+        // checked once, on the first bytes of a plain connection
+        let mut first_bytes = settings.tls.is_none();
         let end = 'conn: loop {
             loop {
                 let before = buf.len();
@@ -116,7 +144,10 @@ impl Connection {
                         ),
                     )
                 }
-                Some(Ok(Ok(_))) => {}
+                Some(Ok(Ok(_))) if first_bytes && looks_like_tls(&buf) => {
+                    break End::Error("tls_on_plain_port", TLS_ON_PLAIN_PORT.into())
+                }
+                Some(Ok(Ok(_))) => first_bytes = false,
                 Some(Ok(Err(e))) => break End::Error("io", e.to_string()),
             }
         };
@@ -205,8 +236,52 @@ async fn route(
     router.route(batch).await
 }
 
+/// True if `buf` starts like a TLS ClientHello (record type 0x16, version
+/// 3.x), which a plain port would otherwise misread as msgpack.
+fn looks_like_tls(buf: &[u8]) -> bool {
+    buf.len() >= 2 && buf[0] == 0x16 && buf[1] == 0x03
+}
+
+const TLS_ON_PLAIN_PORT: &str =
+    "TLS handshake on a plain port: the client uses TLS, this source has no [tls] settings";
+
+/// The server side of the shared-key handshake: HELO, then PING, then
+/// PONG. Returns the client's host name; on failure the client has been sent
+/// a PONG with the reason.
+async fn authenticate(
+    auth: &ServerAuth,
+    rd: &mut ReadHalf<Box<dyn Stream>>,
+    wr: &mut WriteHalf<Box<dyn Stream>>,
+    buf: &mut BytesMut,
+) -> Result<String, String> {
+    let helo = Helo {
+        nonce: handshake::random_bytes(16),
+        auth_salt: if auth.users.is_empty() { Vec::new() } else { handshake::random_bytes(16) },
+        keepalive: true,
+    };
+    let io = |e: std::io::Error| format!("handshake: {e}");
+    wr.write_all(&handshake::encode_helo(&helo)).await.map_err(io)?;
+    let frame = read_value(rd, buf, MAX_PING_BYTES, "PING").await?;
+    let first_two: Vec<u8> = frame.iter().chain(buf.iter()).take(2).copied().collect();
+    if looks_like_tls(&first_two) {
+        return Err(TLS_ON_PLAIN_PORT.into());
+    }
+    let ping = handshake::decode_ping(&frame).map_err(|e| format!("bad PING: {e}"))?;
+    let verdict = handshake::verify_ping(auth, &helo, &ping);
+    wr.write_all(&handshake::encode_pong(auth, &helo, &ping, &verdict))
+        .await
+        .map_err(io)?;
+    match verdict {
+        Ok(()) => Ok(ping.hostname),
+        Err(e) => {
+            let _ = wr.shutdown().await;
+            Err(format!("authentication failed for client {:?}: {e}", ping.hostname))
+        }
+    }
+}
+
 async fn write_acks(
-    mut wr: OwnedWriteHalf,
+    mut wr: WriteHalf<Box<dyn Stream>>,
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     metrics: Arc<ForwardMetrics>,
 ) {

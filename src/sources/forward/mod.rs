@@ -14,7 +14,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-pub use config::ForwardSourceConfig;
+pub use config::{ForwardSourceConfig, UserConfig};
 
 use super::SourceContext;
 use crate::metrics::{Counter, Registry};
@@ -26,23 +26,28 @@ pub struct ForwardSource {
     config: ForwardSourceConfig,
     cx: SourceContext,
     metrics: Arc<ForwardMetrics>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl ForwardSource {
     /// Binds the listening socket, so a taken port fails start-up rather
     /// than the running pipeline.
     pub async fn bind(config: ForwardSourceConfig, cx: SourceContext) -> Result<Self, String> {
+        // certificate problems fail start-up, before the port is taken
+        let tls = config.tls.as_ref().map(|t| t.acceptor()).transpose()?;
         let listener = TcpListener::bind(&config.address)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
-        tracing::info!(source = %cx.name, address = %local, "forward source listening");
+        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
+            shared_key = config.shared_key.is_some(), "forward source listening");
         let metrics = Arc::new(ForwardMetrics::new(&cx.metrics, &cx.name));
         Ok(ForwardSource {
             listener,
             config,
             cx,
             metrics,
+            tls,
         })
     }
 
@@ -58,12 +63,15 @@ impl ForwardSource {
             config,
             mut cx,
             metrics,
+            tls,
         } = self;
         let slots = Arc::new(Semaphore::new(config.max_connections));
         let settings = Arc::new(conn::Settings {
             limits: config.limits(),
             idle_timeout: config.idle_timeout,
             source: cx.name.clone(),
+            tls,
+            auth: config.auth(),
         });
         let mut connections = JoinSet::new();
         loop {
@@ -164,7 +172,7 @@ impl ForwardMetrics {
         self.registry
             .counter(
                 "logferry_forward_connection_errors_total",
-                "Connections closed on an error, by kind (idle_timeout, io, truncated).",
+                "Connections closed on an error, by kind (idle_timeout, io, truncated, tls, tls_on_plain_port, auth, sink_stopped).",
                 &[("component", &self.source), ("kind", kind)],
             )
             .inc();

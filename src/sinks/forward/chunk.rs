@@ -1,0 +1,204 @@
+//! Chunks: the unit the forward sink sends, acks and resends. One chunk is
+//! one PackedForward frame of one tag, made of whole batches.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use bytes::Bytes;
+use flate2::{write::GzEncoder, Compression};
+
+use super::config::Compress;
+use crate::buffer::Delivery;
+use crate::event::{Records, Tag};
+use crate::protocol::forward::write_message_entry;
+use crate::protocol::msgpack::write;
+
+pub struct Chunk {
+    pub tag: Tag,
+    /// Entry streams (`[time, record]` msgpack), sent back to back: batches
+    /// that arrived as forward entries are sent as they are (no re-encoding).
+    parts: Vec<Bytes>,
+    pub count: usize,
+    pub bytes: usize,
+    /// The batches in this chunk; settled when the chunk is.
+    deliveries: Vec<Delivery>,
+    pub started: Instant,
+    /// Ack id, unique in this process.
+    pub id: String,
+    /// The frame, encoded once and reused on resend.
+    frame: Option<Frame>,
+    /// Times this chunk has been sent.
+    pub attempts: u32,
+    /// Held while the chunk exists, so the dispatcher can tell when every
+    /// chunk has been settled.
+    _unsettled: Arc<()>,
+}
+
+/// An encoded frame: a small head, the payload parts, a small tail.
+#[derive(Clone)]
+pub struct Frame {
+    pub head: Vec<u8>,
+    pub parts: Vec<Bytes>,
+    pub tail: Vec<u8>,
+}
+
+impl Frame {
+    pub fn len(&self) -> usize {
+        self.head.len() + self.parts.iter().map(Bytes::len).sum::<usize>() + self.tail.len()
+    }
+}
+
+fn next_id() -> String {
+    static PREFIX: OnceLock<String> = OnceLock::new();
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let prefix = PREFIX.get_or_init(|| {
+        crate::protocol::forward::handshake::random_bytes(8)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    });
+    format!("{prefix}-{}", SEQ.fetch_add(1, Ordering::Relaxed))
+}
+
+impl Chunk {
+    pub fn new(tag: Tag, unsettled: Arc<()>) -> Self {
+        Chunk {
+            tag,
+            parts: Vec::new(),
+            count: 0,
+            bytes: 0,
+            deliveries: Vec::new(),
+            started: Instant::now(),
+            id: next_id(),
+            frame: None,
+            attempts: 0,
+            _unsettled: unsettled,
+        }
+    }
+
+    /// Adds a whole batch.
+    pub fn push(&mut self, d: Delivery) {
+        let b = d.batch();
+        let entries = match &b.records {
+            Records::Entries(e) => e.clone(),
+            Records::Lines { data, time } => {
+                let mut out = Vec::with_capacity(data.len() + b.count * 20);
+                for line in data.split(|c| *c == b'\n').take(b.count) {
+                    write_message_entry(&mut out, time.secs, time.nanos, line);
+                }
+                Bytes::from(out)
+            }
+        };
+        self.count += b.count;
+        self.bytes += entries.len();
+        self.parts.push(entries);
+        self.deliveries.push(d);
+    }
+
+    /// The PackedForward (or CompressedPackedForward) frame of this chunk.
+    pub fn frame(&mut self, compress: Compress, with_ack: bool) -> Frame {
+        if let Some(f) = &self.frame {
+            return f.clone();
+        }
+        let parts = match compress {
+            Compress::None => std::mem::take(&mut self.parts),
+            Compress::Gzip => {
+                let mut gz = GzEncoder::new(Vec::with_capacity(self.bytes / 4), Compression::fast());
+                for p in &self.parts {
+                    // writing to a Vec cannot fail
+                    let _ = gz.write_all(p);
+                }
+                self.parts.clear();
+                vec![Bytes::from(gz.finish().unwrap_or_default())]
+            }
+        };
+        let payload: usize = parts.iter().map(Bytes::len).sum();
+        let mut head = Vec::with_capacity(self.tag.len() + 16);
+        write::array_len(&mut head, 3);
+        write::str(&mut head, self.tag.as_bytes());
+        write::bin_header(&mut head, payload);
+        let mut tail = Vec::with_capacity(64);
+        let options = 1 + usize::from(with_ack) + usize::from(compress == Compress::Gzip);
+        write::map_len(&mut tail, options);
+        write::str(&mut tail, b"size");
+        write::uint(&mut tail, self.count as u64);
+        if with_ack {
+            write::str(&mut tail, b"chunk");
+            write::str(&mut tail, self.id.as_bytes());
+        }
+        if compress == Compress::Gzip {
+            write::str(&mut tail, b"compressed");
+            write::str(&mut tail, b"gzip");
+        }
+        let frame = Frame { head, parts, tail };
+        self.frame = Some(frame.clone());
+        frame
+    }
+
+    /// Every batch in the chunk was delivered.
+    pub fn accept(self) {
+        for d in self.deliveries {
+            d.accept();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::{queue, BufferConfig};
+    use crate::event::{Batch, EventTime};
+    use crate::metrics::Registry;
+    use crate::protocol::forward::{decode_frame, Limits, Mode};
+
+    fn delivery(batch: Batch) -> Delivery {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let (tx, mut rx) = queue("t", BufferConfig::default(), &Registry::new());
+        rt.block_on(async {
+            tx.send(batch).await.unwrap();
+            rx.recv().await.unwrap()
+        })
+    }
+
+    fn flat(f: &Frame) -> Bytes {
+        let mut v = f.head.clone();
+        for p in &f.parts {
+            v.extend_from_slice(p);
+        }
+        v.extend_from_slice(&f.tail);
+        Bytes::from(v)
+    }
+
+    #[test]
+    fn frames_decode_back_to_the_same_records() {
+        let mut entries = Vec::new();
+        write_message_entry(&mut entries, 1, 2, b"from-forward");
+        for compress in [Compress::None, Compress::Gzip] {
+            let mut c = Chunk::new("app".into(), Arc::default());
+            c.push(delivery(Batch::new("app".into(), Records::Entries(Bytes::from(entries.clone())), 1)));
+            c.push(delivery(Batch::new(
+                "app".into(),
+                Records::Lines { data: Bytes::from_static(b"l1\nl2\n"), time: EventTime::new(5, 0) },
+                2,
+            )));
+            let f = c.frame(compress, true);
+            let decoded = decode_frame(flat(&f), &Limits::default()).unwrap();
+            assert_eq!(decoded.count, 3);
+            assert_eq!(decoded.tag, "app");
+            assert_eq!(decoded.options.chunk.as_deref(), Some(c.id.as_bytes()));
+            let want_mode = if compress == Compress::Gzip { Mode::CompressedPackedForward } else { Mode::PackedForward };
+            assert_eq!(decoded.mode, want_mode);
+            // encoded once, the same bytes on resend
+            assert_eq!(flat(&c.frame(compress, true)), flat(&f));
+        }
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        let a = Chunk::new("t".into(), Arc::default());
+        let b = Chunk::new("t".into(), Arc::default());
+        assert_ne!(a.id, b.id);
+    }
+}

@@ -1,0 +1,326 @@
+//! One receiver: connect (TCP, TLS, shared-key handshake), send the chunks
+//! the dispatcher assigns, match acks, and on any failure hand every
+//! unacknowledged chunk back for resending, then reconnect with
+//! exponential backoff and jitter.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncWriteExt, BufWriter};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, Notify};
+use tokio::time::Instant;
+use tokio_rustls::TlsConnector;
+
+use super::chunk::{Chunk, Frame};
+use super::config::Compress;
+use super::ForwardSinkMetrics;
+use crate::net::{read_value, Stream};
+use crate::protocol::forward::handshake::{self, ClientAuth};
+use crate::protocol::msgpack::{Reader, Value};
+
+/// Settings every server connection of one sink shares.
+pub struct Settings {
+    pub sink: Arc<str>,
+    pub compress: Compress,
+    pub require_ack: bool,
+    pub ack_timeout: Duration,
+    pub max_in_flight: usize,
+    pub connect_timeout: Duration,
+    pub keepalive: Duration,
+    pub reconnect_min: Duration,
+    pub reconnect_max: Duration,
+    pub auth: Option<ClientAuth>,
+    pub tls: Option<(TlsConnector, crate::tls::ClientTlsConfig)>,
+}
+
+/// Largest handshake message or ack accepted from a server.
+const MAX_RESPONSE: usize = 64 * 1024;
+
+/// The dispatcher's side of one server.
+pub struct Link {
+    pub address: String,
+    pub tx: mpsc::Sender<Chunk>,
+    pub healthy: Arc<AtomicBool>,
+}
+
+/// The task that serves one server.
+pub struct ServerTask {
+    pub address: String,
+    pub settings: Arc<Settings>,
+    pub rx: mpsc::Receiver<Chunk>,
+    /// Chunks handed back for another attempt (anywhere).
+    pub retry: mpsc::UnboundedSender<Chunk>,
+    pub healthy: Arc<AtomicBool>,
+    /// Wakes the dispatcher: health changed or room freed.
+    pub wake: Arc<Notify>,
+    pub metrics: Arc<ForwardSinkMetrics>,
+}
+
+/// Why a session ended.
+enum End {
+    /// The dispatcher is done and every chunk is settled.
+    Finished,
+    Failed(&'static str, String),
+}
+
+impl ServerTask {
+    pub async fn run(mut self) {
+        let s = self.settings.clone();
+        let mut backoff = s.reconnect_min;
+        let mut failures = 0u32;
+        loop {
+            match connect(&s, &self.address).await {
+                Ok(stream) => {
+                    if failures > 0 {
+                        tracing::info!(sink = %s.sink, server = %self.address, "server reachable again");
+                    } else {
+                        tracing::debug!(sink = %s.sink, server = %self.address, "connected");
+                    }
+                    failures = 0;
+                    backoff = s.reconnect_min;
+                    self.set_healthy(true);
+                    let end = self.session(stream).await;
+                    self.set_healthy(false);
+                    match end {
+                        End::Finished => return,
+                        End::Failed(kind, reason) => self.metrics.connection_error(&self.address, kind, &reason),
+                    }
+                }
+                Err((kind, reason)) => {
+                    failures += 1;
+                    // log the first failure loudly, then once in a while
+                    if failures == 1 || failures.is_power_of_two() {
+                        self.metrics.connection_error(&self.address, kind, &reason);
+                    } else {
+                        self.metrics.count_connection_error(&self.address, kind);
+                    }
+                }
+            }
+            // anything assigned to this server while it is down goes elsewhere
+            let pause = tokio::time::sleep(jitter(backoff));
+            tokio::pin!(pause);
+            loop {
+                tokio::select! {
+                    _ = &mut pause => break,
+                    c = self.rx.recv() => match c {
+                        Some(c) => self.hand_back(c),
+                        None => return,
+                    },
+                }
+            }
+            backoff = (backoff * 2).min(s.reconnect_max);
+        }
+    }
+
+    fn set_healthy(&self, up: bool) {
+        self.healthy.store(up, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    fn hand_back(&self, c: Chunk) {
+        self.metrics.resent_chunks.inc();
+        // if the dispatcher is gone, dropping the chunk rejects its records
+        let _ = self.retry.send(c);
+        self.wake.notify_one();
+    }
+
+    /// Sends chunks until the connection fails or the dispatcher is done.
+    async fn session(&mut self, stream: Box<dyn Stream>) -> End {
+        let s = self.settings.clone();
+        let (rd, wr) = tokio::io::split(stream);
+        let (ack_tx, mut acks) = mpsc::unbounded_channel();
+        let reader = tokio::spawn(read_acks(rd, ack_tx));
+        let _abort_reader = AbortOnDrop(reader);
+        let mut wr = BufWriter::with_capacity(64 * 1024, wr);
+        let mut in_flight: HashMap<String, (Chunk, Instant)> = HashMap::new();
+        let mut dispatcher_done = false;
+        let end = loop {
+            if dispatcher_done && in_flight.is_empty() {
+                let _ = wr.shutdown().await;
+                break End::Finished;
+            }
+            let deadline = in_flight.values().map(|(_, d)| *d).min();
+            let room = !dispatcher_done && in_flight.len() < s.max_in_flight;
+            tokio::select! {
+                biased;
+                ack = acks.recv() => match ack {
+                    Some(Ok(id)) => match in_flight.remove(&id) {
+                        Some((chunk, _)) => {
+                            self.metrics.settled(&chunk);
+                            chunk.accept();
+                            self.wake.notify_one();
+                        }
+                        None => tracing::debug!(sink = %s.sink, server = %self.address, id, "ack for an unknown chunk"),
+                    },
+                    Some(Err(reason)) => break End::Failed("io", reason),
+                    None => break End::Failed("io", "connection closed by the server".into()),
+                },
+                _ = sleep_until_opt(deadline) => {
+                    self.metrics.ack_timeouts.inc();
+                    break End::Failed("ack_timeout", format!("no ack within {:?}", s.ack_timeout));
+                }
+                next = self.rx.recv(), if room => match next {
+                    None => dispatcher_done = true,
+                    Some(mut chunk) => {
+                        self.wake.notify_one();
+                        chunk.attempts += 1;
+                        let frame = chunk.frame(s.compress, s.require_ack);
+                        if let Err(e) = write_frame(&mut wr, &frame).await {
+                            self.hand_back(chunk);
+                            break End::Failed("io", format!("write failed: {e}"));
+                        }
+                        self.metrics.sent(&self.address, &chunk, frame.len());
+                        if s.require_ack {
+                            in_flight.insert(chunk.id.clone(), (chunk, Instant::now() + s.ack_timeout));
+                        } else {
+                            self.metrics.settled(&chunk);
+                            chunk.accept();
+                            self.wake.notify_one();
+                        }
+                    }
+                },
+            }
+        };
+        for (_, (chunk, _)) in in_flight.drain() {
+            self.hand_back(chunk);
+        }
+        end
+    }
+}
+
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// ±25 % around `d`, so reconnecting clients do not arrive in step.
+fn jitter(d: Duration) -> Duration {
+    let r = handshake::random_bytes(2);
+    let unit = f64::from(u16::from_le_bytes([r[0], r[1]])) / f64::from(u16::MAX);
+    d.mul_f64(0.75 + unit * 0.5)
+}
+
+async fn write_frame<W: tokio::io::AsyncWrite + Unpin>(wr: &mut BufWriter<W>, f: &Frame) -> std::io::Result<()> {
+    wr.write_all(&f.head).await?;
+    for p in &f.parts {
+        wr.write_all(p).await?;
+    }
+    wr.write_all(&f.tail).await?;
+    wr.flush().await
+}
+
+/// Reads `{"ack": id}` responses; ends with `Err` on EOF, error or anything
+/// that is not an ack.
+async fn read_acks<R: AsyncRead + Unpin>(mut rd: R, acks: mpsc::UnboundedSender<Result<String, String>>) {
+    let mut buf = BytesMut::with_capacity(4096);
+    loop {
+        let value = match read_value(&mut rd, &mut buf, MAX_RESPONSE, "an ack").await {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = acks.send(Err(e));
+                return;
+            }
+        };
+        let id = ack_id(&value).ok_or_else(|| "the server sent something that is not an ack".to_string());
+        let failed = id.is_err();
+        if acks.send(id).is_err() || failed {
+            return;
+        }
+    }
+}
+
+fn ack_id(value: &[u8]) -> Option<String> {
+    let mut r = Reader::new(value);
+    let n = r.read_map_len().ok()?;
+    for _ in 0..n {
+        let key = r.read_bytes().ok()?;
+        match r.read().ok()? {
+            Value::Str(v) | Value::Bin(v) if key == b"ack" => return Some(String::from_utf8_lossy(v).into_owned()),
+            other => crate::event::skip_rest(&mut r, other).ok()?,
+        }
+    }
+    None
+}
+
+/// TCP connect, keepalive, TLS, handshake: a stream ready for chunks, or
+/// the kind and reason of the failure.
+async fn connect(s: &Settings, address: &str) -> Result<Box<dyn Stream>, (&'static str, String)> {
+    let attempt = async {
+        let tcp = TcpStream::connect(address)
+            .await
+            .map_err(|e| ("connect", format!("cannot connect: {e}")))?;
+        let _ = tcp.set_nodelay(true);
+        let keepalive = socket2::TcpKeepalive::new()
+            .with_time(s.keepalive)
+            .with_interval(s.keepalive / 3 + Duration::from_secs(1));
+        let _ = socket2::SockRef::from(&tcp).set_tcp_keepalive(&keepalive);
+        let mut stream: Box<dyn Stream> = match &s.tls {
+            None => Box::new(tcp),
+            Some((connector, config)) => {
+                let name = config.server_name(address).map_err(|e| ("tls", e))?;
+                Box::new(
+                    connector
+                        .connect(name, tcp)
+                        .await
+                        .map_err(|e| ("tls", format!("TLS handshake failed: {e}")))?,
+                )
+            }
+        };
+        if let Some(auth) = &s.auth {
+            client_handshake(&mut stream, auth).await.map_err(|e| ("auth", e))?;
+        }
+        Ok(stream)
+    };
+    tokio::time::timeout(s.connect_timeout, attempt)
+        .await
+        .unwrap_or_else(|_| Err(("connect", format!("no connection within {:?}", s.connect_timeout))))
+}
+
+/// The client side of the shared-key handshake.
+async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Result<(), String> {
+    let mut buf = BytesMut::with_capacity(1024);
+    let helo = read_value(stream, &mut buf, MAX_RESPONSE, "HELO").await?;
+    let helo = handshake::decode_helo(&helo).map_err(|e| format!("bad HELO: {e}"))?;
+    let ping = handshake::encode_ping(auth, &helo);
+    stream
+        .write_all(&ping)
+        .await
+        .map_err(|e| format!("sending PING: {e}"))?;
+    let pong = read_value(stream, &mut buf, MAX_RESPONSE, "PONG").await?;
+    let pong = handshake::decode_pong(&pong).map_err(|e| format!("bad PONG: {e}"))?;
+    handshake::verify_pong(auth, &helo, &handshake::ping_salt(&ping), &pong).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ack_ids_are_read_from_maps() {
+        assert_eq!(ack_id(&crate::protocol::forward::ack_response(b"abc")).as_deref(), Some("abc"));
+        assert_eq!(ack_id(&[0x80]), None);
+        assert_eq!(ack_id(&[0xc0]), None);
+    }
+
+    #[test]
+    fn jitter_stays_within_a_quarter() {
+        for _ in 0..100 {
+            let j = jitter(Duration::from_secs(4));
+            assert!(j >= Duration::from_secs(3) && j <= Duration::from_secs(5), "{j:?}");
+        }
+    }
+}

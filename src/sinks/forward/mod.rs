@@ -1,0 +1,331 @@
+//! `type = "forward"`: sends records to Fluentd-protocol servers.
+//!
+//! - `config.rs`: settings;
+//! - `chunk.rs`: chunks (one PackedForward frame of whole batches);
+//! - `balance.rs`: which server gets a chunk;
+//! - `conn.rs`: one task per server: connect, send, acks, resend, backoff;
+//! - this file: the dispatcher, which groups batches into chunks and hands
+//!   them to servers.
+//!
+//! Records are acknowledged to their source when their chunk is settled:
+//! with `require_ack`, when the server acked it; without, when it was
+//! written to the socket. A chunk whose connection fails before that goes
+//! back to the dispatcher and is sent again, possibly to another server
+//! (at least once). Batches that arrived as forward entries are sent as
+//! they are: no record is decoded or re-encoded on the way through.
+
+mod balance;
+mod chunk;
+mod config;
+mod conn;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use tokio::sync::{mpsc, Notify};
+use tokio::time::Instant;
+
+pub use config::{BalanceMode, Compress, ForwardSinkConfig, ServerConfig};
+
+use super::SinkMetrics;
+use crate::buffer::{Delivery, QueueReceiver};
+use crate::event::Tag;
+use crate::metrics::{Counter, Registry};
+use balance::Balancer;
+use chunk::Chunk;
+use conn::{Link, ServerTask, Settings};
+
+/// Most chunks waiting for a server before the dispatcher stops taking
+/// batches from its queue (the queue's byte limit bounds memory anyway).
+const MAX_READY: usize = 64;
+
+/// Counters of one forward sink.
+pub struct ForwardSinkMetrics {
+    sink: SinkMetrics,
+    chunks: Counter,
+    resent_chunks: Counter,
+    ack_timeouts: Counter,
+    registry: Registry,
+    name: Arc<str>,
+}
+
+impl ForwardSinkMetrics {
+    fn new(registry: &Registry, name: &str, sink: SinkMetrics) -> Self {
+        let l = &[("component", name)];
+        ForwardSinkMetrics {
+            sink,
+            chunks: registry.counter("logferry_forward_sink_chunks_total", "Chunks sent.", l),
+            resent_chunks: registry.counter(
+                "logferry_forward_sink_resent_chunks_total",
+                "Chunks handed back for resending after a connection failed before they were settled.",
+                l,
+            ),
+            ack_timeouts: registry.counter("logferry_forward_sink_ack_timeouts_total", "Acks not received within ack_timeout.", l),
+            registry: registry.clone(),
+            name: name.into(),
+        }
+    }
+
+    fn sent(&self, server: &str, chunk: &Chunk, wire_bytes: usize) {
+        self.chunks.inc();
+        self.registry
+            .counter(
+                "logferry_forward_sink_server_records_total",
+                "Records sent to each server (resends included).",
+                &[("component", &self.name), ("server", server)],
+            )
+            .add(chunk.count as u64);
+        self.sink.bytes.add(wire_bytes as u64);
+    }
+
+    fn settled(&self, chunk: &Chunk) {
+        self.sink.records.add(chunk.count as u64);
+    }
+
+    fn count_connection_error(&self, server: &str, kind: &'static str) {
+        self.registry
+            .counter(
+                "logferry_forward_sink_connection_errors_total",
+                "Connection failures by server and kind (connect, tls, auth, io, ack_timeout).",
+                &[("component", &self.name), ("server", server), ("kind", kind)],
+            )
+            .inc();
+    }
+
+    /// Logs a connection failure and counts it: the one place they become visible.
+    fn connection_error(&self, server: &str, kind: &'static str, reason: &str) {
+        self.count_connection_error(server, kind);
+        tracing::warn!(sink = %self.name, server, kind, reason, "server connection failed");
+    }
+}
+
+pub struct ForwardSink {
+    name: Arc<str>,
+    config: ForwardSinkConfig,
+    settings: Arc<Settings>,
+    metrics: Arc<ForwardSinkMetrics>,
+}
+
+impl ForwardSink {
+    /// Checks TLS files now, so a bad certificate fails start-up.
+    pub fn new(name: &str, config: ForwardSinkConfig, registry: &Registry, sink: SinkMetrics) -> Result<Self, String> {
+        config.validate()?;
+        let tls = match &config.tls {
+            Some(t) => {
+                for s in &config.servers {
+                    t.server_name(&s.address)?;
+                }
+                Some((t.connector()?, t.clone()))
+            }
+            None => None,
+        };
+        let settings = Arc::new(Settings {
+            sink: name.into(),
+            compress: config.compress,
+            require_ack: config.require_ack,
+            ack_timeout: config.ack_timeout,
+            max_in_flight: config.max_in_flight,
+            connect_timeout: config.connect_timeout,
+            keepalive: config.keepalive,
+            reconnect_min: config.reconnect_min,
+            reconnect_max: config.reconnect_max,
+            auth: config.auth(),
+            tls,
+        });
+        Ok(ForwardSink {
+            name: name.into(),
+            metrics: Arc::new(ForwardSinkMetrics::new(registry, name, sink)),
+            config,
+            settings,
+        })
+    }
+
+    /// Runs until the queue is closed and everything is delivered (or
+    /// `drain_timeout` has passed since the queue closed).
+    pub async fn run(self, mut rx: QueueReceiver) {
+        let wake = Arc::new(Notify::new());
+        let (retry_tx, mut retry_rx) = mpsc::unbounded_channel();
+        let mut links = Vec::new();
+        let mut tasks = Vec::new();
+        for s in &self.config.servers {
+            let (tx, srx) = mpsc::channel(1);
+            let healthy = Arc::new(AtomicBool::new(false));
+            tasks.push(tokio::spawn(
+                ServerTask {
+                    address: s.address.clone(),
+                    settings: self.settings.clone(),
+                    rx: srx,
+                    retry: retry_tx.clone(),
+                    healthy: healthy.clone(),
+                    wake: wake.clone(),
+                    metrics: self.metrics.clone(),
+                }
+                .run(),
+            ));
+            links.push(Link {
+                address: s.address.clone(),
+                tx,
+                healthy,
+            });
+        }
+        drop(retry_tx);
+        let mut d = Dispatcher {
+            balancer: Balancer::new(self.config.mode, &self.config.servers),
+            config: &self.config,
+            links,
+            open: HashMap::new(),
+            ready: VecDeque::new(),
+            unsettled: Arc::new(()),
+        };
+        let mut queue_open = true;
+        let mut drain_deadline: Option<Instant> = None;
+        loop {
+            d.assign();
+            // every chunk holds a clone of `unsettled`: 1 means none is left
+            if !queue_open && d.ready.is_empty() && d.open.is_empty() && Arc::strong_count(&d.unsettled) == 1 {
+                break;
+            }
+            let flush_at = d.flush_deadline();
+            tokio::select! {
+                biased;
+                Some(chunk) = retry_rx.recv() => d.ready.push_front(chunk),
+                _ = wake.notified() => {}
+                next = rx.recv(), if queue_open && d.ready.len() < MAX_READY => match next {
+                    Some(delivery) => {
+                        d.take(delivery);
+                        while d.ready.len() < MAX_READY {
+                            match rx.try_recv() {
+                                Some(delivery) => d.take(delivery),
+                                None => break,
+                            }
+                        }
+                        if self.config.flush_interval.is_zero() {
+                            d.flush_all();
+                        }
+                    }
+                    None => {
+                        queue_open = false;
+                        d.flush_all();
+                        drain_deadline = Some(Instant::now() + self.config.drain_timeout);
+                    }
+                },
+                _ = sleep_until_opt(flush_at) => d.flush_expired(),
+                _ = sleep_until_opt(drain_deadline) => {
+                    let left = d.ready.len();
+                    let records: usize = d.ready.iter().map(|c| c.count).sum();
+                    self.metrics.sink.rejected_records.add(records as u64);
+                    tracing::error!(sink = %self.name, chunks = left, records,
+                        "drain_timeout passed with undelivered chunks; their records are not acknowledged");
+                    break;
+                }
+            }
+        }
+        // dropping the links closes the servers' channels: each task ends
+        // once its in-flight chunks are settled (or fail and are dropped)
+        drop(d);
+        drop(retry_rx);
+        for t in tasks {
+            let _ = t.await;
+        }
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Groups batches into chunks and hands chunks to servers.
+struct Dispatcher<'a> {
+    balancer: Balancer,
+    config: &'a ForwardSinkConfig,
+    links: Vec<Link>,
+    /// Chunks being filled, one per tag.
+    open: HashMap<Tag, Chunk>,
+    /// Full chunks waiting for a server, oldest first.
+    ready: VecDeque<Chunk>,
+    /// Cloned into every chunk; its count tells how many are unsettled.
+    unsettled: Arc<()>,
+}
+
+impl Dispatcher<'_> {
+    fn take(&mut self, delivery: Delivery) {
+        let b = delivery.batch();
+        let (count, bytes) = (b.count, b.byte_len());
+        let tag = b.tag.clone();
+        // a chunk never grows past the limits; a batch larger than them goes alone
+        if let Some(open) = self.open.get(&tag) {
+            if open.count + count > self.config.batch_records || open.bytes + bytes > self.config.batch_bytes {
+                let full = self.open.remove(&tag).expect("present");
+                self.ready.push_back(full);
+            }
+        }
+        let unsettled = self.unsettled.clone();
+        let chunk = self.open.entry(tag.clone()).or_insert_with(|| Chunk::new(tag.clone(), unsettled));
+        chunk.push(delivery);
+        if chunk.count >= self.config.batch_records || chunk.bytes >= self.config.batch_bytes {
+            let full = self.open.remove(&tag).expect("present");
+            self.ready.push_back(full);
+        }
+    }
+
+    fn flush_all(&mut self) {
+        let mut chunks: Vec<Chunk> = self.open.drain().map(|(_, c)| c).collect();
+        chunks.sort_by_key(|c| c.started);
+        self.ready.extend(chunks);
+    }
+
+    fn flush_deadline(&self) -> Option<Instant> {
+        if self.config.flush_interval.is_zero() {
+            return None;
+        }
+        self.open
+            .values()
+            .map(|c| Instant::from_std(c.started) + self.config.flush_interval)
+            .min()
+    }
+
+    fn flush_expired(&mut self) {
+        let now = std::time::Instant::now();
+        let expired: Vec<Tag> = self
+            .open
+            .iter()
+            .filter(|(_, c)| now.duration_since(c.started) >= self.config.flush_interval)
+            .map(|(t, _)| t.clone())
+            .collect();
+        for t in expired {
+            if let Some(c) = self.open.remove(&t) {
+                self.ready.push_back(c);
+            }
+        }
+    }
+
+    /// Hands ready chunks to servers that have room, in order, until one
+    /// cannot be placed.
+    fn assign(&mut self) {
+        while let Some(chunk) = self.ready.pop_front() {
+            let healthy: Vec<bool> = self.links.iter().map(|l| l.healthy.load(Ordering::Acquire)).collect();
+            let candidates = self.balancer.candidates(&chunk.tag, &healthy);
+            let spill = self.balancer.spills_over();
+            let mut chunk = Some(chunk);
+            for (k, &i) in candidates.iter().enumerate() {
+                if k > 0 && !spill {
+                    break;
+                }
+                match self.links[i].tx.try_send(chunk.take().expect("still ours")) {
+                    Ok(()) => break,
+                    Err(mpsc::error::TrySendError::Full(c) | mpsc::error::TrySendError::Closed(c)) => chunk = Some(c),
+                }
+            }
+            if let Some(c) = chunk {
+                // no server can take it now: wait for a wake-up
+                self.ready.push_front(c);
+                tracing::trace!(address = ?self.links.iter().map(|l| &l.address).collect::<Vec<_>>(), "all servers busy or down");
+                return;
+            }
+        }
+    }
+}

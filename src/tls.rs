@@ -1,0 +1,196 @@
+//! TLS settings shared by listeners and clients (rustls with the ring
+//! provider): PEM files in, acceptors and connectors out. Every problem with
+//! a file is reported at start-up with the file's name.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{ring, CryptoProvider};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+use serde::Deserialize;
+use tokio_rustls::{TlsAcceptor, TlsConnector};
+
+/// `tls` table of a listener.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ServerTlsConfig {
+    /// PEM certificate chain presented to clients.
+    pub cert_file: PathBuf,
+    /// PEM private key of that certificate (PKCS#8, PKCS#1 or SEC1).
+    pub key_file: PathBuf,
+    /// PEM CA certificates that client certificates must chain to.
+    pub ca_file: Option<PathBuf>,
+    /// Require and verify a client certificate (needs `ca_file`).
+    #[serde(default)]
+    pub verify_client: bool,
+}
+
+/// `tls` table of a client.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ClientTlsConfig {
+    /// PEM CA certificates the server's certificate must chain to; the
+    /// system bundle (/etc/ssl/certs/ca-certificates.crt) if unset.
+    pub ca_file: Option<PathBuf>,
+    /// Name to verify the server certificate against; the host part of the
+    /// server address if unset.
+    pub server_name: Option<String>,
+    /// Client certificate chain, for servers that verify clients.
+    pub cert_file: Option<PathBuf>,
+    /// Key of `cert_file`.
+    pub key_file: Option<PathBuf>,
+    /// Accept any server certificate. For tests only: this gives up all
+    /// protection against a man in the middle, and logferry warns at start.
+    #[serde(default)]
+    pub insecure_skip_verify: bool,
+}
+
+const SYSTEM_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(ring::default_provider())
+}
+
+fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let certs: Vec<_> = rustls_pemfile::certs(&mut &pem[..])
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("{}: invalid PEM certificate: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{}: no certificate found", path.display()));
+    }
+    Ok(certs)
+}
+
+fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    rustls_pemfile::private_key(&mut &pem[..])
+        .map_err(|e| format!("{}: invalid PEM key: {e}", path.display()))?
+        .ok_or_else(|| format!("{}: no private key found", path.display()))
+}
+
+fn roots(path: &Path) -> Result<RootCertStore, String> {
+    let mut store = RootCertStore::empty();
+    for cert in read_certs(path)? {
+        store
+            .add(cert)
+            .map_err(|e| format!("{}: unusable CA certificate: {e}", path.display()))?;
+    }
+    Ok(store)
+}
+
+impl ServerTlsConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.verify_client && self.ca_file.is_none() {
+            return Err("tls.verify_client needs tls.ca_file".into());
+        }
+        Ok(())
+    }
+
+    pub fn acceptor(&self) -> Result<TlsAcceptor, String> {
+        let builder = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?;
+        let builder = match (&self.ca_file, self.verify_client) {
+            (Some(ca), true) => {
+                let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                    Arc::new(roots(ca)?),
+                    provider(),
+                )
+                .build()
+                .map_err(|e| format!("{}: {e}", ca.display()))?;
+                builder.with_client_cert_verifier(verifier)
+            }
+            _ => builder.with_no_client_auth(),
+        };
+        let config = builder
+            .with_single_cert(read_certs(&self.cert_file)?, read_key(&self.key_file)?)
+            .map_err(|e| format!("{} / {}: {e}", self.cert_file.display(), self.key_file.display()))?;
+        Ok(TlsAcceptor::from(Arc::new(config)))
+    }
+}
+
+impl ClientTlsConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.cert_file.is_some() != self.key_file.is_some() {
+            return Err("tls.cert_file and tls.key_file go together".into());
+        }
+        Ok(())
+    }
+
+    pub fn connector(&self) -> Result<TlsConnector, String> {
+        let builder = rustls::ClientConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| e.to_string())?;
+        let builder = if self.insecure_skip_verify {
+            tracing::warn!("tls.insecure_skip_verify is set: server certificates are not checked");
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAnyServer(provider())))
+        } else {
+            let ca = self.ca_file.clone().unwrap_or_else(|| PathBuf::from(SYSTEM_CA_BUNDLE));
+            builder.with_root_certificates(roots(&ca)?)
+        };
+        let config = match (&self.cert_file, &self.key_file) {
+            (Some(cert), Some(key)) => builder
+                .with_client_auth_cert(read_certs(cert)?, read_key(key)?)
+                .map_err(|e| format!("{}: {e}", cert.display()))?,
+            _ => builder.with_no_client_auth(),
+        };
+        Ok(TlsConnector::from(Arc::new(config)))
+    }
+
+    /// The name to verify for a server at `address` (`host:port`).
+    pub fn server_name(&self, address: &str) -> Result<ServerName<'static>, String> {
+        let host = match &self.server_name {
+            Some(n) => n.clone(),
+            None => address
+                .rsplit_once(':')
+                .map(|(h, _)| h.trim_matches(|c| c == '[' || c == ']').to_string())
+                .unwrap_or_else(|| address.to_string()),
+        };
+        ServerName::try_from(host.clone()).map_err(|_| format!("invalid TLS server name {host:?}"))
+    }
+}
+
+/// The verifier behind `insecure_skip_verify`: signatures are still checked
+/// (so the handshake is well-formed), the certificate itself is not.
+#[derive(Debug)]
+struct AcceptAnyServer(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyServer {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
