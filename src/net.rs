@@ -20,7 +20,9 @@ pub async fn read_value<R: AsyncRead + Unpin>(
     loop {
         match msgpack::skip(buf, 0) {
             Ok(end) => return Ok(buf.split_to(end)),
-            Err(msgpack::Error::Invalid { reason, .. }) => return Err(format!("{what} is not msgpack: {reason}")),
+            Err(msgpack::Error::Invalid { reason, .. }) => {
+                return Err(format!("{what} is not msgpack: {reason}"))
+            }
             Err(msgpack::Error::Incomplete { needed }) if needed > limit => {
                 return Err(format!("{what} larger than {limit} bytes"))
             }

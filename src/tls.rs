@@ -107,7 +107,13 @@ impl ServerTlsConfig {
         };
         let config = builder
             .with_single_cert(read_certs(&self.cert_file)?, read_key(&self.key_file)?)
-            .map_err(|e| format!("{} / {}: {e}", self.cert_file.display(), self.key_file.display()))?;
+            .map_err(|e| {
+                format!(
+                    "{} / {}: {e}",
+                    self.cert_file.display(),
+                    self.key_file.display()
+                )
+            })?;
         Ok(TlsAcceptor::from(Arc::new(config)))
     }
 }
@@ -130,7 +136,10 @@ impl ClientTlsConfig {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(AcceptAnyServer(provider())))
         } else {
-            let ca = self.ca_file.clone().unwrap_or_else(|| PathBuf::from(SYSTEM_CA_BUNDLE));
+            let ca = self
+                .ca_file
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(SYSTEM_CA_BUNDLE));
             builder.with_root_certificates(roots(&ca)?)
         };
         let config = match (&self.cert_file, &self.key_file) {
@@ -178,7 +187,12 @@ impl ServerCertVerifier for AcceptAnyServer {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -187,7 +201,12 @@ impl ServerCertVerifier for AcceptAnyServer {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {

@@ -128,7 +128,11 @@ pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<SinkRunne
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
 /// The returned handle resolves when the sink has finished.
-pub fn spawn(name: &str, sink: SinkRunner, rx: QueueReceiver) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+pub fn spawn(
+    name: &str,
+    sink: SinkRunner,
+    rx: QueueReceiver,
+) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name(format!("sink-{name}"))

@@ -222,3 +222,69 @@ pub fn assert_exactly(lines: &[String], prefix: &str, n: usize) {
         );
     }
 }
+
+/// Certificates for TLS tests, written as PEM files into `dir`.
+pub struct Pki {
+    pub ca: PathBuf,
+    pub server_cert: PathBuf,
+    pub server_key: PathBuf,
+    pub client_cert: PathBuf,
+    pub client_key: PathBuf,
+    /// A server certificate that expired in 2001.
+    pub expired_cert: PathBuf,
+    pub expired_key: PathBuf,
+    /// A CA that signed nothing here.
+    pub other_ca: PathBuf,
+}
+
+pub fn pki(dir: &Path) -> Pki {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let leaf = |names: Vec<String>, expired: bool| {
+        let key = KeyPair::generate().unwrap();
+        let mut p = CertificateParams::new(names).unwrap();
+        if expired {
+            p.not_before = rcgen::date_time_ymd(2000, 1, 1);
+            p.not_after = rcgen::date_time_ymd(2001, 1, 1);
+        }
+        let cert = p.signed_by(&key, &ca, &ca_key).unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let (server_cert, server_key) = leaf(names.clone(), false);
+    let (client_cert, client_key) = leaf(vec!["client".to_string()], false);
+    let (expired_cert, expired_key) = leaf(names, true);
+    let other_key = KeyPair::generate().unwrap();
+    let mut other = CertificateParams::new(Vec::<String>::new()).unwrap();
+    other.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let other = other.self_signed(&other_key).unwrap();
+    let put = |name: &str, pem: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, pem).unwrap();
+        p
+    };
+    Pki {
+        ca: put("ca.pem", &ca.pem()),
+        server_cert: put("server.pem", &server_cert),
+        server_key: put("server.key", &server_key),
+        client_cert: put("client.pem", &client_cert),
+        client_key: put("client.key", &client_key),
+        expired_cert: put("expired.pem", &expired_cert),
+        expired_key: put("expired.key", &expired_key),
+        other_ca: put("other-ca.pem", &other.pem()),
+    }
+}
+
+/// Lines of every file, counted per distinct line.
+pub fn distinct(
+    lines: impl IntoIterator<Item = String>,
+) -> std::collections::HashMap<String, usize> {
+    let mut m = std::collections::HashMap::new();
+    for l in lines {
+        *m.entry(l).or_insert(0) += 1;
+    }
+    m
+}

@@ -103,7 +103,11 @@ pub fn random_bytes(n: usize) -> Vec<u8> {
 
 /// Constant-time string comparison (digests are compared in full).
 fn same(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 pub fn encode_helo(h: &Helo) -> Vec<u8> {
@@ -123,14 +127,18 @@ pub fn encode_helo(h: &Helo) -> Vec<u8> {
 pub fn decode_helo(frame: &[u8]) -> Result<Helo, HandshakeError> {
     let mut r = Reader::new(frame);
     expect_kind(&mut r, "HELO", 2)?;
-    let n = r.read_map_len().or_else(|_| fail("HELO options must be a map"))?;
+    let n = r
+        .read_map_len()
+        .or_else(|_| fail("HELO options must be a map"))?;
     let mut helo = Helo {
         nonce: Vec::new(),
         auth_salt: Vec::new(),
         keepalive: true,
     };
     for _ in 0..n {
-        let key = r.read_bytes().or_else(|_| fail("HELO option keys must be strings"))?;
+        let key = r
+            .read_bytes()
+            .or_else(|_| fail("HELO option keys must be strings"))?;
         match (key, r.read().or_else(|_| fail("truncated HELO"))?) {
             (b"nonce", Value::Str(v) | Value::Bin(v)) => helo.nonce = v.to_vec(),
             (b"auth", Value::Str(v) | Value::Bin(v)) => helo.auth_salt = v.to_vec(),
@@ -147,11 +155,20 @@ pub fn decode_helo(frame: &[u8]) -> Result<Helo, HandshakeError> {
 /// The client's PING for `helo`.
 pub fn encode_ping(auth: &ClientAuth, helo: &Helo) -> Vec<u8> {
     let salt = hex(&random_bytes(16));
-    let digest = sha512_hex(&[salt.as_bytes(), auth.hostname.as_bytes(), &helo.nonce, auth.shared_key.as_bytes()]);
+    let digest = sha512_hex(&[
+        salt.as_bytes(),
+        auth.hostname.as_bytes(),
+        &helo.nonce,
+        auth.shared_key.as_bytes(),
+    ]);
     let password = if helo.auth_salt.is_empty() {
         String::new()
     } else {
-        sha512_hex(&[&helo.auth_salt, auth.username.as_bytes(), auth.password.as_bytes()])
+        sha512_hex(&[
+            &helo.auth_salt,
+            auth.username.as_bytes(),
+            auth.password.as_bytes(),
+        ])
     };
     let mut out = Vec::new();
     write::array_len(&mut out, 6);
@@ -168,7 +185,9 @@ pub fn decode_ping(frame: &[u8]) -> Result<Ping, HandshakeError> {
     let mut r = Reader::new(frame);
     expect_kind(&mut r, "PING", 6)?;
     let mut text = || -> Result<Vec<u8>, HandshakeError> {
-        r.read_bytes().map(<[u8]>::to_vec).or_else(|_| fail("PING fields must be strings"))
+        r.read_bytes()
+            .map(<[u8]>::to_vec)
+            .or_else(|_| fail("PING fields must be strings"))
     };
     let hostname = String::from_utf8_lossy(&text()?).into_owned();
     let shared_key_salt = text()?;
@@ -212,7 +231,12 @@ pub fn verify_ping(auth: &ServerAuth, helo: &Helo, ping: &Ping) -> Result<(), Ha
 }
 
 /// The server's PONG: `result` is the outcome of [`verify_ping`].
-pub fn encode_pong(auth: &ServerAuth, helo: &Helo, ping: &Ping, result: &Result<(), HandshakeError>) -> Vec<u8> {
+pub fn encode_pong(
+    auth: &ServerAuth,
+    helo: &Helo,
+    ping: &Ping,
+    result: &Result<(), HandshakeError>,
+) -> Vec<u8> {
     let (ok, reason) = match result {
         Ok(()) => (true, String::new()),
         Err(e) => (false, e.0.clone()),
@@ -259,11 +283,21 @@ pub fn decode_pong(frame: &[u8]) -> Result<Pong, HandshakeError> {
 
 /// The client's check of PONG: the server accepted us and proved it knows
 /// the shared key. `ping_salt` is the salt our PING carried.
-pub fn verify_pong(auth: &ClientAuth, helo: &Helo, ping_salt: &[u8], pong: &Pong) -> Result<(), HandshakeError> {
+pub fn verify_pong(
+    auth: &ClientAuth,
+    helo: &Helo,
+    ping_salt: &[u8],
+    pong: &Pong,
+) -> Result<(), HandshakeError> {
     if !pong.ok {
         return fail(format!("server refused authentication: {}", pong.reason));
     }
-    let want = sha512_hex(&[ping_salt, pong.hostname.as_bytes(), &helo.nonce, auth.shared_key.as_bytes()]);
+    let want = sha512_hex(&[
+        ping_salt,
+        pong.hostname.as_bytes(),
+        &helo.nonce,
+        auth.shared_key.as_bytes(),
+    ]);
     if !same(&want, &pong.shared_key_digest) {
         return fail("server's PONG digest does not match: it does not share our key");
     }
@@ -272,17 +306,24 @@ pub fn verify_pong(auth: &ClientAuth, helo: &Helo, ping_salt: &[u8], pong: &Pong
 
 /// The salt inside an encoded PING (the client keeps it to check PONG).
 pub fn ping_salt(ping: &[u8]) -> Vec<u8> {
-    decode_ping(ping).map(|p| p.shared_key_salt).unwrap_or_default()
+    decode_ping(ping)
+        .map(|p| p.shared_key_salt)
+        .unwrap_or_default()
 }
 
 fn expect_kind(r: &mut Reader<'_>, kind: &str, min_len: usize) -> Result<(), HandshakeError> {
-    let n = r.read_array_len().or_else(|_| fail(format!("{kind} must be an array")))?;
+    let n = r
+        .read_array_len()
+        .or_else(|_| fail(format!("{kind} must be an array")))?;
     if n < min_len {
         return fail(format!("{kind} must have at least {min_len} elements"));
     }
     match r.read_bytes() {
         Ok(k) if k == kind.as_bytes() => Ok(()),
-        Ok(k) => fail(format!("expected {kind}, got {:?}", String::from_utf8_lossy(k))),
+        Ok(k) => fail(format!(
+            "expected {kind}, got {:?}",
+            String::from_utf8_lossy(k)
+        )),
         Err(_) => fail(format!("expected {kind}")),
     }
 }
@@ -298,7 +339,10 @@ mod tests {
     fn server(users: Vec<(&str, &str)>) -> ServerAuth {
         ServerAuth {
             shared_key: "secret".into(),
-            users: users.into_iter().map(|(u, p)| (u.into(), p.into())).collect(),
+            users: users
+                .into_iter()
+                .map(|(u, p)| (u.into(), p.into()))
+                .collect(),
             hostname: "receiver".into(),
         }
     }
@@ -313,10 +357,17 @@ mod tests {
     }
 
     /// Runs the whole exchange through the encoders and decoders.
-    fn exchange(s: &ServerAuth, c: &ClientAuth) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
+    fn exchange(
+        s: &ServerAuth,
+        c: &ClientAuth,
+    ) -> (Result<(), HandshakeError>, Result<(), HandshakeError>) {
         let helo = Helo {
             nonce: random_bytes(16),
-            auth_salt: if s.users.is_empty() { Vec::new() } else { random_bytes(16) },
+            auth_salt: if s.users.is_empty() {
+                Vec::new()
+            } else {
+                random_bytes(16)
+            },
             keepalive: true,
         };
         let got_helo = decode_helo(&encode_helo(&helo)).unwrap();
@@ -333,7 +384,10 @@ mod tests {
     fn matching_keys_authenticate_both_ways() {
         let (s, c) = exchange(&server(vec![]), &client("secret", "", ""));
         assert_eq!((s, c), (Ok(()), Ok(())));
-        let (s, c) = exchange(&server(vec![("alice", "pw")]), &client("secret", "alice", "pw"));
+        let (s, c) = exchange(
+            &server(vec![("alice", "pw")]),
+            &client("secret", "alice", "pw"),
+        );
         assert_eq!((s, c), (Ok(()), Ok(())));
     }
 
@@ -342,17 +396,28 @@ mod tests {
         let (s, c) = exchange(&server(vec![]), &client("wrong", "", ""));
         assert_eq!(s.unwrap_err().0, "shared_key mismatch");
         assert!(c.unwrap_err().0.contains("shared_key mismatch"));
-        let (s, _) = exchange(&server(vec![("alice", "pw")]), &client("secret", "alice", "nope"));
+        let (s, _) = exchange(
+            &server(vec![("alice", "pw")]),
+            &client("secret", "alice", "nope"),
+        );
         assert_eq!(s.unwrap_err().0, "username/password mismatch");
     }
 
     #[test]
     fn a_server_without_the_key_is_detected_by_the_client() {
-        let helo = Helo { nonce: b"n".to_vec(), auth_salt: vec![], keepalive: true };
+        let helo = Helo {
+            nonce: b"n".to_vec(),
+            auth_salt: vec![],
+            keepalive: true,
+        };
         let c = client("secret", "", "");
         let ping_bytes = encode_ping(&c, &helo);
         let ping = decode_ping(&ping_bytes).unwrap();
-        let impostor = ServerAuth { shared_key: "other".into(), users: vec![], hostname: "x".into() };
+        let impostor = ServerAuth {
+            shared_key: "other".into(),
+            users: vec![],
+            hostname: "x".into(),
+        };
         // an impostor that claims success anyway
         let pong = decode_pong(&encode_pong(&impostor, &helo, &ping, &Ok(()))).unwrap();
         assert!(verify_pong(&c, &helo, &ping_salt(&ping_bytes), &pong).is_err());

@@ -117,7 +117,10 @@ mod tests {
     #[test]
     fn round_robin_is_even_and_skips_the_dead() {
         let mut b = Balancer::new(BalanceMode::RoundRobin, &servers(&[(1, false); 3]));
-        assert_eq!(firsts(&mut b, &[true, true, true], 300), vec![100, 100, 100]);
+        assert_eq!(
+            firsts(&mut b, &[true, true, true], 300),
+            vec![100, 100, 100]
+        );
         assert_eq!(firsts(&mut b, &[true, false, true], 300), vec![150, 0, 150]);
     }
 
@@ -129,7 +132,10 @@ mod tests {
 
     #[test]
     fn standby_only_when_all_primaries_are_down() {
-        let mut b = Balancer::new(BalanceMode::Failover, &servers(&[(1, false), (1, false), (1, true)]));
+        let mut b = Balancer::new(
+            BalanceMode::Failover,
+            &servers(&[(1, false), (1, false), (1, true)]),
+        );
         assert_eq!(b.candidates("t", &[true, true, true]), vec![0]);
         assert_eq!(b.candidates("t", &[false, true, true]), vec![1]);
         assert_eq!(b.candidates("t", &[false, false, true]), vec![2]);
@@ -142,11 +148,20 @@ mod tests {
     fn hash_tag_sticks_and_moves_only_the_dead_servers_tags() {
         let mut b = Balancer::new(BalanceMode::HashTag, &servers(&[(1, false); 3]));
         let all = [true, true, true];
-        let before: Vec<usize> = (0..100).map(|t| b.candidates(&format!("t{t}"), &all)[0]).collect();
-        let again: Vec<usize> = (0..100).map(|t| b.candidates(&format!("t{t}"), &all)[0]).collect();
+        let before: Vec<usize> = (0..100)
+            .map(|t| b.candidates(&format!("t{t}"), &all)[0])
+            .collect();
+        let again: Vec<usize> = (0..100)
+            .map(|t| b.candidates(&format!("t{t}"), &all)[0])
+            .collect();
         assert_eq!(before, again);
-        assert!((0..3).all(|s| before.contains(&s)), "tags spread over every server");
-        let after: Vec<usize> = (0..100).map(|t| b.candidates(&format!("t{t}"), &[true, false, true])[0]).collect();
+        assert!(
+            (0..3).all(|s| before.contains(&s)),
+            "tags spread over every server"
+        );
+        let after: Vec<usize> = (0..100)
+            .map(|t| b.candidates(&format!("t{t}"), &[true, false, true])[0])
+            .collect();
         for (x, y) in before.iter().zip(&after) {
             if *x != 1 {
                 assert_eq!(x, y, "a tag on a healthy server must not move");

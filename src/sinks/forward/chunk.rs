@@ -105,7 +105,8 @@ impl Chunk {
         let parts = match compress {
             Compress::None => std::mem::take(&mut self.parts),
             Compress::Gzip => {
-                let mut gz = GzEncoder::new(Vec::with_capacity(self.bytes / 4), Compression::fast());
+                let mut gz =
+                    GzEncoder::new(Vec::with_capacity(self.bytes / 4), Compression::fast());
                 for p in &self.parts {
                     // writing to a Vec cannot fail
                     let _ = gz.write_all(p);
@@ -154,7 +155,9 @@ mod tests {
     use crate::protocol::forward::{decode_frame, Limits, Mode};
 
     fn delivery(batch: Batch) -> Delivery {
-        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         let (tx, mut rx) = queue("t", BufferConfig::default(), &Registry::new());
         rt.block_on(async {
             tx.send(batch).await.unwrap();
@@ -177,10 +180,17 @@ mod tests {
         write_message_entry(&mut entries, 1, 2, b"from-forward");
         for compress in [Compress::None, Compress::Gzip] {
             let mut c = Chunk::new("app".into(), Arc::default());
-            c.push(delivery(Batch::new("app".into(), Records::Entries(Bytes::from(entries.clone())), 1)));
             c.push(delivery(Batch::new(
                 "app".into(),
-                Records::Lines { data: Bytes::from_static(b"l1\nl2\n"), time: EventTime::new(5, 0) },
+                Records::Entries(Bytes::from(entries.clone())),
+                1,
+            )));
+            c.push(delivery(Batch::new(
+                "app".into(),
+                Records::Lines {
+                    data: Bytes::from_static(b"l1\nl2\n"),
+                    time: EventTime::new(5, 0),
+                },
                 2,
             )));
             let f = c.frame(compress, true);
@@ -188,7 +198,11 @@ mod tests {
             assert_eq!(decoded.count, 3);
             assert_eq!(decoded.tag, "app");
             assert_eq!(decoded.options.chunk.as_deref(), Some(c.id.as_bytes()));
-            let want_mode = if compress == Compress::Gzip { Mode::CompressedPackedForward } else { Mode::PackedForward };
+            let want_mode = if compress == Compress::Gzip {
+                Mode::CompressedPackedForward
+            } else {
+                Mode::PackedForward
+            };
             assert_eq!(decoded.mode, want_mode);
             // encoded once, the same bytes on resend
             assert_eq!(flat(&c.frame(compress, true)), flat(&f));

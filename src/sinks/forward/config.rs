@@ -42,19 +42,31 @@ pub struct ForwardSinkConfig {
     #[serde(default = "default_max_in_flight")]
     pub max_in_flight: usize,
     /// Time allowed for TCP connect, TLS and shared-key handshakes.
-    #[serde(default = "default_connect_timeout", deserialize_with = "units::duration")]
+    #[serde(
+        default = "default_connect_timeout",
+        deserialize_with = "units::duration"
+    )]
     pub connect_timeout: Duration,
     /// TCP keepalive idle time.
     #[serde(default = "default_keepalive", deserialize_with = "units::duration")]
     pub keepalive: Duration,
     /// First delay before reconnecting to a failed server; doubles on each
     /// failure (with jitter) up to `reconnect_max`.
-    #[serde(default = "default_reconnect_min", deserialize_with = "units::duration")]
+    #[serde(
+        default = "default_reconnect_min",
+        deserialize_with = "units::duration"
+    )]
     pub reconnect_min: Duration,
-    #[serde(default = "default_reconnect_max", deserialize_with = "units::duration")]
+    #[serde(
+        default = "default_reconnect_max",
+        deserialize_with = "units::duration"
+    )]
     pub reconnect_max: Duration,
     /// At shutdown, how long to keep trying to deliver what is queued.
-    #[serde(default = "default_drain_timeout", deserialize_with = "units::duration")]
+    #[serde(
+        default = "default_drain_timeout",
+        deserialize_with = "units::duration"
+    )]
     pub drain_timeout: Duration,
     /// Shared key for the handshake (required if the servers require it).
     pub shared_key: Option<String>,
@@ -175,7 +187,10 @@ impl ForwardSinkConfig {
             shared_key: key.clone(),
             username: self.username.clone(),
             password: self.password.clone(),
-            hostname: self.self_hostname.clone().unwrap_or_else(crate::format::hostname),
+            hostname: self
+                .self_hostname
+                .clone()
+                .unwrap_or_else(crate::format::hostname),
         })
     }
 }

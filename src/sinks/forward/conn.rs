@@ -87,7 +87,9 @@ impl ServerTask {
                     self.set_healthy(false);
                     match end {
                         End::Finished => return,
-                        End::Failed(kind, reason) => self.metrics.connection_error(&self.address, kind, &reason),
+                        End::Failed(kind, reason) => {
+                            self.metrics.connection_error(&self.address, kind, &reason)
+                        }
                     }
                 }
                 Err((kind, reason)) => {
@@ -214,7 +216,10 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(0.75 + unit * 0.5)
 }
 
-async fn write_frame<W: tokio::io::AsyncWrite + Unpin>(wr: &mut BufWriter<W>, f: &Frame) -> std::io::Result<()> {
+async fn write_frame<W: tokio::io::AsyncWrite + Unpin>(
+    wr: &mut BufWriter<W>,
+    f: &Frame,
+) -> std::io::Result<()> {
     wr.write_all(&f.head).await?;
     for p in &f.parts {
         wr.write_all(p).await?;
@@ -225,7 +230,10 @@ async fn write_frame<W: tokio::io::AsyncWrite + Unpin>(wr: &mut BufWriter<W>, f:
 
 /// Reads `{"ack": id}` responses; ends with `Err` on EOF, error or anything
 /// that is not an ack.
-async fn read_acks<R: AsyncRead + Unpin>(mut rd: R, acks: mpsc::UnboundedSender<Result<String, String>>) {
+async fn read_acks<R: AsyncRead + Unpin>(
+    mut rd: R,
+    acks: mpsc::UnboundedSender<Result<String, String>>,
+) {
     let mut buf = BytesMut::with_capacity(4096);
     loop {
         let value = match read_value(&mut rd, &mut buf, MAX_RESPONSE, "an ack").await {
@@ -235,7 +243,8 @@ async fn read_acks<R: AsyncRead + Unpin>(mut rd: R, acks: mpsc::UnboundedSender<
                 return;
             }
         };
-        let id = ack_id(&value).ok_or_else(|| "the server sent something that is not an ack".to_string());
+        let id = ack_id(&value)
+            .ok_or_else(|| "the server sent something that is not an ack".to_string());
         let failed = id.is_err();
         if acks.send(id).is_err() || failed {
             return;
@@ -249,7 +258,9 @@ fn ack_id(value: &[u8]) -> Option<String> {
     for _ in 0..n {
         let key = r.read_bytes().ok()?;
         match r.read().ok()? {
-            Value::Str(v) | Value::Bin(v) if key == b"ack" => return Some(String::from_utf8_lossy(v).into_owned()),
+            Value::Str(v) | Value::Bin(v) if key == b"ack" => {
+                return Some(String::from_utf8_lossy(v).into_owned())
+            }
             other => crate::event::skip_rest(&mut r, other).ok()?,
         }
     }
@@ -281,13 +292,20 @@ async fn connect(s: &Settings, address: &str) -> Result<Box<dyn Stream>, (&'stat
             }
         };
         if let Some(auth) = &s.auth {
-            client_handshake(&mut stream, auth).await.map_err(|e| ("auth", e))?;
+            client_handshake(&mut stream, auth)
+                .await
+                .map_err(|e| ("auth", e))?;
         }
         Ok(stream)
     };
     tokio::time::timeout(s.connect_timeout, attempt)
         .await
-        .unwrap_or_else(|_| Err(("connect", format!("no connection within {:?}", s.connect_timeout))))
+        .unwrap_or_else(|_| {
+            Err((
+                "connect",
+                format!("no connection within {:?}", s.connect_timeout),
+            ))
+        })
 }
 
 /// The client side of the shared-key handshake.
@@ -302,7 +320,8 @@ async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Re
         .map_err(|e| format!("sending PING: {e}"))?;
     let pong = read_value(stream, &mut buf, MAX_RESPONSE, "PONG").await?;
     let pong = handshake::decode_pong(&pong).map_err(|e| format!("bad PONG: {e}"))?;
-    handshake::verify_pong(auth, &helo, &handshake::ping_salt(&ping), &pong).map_err(|e| e.to_string())
+    handshake::verify_pong(auth, &helo, &handshake::ping_salt(&ping), &pong)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -311,7 +330,10 @@ mod tests {
 
     #[test]
     fn ack_ids_are_read_from_maps() {
-        assert_eq!(ack_id(&crate::protocol::forward::ack_response(b"abc")).as_deref(), Some("abc"));
+        assert_eq!(
+            ack_id(&crate::protocol::forward::ack_response(b"abc")).as_deref(),
+            Some("abc")
+        );
         assert_eq!(ack_id(&[0x80]), None);
         assert_eq!(ack_id(&[0xc0]), None);
     }
@@ -320,7 +342,10 @@ mod tests {
     fn jitter_stays_within_a_quarter() {
         for _ in 0..100 {
             let j = jitter(Duration::from_secs(4));
-            assert!(j >= Duration::from_secs(3) && j <= Duration::from_secs(5), "{j:?}");
+            assert!(
+                j >= Duration::from_secs(3) && j <= Duration::from_secs(5),
+                "{j:?}"
+            );
         }
     }
 }

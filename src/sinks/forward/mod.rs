@@ -88,7 +88,11 @@ impl ForwardSinkMetrics {
             .counter(
                 "logferry_forward_sink_connection_errors_total",
                 "Connection failures by server and kind (connect, tls, auth, io, ack_timeout).",
-                &[("component", &self.name), ("server", server), ("kind", kind)],
+                &[
+                    ("component", &self.name),
+                    ("server", server),
+                    ("kind", kind),
+                ],
             )
             .inc();
     }
@@ -109,7 +113,12 @@ pub struct ForwardSink {
 
 impl ForwardSink {
     /// Checks TLS files now, so a bad certificate fails start-up.
-    pub fn new(name: &str, config: ForwardSinkConfig, registry: &Registry, sink: SinkMetrics) -> Result<Self, String> {
+    pub fn new(
+        name: &str,
+        config: ForwardSinkConfig,
+        registry: &Registry,
+        sink: SinkMetrics,
+    ) -> Result<Self, String> {
         config.validate()?;
         let tls = match &config.tls {
             Some(t) => {
@@ -183,7 +192,11 @@ impl ForwardSink {
         loop {
             d.assign();
             // every chunk holds a clone of `unsettled`: 1 means none is left
-            if !queue_open && d.ready.is_empty() && d.open.is_empty() && Arc::strong_count(&d.unsettled) == 1 {
+            if !queue_open
+                && d.ready.is_empty()
+                && d.open.is_empty()
+                && Arc::strong_count(&d.unsettled) == 1
+            {
                 break;
             }
             let flush_at = d.flush_deadline();
@@ -258,13 +271,18 @@ impl Dispatcher<'_> {
         let tag = b.tag.clone();
         // a chunk never grows past the limits; a batch larger than them goes alone
         if let Some(open) = self.open.get(&tag) {
-            if open.count + count > self.config.batch_records || open.bytes + bytes > self.config.batch_bytes {
+            if open.count + count > self.config.batch_records
+                || open.bytes + bytes > self.config.batch_bytes
+            {
                 let full = self.open.remove(&tag).expect("present");
                 self.ready.push_back(full);
             }
         }
         let unsettled = self.unsettled.clone();
-        let chunk = self.open.entry(tag.clone()).or_insert_with(|| Chunk::new(tag.clone(), unsettled));
+        let chunk = self
+            .open
+            .entry(tag.clone())
+            .or_insert_with(|| Chunk::new(tag.clone(), unsettled));
         chunk.push(delivery);
         if chunk.count >= self.config.batch_records || chunk.bytes >= self.config.batch_bytes {
             let full = self.open.remove(&tag).expect("present");
@@ -307,7 +325,11 @@ impl Dispatcher<'_> {
     /// cannot be placed.
     fn assign(&mut self) {
         while let Some(chunk) = self.ready.pop_front() {
-            let healthy: Vec<bool> = self.links.iter().map(|l| l.healthy.load(Ordering::Acquire)).collect();
+            let healthy: Vec<bool> = self
+                .links
+                .iter()
+                .map(|l| l.healthy.load(Ordering::Acquire))
+                .collect();
             let candidates = self.balancer.candidates(&chunk.tag, &healthy);
             let spill = self.balancer.spills_over();
             let mut chunk = Some(chunk);
@@ -317,7 +339,9 @@ impl Dispatcher<'_> {
                 }
                 match self.links[i].tx.try_send(chunk.take().expect("still ours")) {
                     Ok(()) => break,
-                    Err(mpsc::error::TrySendError::Full(c) | mpsc::error::TrySendError::Closed(c)) => chunk = Some(c),
+                    Err(
+                        mpsc::error::TrySendError::Full(c) | mpsc::error::TrySendError::Closed(c),
+                    ) => chunk = Some(c),
                 }
             }
             if let Some(c) = chunk {

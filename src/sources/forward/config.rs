@@ -87,7 +87,10 @@ impl ForwardSourceConfig {
             return Err("idle_timeout must be greater than 0".into());
         }
         if !self.users.is_empty() && self.shared_key.is_none() {
-            return Err("users need shared_key (user authentication is part of the shared-key handshake)".into());
+            return Err(
+                "users need shared_key (user authentication is part of the shared-key handshake)"
+                    .into(),
+            );
         }
         if self.shared_key.as_deref() == Some("") {
             return Err("shared_key must not be empty".into());
@@ -102,8 +105,15 @@ impl ForwardSourceConfig {
     pub fn auth(&self) -> Option<ServerAuth> {
         self.shared_key.as_ref().map(|key| ServerAuth {
             shared_key: key.clone(),
-            users: self.users.iter().map(|u| (u.username.clone(), u.password.clone())).collect(),
-            hostname: self.self_hostname.clone().unwrap_or_else(crate::format::hostname),
+            users: self
+                .users
+                .iter()
+                .map(|u| (u.username.clone(), u.password.clone()))
+                .collect(),
+            hostname: self
+                .self_hostname
+                .clone()
+                .unwrap_or_else(crate::format::hostname),
         })
     }
 

@@ -21,9 +21,9 @@ use tokio_rustls::TlsAcceptor;
 use super::ForwardMetrics;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, Records};
+use crate::net::{read_value, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits};
-use crate::net::{read_value, Stream};
 use crate::router::Router;
 use crate::sources::Shutdown;
 
@@ -79,18 +79,34 @@ impl Connection {
         tracing::debug!(source = %settings.source, %peer, "connection opened");
         let stream: Box<dyn Stream> = match &settings.tls {
             None => Box::new(stream),
-            Some(acceptor) => match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
-                Ok(Ok(tls)) => Box::new(tls),
-                Ok(Err(e)) => return metrics.connection_error(peer, "tls", &format!("TLS handshake failed: {e}")),
-                Err(_) => return metrics.connection_error(peer, "tls", "TLS handshake timed out"),
-            },
+            Some(acceptor) => {
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => Box::new(tls),
+                    Ok(Err(e)) => {
+                        return metrics.connection_error(
+                            peer,
+                            "tls",
+                            &format!("TLS handshake failed: {e}"),
+                        )
+                    }
+                    Err(_) => {
+                        return metrics.connection_error(peer, "tls", "TLS handshake timed out")
+                    }
+                }
+            }
         };
         let (mut rd, mut wr) = tokio::io::split(stream);
         let mut buf = BytesMut::with_capacity(READ_CHUNK);
         if let Some(auth) = &settings.auth {
-            let result = tokio::time::timeout(HANDSHAKE_TIMEOUT, authenticate(auth, &mut rd, &mut wr, &mut buf)).await;
+            let result = tokio::time::timeout(
+                HANDSHAKE_TIMEOUT,
+                authenticate(auth, &mut rd, &mut wr, &mut buf),
+            )
+            .await;
             match result {
-                Ok(Ok(client)) => tracing::debug!(source = %settings.source, %peer, client, "client authenticated"),
+                Ok(Ok(client)) => {
+                    tracing::debug!(source = %settings.source, %peer, client, "client authenticated")
+                }
                 Ok(Err(reason)) => return metrics.connection_error(peer, "auth", &reason),
                 Err(_) => return metrics.connection_error(peer, "auth", "handshake timed out"),
             }
@@ -256,11 +272,17 @@ async fn authenticate(
 ) -> Result<String, String> {
     let helo = Helo {
         nonce: handshake::random_bytes(16),
-        auth_salt: if auth.users.is_empty() { Vec::new() } else { handshake::random_bytes(16) },
+        auth_salt: if auth.users.is_empty() {
+            Vec::new()
+        } else {
+            handshake::random_bytes(16)
+        },
         keepalive: true,
     };
     let io = |e: std::io::Error| format!("handshake: {e}");
-    wr.write_all(&handshake::encode_helo(&helo)).await.map_err(io)?;
+    wr.write_all(&handshake::encode_helo(&helo))
+        .await
+        .map_err(io)?;
     let frame = read_value(rd, buf, MAX_PING_BYTES, "PING").await?;
     let first_two: Vec<u8> = frame.iter().chain(buf.iter()).take(2).copied().collect();
     if looks_like_tls(&first_two) {
@@ -275,7 +297,10 @@ async fn authenticate(
         Ok(()) => Ok(ping.hostname),
         Err(e) => {
             let _ = wr.shutdown().await;
-            Err(format!("authentication failed for client {:?}: {e}", ping.hostname))
+            Err(format!(
+                "authentication failed for client {:?}: {e}",
+                ping.hostname
+            ))
         }
     }
 }

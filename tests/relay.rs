@@ -1,0 +1,181 @@
+//! agent (generator → forward) → relay (forward → forward) → receiver
+//! (forward → file): N records in, exactly N out, with every combination of
+//! acks, gzip, shared key and TLS on every hop.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+const N: usize = 200_000;
+
+/// Options applied to every hop.
+#[derive(Clone, Copy, Debug)]
+struct Hop {
+    ack: bool,
+    gzip: bool,
+    shared_key: bool,
+    tls: bool,
+}
+
+fn source_extra(h: Hop, pki: &Pki) -> String {
+    let mut s = String::new();
+    if h.shared_key {
+        s.push_str("shared_key = \"s3cret\"\n");
+    }
+    if h.tls {
+        s.push_str(&format!(
+            "tls = {{ cert_file = {:?}, key_file = {:?} }}\n",
+            pki.server_cert.display().to_string(),
+            pki.server_key.display().to_string()
+        ));
+    }
+    s
+}
+
+fn sink_extra(h: Hop, pki: &Pki) -> String {
+    let mut s = format!("require_ack = {}\n", h.ack);
+    if h.gzip {
+        s.push_str("compress = \"gzip\"\n");
+    }
+    if h.shared_key {
+        s.push_str("shared_key = \"s3cret\"\n");
+    }
+    if h.tls {
+        s.push_str(&format!(
+            "tls = {{ ca_file = {:?} }}\n",
+            pki.ca.display().to_string()
+        ));
+    }
+    s
+}
+
+fn receiver(h: Hop, pki: &Pki) -> Logferry {
+    Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{}\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n",
+        source_extra(h, pki)
+    ))
+}
+
+fn relay(h: Hop, pki: &Pki, to: std::net::SocketAddr) -> Logferry {
+    Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{}\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{to}\" }}]\n{}",
+        source_extra(h, pki),
+        sink_extra(h, pki)
+    ))
+}
+
+fn agent(h: Hop, pki: &Pki, to: std::net::SocketAddr, n: usize) -> Logferry {
+    Logferry::start(&format!(
+        "[sources.gen]\ntype = \"generator\"\ncount = {n}\nsize = 30\ntag = \"app.agent\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{to}\" }}]\n{}",
+        sink_extra(h, pki)
+    ))
+}
+
+fn chain(h: Hop) {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let mut rx = receiver(h, &pki);
+    let rx_addr = rx.forward_addr("in");
+    let mut relay = relay(h, &pki, rx_addr);
+    let relay_addr = relay.forward_addr("in");
+    let mut agent = agent(h, &pki, relay_addr, N);
+    // the agent exits by itself once every record is delivered
+    assert!(
+        agent.wait(Duration::from_secs(120)).success(),
+        "{h:?}\n{}",
+        agent.log_text()
+    );
+    let lines = wait_for_lines(&rx.path("received.log"), N, Duration::from_secs(60));
+    assert!(relay.stop().success());
+    assert!(rx.stop().success());
+    let lines = if lines.len() < N {
+        read_lines(&rx.path("received.log"))
+    } else {
+        lines
+    };
+    let counts = distinct(lines.iter().cloned());
+    assert_eq!(counts.len(), N, "{h:?}: distinct records");
+    assert_eq!(lines.len(), N, "{h:?}: no duplicates on a healthy chain");
+    for i in (0..N).step_by(9973) {
+        assert!(
+            counts.contains_key(&format!("{i:020}xxxxxxxxxx")),
+            "{h:?}: record {i}"
+        );
+    }
+    if h.ack {
+        assert!(rx.final_counter("logferry_forward_acks_sent_total{component=\"in\"}") > 0);
+        assert!(relay.final_counter("logferry_forward_acks_sent_total{component=\"in\"}") > 0);
+    }
+}
+
+#[test]
+fn plain() {
+    chain(Hop {
+        ack: false,
+        gzip: false,
+        shared_key: false,
+        tls: false,
+    });
+}
+
+#[test]
+fn ack() {
+    chain(Hop {
+        ack: true,
+        gzip: false,
+        shared_key: false,
+        tls: false,
+    });
+}
+
+#[test]
+fn ack_gzip() {
+    chain(Hop {
+        ack: true,
+        gzip: true,
+        shared_key: false,
+        tls: false,
+    });
+}
+
+#[test]
+fn shared_key_and_ack() {
+    chain(Hop {
+        ack: true,
+        gzip: false,
+        shared_key: true,
+        tls: false,
+    });
+}
+
+#[test]
+fn tls_and_ack() {
+    chain(Hop {
+        ack: true,
+        gzip: false,
+        shared_key: false,
+        tls: true,
+    });
+}
+
+#[test]
+fn everything_on_every_hop() {
+    chain(Hop {
+        ack: true,
+        gzip: true,
+        shared_key: true,
+        tls: true,
+    });
+}
+
+#[test]
+fn everything_without_ack() {
+    chain(Hop {
+        ack: false,
+        gzip: true,
+        shared_key: true,
+        tls: true,
+    });
+}
