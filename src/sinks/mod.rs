@@ -27,7 +27,7 @@ use stdout::{StdoutSink, StdoutSinkConfig};
 #[derive(Debug, Clone, PartialEq)]
 pub enum SinkKind {
     File(FileSinkConfig),
-    Forward(ForwardSinkConfig),
+    Forward(Box<ForwardSinkConfig>),
     Stdout(StdoutSinkConfig),
     Null(NullSinkConfig),
     Counter(CounterSinkConfig),
@@ -38,7 +38,7 @@ const KNOWN: &str = "file, forward, stdout, null, counter";
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
     Ok(match name {
         "file" => SinkKind::File(table.parse()?),
-        "forward" => SinkKind::Forward(table.parse()?),
+        "forward" => SinkKind::Forward(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -111,7 +111,7 @@ pub enum SinkRunner {
     /// Driven by [`drive`]: takes batches, flushes when the queue runs dry.
     Blocking(Box<dyn Sink>),
     /// Runs its own loop over the queue (network sinks).
-    Async(ForwardSink),
+    Async(Box<ForwardSink>),
 }
 
 /// Builds the sink for `kind`.
@@ -119,7 +119,9 @@ pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<SinkRunne
     let m = SinkMetrics::new(metrics, name);
     Ok(match kind {
         SinkKind::File(c) => SinkRunner::Blocking(Box::new(FileSink::new(name, c, m)?)),
-        SinkKind::Forward(c) => SinkRunner::Async(ForwardSink::new(name, c, metrics, m)?),
+        SinkKind::Forward(c) => {
+            SinkRunner::Async(Box::new(ForwardSink::new(name, *c, metrics, m)?))
+        }
         SinkKind::Stdout(c) => SinkRunner::Blocking(Box::new(StdoutSink::new(c, m)?)),
         SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
         SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),

@@ -122,6 +122,14 @@ impl Logferry {
         self.wait(Duration::from_secs(60))
     }
 
+    /// SIGKILL: no shutdown, no flush.
+    pub fn kill(&mut self) {
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
     /// Waits for the process to exit by itself.
     pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
         let deadline = Instant::now() + timeout;

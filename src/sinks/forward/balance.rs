@@ -6,14 +6,25 @@ use super::config::{BalanceMode, ServerConfig};
 
 /// Chooses servers for chunks. Only healthy servers are candidates; standby
 /// servers only while every primary is down.
+///
+/// A choice is binding: if the chosen server is busy, the chunk waits for
+/// it (the dispatcher asks again and gets the same answer until it
+/// [`commit`](Balancer::commit)s), so round-robin shares and weights hold
+/// exactly instead of drifting toward whichever server answers fastest.
 pub struct Balancer {
     mode: BalanceMode,
     weights: Vec<i64>,
     standby: Vec<bool>,
     addresses: Vec<String>,
-    /// Round-robin position.
+    state: Rotation,
+    /// The state after the last pick, applied by `commit`.
+    proposed: Option<Rotation>,
+}
+
+/// Round-robin position and smooth weighted round-robin counters (as in nginx).
+#[derive(Clone)]
+struct Rotation {
     next: usize,
-    /// Smooth weighted round robin state (as in nginx).
     current: Vec<i64>,
 }
 
@@ -24,60 +35,60 @@ impl Balancer {
             weights: servers.iter().map(|s| i64::from(s.weight.max(1))).collect(),
             standby: servers.iter().map(|s| s.standby).collect(),
             addresses: servers.iter().map(|s| s.address.clone()).collect(),
-            next: 0,
-            current: vec![0; servers.len()],
+            state: Rotation {
+                next: 0,
+                current: vec![0; servers.len()],
+            },
+            proposed: None,
         }
     }
 
-    /// Servers to try for a chunk of `tag`, best first. `healthy[i]` says
-    /// whether server i is up. Empty if no server can take it now.
-    pub fn candidates(&mut self, tag: &str, healthy: &[bool]) -> Vec<usize> {
+    /// The server for the next chunk of `tag`, or `None` while no eligible
+    /// server is up. `healthy[i]` says whether server i is up.
+    pub fn pick(&mut self, tag: &str, healthy: &[bool]) -> Option<usize> {
         let n = healthy.len();
         let primaries_up = (0..n).any(|i| healthy[i] && !self.standby[i]);
         let eligible: Vec<usize> = (0..n)
             .filter(|&i| healthy[i] && self.standby[i] != primaries_up)
             .collect();
         if eligible.is_empty() {
-            return eligible;
+            return None;
         }
-        match self.mode {
+        let mut next = self.state.clone();
+        let choice = match self.mode {
             BalanceMode::RoundRobin => {
-                let mut order = eligible;
-                let k = self.next % order.len();
-                self.next = self.next.wrapping_add(1);
-                order.rotate_left(k);
-                order
+                let c = eligible[next.next % eligible.len()];
+                next.next = next.next.wrapping_add(1);
+                c
             }
             BalanceMode::Weighted => {
                 let total: i64 = eligible.iter().map(|&i| self.weights[i]).sum();
                 for &i in &eligible {
-                    self.current[i] += self.weights[i];
+                    next.current[i] += self.weights[i];
                 }
                 let best = *eligible
                     .iter()
-                    .max_by_key(|&&i| (self.current[i], std::cmp::Reverse(i)))
+                    .max_by_key(|&&i| (next.current[i], std::cmp::Reverse(i)))
                     .expect("non-empty");
-                self.current[best] -= total;
-                let mut order = vec![best];
-                order.extend(eligible.iter().copied().filter(|&i| i != best));
-                order
+                next.current[best] -= total;
+                best
             }
-            // stick to the first (or the hashed) server: no spill-over while it is up
-            BalanceMode::Failover => vec![eligible[0]],
-            BalanceMode::HashTag => {
-                // rendezvous hashing: the tag's highest-scoring healthy server
-                let best = *eligible
-                    .iter()
-                    .max_by_key(|&&i| score(tag, &self.addresses[i]))
-                    .expect("non-empty");
-                vec![best]
-            }
-        }
+            BalanceMode::Failover => eligible[0],
+            // rendezvous hashing: the tag's highest-scoring healthy server
+            BalanceMode::HashTag => *eligible
+                .iter()
+                .max_by_key(|&&i| score(tag, &self.addresses[i]))
+                .expect("non-empty"),
+        };
+        self.proposed = Some(next);
+        Some(choice)
     }
 
-    /// True if a chunk may go to any candidate, not only the first.
-    pub fn spills_over(&self) -> bool {
-        matches!(self.mode, BalanceMode::RoundRobin | BalanceMode::Weighted)
+    /// The last pick was used: advance the rotation.
+    pub fn commit(&mut self) {
+        if let Some(s) = self.proposed.take() {
+            self.state = s;
+        }
     }
 }
 
@@ -107,7 +118,8 @@ mod tests {
     fn firsts(b: &mut Balancer, healthy: &[bool], n: usize) -> Vec<usize> {
         let mut counts = vec![0; healthy.len()];
         for i in 0..n {
-            if let Some(&s) = b.candidates(&format!("tag{}", i % 7), healthy).first() {
+            if let Some(s) = b.pick(&format!("tag{}", i % 7), healthy) {
+                b.commit();
                 counts[s] += 1;
             }
         }
@@ -125,6 +137,20 @@ mod tests {
     }
 
     #[test]
+    fn an_uncommitted_pick_is_repeated() {
+        let mut b = Balancer::new(BalanceMode::RoundRobin, &servers(&[(1, false); 3]));
+        let all = [true, true, true];
+        assert_eq!(b.pick("t", &all), Some(0));
+        assert_eq!(
+            b.pick("t", &all),
+            Some(0),
+            "server 0 was busy: ask again, same answer"
+        );
+        b.commit();
+        assert_eq!(b.pick("t", &all), Some(1));
+    }
+
+    #[test]
     fn weights_are_respected() {
         let mut b = Balancer::new(BalanceMode::Weighted, &servers(&[(1, false), (3, false)]));
         assert_eq!(firsts(&mut b, &[true, true], 400), vec![100, 300]);
@@ -136,10 +162,10 @@ mod tests {
             BalanceMode::Failover,
             &servers(&[(1, false), (1, false), (1, true)]),
         );
-        assert_eq!(b.candidates("t", &[true, true, true]), vec![0]);
-        assert_eq!(b.candidates("t", &[false, true, true]), vec![1]);
-        assert_eq!(b.candidates("t", &[false, false, true]), vec![2]);
-        assert!(b.candidates("t", &[false, false, false]).is_empty());
+        assert_eq!(b.pick("t", &[true, true, true]), Some(0));
+        assert_eq!(b.pick("t", &[false, true, true]), Some(1));
+        assert_eq!(b.pick("t", &[false, false, true]), Some(2));
+        assert_eq!(b.pick("t", &[false, false, false]), None);
         let mut rr = Balancer::new(BalanceMode::RoundRobin, &servers(&[(1, false), (1, true)]));
         assert_eq!(firsts(&mut rr, &[true, true], 10), vec![10, 0]);
     }
@@ -149,10 +175,10 @@ mod tests {
         let mut b = Balancer::new(BalanceMode::HashTag, &servers(&[(1, false); 3]));
         let all = [true, true, true];
         let before: Vec<usize> = (0..100)
-            .map(|t| b.candidates(&format!("t{t}"), &all)[0])
+            .map(|t| b.pick(&format!("t{t}"), &all).unwrap())
             .collect();
         let again: Vec<usize> = (0..100)
-            .map(|t| b.candidates(&format!("t{t}"), &all)[0])
+            .map(|t| b.pick(&format!("t{t}"), &all).unwrap())
             .collect();
         assert_eq!(before, again);
         assert!(
@@ -160,7 +186,7 @@ mod tests {
             "tags spread over every server"
         );
         let after: Vec<usize> = (0..100)
-            .map(|t| b.candidates(&format!("t{t}"), &[true, false, true])[0])
+            .map(|t| b.pick(&format!("t{t}"), &[true, false, true]).unwrap())
             .collect();
         for (x, y) in before.iter().zip(&after) {
             if *x != 1 {

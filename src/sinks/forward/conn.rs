@@ -42,7 +42,6 @@ const MAX_RESPONSE: usize = 64 * 1024;
 
 /// The dispatcher's side of one server.
 pub struct Link {
-    pub address: String,
     pub tx: mpsc::Sender<Chunk>,
     pub healthy: Arc<AtomicBool>,
 }

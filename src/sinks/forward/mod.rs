@@ -172,11 +172,7 @@ impl ForwardSink {
                 }
                 .run(),
             ));
-            links.push(Link {
-                address: s.address.clone(),
-                tx,
-                healthy,
-            });
+            links.push(Link { tx, healthy });
         }
         drop(retry_tx);
         let mut d = Dispatcher {
@@ -321,8 +317,8 @@ impl Dispatcher<'_> {
         }
     }
 
-    /// Hands ready chunks to servers that have room, in order, until one
-    /// cannot be placed.
+    /// Hands ready chunks to their servers, in order, until one cannot be
+    /// placed (its server is busy, or none is up).
     fn assign(&mut self) {
         while let Some(chunk) = self.ready.pop_front() {
             let healthy: Vec<bool> = self
@@ -330,25 +326,17 @@ impl Dispatcher<'_> {
                 .iter()
                 .map(|l| l.healthy.load(Ordering::Acquire))
                 .collect();
-            let candidates = self.balancer.candidates(&chunk.tag, &healthy);
-            let spill = self.balancer.spills_over();
-            let mut chunk = Some(chunk);
-            for (k, &i) in candidates.iter().enumerate() {
-                if k > 0 && !spill {
-                    break;
-                }
-                match self.links[i].tx.try_send(chunk.take().expect("still ours")) {
-                    Ok(()) => break,
-                    Err(
-                        mpsc::error::TrySendError::Full(c) | mpsc::error::TrySendError::Closed(c),
-                    ) => chunk = Some(c),
-                }
-            }
-            if let Some(c) = chunk {
-                // no server can take it now: wait for a wake-up
-                self.ready.push_front(c);
-                tracing::trace!(address = ?self.links.iter().map(|l| &l.address).collect::<Vec<_>>(), "all servers busy or down");
+            let Some(i) = self.balancer.pick(&chunk.tag, &healthy) else {
+                self.ready.push_front(chunk);
                 return;
+            };
+            match self.links[i].tx.try_send(chunk) {
+                Ok(()) => self.balancer.commit(),
+                Err(mpsc::error::TrySendError::Full(c) | mpsc::error::TrySendError::Closed(c)) => {
+                    // wait for that server (a wake-up comes when it has room)
+                    self.ready.push_front(c);
+                    return;
+                }
             }
         }
     }
