@@ -55,7 +55,7 @@ fn decode(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("records", mode), &frame, |b, frame| {
                 b.iter(|| {
                     let mut buf = BytesMut::from(&frame[..]);
-                    let mut hint = 0;
+                    let mut hint = logferry::protocol::forward::Scan::default();
                     let f = next_frame(&mut buf, &limits, &mut hint).unwrap().unwrap();
                     assert_eq!(f.count, RECORDS);
                     f
@@ -65,7 +65,7 @@ fn decode(c: &mut Criterion) {
             group.bench_with_input(BenchmarkId::new("wire_bytes", mode), &frame, |b, frame| {
                 b.iter(|| {
                     let mut buf = BytesMut::from(&frame[..]);
-                    let mut hint = 0;
+                    let mut hint = logferry::protocol::forward::Scan::default();
                     next_frame(&mut buf, &limits, &mut hint).unwrap().unwrap()
                 })
             });

@@ -94,6 +94,14 @@ fn run(config: Config) -> ExitCode {
         }
     };
     rt.block_on(async {
+        // handlers first: a signal during start-up must stop us cleanly too
+        let stop = match stop_signal() {
+            Ok(stop) => stop,
+            Err(e) => {
+                eprintln!("error: cannot install signal handlers: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
         let pipeline = match Pipeline::start(config).await {
             Ok(p) => p,
             Err(e) => {
@@ -102,25 +110,23 @@ fn run(config: Config) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        pipeline.run_until(stop_signal()).await;
+        pipeline.run_until(stop).await;
         ExitCode::SUCCESS
     })
 }
 
-/// Resolves on SIGINT or SIGTERM.
-async fn stop_signal() {
+/// Installs the SIGINT and SIGTERM handlers now; the returned future
+/// resolves when either signal arrives.
+fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        tracing::error!("cannot install signal handlers; stop with SIGKILL");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM received"),
-        _ = int.recv() => tracing::info!("SIGINT received"),
-    }
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+            _ = int.recv() => tracing::info!("SIGINT received"),
+        }
+    })
 }
 
 fn init_logging(filter: &str) {

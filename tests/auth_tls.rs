@@ -48,7 +48,7 @@ fn bad_and_good(
     bad.wait_for_log("server connection failed", Duration::from_secs(20));
     // give the receiver a moment to log its side
     std::thread::sleep(Duration::from_millis(300));
-    assert!(bad.stop().success());
+    assert!(bad.stop().success(), "{}", bad.log_text());
     let lines = read_lines(&r.path("received.log"));
     assert_eq!(
         lines.len(),

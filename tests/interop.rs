@@ -52,11 +52,19 @@ fn run(cmd: &mut Command, what: &str) {
 fn check(lf: &Logferry, prefix: &str, tag: &str, client_name: &str) {
     let lines = wait_for_lines(&lf.path("unified.log"), 0, Duration::from_secs(1));
     assert_exactly(&lines, prefix, N);
-    let json: Vec<serde_json::Value> = read_lines(&lf.path("all.json"))
-        .iter()
-        .map(|l| serde_json::from_str(l).expect("every JSON line parses"))
-        .filter(|v: &serde_json::Value| v["tag"] == tag)
-        .collect();
+    // the JSON file is a second sink, which may finish a moment later
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let json = loop {
+        let json: Vec<serde_json::Value> = read_lines(&lf.path("all.json"))
+            .iter()
+            .map(|l| serde_json::from_str(l).expect("every JSON line parses"))
+            .filter(|v: &serde_json::Value| v["tag"] == tag)
+            .collect();
+        if json.len() >= N || std::time::Instant::now() > deadline {
+            break json;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(json.len(), N, "{tag}: JSON lines");
     for v in &json {
         let seq = v["record"]["seq"].as_u64().expect("seq field kept");
@@ -145,4 +153,82 @@ fn fluent_logger_golang_with_ack() {
         N as u64,
         "one ack per Message-mode record"
     );
+}
+
+/// FORWARD_TO_FILE and JSON_SINK with TLS on the forward source.
+fn tls_receiver(pki: &Pki) -> Logferry {
+    let tls = format!(
+        "tls = {{ cert_file = {:?}, key_file = {:?} }}\n",
+        pki.server_cert.display().to_string(),
+        pki.server_key.display().to_string()
+    );
+    let config = format!("{FORWARD_TO_FILE}{JSON_SINK}").replace(
+        "address = \"127.0.0.1:0\"\n",
+        &format!("address = \"127.0.0.1:0\"\n{tls}"),
+    );
+    Logferry::start(&config)
+}
+
+#[test]
+fn fluency_over_tls_with_ack() {
+    let Some(jar) = client("target/interop/fluency-sender.jar") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let mut lf = tls_receiver(&pki);
+    let addr = lf.forward_addr("in");
+    run(
+        Command::new("java")
+            .arg("-jar")
+            .arg(&jar)
+            .args([
+                "127.0.0.1",
+                &addr.port().to_string(),
+                "interop.java",
+                &N.to_string(),
+                "java",
+                "--tls",
+                "--ca",
+            ])
+            .arg(&pki.ca),
+        "fluency over TLS",
+    );
+    check(&lf, "java", "interop.java", "fluency");
+    assert!(lf.stop().success());
+}
+
+#[test]
+fn fluent_logger_golang_over_tls() {
+    let Some(bin) = client("target/interop/go-sender") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let mut lf = tls_receiver(&pki);
+    let addr = lf.forward_addr("in");
+    // with acks, and without: the client never reads, which must not cost records
+    for (prefix, ack) in [("goack", true), ("gonoack", false)] {
+        let mut cmd = Command::new(&bin);
+        cmd.args(["-host", "127.0.0.1", "-port", &addr.port().to_string()])
+            .args([
+                "-tag",
+                &format!("interop.{prefix}"),
+                "-count",
+                &N.to_string(),
+                "-prefix",
+                prefix,
+                "-tls",
+                "-ca",
+            ])
+            .arg(&pki.ca);
+        if ack {
+            cmd.arg("-ack");
+        }
+        run(&mut cmd, "fluent-logger-golang over TLS");
+        let expected = if ack { N } else { 2 * N };
+        wait_for_lines(&lf.path("unified.log"), expected, Duration::from_secs(30));
+        check(&lf, prefix, &format!("interop.{prefix}"), "go");
+    }
+    assert!(lf.stop().success());
 }

@@ -126,7 +126,7 @@ fn check(data: &[u8]) {
         (FormatKind::Msgpack, false) if decoder_count.is_some() => {
             // replay the output into the forward decoder
             let mut buf = BytesMut::from(&out[..]);
-            let mut hint = 0;
+            let mut hint = logferry::protocol::forward::Scan::default();
             let mut replayed = Vec::new();
             loop {
                 match next_frame(&mut buf, &Limits::default(), &mut hint) {

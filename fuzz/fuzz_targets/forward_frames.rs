@@ -84,7 +84,7 @@ fn check_frame(frame: &Frame) {
 fn run(stream: &[u8], chunk: usize) -> Vec<Outcome> {
     let mut out = Vec::new();
     let mut buf = BytesMut::new();
-    let mut hint = 0usize;
+    let mut hint = logferry::protocol::forward::Scan::default();
     for read in stream.chunks(chunk) {
         buf.extend_from_slice(read);
         assert!(

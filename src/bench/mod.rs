@@ -6,12 +6,18 @@
 //! same run, so the numbers read as ratios.
 //!
 //! - `procfs.rs`: CPU and RSS of a process;
-//! - `load.rs`: load writers (forward-protocol frames);
-//! - `scenario.rs`: the scenarios and the report.
+//! - `process.rs`: logferry processes under measurement;
+//! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
+//! - `report.rs`: runs, medians and the markdown table;
+//! - `forward_file.rs`, `relay.rs`: the scenarios.
 
+mod forward_file;
 mod load;
+mod pki;
+mod process;
 pub mod procfs;
-mod scenario;
+mod relay;
+mod report;
 
 use std::process::ExitCode;
 
@@ -28,12 +34,19 @@ pub enum Scenario {
     /// One sender connection sends PackedForward chunks to a forward
     /// source; the records are written as raw lines to one file. Baseline:
     /// the same bytes copied from a loopback socket to a file.
-    ForwardFile(scenario::ForwardFileArgs),
+    ForwardFile(forward_file::ForwardFileArgs),
+    /// Load → relay (forward → forward) → receiver → file, against load →
+    /// receiver → file in the same run.
+    Relay(relay::RelayArgs),
+    /// Generator → forward sink → a receiver that discards.
+    ForwardSink(relay::ForwardSinkArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
     let result = match args.scenario {
-        Scenario::ForwardFile(a) => scenario::forward_file(a),
+        Scenario::ForwardFile(a) => forward_file::run(a),
+        Scenario::Relay(a) => relay::relay(a),
+        Scenario::ForwardSink(a) => relay::forward_sink(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

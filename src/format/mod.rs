@@ -385,7 +385,7 @@ mod tests {
             .write_batch(&sample(), &mut out)
             .unwrap();
         let mut buf = bytes::BytesMut::from(&out[..]);
-        let mut hint = 0;
+        let mut hint = crate::protocol::forward::Scan::default();
         let limits = crate::protocol::forward::Limits::default();
         let mut n = 0;
         while let Some(f) =

@@ -107,11 +107,49 @@ fn header(buf: &[u8], pos: usize) -> Result<(usize, Follows)> {
 
 /// Skips one complete value starting at `pos` and returns the offset just
 /// past it. Iterative: the only state is a count of values still to skip.
-pub fn skip(buf: &[u8], mut pos: usize) -> Result<usize> {
-    let mut remaining: u64 = 1;
+pub fn skip(buf: &[u8], pos: usize) -> Result<usize> {
+    skip_from(buf, &mut Cursor { pos, remaining: 1 })
+}
+
+/// Where an unfinished [`skip_from`] stopped: the start of the first value
+/// that was not complete, and how many values (it included) remain.
+/// Resuming from it makes scanning a frame that arrives in many pieces
+/// linear in its size instead of quadratic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pos: usize,
+    remaining: u64,
+}
+
+impl Default for Cursor {
+    /// Skipping one value from the start of the buffer.
+    fn default() -> Self {
+        Cursor {
+            pos: 0,
+            remaining: 1,
+        }
+    }
+}
+
+/// Continues skipping from `cursor`; on `Incomplete` the cursor is left
+/// where the next call with more bytes should resume.
+pub fn skip_from(buf: &[u8], cursor: &mut Cursor) -> Result<usize> {
+    let Cursor {
+        mut pos,
+        mut remaining,
+    } = *cursor;
     while remaining > 0 {
-        remaining -= 1;
-        let (hlen, follows) = header(buf, pos)?;
+        let start = pos;
+        let stop = |e: Error, cursor: &mut Cursor| {
+            if matches!(e, Error::Incomplete { .. }) {
+                *cursor = Cursor {
+                    pos: start,
+                    remaining,
+                };
+            }
+            e
+        };
+        let (hlen, follows) = header(buf, pos).map_err(|e| stop(e, cursor))?;
         pos += hlen;
         match follows {
             Follows::Items(n) => remaining += n,
@@ -123,10 +161,11 @@ pub fn skip(buf: &[u8], mut pos: usize) -> Result<usize> {
                         offset: pos,
                         reason: "length does not fit in memory",
                     })?;
-                need(buf, end)?;
+                need(buf, end).map_err(|e| stop(e, cursor))?;
                 pos = end;
             }
         }
+        remaining -= 1;
     }
     Ok(pos)
 }
@@ -403,6 +442,32 @@ mod tests {
         let mut buf = vec![0x91; 100_000];
         buf.push(0xc0);
         assert_eq!(skip(&buf, 0), Ok(buf.len()));
+    }
+
+    #[test]
+    fn resumed_skips_agree_with_whole_ones() {
+        let mut v = Vec::new();
+        write::array_len(&mut v, 3);
+        write::str(&mut v, &[b'a'; 300]);
+        write::map_len(&mut v, 1);
+        write::str(&mut v, b"k");
+        write::array_len(&mut v, 2);
+        write::uint(&mut v, 70_000);
+        v.push(0xc0);
+        write::uint(&mut v, 5);
+        for step in [1, 2, 7, 64] {
+            let mut cursor = Cursor::default();
+            let mut len = 0;
+            let end = loop {
+                len = (len + step).min(v.len());
+                match skip_from(&v[..len], &mut cursor) {
+                    Ok(end) => break end,
+                    Err(Error::Incomplete { needed }) => assert!(needed > len),
+                    Err(e) => panic!("{e}"),
+                }
+            };
+            assert_eq!(end, v.len(), "step {step}");
+        }
     }
 
     #[test]

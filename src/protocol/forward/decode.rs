@@ -34,20 +34,36 @@ pub struct Frame {
     pub options: Options,
 }
 
+/// How far the frame at the start of a connection's buffer has been
+/// scanned, so each byte is scanned once however many reads the frame takes.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    cursor: msgpack::Cursor,
+    /// Buffer length worth waiting for before scanning again.
+    needed: usize,
+}
+
+impl Scan {
+    /// The buffer length the current frame needs at least (0 if unknown);
+    /// exact once the frame's last string or binary header has been read.
+    pub fn needed(&self) -> usize {
+        self.needed
+    }
+}
+
 /// Splits the next complete frame off `buf` and decodes it.
 ///
-/// `Ok(None)`: not enough bytes yet; `hint` is set to the buffer length
-/// worth waiting for before calling again (so a large frame arriving in many
-/// reads is not re-scanned on every read).
+/// `Ok(None)`: not enough bytes yet; `scan` remembers how far the frame was
+/// scanned, and must be passed again with the same buffer.
 pub fn next_frame(
     buf: &mut BytesMut,
     limits: &Limits,
-    hint: &mut usize,
+    scan: &mut Scan,
 ) -> Result<Option<Frame>, FrameError> {
-    if buf.is_empty() || buf.len() < *hint {
+    if buf.is_empty() || buf.len() < scan.needed {
         return Ok(None);
     }
-    let end = match msgpack::skip(buf, 0) {
+    let end = match msgpack::skip_from(buf, &mut scan.cursor) {
         Ok(end) => end,
         Err(msgpack::Error::Incomplete { needed }) => {
             if needed > limits.max_frame_bytes {
@@ -56,14 +72,14 @@ pub fn next_frame(
                     limit: limits.max_frame_bytes,
                 });
             }
-            *hint = needed;
+            scan.needed = needed;
             return Ok(None);
         }
         Err(msgpack::Error::Invalid { offset, reason }) => {
             return Err(FrameError::Malformed { offset, reason })
         }
     };
-    *hint = 0;
+    *scan = Scan::default();
     if end > limits.max_frame_bytes {
         return Err(FrameError::TooLarge {
             size: end,

@@ -9,7 +9,7 @@ mod tests;
 
 use bytes::Bytes;
 
-pub use decode::{count_entries, decode_frame, next_frame, Frame};
+pub use decode::{count_entries, decode_frame, next_frame, Frame, Scan};
 
 use crate::protocol::msgpack::write;
 

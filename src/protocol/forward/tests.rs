@@ -52,7 +52,7 @@ fn entries(frame: &Frame) -> Vec<(EventTime, Json)> {
 
 fn decode_all(bytes: &[u8]) -> Vec<Frame> {
     let mut buf = BytesMut::from(bytes);
-    let mut hint = 0;
+    let mut hint = Scan::default();
     let mut frames = Vec::new();
     while let Some(f) = next_frame(&mut buf, &Limits::default(), &mut hint).unwrap() {
         frames.push(f);
@@ -171,7 +171,7 @@ fn frames_split_at_every_byte_decode_the_same() {
     bytes.extend(cat(&[&[0x93, 0xa1, b't'], EVENT_TIME, RECORD]));
     for split in 1..bytes.len() {
         let mut buf = BytesMut::from(&bytes[..split]);
-        let mut hint = 0;
+        let mut hint = Scan::default();
         let mut got = Vec::new();
         while let Some(f) = next_frame(&mut buf, &Limits::default(), &mut hint).unwrap() {
             got.push(f);
@@ -196,12 +196,13 @@ fn bad_frames_say_whether_the_connection_can_continue() {
         max_frame_bytes: 64,
         max_decompressed_bytes: 64,
     };
-    let mut hint = 0;
+    let mut hint = Scan::default();
     // not msgpack at all: fatal
     let err = next_frame(&mut BytesMut::from(&[0x91, 0xc1][..]), &limits, &mut hint).unwrap_err();
     assert!(err.is_fatal() && err.kind() == "malformed", "{err}");
     // announces a 1000-byte bin: rejected before the bytes arrive
     let mut buf = BytesMut::from(&[0x92, 0xa1, b't', 0xc5, 0x03, 0xe8][..]);
+    let mut hint = Scan::default();
     let err = next_frame(&mut buf, &limits, &mut hint).unwrap_err();
     assert_eq!(
         err,
@@ -213,6 +214,7 @@ fn bad_frames_say_whether_the_connection_can_continue() {
     // valid msgpack, wrong shape: skipped, the next frame still decodes
     let mut buf =
         BytesMut::from(&cat(&[&[0x92, 0x01, 0x02], &[0x93, 0xa1, b't', 0x01], RECORD])[..]);
+    let mut hint = Scan::default();
     let err = next_frame(&mut buf, &limits, &mut hint).unwrap_err();
     assert!(!err.is_fatal(), "{err}");
     let f = next_frame(&mut buf, &limits, &mut hint).unwrap().unwrap();

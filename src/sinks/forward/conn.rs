@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWriteExt, BufWriter};
+use std::io::IoSlice;
+
+use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, Notify};
 use tokio::time::Instant;
@@ -136,7 +138,7 @@ impl ServerTask {
         let (ack_tx, mut acks) = mpsc::unbounded_channel();
         let reader = tokio::spawn(read_acks(rd, ack_tx));
         let _abort_reader = AbortOnDrop(reader);
-        let mut wr = BufWriter::with_capacity(64 * 1024, wr);
+        let mut wr = wr;
         let mut in_flight: HashMap<String, (Chunk, Instant)> = HashMap::new();
         let mut dispatcher_done = false;
         let end = loop {
@@ -215,16 +217,25 @@ fn jitter(d: Duration) -> Duration {
     d.mul_f64(0.75 + unit * 0.5)
 }
 
+/// Writes a frame with writev(2): head, payload parts and tail in as few
+/// system calls as the socket allows, without copying the payload.
 async fn write_frame<W: tokio::io::AsyncWrite + Unpin>(
-    wr: &mut BufWriter<W>,
+    wr: &mut W,
     f: &Frame,
 ) -> std::io::Result<()> {
-    wr.write_all(&f.head).await?;
-    for p in &f.parts {
-        wr.write_all(p).await?;
+    let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(f.parts.len() + 2);
+    slices.push(IoSlice::new(&f.head));
+    slices.extend(f.parts.iter().map(|p| IoSlice::new(p)));
+    slices.push(IoSlice::new(&f.tail));
+    let mut rest = &mut slices[..];
+    while !rest.is_empty() {
+        let n = wr.write_vectored(rest).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        IoSlice::advance_slices(&mut rest, n);
     }
-    wr.write_all(&f.tail).await?;
-    wr.flush().await
+    Ok(())
 }
 
 /// Reads `{"ack": id}` responses; ends with `Err` on EOF, error or anything

@@ -23,7 +23,7 @@ use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, Records};
 use crate::net::{read_value, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
-use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits};
+use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Scan};
 use crate::router::Router;
 use crate::sources::Shutdown;
 
@@ -33,8 +33,11 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest PING accepted.
 const MAX_PING_BYTES: usize = 64 * 1024;
 
-/// Bytes requested from the socket per read.
-const READ_CHUNK: usize = 256 * 1024;
+/// Bytes requested from the socket per read: starts small (idle and slow
+/// connections hold little), doubles while reads fill the buffer, up to
+/// the largest size.
+const READ_CHUNK_MIN: usize = 64 * 1024;
+const READ_CHUNK_MAX: usize = 1024 * 1024;
 
 /// How long a closing connection waits for the acks of chunks it routed.
 const ACK_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -96,7 +99,8 @@ impl Connection {
             }
         };
         let (mut rd, mut wr) = tokio::io::split(stream);
-        let mut buf = BytesMut::with_capacity(READ_CHUNK);
+        let mut buf = BytesMut::with_capacity(READ_CHUNK_MIN);
+        let mut read_chunk = READ_CHUNK_MIN;
         if let Some(auth) = &settings.auth {
             let result = tokio::time::timeout(
                 HANDSHAKE_TIMEOUT,
@@ -114,14 +118,14 @@ impl Connection {
         let (ack_tx, ack_rx) = mpsc::unbounded_channel();
         let writer = tokio::spawn(write_acks(wr, ack_rx, metrics.clone()));
 
-        let mut hint = 0usize;
+        let mut scan = Scan::default();
         let mut typical_frame = 0usize;
         // checked once, on the first bytes of a plain connection
         let mut first_bytes = settings.tls.is_none();
         let end = 'conn: loop {
             loop {
                 let before = buf.len();
-                match next_frame(&mut buf, &settings.limits, &mut hint) {
+                match next_frame(&mut buf, &settings.limits, &mut scan) {
                     Ok(Some(frame)) => {
                         typical_frame = before - buf.len();
                         if let Err(e) = route(frame, &mut router, &ack_tx, &metrics).await {
@@ -133,7 +137,8 @@ impl Connection {
                     Err(e) => metrics.frame_error(peer, &e),
                 }
             }
-            let limit = prepare_read(&mut buf, hint, typical_frame);
+            let limit = prepare_read(&mut buf, scan.needed(), typical_frame, read_chunk);
+            let room_before = (buf.capacity() - buf.len()).min(limit);
             let read = {
                 let mut room = (&mut buf).limit(limit);
                 tokio::select! {
@@ -163,7 +168,17 @@ impl Connection {
                 Some(Ok(Ok(_))) if first_bytes && looks_like_tls(&buf) => {
                     break End::Error("tls_on_plain_port", TLS_ON_PLAIN_PORT.into())
                 }
-                Some(Ok(Ok(_))) => first_bytes = false,
+                Some(Ok(Ok(n))) => {
+                    first_bytes = false;
+                    // a full read means more is waiting: read more at once next time
+                    read_chunk = if n >= room_before {
+                        (read_chunk * 2).min(READ_CHUNK_MAX)
+                    } else if n < read_chunk / 8 {
+                        (read_chunk / 2).max(READ_CHUNK_MIN)
+                    } else {
+                        read_chunk
+                    };
+                }
                 Some(Ok(Err(e))) => break End::Error("io", e.to_string()),
             }
         };
@@ -191,19 +206,19 @@ impl Connection {
 /// is read no further than its end, so the next frame starts in a fresh
 /// buffer instead of being copied out of this one. A new frame gets room for
 /// one read, or for a whole frame as large as the last one.
-fn prepare_read(buf: &mut BytesMut, hint: usize, typical_frame: usize) -> usize {
+fn prepare_read(buf: &mut BytesMut, hint: usize, typical_frame: usize, read_chunk: usize) -> usize {
     let spare = buf.capacity() - buf.len();
     if hint > buf.len() {
         let rest = hint - buf.len();
         if spare < rest {
             grow(buf, rest);
         }
-        if hint >= READ_CHUNK {
+        if hint >= READ_CHUNK_MAX {
             return rest;
         }
-    } else if spare < READ_CHUNK {
+    } else if spare < read_chunk / 2 {
         // a little slack, so a frame slightly larger than the last still fits
-        grow(buf, READ_CHUNK.max(typical_frame + typical_frame / 16));
+        grow(buf, read_chunk.max(typical_frame + typical_frame / 16));
     }
     usize::MAX
 }

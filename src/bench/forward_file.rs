@@ -1,0 +1,158 @@
+//! `bench forward-file`: one sender connection sends PackedForward chunks
+//! to a forward source; the records are written as raw lines to one file.
+//! Baseline: the same wire bytes copied from a loopback socket to a file.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::load::{packed_frame, send_frames};
+use super::process::{wait_for_size, Proc};
+use super::report::{self, Run, WorkDir};
+
+#[derive(Debug, clap::Args)]
+pub struct ForwardFileArgs {
+    /// Bytes per record (the message written as one line).
+    #[arg(long, default_value_t = 100)]
+    pub record_size: usize,
+    /// Records per run.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub records: usize,
+    /// Records per PackedForward chunk.
+    #[arg(long, default_value_t = 1000)]
+    pub batch: usize,
+    /// Runs; the report shows each and the median.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Directory for configs and output files (removed afterwards).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+pub fn run(a: ForwardFileArgs) -> Result<(), String> {
+    if a.records == 0 || a.batch == 0 || a.runs == 0 || a.record_size == 0 {
+        return Err("records, batch, runs and record-size must be positive".into());
+    }
+    let chunks = a.records.div_ceil(a.batch);
+    let records = chunks * a.batch;
+    let frame = packed_frame("bench", a.batch, a.record_size);
+    let out_bytes = (records * (a.record_size + 1)) as u64;
+    let wire_bytes = (frame.len() * chunks) as u64;
+    let dir = WorkDir::new(a.dir.clone())?;
+    println!(
+        "forward → file (raw): {records} records of {} B in PackedForward chunks of {} ({:.1} MB on the wire, {:.1} MB written), {} runs",
+        a.record_size,
+        a.batch,
+        wire_bytes as f64 / 1e6,
+        out_bytes as f64 / 1e6,
+        a.runs
+    );
+    let mut base = Vec::new();
+    let mut ours = Vec::new();
+    for i in 0..a.runs {
+        base.push(socket_copy(
+            &dir.path.join("baseline.out"),
+            &frame,
+            chunks,
+            records,
+            wire_bytes,
+        )?);
+        ours.push(logferry(&dir.path, &frame, chunks, records, out_bytes)?);
+        eprintln!("run {}: {}", i + 1, ours[i].row("logferry"));
+    }
+    report::print(&[
+        ("baseline: socket → file copy (MB/s of wire bytes)", &base),
+        ("logferry forward → file (MB/s of output)", &ours),
+    ]);
+    let (b, o) = (report::median(&base), report::median(&ours));
+    println!(
+        "\nmedians: logferry {:.0} records/s, {:.1} MB/s written; baseline copy {:.1} MB/s; logferry / baseline time: {:.2}",
+        o.records_per_sec(),
+        o.bytes as f64 / o.seconds / 1e6,
+        b.bytes as f64 / b.seconds / 1e6,
+        b.seconds / o.seconds
+    );
+    Ok(())
+}
+
+/// Baseline: a loopback receiver copies the same wire bytes into a file.
+fn socket_copy(
+    out: &Path,
+    frame: &[u8],
+    chunks: usize,
+    records: usize,
+    wire: u64,
+) -> Result<Run, String> {
+    let _ = std::fs::remove_file(out);
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let out_path = out.to_path_buf();
+    let receiver = std::thread::spawn(move || -> std::io::Result<()> {
+        let (mut s, _) = listener.accept()?;
+        let mut f = std::fs::File::create(out_path)?;
+        let mut buf = vec![0u8; 256 * 1024];
+        loop {
+            let n = s.read(&mut buf)?;
+            if n == 0 {
+                return Ok(());
+            }
+            f.write_all(&buf[..n])?;
+        }
+    });
+    let start = Instant::now();
+    send_frames(addr, frame, chunks, None).map_err(|e| format!("baseline sender: {e}"))?;
+    receiver
+        .join()
+        .map_err(|_| "baseline receiver panicked".to_string())?
+        .map_err(|e| format!("baseline receiver: {e}"))?;
+    let seconds = start.elapsed().as_secs_f64();
+    let _ = std::fs::remove_file(out);
+    Ok(Run {
+        seconds,
+        records,
+        bytes: wire,
+        cpu: None,
+        peak_rss: None,
+    })
+}
+
+fn logferry(
+    dir: &Path,
+    frame: &[u8],
+    chunks: usize,
+    records: usize,
+    out_bytes: u64,
+) -> Result<Run, String> {
+    let out = dir.join("forward-file.out");
+    let _ = std::fs::remove_file(&out);
+    let mut p = Proc::start(
+        dir,
+        "forward-file",
+        &format!(
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"raw\"\n",
+            out.display().to_string()
+        ),
+    )?;
+    let addr = p.address("source=in ")?;
+    let before = p.sample()?;
+    let start = Instant::now();
+    let frame = frame.to_vec();
+    let sender = std::thread::spawn(move || send_frames(addr, &frame, chunks, None));
+    let waited = wait_for_size(&out, out_bytes, &mut [&mut p]);
+    let seconds = start.elapsed().as_secs_f64();
+    let after = p.sample();
+    let sent = sender.join();
+    drop(p);
+    let _ = std::fs::remove_file(&out);
+    waited?;
+    sent.map_err(|_| "sender panicked".to_string())??;
+    let after = after?;
+    Ok(Run {
+        seconds,
+        records,
+        bytes: out_bytes,
+        cpu: Some(after.cpu().saturating_sub(before.cpu())),
+        peak_rss: Some(after.peak_rss),
+    })
+}

@@ -1,0 +1,203 @@
+//! logferry processes under measurement: started from this very binary
+//! with a config, their listening addresses read from their log.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::procfs::{self, ProcSample};
+
+pub struct Proc {
+    child: Child,
+    /// Log lines that announce a listener.
+    listening: Arc<Mutex<Vec<String>>>,
+    /// Set once `wait_usage` has collected the exit status itself.
+    reaped: bool,
+}
+
+/// What a finished process used, from wait4(2).
+pub struct Usage {
+    pub cpu: Duration,
+    pub peak_rss: u64,
+}
+
+impl Proc {
+    /// Writes `config` to `dir/name.toml` and runs `logferry run` on it.
+    pub fn start(dir: &Path, name: &str, config: &str) -> Result<Proc, String> {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let mut child = Command::new(exe)
+            .args(["run", "--config"])
+            .arg(&path)
+            .env("LOGFERRY_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start logferry: {e}"))?;
+        let stderr = child.stderr.take().ok_or("no stderr")?;
+        let listening = Arc::new(Mutex::new(Vec::new()));
+        let seen = listening.clone();
+        let label = name.to_string();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if line.contains("ERROR") || line.contains("WARN") {
+                    eprintln!("{label}: {line}");
+                }
+                if line.contains("listening") {
+                    seen.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+                }
+            }
+        });
+        Ok(Proc {
+            child,
+            listening,
+            reaped: false,
+        })
+    }
+
+    /// The address logged by the listener whose line contains `what`
+    /// (`"source=in "`, `"api listening"`).
+    pub fn address(&mut self, what: &str) -> Result<SocketAddr, String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let found = self
+                .listening
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .iter()
+                .find(|l| l.contains(what))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .find_map(|w| w.strip_prefix("address="))
+                })
+                .and_then(|a| a.parse().ok());
+            if let Some(a) = found {
+                return Ok(a);
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "logferry exited ({status}) before listening ({what})"
+                ));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("logferry did not log a listener matching {what:?}"));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn sample(&self) -> Result<ProcSample, String> {
+        procfs::sample(self.child.id()).ok_or_else(|| "cannot read /proc for logferry".to_string())
+    }
+
+    pub fn exited(&mut self) -> Option<String> {
+        self.child.try_wait().ok().flatten().map(|s| s.to_string())
+    }
+}
+
+impl Proc {
+    /// Waits for the process to exit by itself and returns its total CPU
+    /// time and peak RSS (exact, from the kernel's accounting).
+    pub fn wait_usage(&mut self, timeout: Duration) -> Result<Usage, String> {
+        let pid = self.child.id() as libc::pid_t;
+        let deadline = Instant::now() + timeout;
+        loop {
+            let mut status = 0;
+            // SAFETY: rusage is plain data; wait4 fills it for our own child.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+            if r == pid {
+                self.reaped = true;
+                if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+                    return Err(format!("logferry ended abnormally (wait status {status})"));
+                }
+                let tv =
+                    |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec * 1000) as u32);
+                return Ok(Usage {
+                    cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+                    peak_rss: ru.ru_maxrss as u64 * 1024,
+                });
+            }
+            if r < 0 {
+                return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+            }
+            if Instant::now() > deadline {
+                return Err("logferry did not finish in time".into());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if self.reaped {
+            return;
+        }
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits until `path` holds `bytes` bytes.
+pub fn wait_for_size(path: &Path, bytes: u64, watched: &mut [&mut Proc]) -> Result<(), String> {
+    wait_until(watched, || {
+        let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        (
+            size >= bytes,
+            format!("{} holds {size} of {bytes} bytes", path.display()),
+        )
+    })
+}
+
+/// Polls `done` (every 0.5 ms) until it says yes, failing if a watched
+/// process exits or ten minutes pass.
+pub fn wait_until(
+    watched: &mut [&mut Proc],
+    mut done: impl FnMut() -> (bool, String),
+) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    loop {
+        let (ok, state) = done();
+        if ok {
+            return Ok(());
+        }
+        for p in watched.iter_mut() {
+            if let Some(status) = p.exited() {
+                return Err(format!("logferry exited early ({status}): {state}"));
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!("stuck: {state}"));
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+/// A counter from a logferry `/metrics` endpoint (summed over labels that
+/// contain `labels`).
+pub fn metric(api: SocketAddr, name: &str, labels: &str) -> u64 {
+    let Ok(mut s) = TcpStream::connect(api) else {
+        return 0;
+    };
+    let _ = write!(s, "GET /metrics HTTP/1.1\r\nhost: bench\r\n\r\n");
+    let mut body = String::new();
+    let _ = s.read_to_string(&mut body);
+    body.lines()
+        .filter(|l| l.starts_with(name) && l.contains(labels))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
