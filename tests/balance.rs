@@ -235,3 +235,31 @@ fn killing_a_receiver_mid_run_loses_nothing() {
         "the dead receiver is reported"
     );
 }
+
+#[test]
+fn a_server_that_comes_back_is_used_again() {
+    // reserve a port for a receiver that starts late
+    let late_addr = dead_port();
+    let (early, early_addr) = receiver();
+    let mut a = agent(
+        &["b"],
+        200_000,
+        50_000,
+        &format!(
+            "mode = \"round_robin\"\nrequire_ack = true\n{}",
+            servers(&[(early_addr, 1, false), (late_addr, 1, false)])
+        ),
+    );
+    wait_for_lines(&early.path("received.log"), 20_000, Duration::from_secs(30));
+    let mut late = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"{late_addr}\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\nformat = {{ type = \"template\", template = \"{{tag}} {{message}}\" }}\n"
+    ));
+    late.forward_addr("in");
+    let files = finish(&mut a, &mut [early, late]);
+    assert_eq!(files[0].len() + files[1].len(), 200_000);
+    assert!(
+        files[1].len() > 10_000,
+        "the late server got {} records",
+        files[1].len()
+    );
+}
