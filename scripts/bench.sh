@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Reproduces docs/BENCHMARKS.md on this machine: builds the release binary,
-# runs the whole-pipeline benchmarks (each with its baseline in the same
-# run) and the criterion micro-benchmarks. Keep the machine otherwise idle.
+# runs the whole-pipeline benchmarks (each with its baseline measured in the
+# same run) and, unless --no-criterion, the criterion micro-benchmarks.
+# Keep the machine otherwise idle while it runs.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --release --locked
 bin=target/release/logferry
-echo "## forward → file, 100 B records"
-$bin bench forward-file --record-size 100 --records 10000000 --runs 3
-echo "## forward → file, 4 KiB records"
-$bin bench forward-file --record-size 4096 --records 500000 --runs 3
+run() { echo; echo "\$ logferry bench $*"; $bin bench "$@"; }
+run forward-file --record-size 100 --records 10000000 --runs 3
+run forward-file --record-size 4096 --records 250000 --runs 5
+run relay --records 5000000 --runs 3
+run relay --records 5000000 --runs 3 --ack
+run relay --records 5000000 --runs 3 --tls
+run forward-sink --records 10000000 --runs 3
+run forward-sink --records 10000000 --runs 3 --ack
 if [[ ${1:-} != --no-criterion ]]; then
   cargo bench --locked --bench forward_decode --bench file_writer -- --warm-up-time 1 --measurement-time 3
 fi

@@ -121,13 +121,13 @@ const fn default_batch_records() -> usize {
     8192
 }
 const fn default_batch_bytes() -> usize {
-    4 * 1024 * 1024
+    1024 * 1024
 }
 const fn default_ack_timeout() -> Duration {
     Duration::from_secs(30)
 }
 const fn default_max_in_flight() -> usize {
-    8
+    32
 }
 const fn default_connect_timeout() -> Duration {
     Duration::from_secs(5)
