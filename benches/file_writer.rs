@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use logferry::buffer::{queue, BufferConfig, Delivery};
+use logferry::buffer::Delivery;
 use logferry::event::{Batch, Records};
 use logferry::metrics::Registry;
 use logferry::protocol::forward::write_message_entry;
@@ -34,27 +34,7 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
 }
 
 fn deliveries(b: &Batch, n: usize) -> Vec<Delivery> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let (tx, mut rx) = queue(
-        "bench",
-        BufferConfig {
-            max_bytes: u32::MAX as usize,
-            ..Default::default()
-        },
-        &Registry::new(),
-    );
-    rt.block_on(async {
-        for _ in 0..n {
-            tx.send(b.clone()).await.unwrap();
-        }
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            out.push(rx.recv().await.unwrap());
-        }
-        out
-    })
+    (0..n).map(|_| Delivery::standalone(b.clone())).collect()
 }
 
 fn write(c: &mut Criterion) {

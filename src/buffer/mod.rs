@@ -178,6 +178,19 @@ pub struct Delivery {
 }
 
 impl Delivery {
+    /// A delivery that belongs to no queue, for driving a sink directly
+    /// (tests, benchmarks).
+    pub fn standalone(batch: Batch) -> Delivery {
+        let room = Arc::new(Semaphore::new(0));
+        Delivery {
+            batch,
+            _room: room
+                .try_acquire_many_owned(0)
+                .expect("zero permits are always available"),
+            settled: false,
+        }
+    }
+
     pub fn batch(&self) -> &Batch {
         &self.batch
     }

@@ -4,7 +4,6 @@ use bytes::Bytes;
 
 use super::*;
 use crate::ack::{AckHandle, AckOutcome};
-use crate::buffer::{queue, BufferConfig};
 use crate::event::{Batch, EventTime, Records};
 use crate::metrics::Registry;
 
@@ -19,16 +18,8 @@ fn lines(tag: &str, text: &'static str) -> Batch {
     )
 }
 
-/// Passes `batch` through a real queue to get the delivery a sink sees.
 fn deliver(batch: Batch) -> Delivery {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .unwrap();
-    let (tx, mut rx) = queue("t", BufferConfig::default(), &Registry::new());
-    rt.block_on(async {
-        tx.send(batch).await.unwrap();
-        rx.recv().await.unwrap()
-    })
+    Delivery::standalone(batch)
 }
 
 fn sink(config_toml: &str) -> (FileSink, Registry) {

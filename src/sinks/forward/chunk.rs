@@ -149,20 +149,11 @@ impl Chunk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::buffer::{queue, BufferConfig};
     use crate::event::{Batch, EventTime};
-    use crate::metrics::Registry;
     use crate::protocol::forward::{decode_frame, Limits, Mode};
 
     fn delivery(batch: Batch) -> Delivery {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let (tx, mut rx) = queue("t", BufferConfig::default(), &Registry::new());
-        rt.block_on(async {
-            tx.send(batch).await.unwrap();
-            rx.recv().await.unwrap()
-        })
+        Delivery::standalone(batch)
     }
 
     fn flat(f: &Frame) -> Bytes {
