@@ -74,6 +74,7 @@ fn agent(h: Hop, pki: &Pki, to: std::net::SocketAddr, n: usize) -> Logferry {
 }
 
 fn chain(h: Hop, n: usize) {
+    eprintln!("chain {h:?}, {n} records");
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
     let mut rx = receiver(h, &pki);
@@ -87,11 +88,22 @@ fn chain(h: Hop, n: usize) {
         "{h:?}\n{}",
         agent.log_text()
     );
-    let lines = wait_for_lines(&rx.path("received.log"), n, Duration::from_secs(60));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while read_lines(&rx.path("received.log")).len() < n {
+        if std::time::Instant::now() > deadline {
+            panic!(
+                "{h:?}: the receiver holds {} of {n} lines\n--- agent\n{}\n--- relay\n{}\n--- receiver\n{}",
+                read_lines(&rx.path("received.log")).len(),
+                agent.log_text(),
+                relay.log_text(),
+                rx.log_text()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(relay.stop().success());
     assert!(rx.stop().success());
     // everything is written by now: read the final file
-    drop(lines);
     let lines = read_lines(&rx.path("received.log"));
     let counts = distinct(lines.iter().cloned());
     assert_eq!(counts.len(), n, "{h:?}: distinct records");

@@ -2,6 +2,7 @@
 
 pub mod forward;
 pub mod generator;
+pub mod tail;
 
 use std::sync::Arc;
 
@@ -12,21 +13,24 @@ use crate::metrics::Registry;
 use crate::router::Router;
 use forward::{ForwardSource, ForwardSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
+use tail::{TailSource, TailSourceConfig};
 
 /// The configured type of a source.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceKind {
     Forward(ForwardSourceConfig),
     Generator(GeneratorConfig),
+    Tail(Box<TailSourceConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN: &str = "forward, generator";
+const KNOWN: &str = "forward, generator, tail";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
     Ok(match name {
         "forward" => SourceKind::Forward(table.parse()?),
         "generator" => SourceKind::Generator(table.parse()?),
+        "tail" => SourceKind::Tail(Box::new(table.parse()?)),
         _ => return Err(KindError::Unknown(KNOWN)),
     })
 }
@@ -36,6 +40,7 @@ impl SourceKind {
         match self {
             SourceKind::Forward(c) => c.validate(),
             SourceKind::Generator(c) => c.validate(),
+            SourceKind::Tail(c) => c.validate(),
         }
     }
 }
@@ -61,6 +66,7 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
             Box::pin(source.run())
         }
         SourceKind::Generator(c) => Box::pin(GeneratorSource::new(c, cx).run()),
+        SourceKind::Tail(c) => Box::pin(TailSource::new(*c, cx)?.run()),
     })
 }
 

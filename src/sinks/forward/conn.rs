@@ -39,6 +39,9 @@ pub struct Settings {
     pub tls: Option<(TlsConnector, crate::tls::ClientTlsConfig)>,
 }
 
+/// How long a finished connection waits for the server to close its side.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+
 /// Largest handshake message or ack accepted from a server.
 const MAX_RESPONSE: usize = 64 * 1024;
 
@@ -143,7 +146,15 @@ impl ServerTask {
         let mut dispatcher_done = false;
         let end = loop {
             if dispatcher_done && in_flight.is_empty() {
+                // A graceful close: send our end, then wait for the server's.
+                // Closing at once could leave bytes from the server unread
+                // in our socket, and the kernel would then reset the
+                // connection and discard records the server has not read.
                 let _ = wr.shutdown().await;
+                let drained = tokio::time::timeout(CLOSE_WAIT, async {
+                    while let Some(Ok(_)) = acks.recv().await {}
+                });
+                let _ = drained.await;
                 break End::Finished;
             }
             let deadline = in_flight.values().map(|(_, d)| *d).min();

@@ -1,0 +1,162 @@
+//! Configuration of the tail source.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::config::units;
+
+/// `type = "tail"`: follows files as they are written.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TailSourceConfig {
+    /// Glob patterns of the files to follow (`/var/log/app/*.log`).
+    pub paths: Vec<String>,
+    /// Glob patterns of files not to follow.
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    /// Tag of the records; `*` is replaced by the file's path with `/`
+    /// turned into `.` (Fluentd's convention: `app.*` for /var/log/a.log is
+    /// `app.var.log.a.log`).
+    pub tag: String,
+    /// How often the globs are expanded again to find new files.
+    #[serde(
+        default = "default_refresh_interval",
+        deserialize_with = "units::duration"
+    )]
+    pub refresh_interval: Duration,
+    /// How often files are checked for growth when no change event came
+    /// (filesystems without inotify, missed events).
+    #[serde(
+        default = "default_poll_interval",
+        deserialize_with = "units::duration"
+    )]
+    pub poll_interval: Duration,
+    /// Read files found at start-up from their beginning (default: from
+    /// their end, as Fluentd and Fluent Bit do). Files that appear later are
+    /// always read from the beginning.
+    #[serde(default)]
+    pub read_from_head: bool,
+    /// Directory of the checkpoint file (offsets survive restarts). Unset:
+    /// no checkpoints, every start follows `read_from_head`.
+    pub checkpoint_dir: Option<PathBuf>,
+    /// Record key of the line.
+    #[serde(default = "default_message_key")]
+    pub message_key: String,
+    /// A last line without its newline is sent after the file has not
+    /// grown for this long.
+    #[serde(
+        default = "default_partial_line_timeout",
+        deserialize_with = "units::duration"
+    )]
+    pub partial_line_timeout: Duration,
+    /// Longest line kept whole.
+    #[serde(default = "default_max_line_bytes", deserialize_with = "units::bytes")]
+    pub max_line_bytes: usize,
+    /// What happens to longer lines: `"split"` into pieces of
+    /// `max_line_bytes`, or `"skip"`.
+    #[serde(default)]
+    pub on_long_line: LongLine,
+    /// Bytes read from a file at a time.
+    #[serde(default = "default_read_bytes", deserialize_with = "units::bytes")]
+    pub read_bytes: usize,
+    /// Join continuation lines into one record.
+    pub multiline: Option<MultilineConfig>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LongLine {
+    #[default]
+    Split,
+    Skip,
+}
+
+/// `multiline` table.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MultilineConfig {
+    /// A line matching this regex starts a new record; other lines continue
+    /// the previous one (a stack trace's `\tat …` lines).
+    pub start_pattern: String,
+    /// A record is sent once no line has been added for this long.
+    #[serde(
+        default = "default_multiline_timeout",
+        deserialize_with = "units::duration"
+    )]
+    pub timeout: Duration,
+}
+
+const fn default_refresh_interval() -> Duration {
+    Duration::from_secs(5)
+}
+const fn default_poll_interval() -> Duration {
+    Duration::from_millis(250)
+}
+fn default_message_key() -> String {
+    "message".into()
+}
+const fn default_partial_line_timeout() -> Duration {
+    Duration::from_secs(5)
+}
+const fn default_max_line_bytes() -> usize {
+    1024 * 1024
+}
+const fn default_read_bytes() -> usize {
+    256 * 1024
+}
+const fn default_multiline_timeout() -> Duration {
+    Duration::from_secs(1)
+}
+
+impl TailSourceConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.paths.is_empty() {
+            return Err("paths must list at least one glob".into());
+        }
+        for p in self.paths.iter().chain(&self.exclude) {
+            glob::Pattern::new(p).map_err(|e| format!("glob {p:?}: {e}"))?;
+        }
+        if self.tag.is_empty() {
+            return Err("tag must not be empty".into());
+        }
+        if self.max_line_bytes == 0 || self.read_bytes < 4096 {
+            return Err("max_line_bytes must be positive and read_bytes at least 4KiB".into());
+        }
+        if let Some(m) = &self.multiline {
+            regex::bytes::Regex::new(&m.start_pattern)
+                .map_err(|e| format!("multiline.start_pattern: {e}"))?;
+        }
+        if self.poll_interval.is_zero() || self.refresh_interval.is_zero() {
+            return Err("poll_interval and refresh_interval must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// The tag of records read from `path`.
+    pub fn tag_for(&self, path: &std::path::Path) -> String {
+        if !self.tag.contains('*') {
+            return self.tag.clone();
+        }
+        let p = path.to_string_lossy();
+        let dotted = p.trim_start_matches('/').replace('/', ".");
+        self.tag.replacen('*', &dotted, 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn star_in_the_tag_is_the_dotted_path() {
+        let c: TailSourceConfig = toml::from_str("paths = [\"/x\"]\ntag = \"app.*\"").unwrap();
+        assert_eq!(
+            c.tag_for(std::path::Path::new("/var/log/a.log")),
+            "app.var.log.a.log"
+        );
+        let c: TailSourceConfig = toml::from_str("paths = [\"/x\"]\ntag = \"fixed\"").unwrap();
+        assert_eq!(c.tag_for(std::path::Path::new("/var/log/a.log")), "fixed");
+    }
+}

@@ -1,0 +1,443 @@
+//! One followed file: reading whole lines in large blocks, identity,
+//! truncation, and which offsets have been acknowledged.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use super::checkpoint::{fnv1a, FileId, Head, HEAD_BYTES};
+use super::config::{LongLine, TailSourceConfig};
+
+/// Lines read from a file, ready to become a batch.
+pub struct Lines {
+    /// Complete lines, each ending in `\n` (`\r\n` turned into `\n`).
+    pub data: Bytes,
+    pub count: usize,
+    /// File offset just past the last byte these lines came from.
+    pub end: u64,
+}
+
+/// Counters of one file, logged when it is released.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FileStats {
+    pub bytes_read: u64,
+    pub lines: u64,
+    pub bytes_skipped: u64,
+    pub long_lines: u64,
+    pub truncations: u64,
+}
+
+pub struct TailedFile {
+    pub path: PathBuf,
+    file: File,
+    pub id: FileId,
+    /// Length and hash of the first bytes, once there are any.
+    pub head: Head,
+    /// Next byte to read.
+    pub read_offset: u64,
+    /// Bytes of a line without its newline yet (they end at `read_offset`).
+    partial: Vec<u8>,
+    /// True while the rest of an over-long line is being skipped.
+    skipping: bool,
+    pub last_growth: Instant,
+    /// The path names another file now (or none): read this one to its end,
+    /// then release it.
+    pub rotated_at: Option<Instant>,
+    /// Offset up to which every line has been acknowledged.
+    pub acked: u64,
+    /// Batches sent and not yet acknowledged: (sequence, end offset, done).
+    in_flight: VecDeque<(u64, u64, bool)>,
+    next_seq: u64,
+    /// Bumped on truncation, so acks of batches read before it are ignored.
+    pub generation: u64,
+    pub stats: FileStats,
+    /// `stats` as last reported to the metrics.
+    reported: FileStats,
+}
+
+impl TailedFile {
+    /// Opens `path` and positions it at `offset` (clamped to the file size).
+    pub fn open(path: &Path, offset: Option<u64>) -> std::io::Result<TailedFile> {
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        let start = offset.unwrap_or(meta.len()).min(meta.len());
+        let mut f = TailedFile {
+            path: path.to_path_buf(),
+            file,
+            id: FileId {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            },
+            head: Head {
+                len: 0,
+                hash: fnv1a(&[]),
+            },
+            read_offset: start,
+            partial: Vec::new(),
+            skipping: false,
+            last_growth: Instant::now(),
+            rotated_at: None,
+            acked: start,
+            in_flight: VecDeque::new(),
+            next_seq: 0,
+            generation: 0,
+            stats: FileStats::default(),
+            reported: FileStats::default(),
+        };
+        f.refresh_head();
+        Ok(f)
+    }
+
+    /// The head of `file` as it is now.
+    pub fn head_of(file: &File, len: usize) -> Head {
+        let mut buf = vec![0u8; len];
+        let n = file.read_at(&mut buf, 0).unwrap_or(0);
+        Head {
+            len: n as u32,
+            hash: fnv1a(&buf[..n]),
+        }
+    }
+
+    fn refresh_head(&mut self) {
+        if (self.head.len as usize) < HEAD_BYTES {
+            self.head = Self::head_of(&self.file, HEAD_BYTES);
+        }
+    }
+
+    /// Current size of the open file.
+    pub fn size(&self) -> u64 {
+        self.file.metadata().map(|m| m.len()).unwrap_or(0)
+    }
+
+    /// Restarts at 0 if the file is now shorter than what was read
+    /// (copytruncate). Returns the bytes that may have been missed: what
+    /// was written after the last read and before the truncation is gone.
+    pub fn check_truncation(&mut self) -> Option<u64> {
+        let size = self.size();
+        // shorter than what was read, or rewritten from the start (a
+        // truncation followed by new writes can already be longer)
+        let shorter = size < self.read_offset;
+        let rewritten = !shorter
+            && self.head.len > 0
+            && Self::head_of(&self.file, self.head.len as usize) != self.head;
+        if !shorter && !rewritten {
+            return None;
+        }
+        let lost_partial = self.partial.len() as u64;
+        self.read_offset = 0;
+        self.acked = 0;
+        self.partial.clear();
+        self.skipping = false;
+        self.in_flight.clear();
+        self.generation += 1;
+        self.head = Head {
+            len: 0,
+            hash: fnv1a(&[]),
+        };
+        self.stats.truncations += 1;
+        Some(lost_partial)
+    }
+
+    /// Reads the next block and returns its complete lines, if any. `None`
+    /// at the end of the file (a partial last line stays buffered).
+    pub fn read_lines(
+        &mut self,
+        cfg: &TailSourceConfig,
+        now: Instant,
+    ) -> std::io::Result<Option<Lines>> {
+        let mut block = BytesMut::with_capacity(self.partial.len() + cfg.read_bytes);
+        block.extend_from_slice(&self.partial);
+        let have = block.len();
+        block.resize(have + cfg.read_bytes, 0);
+        let n = self.file.read_at(&mut block[have..], self.read_offset)?;
+        block.truncate(have + n);
+        if n == 0 {
+            return Ok(None);
+        }
+        self.read_offset += n as u64;
+        self.stats.bytes_read += n as u64;
+        self.last_growth = now;
+        self.refresh_head();
+        let Some(last_nl) = memchr::memrchr(b'\n', &block) else {
+            if self.skipping {
+                // still inside an over-long line being skipped
+                self.stats.bytes_skipped += n as u64;
+                return Ok(Some(Lines {
+                    data: Bytes::new(),
+                    count: 0,
+                    end: self.read_offset,
+                }));
+            }
+            // no newline yet: keep buffering, within the line limit
+            self.partial = block.to_vec();
+            self.limit_partial(cfg);
+            return Ok(Some(Lines {
+                data: Bytes::new(),
+                count: 0,
+                end: self.read_offset - self.partial.len() as u64,
+            }));
+        };
+        self.partial = block[last_nl + 1..].to_vec();
+        block.truncate(last_nl + 1);
+        let lines = self.clean(block.freeze(), cfg);
+        self.limit_partial(cfg);
+        self.stats.lines += lines.1 as u64;
+        Ok(Some(Lines {
+            data: lines.0,
+            count: lines.1,
+            end: self.read_offset - self.partial.len() as u64,
+        }))
+    }
+
+    /// Handles `\r\n`, over-long lines and a line being skipped; returns the
+    /// lines and their count. The fast path (nothing to change) copies
+    /// nothing.
+    fn clean(&mut self, data: Bytes, cfg: &TailSourceConfig) -> (Bytes, usize) {
+        let mut count = 0;
+        let mut plain = !self.skipping && memchr::memchr(b'\r', &data).is_none();
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', &data) {
+            if nl - start > cfg.max_line_bytes {
+                plain = false;
+            }
+            start = nl + 1;
+            count += 1;
+        }
+        if plain {
+            return (data, count);
+        }
+        let mut out = Vec::with_capacity(data.len());
+        let mut count = 0;
+        for line in data.split_inclusive(|b| *b == b'\n') {
+            let mut line = &line[..line.len() - 1];
+            if std::mem::take(&mut self.skipping) {
+                // the end of a line whose start was skipped
+                self.stats.bytes_skipped += line.len() as u64 + 1;
+                continue;
+            }
+            if line.ends_with(b"\r") {
+                line = &line[..line.len() - 1];
+            }
+            if line.len() > cfg.max_line_bytes {
+                self.stats.long_lines += 1;
+                match cfg.on_long_line {
+                    LongLine::Skip => {
+                        self.stats.bytes_skipped += line.len() as u64 + 1;
+                        continue;
+                    }
+                    LongLine::Split => {
+                        for piece in line.chunks(cfg.max_line_bytes) {
+                            out.extend_from_slice(piece);
+                            out.push(b'\n');
+                            count += 1;
+                        }
+                        continue;
+                    }
+                }
+            }
+            out.extend_from_slice(line);
+            out.push(b'\n');
+            count += 1;
+        }
+        (Bytes::from(out), count)
+    }
+
+    /// A partial line longer than the limit is split or skipped now.
+    fn limit_partial(&mut self, cfg: &TailSourceConfig) {
+        if self.partial.len() <= cfg.max_line_bytes || cfg.on_long_line == LongLine::Split {
+            // splitting happens in `take_partial`
+            return;
+        }
+        self.stats.long_lines += 1;
+        self.stats.bytes_skipped += self.partial.len() as u64;
+        self.partial.clear();
+        self.skipping = true;
+    }
+
+    /// Takes a partial last line whose file has stopped growing, or one
+    /// that has reached the line limit (split mode).
+    pub fn take_partial(&mut self, cfg: &TailSourceConfig, now: Instant) -> Option<Lines> {
+        if self.partial.is_empty() {
+            return None;
+        }
+        let stale = now.duration_since(self.last_growth) >= cfg.partial_line_timeout;
+        let too_long =
+            self.partial.len() >= cfg.max_line_bytes && cfg.on_long_line == LongLine::Split;
+        if !stale && !too_long {
+            return None;
+        }
+        if too_long {
+            self.stats.long_lines += 1;
+        }
+        let mut line = std::mem::take(&mut self.partial);
+        if line.ends_with(b"\r") {
+            line.pop();
+        }
+        let mut data = Vec::with_capacity(line.len() + 1);
+        let mut count = 0;
+        for piece in line.chunks(cfg.max_line_bytes.max(1)) {
+            data.extend_from_slice(piece);
+            data.push(b'\n');
+            count += 1;
+        }
+        self.stats.lines += count as u64;
+        Some(Lines {
+            data: Bytes::from(data),
+            count,
+            end: self.read_offset,
+        })
+    }
+
+    /// Registers a batch ending at `end`; returns its sequence number.
+    pub fn sent(&mut self, end: u64) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.in_flight.push_back((seq, end, false));
+        seq
+    }
+
+    /// Marks batch `seq` acknowledged and advances `acked` over every
+    /// leading acknowledged batch. Returns true if `acked` moved.
+    pub fn acknowledged(&mut self, seq: u64) -> bool {
+        if let Some(entry) = self.in_flight.iter_mut().find(|(s, _, _)| *s == seq) {
+            entry.2 = true;
+        }
+        let mut moved = false;
+        while let Some(&(_, end, true)) = self.in_flight.front() {
+            self.acked = end;
+            self.in_flight.pop_front();
+            moved = true;
+        }
+        moved
+    }
+
+    /// A sink dropped batch `seq`: read again from the last acknowledged
+    /// offset (later batches are sent again too: at least once).
+    pub fn rejected(&mut self) {
+        self.read_offset = self.acked;
+        self.partial.clear();
+        self.skipping = false;
+        self.in_flight.clear();
+        self.generation += 1;
+    }
+
+    /// Long lines and skipped bytes since the last call (for the metrics).
+    pub fn take_new_counts(&mut self) -> (u64, u64) {
+        let d = (
+            self.stats.long_lines - self.reported.long_lines,
+            self.stats.bytes_skipped - self.reported.bytes_skipped,
+        );
+        self.reported = self.stats;
+        d
+    }
+
+    pub fn settled(&self) -> bool {
+        self.in_flight.is_empty()
+    }
+
+    /// True if nothing is buffered and everything was read.
+    pub fn at_end(&self) -> bool {
+        self.partial.is_empty() && self.size() <= self.read_offset
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn cfg(extra: &str) -> TailSourceConfig {
+        toml::from_str(&format!(
+            "paths = [\"/x\"]\ntag = \"t\"\nread_bytes = 4096\n{extra}"
+        ))
+        .unwrap()
+    }
+
+    fn read_all(f: &mut TailedFile, cfg: &TailSourceConfig) -> Vec<u8> {
+        let mut out = Vec::new();
+        while let Some(l) = f.read_lines(cfg, Instant::now()).unwrap() {
+            out.extend_from_slice(&l.data);
+        }
+        out
+    }
+
+    #[test]
+    fn lines_crlf_partial_and_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        std::fs::write(&p, b"one\r\ntwo\n\nthr").unwrap();
+        let c = cfg("partial_line_timeout = \"1ms\"");
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        assert_eq!(read_all(&mut f, &c), b"one\ntwo\n\n");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let last = f.take_partial(&c, Instant::now()).unwrap();
+        assert_eq!(&last.data[..], b"thr\n");
+        assert_eq!(last.end, 13);
+    }
+
+    #[test]
+    fn long_lines_split_or_skip() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        let long = "x".repeat(10_000);
+        std::fs::write(&p, format!("a\n{long}\nb\n")).unwrap();
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        let split = read_all(&mut f, &cfg("max_line_bytes = 4000"));
+        let mut more = f
+            .take_partial(&cfg("max_line_bytes = 4000"), Instant::now())
+            .map(|l| l.data.to_vec())
+            .unwrap_or_default();
+        let mut all = split;
+        all.append(&mut more);
+        let text = String::from_utf8(all).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.first(), Some(&"a"));
+        assert_eq!(lines.last(), Some(&"b"));
+        assert_eq!(
+            lines
+                .iter()
+                .filter(|l| l.starts_with('x'))
+                .map(|l| l.len())
+                .sum::<usize>(),
+            10_000
+        );
+        assert!(lines.iter().all(|l| l.len() <= 4000));
+
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        let skipped = read_all(
+            &mut f,
+            &cfg("max_line_bytes = 4000\non_long_line = \"skip\""),
+        );
+        assert_eq!(skipped, b"a\nb\n");
+        assert_eq!(f.stats.long_lines, 1);
+        assert_eq!(f.stats.bytes_skipped, 10_001);
+    }
+
+    #[test]
+    fn acks_advance_in_order_and_truncation_restarts() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        std::fs::write(&p, b"1\n2\n").unwrap();
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        let a = f.sent(2);
+        let b = f.sent(4);
+        assert!(
+            !f.acknowledged(b),
+            "the later batch alone does not move the checkpoint"
+        );
+        assert_eq!(f.acked, 0);
+        assert!(f.acknowledged(a));
+        assert_eq!(f.acked, 4);
+        f.read_offset = 4;
+        std::fs::File::create(&p)
+            .unwrap()
+            .write_all(b"x\n")
+            .unwrap();
+        assert!(f.check_truncation().is_some());
+        assert_eq!((f.read_offset, f.acked, f.stats.truncations), (0, 0, 1));
+    }
+}

@@ -1,0 +1,309 @@
+//! The tail source against real files: rotation, truncation, crashes,
+//! globs, awkward lines and multiline records.
+
+mod common;
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+
+fn config(dir: &Path, extra_source: &str, format: &str) -> String {
+    format!(
+        "[sources.tail]\ntype = \"tail\"\npaths = [\"{d}/logs/*.log\"]\ntag = \"app.*\"\nread_from_head = true\nrefresh_interval = \"100ms\"\npoll_interval = \"50ms\"\ncheckpoint_dir = \"{d}/state\"\n{extra_source}\n\n[sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{d}/out.log\"\nformat = {format}\n",
+        d = dir.display()
+    )
+}
+
+fn append(path: &Path, text: &[u8]) {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .unwrap()
+        .write_all(text)
+        .unwrap();
+}
+
+#[test]
+fn follows_appends_and_new_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    append(&dir.path().join("logs/a.log"), b"a-0\na-1\n");
+    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    let out = dir.path().join("out.log");
+    wait_for_lines(&out, 2, Duration::from_secs(20));
+    append(&dir.path().join("logs/a.log"), b"a-2\n");
+    append(&dir.path().join("logs/b.log"), b"b-0\n");
+    let lines = wait_for_lines(&out, 4, Duration::from_secs(20));
+    assert_exactly(&lines, "a", 3);
+    assert_exactly(&lines, "b", 1);
+    assert!(lf.stop().success());
+}
+
+#[test]
+fn rename_rotation_under_load_delivers_every_line_once_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    std::fs::write(&live, b"").unwrap();
+    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    // a writer appends numbered lines without pause; every 250 ms the file
+    // is renamed away and a new one started, 20 times
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (live, stop) = (live.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let (mut round, mut n) = (0usize, 0usize);
+            let mut f = OpenOptions::new().append(true).open(&live).unwrap();
+            let mut since = std::time::Instant::now();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut buf = String::new();
+                for _ in 0..200 {
+                    buf.push_str(&format!("r-{round}-{n}\n"));
+                    n += 1;
+                }
+                f.write_all(buf.as_bytes()).unwrap();
+                if since.elapsed() >= Duration::from_millis(250) && round < 20 {
+                    std::fs::rename(&live, live.with_file_name(format!("rotated.{round}")))
+                        .unwrap();
+                    f = OpenOptions::new()
+                        .create(true)
+                        .append(true)
+                        .open(&live)
+                        .unwrap();
+                    round += 1;
+                    since = std::time::Instant::now();
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            n
+        })
+    };
+    while std::fs::read_dir(&logs).unwrap().count() < 21 {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let n = writer.join().unwrap();
+    let lines = wait_for_lines(&dir.path().join("out.log"), n, Duration::from_secs(60));
+    assert_eq!(lines.len(), n, "exactly once");
+    let mut last: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    let mut seen = vec![false; n];
+    for l in &lines {
+        let mut parts = l[2..].split('-');
+        let round: usize = parts.next().unwrap().parse().unwrap();
+        let i: usize = parts.next().unwrap().parse().unwrap();
+        assert!(!seen[i], "line {i} twice");
+        seen[i] = true;
+        if let Some(prev) = last.insert(round, i) {
+            assert!(prev < i, "file {round}: {i} after {prev}");
+        }
+    }
+    assert!(lf.stop().success());
+    assert!(lf.final_counter("logferry_tail_rotations_total{component=\"tail\"}") >= 20);
+}
+
+#[test]
+fn copytruncate_restarts_at_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    let out = dir.path().join("out.log");
+    let mut n = 0;
+    for _ in 0..5 {
+        let mut text = String::new();
+        for _ in 0..1000 {
+            text.push_str(&format!("c-{n}\n"));
+            n += 1;
+        }
+        append(&live, text.as_bytes());
+        // copytruncate once everything written so far has been read: the
+        // copy window is empty, so nothing may be missing
+        wait_for_lines(&out, n, Duration::from_secs(20));
+        std::fs::copy(&live, dir.path().join("copy")).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .open(&live)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+    }
+    append(&live, b"c-5000\n");
+    let lines = wait_for_lines(&out, n + 1, Duration::from_secs(20));
+    assert_exactly(&lines, "c", n + 1);
+    assert!(lf.stop().success());
+    assert!(lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}") >= 4);
+}
+
+#[test]
+fn kill_9_and_restart_resends_at_most_the_unacknowledged_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let total = 400_000;
+    let mut text = String::new();
+    for i in 0..total {
+        text.push_str(&format!("k-{i}\n"));
+    }
+    let cfg = config(dir.path(), "read_bytes = \"16KiB\"", "\"raw\"");
+    let mut lf = Logferry::start(&cfg);
+    append(&live, &text.as_bytes()[..text.len() / 2]);
+    wait_for_lines(&dir.path().join("out.log"), 50_000, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(1200)); // at least one checkpoint written
+    lf.kill();
+    append(&live, &text.as_bytes()[text.len() / 2..]);
+    let mut again = Logferry::start(&cfg);
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let lines = read_lines(&dir.path().join("out.log"));
+        let counts = distinct(lines.iter().cloned());
+        if counts.len() >= total {
+            let duplicates = lines.len() - counts.len();
+            assert!(
+                duplicates < 200_000,
+                "{duplicates} duplicates: more than the unacknowledged window"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {total} distinct lines",
+            counts.len()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(again.stop().success());
+    assert_exactly(
+        &distinct(read_lines(&dir.path().join("out.log")))
+            .into_keys()
+            .collect::<Vec<_>>(),
+        "k",
+        total,
+    );
+}
+
+#[test]
+fn globs_pick_up_created_and_recreated_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let mut lf = Logferry::start(&config(dir.path(), "exclude = [\"*/skip.log\"]", "\"raw\""));
+    let out = dir.path().join("out.log");
+    append(&logs.join("x.log"), b"x-0\n");
+    append(&logs.join("skip.log"), b"skip-0\n");
+    wait_for_lines(&out, 1, Duration::from_secs(20));
+    std::fs::remove_file(logs.join("x.log")).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    append(&logs.join("x.log"), b"x-1\n");
+    append(&logs.join("y.log"), b"y-0\n");
+    let lines = wait_for_lines(&out, 3, Duration::from_secs(20));
+    assert_exactly(&lines, "x", 2);
+    assert_exactly(&lines, "y", 1);
+    assert!(!lines.iter().any(|l| l.starts_with("skip")));
+    assert!(lf.stop().success());
+}
+
+#[test]
+fn awkward_lines_pass_through() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let long = "L".repeat(3000);
+    let mut input = Vec::new();
+    input.extend_from_slice(b"crlf\r\n\n");
+    input.extend_from_slice(b"bad \xff\xfe utf8\n");
+    input.extend_from_slice(long.as_bytes());
+    input.extend_from_slice(b"\nlast without newline");
+    append(&logs.join("w.log"), &input);
+    let mut lf = Logferry::start(&config(
+        dir.path(),
+        "max_line_bytes = 1000\npartial_line_timeout = \"300ms\"",
+        "\"raw\"",
+    ));
+    let out = dir.path().join("out.log");
+    let lines = wait_for_lines(&out, 7, Duration::from_secs(20));
+    let raw = std::fs::read(&out).unwrap();
+    let mut want = Vec::new();
+    want.extend_from_slice(b"crlf\n\nbad \xff\xfe utf8\n");
+    for _ in 0..3 {
+        want.extend_from_slice(&[b'L'; 1000]);
+        want.push(b'\n');
+    }
+    want.extend_from_slice(b"last without newline\n");
+    assert_eq!(
+        raw, want,
+        "raw output is the input, byte for byte, split at 1000"
+    );
+    assert_eq!(lines.len(), 7);
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_tail_long_lines_total{component=\"tail\"}"),
+        1
+    );
+
+    // the same file as JSON: every line valid JSON, invalid UTF-8 replaced
+    let mut lf = Logferry::start(
+        &config(dir.path(), "max_line_bytes = 1000", "\"json\"")
+            .replace("out.log", "out.json")
+            .replace("/state", "/state2"),
+    );
+    let json = wait_for_lines(&dir.path().join("out.json"), 6, Duration::from_secs(20));
+    for l in &json {
+        let v: serde_json::Value = serde_json::from_str(l).expect("valid JSON");
+        assert_eq!(
+            v["tag"].as_str().unwrap(),
+            format!(
+                "app.{}",
+                logs.join("w.log")
+                    .display()
+                    .to_string()
+                    .trim_start_matches('/')
+                    .replace('/', ".")
+            )
+        );
+    }
+    assert!(json.iter().any(|l| l.contains("bad \u{fffd}\u{fffd} utf8")));
+    assert!(lf.stop().success());
+}
+
+#[test]
+fn multiline_joins_a_java_stack_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    append(
+        &logs.join("java.log"),
+        b"2026-11-22 INFO started\n2026-11-22 ERROR boom\njava.lang.IllegalStateException: bad\n\tat a.B.c(B.java:10)\n\tat a.B.main(B.java:3)\n2026-11-22 INFO after\n",
+    );
+    let mut lf = Logferry::start(&config(
+        dir.path(),
+        "[sources.tail.multiline]\nstart_pattern = '^\\d{4}-\\d{2}-\\d{2} '\ntimeout = \"200ms\"",
+        "\"json\"",
+    ));
+    let lines = wait_for_lines(&dir.path().join("out.log"), 3, Duration::from_secs(20));
+    let messages: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["record"]["message"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        messages,
+        vec![
+            "2026-11-22 INFO started".to_string(),
+            "2026-11-22 ERROR boom\njava.lang.IllegalStateException: bad\n\tat a.B.c(B.java:10)\n\tat a.B.main(B.java:3)".to_string(),
+            "2026-11-22 INFO after".to_string(),
+        ]
+    );
+    assert!(lf.stop().success());
+}
