@@ -15,6 +15,10 @@ run relay --records 5000000 --runs 3 --ack
 run relay --records 5000000 --runs 3 --tls
 run forward-sink --records 10000000 --runs 3
 run forward-sink --records 10000000 --runs 3 --ack
+run tail-file --line-size 10 --lines 30000000 --runs 3
+run tail-file --line-size 100 --lines 5000000 --runs 3
+run tail-file --line-size 1024 --lines 1000000 --runs 3
+run tail-file --line-size 4096 --lines 250000 --runs 3
 if [[ ${1:-} != --no-criterion ]]; then
   cargo bench --locked --bench forward_decode --bench file_writer -- --warm-up-time 1 --measurement-time 3
 fi

@@ -18,6 +18,7 @@ mod process;
 pub mod procfs;
 mod relay;
 mod report;
+mod tail_file;
 
 use std::process::ExitCode;
 
@@ -40,6 +41,9 @@ pub enum Scenario {
     Relay(relay::RelayArgs),
     /// Generator → forward sink → a receiver that discards.
     ForwardSink(relay::ForwardSinkArgs),
+    /// A file written before the start, tailed into a raw file. Baseline:
+    /// `cat in > out`.
+    TailFile(tail_file::TailFileArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -47,6 +51,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::ForwardFile(a) => forward_file::run(a),
         Scenario::Relay(a) => relay::relay(a),
         Scenario::ForwardSink(a) => relay::forward_sink(a),
+        Scenario::TailFile(a) => tail_file::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
