@@ -41,6 +41,19 @@ fn follows_appends_and_new_files() {
     assert_exactly(&lines, "a", 3);
     assert_exactly(&lines, "b", 1);
     assert!(lf.stop().success());
+    let a = dir.path().join("logs/a.log").display().to_string();
+    assert_eq!(
+        lf.final_counter(&format!(
+            "logferry_tail_file_lines_total{{component=\"tail\",path=\"{a}\"}}"
+        )),
+        3
+    );
+    assert_eq!(
+        lf.final_counter(&format!(
+            "logferry_tail_file_bytes_read_total{{component=\"tail\",path=\"{a}\"}}"
+        )),
+        12
+    );
 }
 
 #[test]

@@ -326,13 +326,16 @@ impl TailedFile {
     }
 
     /// Long lines and skipped bytes since the last call (for the metrics).
-    pub fn take_new_counts(&mut self) -> (u64, u64) {
-        let d = (
-            self.stats.long_lines - self.reported.long_lines,
-            self.stats.bytes_skipped - self.reported.bytes_skipped,
-        );
-        self.reported = self.stats;
-        d
+    pub fn take_new_counts(&mut self) -> FileStats {
+        let (s, r) = (self.stats, self.reported);
+        self.reported = s;
+        FileStats {
+            bytes_read: s.bytes_read - r.bytes_read,
+            lines: s.lines - r.lines,
+            bytes_skipped: s.bytes_skipped - r.bytes_skipped,
+            long_lines: s.long_lines - r.long_lines,
+            truncations: s.truncations - r.truncations,
+        }
     }
 
     pub fn settled(&self) -> bool {

@@ -131,6 +131,51 @@ pub struct TailSource {
     multiline: Option<(Regex, Duration)>,
     joiners: HashMap<u64, Joiner>,
     dirty: bool,
+    /// Counters per followed path (a rotated file keeps its path's).
+    per_file: HashMap<PathBuf, FileCounters>,
+}
+
+/// Counters of one followed path, labelled with it.
+struct FileCounters {
+    bytes_read: Counter,
+    lines: Counter,
+    bytes_skipped: Counter,
+    truncations: Counter,
+    rotations: Counter,
+}
+
+impl FileCounters {
+    fn new(r: &Registry, source: &str, path: &Path) -> Self {
+        let path = path.display().to_string();
+        let l = &[("component", source), ("path", path.as_str())];
+        FileCounters {
+            bytes_read: r.counter(
+                "logferry_tail_file_bytes_read_total",
+                "Bytes read from each followed path.",
+                l,
+            ),
+            lines: r.counter(
+                "logferry_tail_file_lines_total",
+                "Lines read from each followed path.",
+                l,
+            ),
+            bytes_skipped: r.counter(
+                "logferry_tail_file_skipped_bytes_total",
+                "Bytes of over-long lines skipped, per path.",
+                l,
+            ),
+            truncations: r.counter(
+                "logferry_tail_file_truncations_total",
+                "Truncations (copytruncate), per path.",
+                l,
+            ),
+            rotations: r.counter(
+                "logferry_tail_file_rotations_total",
+                "Rotations (rename or removal), per path.",
+                l,
+            ),
+        }
+    }
 }
 
 impl TailSource {
@@ -166,6 +211,7 @@ impl TailSource {
             multiline,
             joiners: HashMap::new(),
             dirty: false,
+            per_file: HashMap::new(),
         })
     }
 
@@ -285,6 +331,13 @@ impl TailSource {
                 f.rotated_at = Some(now);
                 self.by_path.remove(&path);
                 self.metrics.rotations.inc();
+                let registry = &self.cx.metrics;
+                let source = &self.cx.name;
+                self.per_file
+                    .entry(path.clone())
+                    .or_insert_with(|| FileCounters::new(registry, source, &path))
+                    .rotations
+                    .inc();
                 tracing::info!(source = %self.cx.name, path = %path.display(), "file rotated; reading the old one to its end");
             }
         }
@@ -381,17 +434,14 @@ impl TailSource {
     }
 
     async fn send(&mut self, key: u64, lines: Lines) -> Result<(), ()> {
+        self.report(key);
         let Some(f) = self.files.get_mut(&key) else {
             return Ok(());
         };
-        let (long_lines, skipped) = f.take_new_counts();
-        self.metrics.long_lines.add(long_lines);
-        self.metrics.skipped_bytes.add(skipped);
         let tag = self.config.tag_for(&f.path);
         let time = EventTime::now();
         let (records, count, end) = if self.multiline.is_some() {
-            let (records, count, end) = self.join_lines(key, &lines, time);
-            (records, count, end)
+            self.join_lines(key, &lines, time)
         } else if self.config.message_key == "message" {
             (
                 Records::Lines {
@@ -424,6 +474,26 @@ impl TailSource {
         });
         let batch = Batch::new(tag.into(), records, count).with_ack(ack);
         self.cx.router.route(batch).await.map_err(|_| ())
+    }
+
+    /// Moves a file's new counts into the source's and the file's metrics.
+    fn report(&mut self, key: u64) {
+        let Some(f) = self.files.get_mut(&key) else {
+            return;
+        };
+        let d = f.take_new_counts();
+        self.metrics.long_lines.add(d.long_lines);
+        self.metrics.skipped_bytes.add(d.bytes_skipped);
+        let registry = &self.cx.metrics;
+        let source = &self.cx.name;
+        let c = self
+            .per_file
+            .entry(f.path.clone())
+            .or_insert_with(|| FileCounters::new(registry, source, &f.path));
+        c.bytes_read.add(d.bytes_read);
+        c.lines.add(d.lines);
+        c.bytes_skipped.add(d.bytes_skipped);
+        c.truncations.add(d.truncations);
     }
 
     fn drain_acks(&mut self) {
@@ -469,6 +539,7 @@ impl TailSource {
             && self.joiners.get(&key).is_none_or(|j| j.pending.is_empty())
         {
             tracing::info!(source = %self.cx.name, path = %f.path.display(), stats = ?f.stats, "rotated file read to its end; released");
+            self.report(key);
             self.files.remove(&key);
             self.joiners.remove(&key);
             self.dirty = true;
