@@ -15,6 +15,8 @@
 //! * the PONG a server builds for a decoded PING decodes, carries the
 //!   verdict of `verify_ping`, and (on success) passes `verify_pong` for a
 //!   client with the same key, while a client with another key rejects it;
+//! * `parse_ack` (the forward sink's reading of `{"ack": id}` answers) never
+//!   panics, and whatever id it finds round-trips through `ack_response`;
 //! * stack use does not grow with the input (256 KiB stack, see `common.rs`).
 
 #![no_main]
@@ -47,6 +49,11 @@ fn client(key: &str) -> ClientAuth {
 }
 
 fn check(data: &[u8]) {
+    // an ack, as a forward sink receives it
+    if let Some(id) = logferry::protocol::forward::parse_ack(data) {
+        let again = logferry::protocol::forward::ack_response(id.as_bytes());
+        assert_eq!(logferry::protocol::forward::parse_ack(&again).as_deref(), Some(id.as_str()));
+    }
     // HELO, as a forward sink receives it
     if let Ok(helo) = decode_helo(data) {
         assert!(!helo.nonce.is_empty(), "HELO accepted without a nonce");

@@ -102,6 +102,24 @@ pub fn ack_response(chunk: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The chunk id of a server's `{"ack": id}` answer; `None` for anything
+/// else (the answer comes from outside: any bytes must be safe here).
+pub fn parse_ack(value: &[u8]) -> Option<String> {
+    use crate::protocol::msgpack::{Reader, Value};
+    let mut r = Reader::new(value);
+    let n = r.read_map_len().ok()?;
+    for _ in 0..n {
+        let key = r.read_bytes().ok()?;
+        match r.read().ok()? {
+            Value::Str(v) | Value::Bin(v) if key == b"ack" => {
+                return Some(String::from_utf8_lossy(v).into_owned())
+            }
+            other => crate::event::skip_rest(&mut r, other).ok()?,
+        }
+    }
+    None
+}
+
 /// Appends a PackedForward frame `[tag, bin(entries), {size, chunk?}]`.
 pub fn write_packed_forward(
     out: &mut Vec<u8>,

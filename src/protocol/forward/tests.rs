@@ -245,6 +245,14 @@ fn bad_frames_say_whether_the_connection_can_continue() {
 }
 
 #[test]
+fn acks_parse_back_and_nothing_else_does() {
+    assert_eq!(parse_ack(&ack_response(b"abc")).as_deref(), Some("abc"));
+    assert_eq!(parse_ack(&[0x80]), None);
+    assert_eq!(parse_ack(&[0xc0]), None);
+    assert_eq!(parse_ack(&[0x81, 0xa1, b'x', 0x01]), None);
+}
+
+#[test]
 fn ack_response_is_a_map_with_the_chunk() {
     let ack = ack_response(b"abc");
     let mut r = Reader::new(&ack);

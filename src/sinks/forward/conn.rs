@@ -22,7 +22,7 @@ use super::config::Compress;
 use super::ForwardSinkMetrics;
 use crate::net::{read_value, Stream};
 use crate::protocol::forward::handshake::{self, ClientAuth};
-use crate::protocol::msgpack::{Reader, Value};
+use crate::protocol::forward::parse_ack;
 
 /// Settings every server connection of one sink shares.
 pub struct Settings {
@@ -264,28 +264,13 @@ async fn read_acks<R: AsyncRead + Unpin>(
                 return;
             }
         };
-        let id = ack_id(&value)
+        let id = parse_ack(&value)
             .ok_or_else(|| "the server sent something that is not an ack".to_string());
         let failed = id.is_err();
         if acks.send(id).is_err() || failed {
             return;
         }
     }
-}
-
-fn ack_id(value: &[u8]) -> Option<String> {
-    let mut r = Reader::new(value);
-    let n = r.read_map_len().ok()?;
-    for _ in 0..n {
-        let key = r.read_bytes().ok()?;
-        match r.read().ok()? {
-            Value::Str(v) | Value::Bin(v) if key == b"ack" => {
-                return Some(String::from_utf8_lossy(v).into_owned())
-            }
-            other => crate::event::skip_rest(&mut r, other).ok()?,
-        }
-    }
-    None
 }
 
 /// TCP connect, keepalive, TLS, handshake: a stream ready for chunks, or
@@ -348,16 +333,6 @@ async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ack_ids_are_read_from_maps() {
-        assert_eq!(
-            ack_id(&crate::protocol::forward::ack_response(b"abc")).as_deref(),
-            Some("abc")
-        );
-        assert_eq!(ack_id(&[0x80]), None);
-        assert_eq!(ack_id(&[0xc0]), None);
-    }
 
     #[test]
     fn jitter_stays_within_a_quarter() {
