@@ -320,3 +320,83 @@ fn multiline_joins_a_java_stack_trace() {
     );
     assert!(lf.stop().success());
 }
+
+/// copytruncate while a writer keeps appending: lines written between
+/// logferry's last read and the truncation are only in the copy. Exactly
+/// that may be missing from the output: every line is in the output or in
+/// a copy, and none is in the output twice.
+#[test]
+fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    std::fs::write(&live, b"").unwrap();
+    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (live, stop) = (live.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0usize;
+            let mut f = OpenOptions::new().append(true).open(&live).unwrap();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut buf = String::new();
+                for _ in 0..100 {
+                    buf.push_str(&format!("t-{n}\n"));
+                    n += 1;
+                }
+                f.write_all(buf.as_bytes()).unwrap();
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            n
+        })
+    };
+    for i in 0..5 {
+        std::thread::sleep(Duration::from_millis(300));
+        // what logrotate's copytruncate does: copy, then truncate in place
+        std::fs::copy(&live, dir.path().join(format!("copy.{i}"))).unwrap();
+        OpenOptions::new()
+            .write(true)
+            .open(&live)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let n = writer.join().unwrap();
+    // everything after the last truncation is in the file: wait for its end
+    let tail_line = format!("t-{}", n - 1);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !read_lines(&dir.path().join("out.log")).contains(&tail_line) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the last line never arrived"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(lf.stop().success());
+    let out = read_lines(&dir.path().join("out.log"));
+    let got = distinct(out.iter().cloned());
+    assert_eq!(got.len(), out.len(), "no line twice");
+    let mut in_copies = std::collections::HashSet::new();
+    for i in 0..5 {
+        in_copies.extend(read_lines(&dir.path().join(format!("copy.{i}"))));
+    }
+    let missing: Vec<String> = (0..n)
+        .map(|i| format!("t-{i}"))
+        .filter(|l| !got.contains_key(l))
+        .collect();
+    for l in &missing {
+        assert!(
+            in_copies.contains(l),
+            "{l} is neither in the output nor in a copy: lost"
+        );
+    }
+    eprintln!(
+        "{} of {n} lines only in the copies (the copy windows)",
+        missing.len()
+    );
+    assert!(lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}") >= 5);
+}
