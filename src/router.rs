@@ -18,6 +18,17 @@ use crate::event::{Batch, Tag};
 use crate::metrics::Counter;
 
 /// A compiled `match` expression.
+///
+/// ```
+/// use logferry::router::TagPattern;
+///
+/// let p = TagPattern::new("app.** {db,cache}.*").unwrap();
+/// assert!(p.matches("app"));
+/// assert!(p.matches("app.web.access"));
+/// assert!(p.matches("db.slow"));
+/// assert!(!p.matches("db"));
+/// assert!(!p.matches("other.x"));
+/// ```
 #[derive(Debug, Clone)]
 pub struct TagPattern {
     source: String,

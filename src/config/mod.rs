@@ -104,6 +104,16 @@ impl Config {
 
     /// Parses and validates configuration text, substituting environment
     /// variables.
+    ///
+    /// ```
+    /// use logferry::config::Config;
+    ///
+    /// let text = "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:24224\"\n\n\
+    ///             [sinks.out]\ntype = \"null\"\nmatch = \"**\"\ncolour = 1\n";
+    /// let err = Config::parse(text, "example.toml").unwrap_err();
+    /// assert_eq!(err.line, Some(8));
+    /// assert!(err.to_string().starts_with("example.toml:8: [sinks.out]: unknown key `colour`"));
+    /// ```
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
         Parser {
             origin,

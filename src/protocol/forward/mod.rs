@@ -94,6 +94,12 @@ impl FrameError {
 }
 
 /// The server's answer to a frame that carried a `chunk` option.
+///
+/// ```
+/// use logferry::protocol::forward::{ack_response, parse_ack};
+///
+/// assert_eq!(parse_ack(&ack_response(b"chunk-1")).as_deref(), Some("chunk-1"));
+/// ```
 pub fn ack_response(chunk: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(chunk.len() + 8);
     write::map_len(&mut out, 1);
