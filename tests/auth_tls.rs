@@ -15,6 +15,37 @@ fn q(p: &std::path::Path) -> String {
     format!("{:?}", p.display().to_string())
 }
 
+/// `tls` for a source presenting `cert`/`key` (and verifying clients
+/// against `ca` if given).
+fn server_tls(
+    cert: &std::path::Path,
+    key: &std::path::Path,
+    verify_clients_with: Option<&std::path::Path>,
+) -> String {
+    match verify_clients_with {
+        None => format!("tls = {{ cert_file = {}, key_file = {} }}", q(cert), q(key)),
+        Some(ca) => format!(
+            "tls = {{ cert_file = {}, key_file = {}, ca_file = {}, verify_client = true }}",
+            q(cert),
+            q(key),
+            q(ca)
+        ),
+    }
+}
+
+/// `tls` for a sink trusting `ca` (and presenting a client certificate).
+fn client_tls(ca: &std::path::Path, cert: Option<(&std::path::Path, &std::path::Path)>) -> String {
+    match cert {
+        None => format!("tls = {{ ca_file = {} }}", q(ca)),
+        Some((c, k)) => format!(
+            "tls = {{ ca_file = {}, cert_file = {}, key_file = {} }}",
+            q(ca),
+            q(c),
+            q(k)
+        ),
+    }
+}
+
 fn receiver(extra: &str) -> (Logferry, SocketAddr) {
     let mut r = Logferry::start(&format!(
         "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{extra}\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n\n[api]\naddress = \"127.0.0.1:0\"\n"
@@ -103,17 +134,8 @@ fn expired_certificate_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
     // one receiver presents an expired certificate: nobody can connect
-    let (mut r, addr) = receiver(&format!(
-        "tls = {{ cert_file = {}, key_file = {} }}",
-        q(&pki.expired_cert),
-        q(&pki.expired_key)
-    ));
-    let mut a = agent(
-        addr,
-        "x",
-        10,
-        &format!("tls = {{ ca_file = {} }}", q(&pki.ca)),
-    );
+    let (mut r, addr) = receiver(&server_tls(&pki.expired_cert, &pki.expired_key, None));
+    let mut a = agent(addr, "x", 10, &client_tls(&pki.ca, None));
     let line = a.wait_for_log("server connection failed", Duration::from_secs(20));
     assert!(
         line.contains("kind=\"tls\"") && line.to_lowercase().contains("expired"),
@@ -132,15 +154,11 @@ fn expired_certificate_is_refused() {
 fn unknown_ca_is_refused_and_good_clients_continue() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let tls = format!(
-        "tls = {{ cert_file = {}, key_file = {} }}",
-        q(&pki.server_cert),
-        q(&pki.server_key)
-    );
+    let tls = server_tls(&pki.server_cert, &pki.server_key, None);
     let (bad, recv, _) = bad_and_good(
         &tls,
-        &format!("tls = {{ ca_file = {} }}", q(&pki.other_ca)),
-        &format!("tls = {{ ca_file = {} }}", q(&pki.ca)),
+        &client_tls(&pki.other_ca, None),
+        &client_tls(&pki.ca, None),
     );
     assert!(
         bad.contains("kind=\"tls\"") && bad.contains("invalid peer certificate"),
@@ -153,7 +171,7 @@ fn unknown_ca_is_refused_and_good_clients_continue() {
 fn tls_client_on_a_plain_port() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let (bad, recv, r) = bad_and_good("", &format!("tls = {{ ca_file = {} }}", q(&pki.ca)), "");
+    let (bad, recv, r) = bad_and_good("", &client_tls(&pki.ca, None), "");
     assert!(bad.contains("kind=\"tls\""), "{bad}");
     assert!(recv.contains("TLS handshake on a plain port"), "{recv}");
     assert!(
@@ -167,12 +185,8 @@ fn tls_client_on_a_plain_port() {
 fn plain_client_on_a_tls_port() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let tls = format!(
-        "tls = {{ cert_file = {}, key_file = {} }}",
-        q(&pki.server_cert),
-        q(&pki.server_key)
-    );
-    let (bad, recv, _) = bad_and_good(&tls, "", &format!("tls = {{ ca_file = {} }}", q(&pki.ca)));
+    let tls = server_tls(&pki.server_cert, &pki.server_key, None);
+    let (bad, recv, _) = bad_and_good(&tls, "", &client_tls(&pki.ca, None));
     assert!(bad.contains("server connection failed"), "{bad}");
     assert!(recv.contains("TLS handshake failed"), "{recv}");
 }
@@ -181,21 +195,11 @@ fn plain_client_on_a_tls_port() {
 fn client_certificates_are_verified_when_required() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());
-    let tls = format!(
-        "tls = {{ cert_file = {}, key_file = {}, ca_file = {}, verify_client = true }}",
-        q(&pki.server_cert),
-        q(&pki.server_key),
-        q(&pki.ca)
-    );
+    let tls = server_tls(&pki.server_cert, &pki.server_key, Some(&pki.ca));
     let (bad, recv, _) = bad_and_good(
         &tls,
-        &format!("tls = {{ ca_file = {} }}", q(&pki.ca)),
-        &format!(
-            "tls = {{ ca_file = {}, cert_file = {}, key_file = {} }}",
-            q(&pki.ca),
-            q(&pki.client_cert),
-            q(&pki.client_key)
-        ),
+        &client_tls(&pki.ca, None),
+        &client_tls(&pki.ca, Some((&pki.client_cert, &pki.client_key))),
     );
     assert!(bad.contains("server connection failed"), "{bad}");
     assert!(recv.contains("TLS handshake failed"), "{recv}");

@@ -17,6 +17,56 @@ fn config(dir: &Path, extra_source: &str, format: &str) -> String {
     )
 }
 
+/// A thread that appends `{prefix}-{round}-{n}` lines to `live`, 100 at
+/// a time, until told to stop; `hook` runs after each write (to rotate).
+/// Returns the stop flag and the handle yielding the number of lines.
+fn spawn_writer(
+    live: &Path,
+    prefix: &'static str,
+    mut hook: impl FnMut(&mut Writer) + Send + 'static,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<usize>,
+) {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = stop.clone();
+    let live = live.to_path_buf();
+    let handle = std::thread::spawn(move || {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&live)
+            .unwrap();
+        let mut w = Writer {
+            live,
+            file,
+            round: 0,
+            n: 0,
+            since: std::time::Instant::now(),
+        };
+        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+            let mut buf = String::new();
+            for _ in 0..100 {
+                buf.push_str(&format!("{prefix}-{}-{}\n", w.round, w.n));
+                w.n += 1;
+            }
+            w.file.write_all(buf.as_bytes()).unwrap();
+            hook(&mut w);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        w.n
+    });
+    (stop, handle)
+}
+
+struct Writer {
+    live: std::path::PathBuf,
+    file: std::fs::File,
+    round: usize,
+    n: usize,
+    since: std::time::Instant,
+}
+
 fn append(path: &Path, text: &[u8]) {
     OpenOptions::new()
         .create(true)
@@ -67,36 +117,22 @@ fn rename_rotation_under_load_delivers_every_line_once_in_order() {
     lf.wait_for_log("following file", Duration::from_secs(20));
     // a writer appends numbered lines without pause; every 250 ms the file
     // is renamed away and a new one started, 20 times
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writer = {
-        let (live, stop) = (live.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let (mut round, mut n) = (0usize, 0usize);
-            let mut f = OpenOptions::new().append(true).open(&live).unwrap();
-            let mut since = std::time::Instant::now();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut buf = String::new();
-                for _ in 0..200 {
-                    buf.push_str(&format!("r-{round}-{n}\n"));
-                    n += 1;
-                }
-                f.write_all(buf.as_bytes()).unwrap();
-                if since.elapsed() >= Duration::from_millis(250) && round < 20 {
-                    std::fs::rename(&live, live.with_file_name(format!("rotated.{round}")))
-                        .unwrap();
-                    f = OpenOptions::new()
-                        .create(true)
-                        .append(true)
-                        .open(&live)
-                        .unwrap();
-                    round += 1;
-                    since = std::time::Instant::now();
-                }
-                std::thread::sleep(Duration::from_millis(2));
-            }
-            n
-        })
-    };
+    let (stop, writer) = spawn_writer(&live, "r", |w| {
+        if w.since.elapsed() >= Duration::from_millis(250) && w.round < 20 {
+            std::fs::rename(
+                &w.live,
+                w.live.with_file_name(format!("rotated.{}", w.round)),
+            )
+            .unwrap();
+            w.file = OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&w.live)
+                .unwrap();
+            w.round += 1;
+            w.since = std::time::Instant::now();
+        }
+    });
     while std::fs::read_dir(&logs).unwrap().count() < 21 {
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -334,24 +370,7 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
     std::fs::write(&live, b"").unwrap();
     let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
     lf.wait_for_log("following file", Duration::from_secs(20));
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let writer = {
-        let (live, stop) = (live.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut n = 0usize;
-            let mut f = OpenOptions::new().append(true).open(&live).unwrap();
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let mut buf = String::new();
-                for _ in 0..100 {
-                    buf.push_str(&format!("t-{n}\n"));
-                    n += 1;
-                }
-                f.write_all(buf.as_bytes()).unwrap();
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            n
-        })
-    };
+    let (stop, writer) = spawn_writer(&live, "t", |_| {});
     for i in 0..5 {
         std::thread::sleep(Duration::from_millis(300));
         // what logrotate's copytruncate does: copy, then truncate in place
@@ -367,7 +386,7 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let n = writer.join().unwrap();
     // everything after the last truncation is in the file: wait for its end
-    let tail_line = format!("t-{}", n - 1);
+    let tail_line = format!("t-0-{}", n - 1);
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !read_lines(&dir.path().join("out.log")).contains(&tail_line) {
         assert!(
@@ -385,7 +404,7 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
         in_copies.extend(read_lines(&dir.path().join(format!("copy.{i}"))));
     }
     let missing: Vec<String> = (0..n)
-        .map(|i| format!("t-{i}"))
+        .map(|i| format!("t-0-{i}"))
         .filter(|l| !got.contains_key(l))
         .collect();
     for l in &missing {
