@@ -171,3 +171,37 @@ fn bad_connections_do_not_hurt_good_ones() {
     drop(bad);
     assert!(lf.stop().success());
 }
+
+#[test]
+fn connections_over_the_limit_are_closed_and_counted() {
+    let mut lf = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\nmax_connections = 2\n\n[sinks.unified]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/unified.log\"\n",
+    );
+    let addr = lf.forward_addr("in");
+    let a = TcpStream::connect(addr).unwrap();
+    let b = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = TcpStream::connect(addr).unwrap();
+    third
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(
+        third.read(&mut [0u8; 1]).unwrap_or(0),
+        0,
+        "the third connection is closed at once"
+    );
+    assert!(lf.log_text().contains("max_connections reached"));
+    // the first two still work
+    let mut e = Vec::new();
+    write_message_entry(&mut e, 1, 0, b"ok-0");
+    let mut frame = Vec::new();
+    write_packed_forward(&mut frame, "t", &e, 1, None);
+    (&a).write_all(&frame).unwrap();
+    wait_for_lines(&lf.path("unified.log"), 1, Duration::from_secs(10));
+    drop((a, b));
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_forward_connections_rejected_total{component=\"in\"}"),
+        1
+    );
+}
