@@ -419,3 +419,32 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
     );
     assert!(lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}") >= 5);
 }
+
+/// A sink that cannot write (a full disk) keeps the checkpoint where it
+/// was: after the disk is fixed (here: a restart with a writable path),
+/// every line arrives.
+#[test]
+fn a_full_disk_loses_nothing() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let mut text = String::new();
+    for i in 0..10_000 {
+        text.push_str(&format!("d-{i}\n"));
+    }
+    append(&logs.join("app.log"), text.as_bytes());
+    let full = config(dir.path(), "", "\"raw\"")
+        .replace(&format!("{}/out.log", dir.path().display()), "/dev/full");
+    let mut lf = Logferry::start(&full);
+    lf.wait_for_log("a sink did not keep a batch", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(1500)); // a checkpoint interval passes
+    assert!(lf.stop().success());
+    assert!(lf.log_text().contains("write failed"));
+    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    let lines = wait_for_lines(&dir.path().join("out.log"), 10_000, Duration::from_secs(20));
+    assert_exactly(&lines, "d", 10_000);
+    assert!(lf.stop().success());
+}

@@ -54,6 +54,9 @@ pub struct TailedFile {
     next_seq: u64,
     /// Bumped on truncation, so acks of batches read before it are ignored.
     pub generation: u64,
+    /// After a sink dropped a batch: no reading before this instant, so a
+    /// sink that keeps dropping is not fed the same lines in a tight loop.
+    pub paused_until: Option<Instant>,
     pub stats: FileStats,
     /// `stats` as last reported to the metrics.
     reported: FileStats,
@@ -85,6 +88,7 @@ impl TailedFile {
             in_flight: VecDeque::new(),
             next_seq: 0,
             generation: 0,
+            paused_until: None,
             stats: FileStats::default(),
             reported: FileStats::default(),
         };
@@ -318,6 +322,7 @@ impl TailedFile {
     /// A sink dropped batch `seq`: read again from the last acknowledged
     /// offset (later batches are sent again too: at least once).
     pub fn rejected(&mut self) {
+        self.paused_until = Some(Instant::now() + std::time::Duration::from_millis(200));
         self.read_offset = self.acked;
         self.partial.clear();
         self.skipping = false;

@@ -405,6 +405,9 @@ impl TailSource {
                 let Some(f) = self.files.get_mut(&key) else {
                     break;
                 };
+                if f.paused_until.is_some_and(|t| now < t) {
+                    break;
+                }
                 if let Some(lost) = f.check_truncation() {
                     self.metrics.truncations.inc();
                     tracing::warn!(source = %self.cx.name, path = %f.path.display(), buffered_bytes_lost = lost,
