@@ -66,8 +66,35 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
             Box::pin(source.run())
         }
         SourceKind::Generator(c) => Box::pin(GeneratorSource::new(c, cx).run()),
-        SourceKind::Tail(c) => Box::pin(TailSource::new(*c, cx)?.run()),
+        SourceKind::Tail(c) => {
+            let source = TailSource::new(*c, cx)?;
+            on_own_thread("tail", source.run())?
+        }
     })
+}
+
+/// Runs `task` on a thread of its own (with a single-threaded runtime), for
+/// sources whose work blocks: file reads must not stall the network
+/// sources' runtime. The returned task ends when it does.
+fn on_own_thread(
+    name: &str,
+    task: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<SourceTask, String> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name(format!("source-{name}"))
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a current-thread runtime always builds");
+            rt.block_on(task);
+            let _ = done_tx.send(());
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    Ok(Box::pin(async move {
+        let _ = done_rx.await;
+    }))
 }
 
 /// The stop signal every source watches.

@@ -6,7 +6,8 @@
 //! - this file: discovery (globs), change detection (inotify plus
 //!   polling), rotation, multiline records, and the loop that sends batches.
 //!
-//! Each file is read in large blocks; complete lines go out as one batch
+//! The source runs on a thread of its own (file reads block). Each file is
+//! read in large blocks; complete lines go out as one batch
 //! per block (the bytes as read, no per-line allocation). A batch carries an
 //! acknowledgement handle: the file's checkpointed offset advances only
 //! over batches every sink has accepted, so kill -9 and restart resends at
