@@ -4,12 +4,12 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use super::load::{packed_frame, send_frames};
 use super::process::{wait_for_size, Proc};
-use super::report::{self, Run, WorkDir};
+use super::report::{self, Run, RunArgs, WorkDir};
 
 #[derive(Debug, clap::Args)]
 pub struct ForwardFileArgs {
@@ -22,16 +22,12 @@ pub struct ForwardFileArgs {
     /// Records per PackedForward chunk.
     #[arg(long, default_value_t = 1000)]
     pub batch: usize,
-    /// Runs; the report shows each and the median.
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-    /// Directory for configs and output files (removed afterwards).
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 pub fn run(a: ForwardFileArgs) -> Result<(), String> {
-    if a.records == 0 || a.batch == 0 || a.runs == 0 || a.record_size == 0 {
+    if a.records == 0 || a.batch == 0 || a.run.runs == 0 || a.record_size == 0 {
         return Err("records, batch, runs and record-size must be positive".into());
     }
     let chunks = a.records.div_ceil(a.batch);
@@ -39,18 +35,18 @@ pub fn run(a: ForwardFileArgs) -> Result<(), String> {
     let frame = packed_frame("bench", a.batch, a.record_size);
     let out_bytes = (records * (a.record_size + 1)) as u64;
     let wire_bytes = (frame.len() * chunks) as u64;
-    let dir = WorkDir::new(a.dir.clone())?;
+    let dir = WorkDir::new(a.run.dir.clone())?;
     println!(
         "forward → file (raw): {records} records of {} B in PackedForward chunks of {} ({:.1} MB on the wire, {:.1} MB written), {} runs",
         a.record_size,
         a.batch,
         wire_bytes as f64 / 1e6,
         out_bytes as f64 / 1e6,
-        a.runs
+        a.run.runs
     );
     let mut base = Vec::new();
     let mut ours = Vec::new();
-    for i in 0..a.runs {
+    for i in 0..a.run.runs {
         base.push(socket_copy(
             &dir.path.join("baseline.out"),
             &frame,

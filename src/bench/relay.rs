@@ -6,13 +6,13 @@
 //! measured until the receiver has counted every record.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::load::{packed_frame, send_frames};
 use super::pki::{self, Pki};
 use super::process::{metric, wait_for_size, wait_until, Proc};
-use super::report::{self, Run, WorkDir};
+use super::report::{self, Run, RunArgs, WorkDir};
 
 #[derive(Debug, clap::Args)]
 pub struct RelayArgs {
@@ -25,16 +25,14 @@ pub struct RelayArgs {
     /// Records per PackedForward chunk sent by the load writer.
     #[arg(long, default_value_t = 1000)]
     pub batch: usize,
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
     /// TLS on every hop.
     #[arg(long)]
     pub tls: bool,
     /// The relay asks the receiver for acks.
     #[arg(long)]
     pub ack: bool,
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -45,16 +43,14 @@ pub struct ForwardSinkArgs {
     /// Records per run.
     #[arg(long, default_value_t = 10_000_000)]
     pub records: usize,
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
     /// TLS between the sink and the receiver.
     #[arg(long)]
     pub tls: bool,
     /// Ask the receiver for acks.
     #[arg(long)]
     pub ack: bool,
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 fn q(p: &Path) -> String {
@@ -96,10 +92,10 @@ fn receiver(dir: &Path, out: &Path, pki: Option<&Pki>) -> Result<(Proc, SocketAd
 }
 
 pub fn relay(a: RelayArgs) -> Result<(), String> {
-    if a.records == 0 || a.batch == 0 || a.runs == 0 || a.record_size == 0 {
+    if a.records == 0 || a.batch == 0 || a.run.runs == 0 || a.record_size == 0 {
         return Err("records, batch, runs and record-size must be positive".into());
     }
-    let dir = WorkDir::new(a.dir.clone())?;
+    let dir = WorkDir::new(a.run.dir.clone())?;
     let pki = if a.tls {
         Some(pki::generate(&dir.path)?)
     } else {
@@ -116,7 +112,7 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
         a.batch,
         if a.tls { "on every hop" } else { "off" },
         if a.ack { "on" } else { "off" },
-        a.runs
+        a.run.runs
     );
     let ca = pki.as_ref().map(|p| p.ca.clone());
     let send = |addr: SocketAddr| {
@@ -126,7 +122,7 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
     };
     let mut direct = Vec::new();
     let mut relayed = Vec::new();
-    for i in 0..a.runs {
+    for i in 0..a.run.runs {
         // load → receiver → file
         let (mut rx, addr) = receiver(&dir.path, &out, pki.as_ref())?;
         let before = rx.sample()?;
@@ -202,10 +198,10 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
 }
 
 pub fn forward_sink(a: ForwardSinkArgs) -> Result<(), String> {
-    if a.records == 0 || a.runs == 0 || a.record_size == 0 {
+    if a.records == 0 || a.run.runs == 0 || a.record_size == 0 {
         return Err("records, runs and record-size must be positive".into());
     }
-    let dir = WorkDir::new(a.dir.clone())?;
+    let dir = WorkDir::new(a.run.dir.clone())?;
     let pki = if a.tls {
         Some(pki::generate(&dir.path)?)
     } else {
@@ -217,10 +213,10 @@ pub fn forward_sink(a: ForwardSinkArgs) -> Result<(), String> {
         a.record_size,
         if a.tls { "on" } else { "off" },
         if a.ack { "on" } else { "off" },
-        a.runs
+        a.run.runs
     );
     let mut runs = Vec::new();
-    for i in 0..a.runs {
+    for i in 0..a.run.runs {
         let mut rx = Proc::start(
             &dir.path,
             "receiver",

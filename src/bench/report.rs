@@ -61,6 +61,17 @@ pub fn print(pipelines: &[(&str, &[Run])]) {
     }
 }
 
+/// Options every scenario has.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Runs; the report shows each and the median.
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Directory for configs and output files (removed afterwards unless given).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
 /// A scratch directory, removed on drop unless the user chose it.
 pub struct WorkDir {
     pub path: PathBuf,

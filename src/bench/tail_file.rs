@@ -3,12 +3,11 @@
 //! line. Baseline: `cat in > out` in the same run.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::process::{wait_for_size, Proc};
-use super::report::{self, Run, WorkDir};
+use super::report::{self, Run, RunArgs, WorkDir};
 
 #[derive(Debug, clap::Args)]
 pub struct TailFileArgs {
@@ -18,17 +17,15 @@ pub struct TailFileArgs {
     /// Lines in the input file.
     #[arg(long, default_value_t = 10_000_000)]
     pub lines: usize,
-    #[arg(long, default_value_t = 3)]
-    pub runs: usize,
-    #[arg(long)]
-    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 pub fn run(a: TailFileArgs) -> Result<(), String> {
-    if a.lines == 0 || a.runs == 0 || a.line_size == 0 {
+    if a.lines == 0 || a.run.runs == 0 || a.line_size == 0 {
         return Err("lines, runs and line-size must be positive".into());
     }
-    let dir = WorkDir::new(a.dir.clone())?;
+    let dir = WorkDir::new(a.run.dir.clone())?;
     let logs = dir.path.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
     let input = logs.join("input.log");
@@ -39,13 +36,13 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
         a.lines,
         a.line_size,
         bytes as f64 / 1e6,
-        a.runs
+        a.run.runs
     );
     let out = dir.path.join("out.log");
     let mut cat = Vec::new();
     let mut ours = Vec::new();
     let mut idle = Vec::new();
-    for i in 0..a.runs {
+    for i in 0..a.run.runs {
         let _ = std::fs::remove_file(&out);
         let start = Instant::now();
         let status = Command::new("cat")

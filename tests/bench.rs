@@ -1,0 +1,63 @@
+//! The benchmark toolkit runs end to end (tiny sizes: this checks that
+//! every scenario works and reports, not how fast anything is).
+
+mod common;
+
+use std::process::Command;
+
+use common::BIN;
+
+fn bench(args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("bench")
+        .args(args)
+        .env("LOGFERRY_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "bench {args:?} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("| pipeline | records | seconds | records/s | MB/s | CPU s / M records | peak RSS MiB |"), "{stdout}");
+    stdout
+}
+
+#[test]
+fn forward_file_reports_logferry_and_its_baseline() {
+    let out = bench(&["forward-file", "--records", "20000", "--runs", "1"]);
+    assert!(
+        out.contains("baseline: socket → file copy") && out.contains("logferry forward → file"),
+        "{out}"
+    );
+}
+
+#[test]
+fn relay_with_tls_and_acks() {
+    let out = bench(&[
+        "relay",
+        "--records",
+        "20000",
+        "--runs",
+        "1",
+        "--tls",
+        "--ack",
+    ]);
+    assert!(out.contains("the relay tier keeps"), "{out}");
+}
+
+#[test]
+fn forward_sink() {
+    let out = bench(&["forward-sink", "--records", "20000", "--runs", "1"]);
+    assert!(out.contains("generator → forward sink → receiver"), "{out}");
+}
+
+#[test]
+fn tail_file_against_cat() {
+    let out = bench(&["tail-file", "--lines", "20000", "--runs", "1"]);
+    assert!(
+        out.contains("baseline: cat in > out") && out.contains("CPU while idle"),
+        "{out}"
+    );
+}
