@@ -157,3 +157,28 @@ fn a_taken_port_fails_start_up_with_a_message() {
         lf.log_text()
     );
 }
+
+#[test]
+fn sigterm_with_a_full_queue_and_a_dead_downstream_still_exits() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut lf = Logferry::start(&format!(
+        "[sources.gen]\ntype = \"generator\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{dead}\" }}]\ndrain_timeout = \"1s\"\nbuffer = {{ max_bytes = \"64KiB\" }}\n"
+    ));
+    lf.wait_for_log("server connection failed", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500)); // the queue is full by now
+    let started = std::time::Instant::now();
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        lf.log_text().contains("drain_timeout passed"),
+        "{}",
+        lf.log_text()
+    );
+}

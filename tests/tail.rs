@@ -448,3 +448,35 @@ fn a_full_disk_loses_nothing() {
     assert_exactly(&lines, "d", 10_000);
     assert!(lf.stop().success());
 }
+
+/// logrotate-style names that still match the glob (app.log → old-N.log
+/// with `*.log`): a released file found again under its new name goes on
+/// from where it was, so nothing is read twice.
+#[test]
+fn rotated_names_matching_the_glob_are_not_read_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    let out = dir.path().join("out.log");
+    let mut n = 0;
+    for round in 0..3 {
+        let mut text = String::new();
+        for _ in 0..1000 {
+            text.push_str(&format!("g-{n}\n"));
+            n += 1;
+        }
+        append(&live, text.as_bytes());
+        wait_for_lines(&out, n, Duration::from_secs(20));
+        std::fs::rename(&live, logs.join(format!("old-{round}.log"))).unwrap();
+    }
+    // past the 5 s after which quiet rotated files are released, and a rescan
+    std::thread::sleep(Duration::from_millis(6500));
+    append(&live, b"g-3000\n");
+    let lines = wait_for_lines(&out, n + 1, Duration::from_secs(20));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_exactly(&read_lines(&out), "g", n + 1);
+    assert_eq!(lines.len(), n + 1);
+    assert!(lf.stop().success());
+}

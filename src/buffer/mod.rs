@@ -84,6 +84,27 @@ pub struct QueueSender {
     dropped_records: Counter,
 }
 
+/// A batch on its way into a queue; rejected if dropped before it got there.
+struct Unsent(Option<Batch>);
+
+impl Unsent {
+    fn batch(&self) -> Option<&Batch> {
+        self.0.as_ref()
+    }
+
+    fn take(mut self) -> Option<Batch> {
+        self.0.take()
+    }
+}
+
+impl Drop for Unsent {
+    fn drop(&mut self) {
+        if let Some(b) = &self.0 {
+            b.ack.reject();
+        }
+    }
+}
+
 /// The sink's end of its queue.
 pub struct QueueReceiver {
     rx: mpsc::UnboundedReceiver<Delivery>,
@@ -108,39 +129,44 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
 
 impl QueueSender {
     /// Queues `batch`, waiting for room if the policy is `block`.
+    ///
+    /// Cancellation-safe: if this future is dropped before the batch is
+    /// queued (a source giving up at shutdown), the batch is rejected, never
+    /// acknowledged by accident.
     pub async fn send(&self, batch: Batch) -> Result<(), SendError> {
+        let unsent = Unsent(Some(batch));
+        let (bytes, count) = unsent
+            .batch()
+            .map(|b| (b.byte_len(), b.count))
+            .unwrap_or_default();
         // A batch larger than the whole queue still passes, alone.
-        let want = batch.byte_len().min(self.config.max_bytes) as u32;
+        let want = bytes.min(self.config.max_bytes) as u32;
         let permit = match self.config.when_full {
             WhenFull::Block => match self.room.clone().acquire_many_owned(want).await {
                 Ok(p) => p,
-                Err(_) => return Err(self.closed(batch)),
+                Err(_) => return Err(SendError(self.sink.clone())),
             },
             WhenFull::DropNewest => match self.room.clone().try_acquire_many_owned(want) {
                 Ok(p) => p,
                 Err(_) => {
-                    self.dropped_records.add(batch.count as u64);
-                    tracing::warn!(sink = %self.sink, records = batch.count, "queue full; batch dropped");
-                    batch.ack.reject();
+                    self.dropped_records.add(count as u64);
+                    tracing::warn!(sink = %self.sink, records = count, "queue full; batch dropped");
                     return Ok(());
                 }
             },
+        };
+        let Some(batch) = unsent.take() else {
+            return Ok(());
         };
         let delivery = Delivery {
             batch,
             _room: permit,
             settled: false,
         };
-        self.tx.send(delivery).map_err(|e| {
-            let d = e.0;
-            d.batch.ack.reject();
-            SendError(self.sink.clone())
-        })
-    }
-
-    fn closed(&self, batch: Batch) -> SendError {
-        batch.ack.reject();
-        SendError(self.sink.clone())
+        // if the sink is gone, dropping the delivery rejects the batch
+        self.tx
+            .send(delivery)
+            .map_err(|_| SendError(self.sink.clone()))
     }
 
     /// Bytes currently held by queued or in-progress batches.
@@ -271,6 +297,21 @@ mod tests {
         );
         rx.recv().await.unwrap().accept();
         assert!(rx.try_recv().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_send_given_up_on_rejects_its_batch() {
+        let (tx, _rx) = queue("s", config(10, WhenFull::Block), &Registry::new());
+        tx.send(batch(10)).await.unwrap();
+        let (otx, orx) = std_mpsc::channel();
+        let waiting = tx.send(batch(10).with_ack(AckHandle::new(move |o| otx.send(o).unwrap())));
+        // the queue is full: give up on the send, as a source does at shutdown
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(50), waiting)
+                .await
+                .is_err()
+        );
+        assert_eq!(orx.try_recv(), Ok(AckOutcome::Rejected));
     }
 
     #[tokio::test]

@@ -122,7 +122,12 @@ impl GeneratorSource {
                 },
                 n,
             );
-            if self.cx.router.route(batch).await.is_err() {
+            let routed = tokio::select! {
+                biased;
+                routed = self.cx.router.route(batch) => routed.is_ok(),
+                _ = self.cx.shutdown.wait() => false,
+            };
+            if !routed {
                 break;
             }
             made += n as u64;

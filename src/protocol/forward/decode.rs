@@ -22,6 +22,9 @@ use super::{FrameError, Limits, Mode, Options};
 use crate::event::EventTime;
 use crate::protocol::msgpack::{self, write, Reader, Value};
 
+/// Longest chunk id accepted (clients send 16-byte ids, base64-encoded).
+const MAX_CHUNK_ID: usize = 1024;
+
 /// A decoded frame.
 #[derive(Debug, Clone)]
 pub struct Frame {
@@ -245,8 +248,14 @@ fn read_options(r: &mut Reader<'_>, present: usize) -> Result<Options, FrameErro
         let value = r.read().map_err(bad)?;
         match (key, value) {
             (b"size", Value::UInt(n)) => options.size = Some(n),
-            (b"chunk", Value::Str(c) | Value::Bin(c)) => {
+            // an ack echoes the id: a huge one would make every ack huge
+            (b"chunk", Value::Str(c) | Value::Bin(c)) if c.len() <= MAX_CHUNK_ID => {
                 options.chunk = Some(Bytes::copy_from_slice(c))
+            }
+            (b"chunk", Value::Str(_) | Value::Bin(_)) => {
+                return Err(FrameError::Shape(format!(
+                    "chunk id longer than {MAX_CHUNK_ID} bytes"
+                )))
             }
             (b"compressed", Value::Str(c) | Value::Bin(c)) => {
                 options.compressed = Some(String::from_utf8_lossy(c).into_owned())

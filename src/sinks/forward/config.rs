@@ -167,6 +167,9 @@ impl ForwardSinkConfig {
         if self.batch_records == 0 || self.batch_bytes == 0 {
             return Err("batch_records and batch_bytes must be positive".into());
         }
+        if self.ack_timeout.is_zero() || self.connect_timeout.is_zero() {
+            return Err("ack_timeout and connect_timeout must be positive".into());
+        }
         if self.max_in_flight == 0 {
             return Err("max_in_flight must be at least 1".into());
         }

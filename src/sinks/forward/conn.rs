@@ -62,6 +62,8 @@ pub struct ServerTask {
     /// Wakes the dispatcher: health changed or room freed.
     pub wake: Arc<Notify>,
     pub metrics: Arc<ForwardSinkMetrics>,
+    /// Chunks this server has settled (acked, or written without acks).
+    pub settled_chunks: u64,
 }
 
 /// Why a session ended.
@@ -85,9 +87,14 @@ impl ServerTask {
                         tracing::debug!(sink = %s.sink, server = %self.address, "connected");
                     }
                     failures = 0;
-                    backoff = s.reconnect_min;
                     self.set_healthy(true);
+                    let settled_before = self.settled_chunks;
                     let end = self.session(stream).await;
+                    // a server that accepts connections but fails every
+                    // session keeps backing off; one that delivered resets it
+                    if self.settled_chunks > settled_before {
+                        backoff = s.reconnect_min;
+                    }
                     self.set_healthy(false);
                     match end {
                         End::Finished => return,
@@ -150,8 +157,8 @@ impl ServerTask {
                 // Closing at once could leave bytes from the server unread
                 // in our socket, and the kernel would then reset the
                 // connection and discard records the server has not read.
-                let _ = wr.shutdown().await;
                 let drained = tokio::time::timeout(CLOSE_WAIT, async {
+                    let _ = wr.shutdown().await;
                     while let Some(Ok(_)) = acks.recv().await {}
                 });
                 let _ = drained.await;
@@ -166,6 +173,7 @@ impl ServerTask {
                         Some((chunk, _)) => {
                             self.metrics.settled(&chunk);
                             chunk.accept();
+                            self.settled_chunks += 1;
                             self.wake.notify_one();
                         }
                         None => tracing::debug!(sink = %s.sink, server = %self.address, id, "ack for an unknown chunk"),
@@ -183,9 +191,18 @@ impl ServerTask {
                         self.wake.notify_one();
                         chunk.attempts += 1;
                         let frame = chunk.frame(s.compress, s.require_ack);
-                        if let Err(e) = write_frame(&mut wr, &frame).await {
-                            self.hand_back(chunk);
-                            break End::Failed("io", format!("write failed: {e}"));
+                        // a server that stops reading must not stall the sink:
+                        // the write gets the same deadline as an ack
+                        match tokio::time::timeout(s.ack_timeout, write_frame(&mut wr, &frame)).await {
+                            Ok(Ok(())) => {}
+                            Ok(Err(e)) => {
+                                self.hand_back(chunk);
+                                break End::Failed("io", format!("write failed: {e}"));
+                            }
+                            Err(_) => {
+                                self.hand_back(chunk);
+                                break End::Failed("write_timeout", format!("the server took no data for {:?}", s.ack_timeout));
+                            }
                         }
                         self.metrics.sent(&self.address, &chunk, frame.len());
                         if s.require_ack {
@@ -193,6 +210,7 @@ impl ServerTask {
                         } else {
                             self.metrics.settled(&chunk);
                             chunk.accept();
+                            self.settled_chunks += 1;
                             self.wake.notify_one();
                         }
                     }

@@ -23,7 +23,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
+
 use tokio::time::Instant;
 
 pub use config::{BalanceMode, Compress, ForwardSinkConfig, ServerConfig};
@@ -169,6 +171,7 @@ impl ForwardSink {
                     healthy: healthy.clone(),
                     wake: wake.clone(),
                     metrics: self.metrics.clone(),
+                    settled_chunks: 0,
                 }
                 .run(),
             ));
@@ -234,8 +237,12 @@ impl ForwardSink {
         // once its in-flight chunks are settled (or fail and are dropped)
         drop(d);
         drop(retry_rx);
-        for t in tasks {
-            let _ = t.await;
+        // each task ends within about ack_timeout; past a bound, stop waiting
+        let bound = self.config.ack_timeout + self.config.connect_timeout + Duration::from_secs(5);
+        for mut t in tasks {
+            if tokio::time::timeout(bound, &mut t).await.is_err() {
+                t.abort();
+            }
         }
     }
 }

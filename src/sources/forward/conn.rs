@@ -128,8 +128,16 @@ impl Connection {
                 match next_frame(&mut buf, &settings.limits, &mut scan) {
                     Ok(Some(frame)) => {
                         typical_frame = before - buf.len();
-                        if let Err(e) = route(frame, &mut router, &ack_tx, &metrics).await {
-                            break 'conn End::Error("sink_stopped", e.to_string());
+                        // a full queue blocks here; a stop signal must not wait
+                        // for room (the frame is then not acknowledged)
+                        tokio::select! {
+                            biased;
+                            routed = route(frame, &mut router, &ack_tx, &metrics) => {
+                                if let Err(e) = routed {
+                                    break 'conn End::Error("sink_stopped", e.to_string());
+                                }
+                            }
+                            _ = shutdown.wait() => break 'conn End::Clean,
                         }
                     }
                     Ok(None) => break,
@@ -211,10 +219,15 @@ fn prepare_read(buf: &mut BytesMut, hint: usize, typical_frame: usize, read_chun
     if hint > buf.len() {
         let rest = hint - buf.len();
         if spare < rest {
-            grow(buf, rest);
+            // geometric growth: a frame whose size is learned a little at a
+            // time (Forward mode's many small entries) must not be copied
+            // once per read
+            grow(buf, rest.max(read_chunk).max(buf.len() / 2));
         }
         if hint >= READ_CHUNK_MAX {
-            return rest;
+            // up to the end of this frame's payload, plus room for its small
+            // options map, so the next frame mostly starts in a new buffer
+            return rest + READ_CHUNK_MIN;
         }
     } else if spare < read_chunk / 2 {
         // a little slack, so a frame slightly larger than the last still fits

@@ -17,6 +17,8 @@ pub struct Lines {
     /// Complete lines, each ending in `\n` (`\r\n` turned into `\n`).
     pub data: Bytes,
     pub count: usize,
+    /// File offset of the first byte these lines came from.
+    pub start: u64,
     /// File offset just past the last byte these lines came from.
     pub end: u64,
 }
@@ -153,6 +155,7 @@ impl TailedFile {
         cfg: &TailSourceConfig,
         now: Instant,
     ) -> std::io::Result<Option<Lines>> {
+        let start = self.read_offset - self.partial.len() as u64;
         let mut block = BytesMut::with_capacity(self.partial.len() + cfg.read_bytes);
         block.extend_from_slice(&self.partial);
         let have = block.len();
@@ -173,6 +176,7 @@ impl TailedFile {
                 return Ok(Some(Lines {
                     data: Bytes::new(),
                     count: 0,
+                    start,
                     end: self.read_offset,
                 }));
             }
@@ -182,6 +186,7 @@ impl TailedFile {
             return Ok(Some(Lines {
                 data: Bytes::new(),
                 count: 0,
+                start,
                 end: self.read_offset - self.partial.len() as u64,
             }));
         };
@@ -193,6 +198,7 @@ impl TailedFile {
         Ok(Some(Lines {
             data: lines.0,
             count: lines.1,
+            start,
             end: self.read_offset - self.partial.len() as u64,
         }))
     }
@@ -277,6 +283,7 @@ impl TailedFile {
         if too_long {
             self.stats.long_lines += 1;
         }
+        let start = self.read_offset - self.partial.len() as u64;
         let mut line = std::mem::take(&mut self.partial);
         if line.ends_with(b"\r") {
             line.pop();
@@ -292,6 +299,7 @@ impl TailedFile {
         Some(Lines {
             data: Bytes::from(data),
             count,
+            start,
             end: self.read_offset,
         })
     }

@@ -342,11 +342,29 @@ impl TailSource {
                 tracing::info!(source = %self.cx.name, path = %path.display(), "file rotated; reading the old one to its end");
             }
         }
-        for path in seen {
-            if self.by_path.contains_key(&path) {
+        for path in &seen {
+            if self.by_path.contains_key(path) {
                 continue;
             }
-            self.start_following(&path, startup);
+            self.start_following(path, startup);
+        }
+        // saved offsets of files no longer among the matches are forgotten,
+        // so the checkpoint does not grow across restarts
+        let present: std::collections::HashSet<FileId> = seen
+            .iter()
+            .filter_map(|p| std::fs::metadata(p).ok())
+            .map(|m| {
+                use std::os::unix::fs::MetadataExt;
+                FileId {
+                    dev: m.dev(),
+                    ino: m.ino(),
+                }
+            })
+            .collect();
+        let before = self.saved.len();
+        self.saved.retain(|id, _| present.contains(id));
+        if self.saved.len() != before {
+            self.dirty = true;
         }
     }
 
@@ -410,6 +428,8 @@ impl TailSource {
                     break;
                 }
                 if let Some(lost) = f.check_truncation() {
+                    // a record being joined belongs to the old content
+                    self.joiners.remove(&key);
                     self.metrics.truncations.inc();
                     tracing::warn!(source = %self.cx.name, path = %f.path.display(), buffered_bytes_lost = lost,
                         "file truncated (copytruncate?); reading again from the start. Lines written between the last read and the truncation are not in this file any more");
@@ -477,7 +497,7 @@ impl TailSource {
             let _ = acks.send((key, generation, seq, outcome));
         });
         let batch = Batch::new(tag.into(), records, count).with_ack(ack);
-        self.cx.router.route(batch).await.map_err(|_| ())
+        route_or_stop(&mut self.cx, batch).await
     }
 
     /// Moves a file's new counts into the source's and the file's metrics.
@@ -543,6 +563,17 @@ impl TailSource {
             && self.joiners.get(&key).is_none_or(|j| j.pending.is_empty())
         {
             tracing::info!(source = %self.cx.name, path = %f.path.display(), stats = ?f.stats, "rotated file read to its end; released");
+            // if it still matches the globs under its new name (app.log.1),
+            // it is picked up again where it was left, not from 0
+            self.saved.insert(
+                f.id,
+                Entry {
+                    id: f.id,
+                    head: f.head,
+                    offset: f.acked,
+                    path: f.path.clone(),
+                },
+            );
             self.report(key);
             self.files.remove(&key);
             self.joiners.remove(&key);
@@ -579,7 +610,7 @@ impl TailSource {
     fn join_lines(&mut self, key: u64, lines: &Lines, time: EventTime) -> (Records, usize, u64) {
         let (re, _) = self.multiline.as_ref().expect("multiline is set");
         let j = self.joiners.entry(key).or_default();
-        let block_start = j.last_end;
+        let block_start = lines.start;
         let mut out = Vec::new();
         let mut count = 0;
         for line in lines.data.split_inclusive(|b| *b == b'\n') {
@@ -639,7 +670,17 @@ impl TailSource {
             let _ = acks.send((key, generation, seq, outcome));
         });
         let batch = Batch::new(tag.into(), Records::Entries(Bytes::from(out)), 1).with_ack(ack);
-        self.cx.router.route(batch).await.map_err(|_| ())
+        route_or_stop(&mut self.cx, batch).await
+    }
+}
+
+/// Routes a batch, unless the stop signal comes while a full queue makes
+/// it wait (the batch is then rejected and read again after a restart).
+async fn route_or_stop(cx: &mut SourceContext, batch: Batch) -> Result<(), ()> {
+    tokio::select! {
+        biased;
+        routed = cx.router.route(batch) => routed.map_err(|_| ()),
+        _ = cx.shutdown.wait() => Err(()),
     }
 }
 
