@@ -159,3 +159,53 @@ fn every_option_combination() {
         chain(h, 20_000);
     }
 }
+
+/// A frame larger than the next hop accepts is relayed in pieces that fit.
+#[test]
+fn frames_larger_than_the_receivers_limit_are_split() {
+    let mut rx = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\nmax_frame_bytes = \"1MiB\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let rx_addr = rx.forward_addr("in");
+    let mut relay = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{rx_addr}\" }}]\nrequire_ack = true\nbatch_bytes = \"256KiB\"\n"
+    ));
+    let relay_addr = relay.forward_addr("in");
+    // one 4 MB frame of 1000 records, acked by the relay only when all is in
+    let mut entries = Vec::new();
+    for i in 0..1000 {
+        let msg = format!("big-{i}-{}", "y".repeat(4000));
+        logferry::protocol::forward::write_message_entry(&mut entries, 1, 0, msg.as_bytes());
+    }
+    let mut frame = Vec::new();
+    logferry::protocol::forward::write_packed_forward(
+        &mut frame,
+        "big",
+        &entries,
+        1000,
+        Some(b"c-big"),
+    );
+    let mut s = std::net::TcpStream::connect(relay_addr).unwrap();
+    std::io::Write::write_all(&mut s, &frame).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut ack = [0u8; 32];
+    let n = std::io::Read::read(&mut s, &mut ack).unwrap();
+    assert!(
+        ack[..n].ends_with(b"c-big"),
+        "the relay acks once every piece is acked"
+    );
+    let lines = read_lines(&rx.path("received.log"));
+    let got: Vec<String> = lines
+        .iter()
+        .map(|l| l.split('-').take(2).collect::<Vec<_>>().join("-"))
+        .collect();
+    assert_exactly(&got, "big", 1000);
+    assert!(relay.stop().success());
+    assert!(rx.stop().success());
+    assert_eq!(
+        rx.final_counter(
+            "logferry_forward_frame_errors_total{component=\"in\",kind=\"too_large\"}"
+        ),
+        0
+    );
+}

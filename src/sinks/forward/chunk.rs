@@ -23,7 +23,7 @@ pub struct Chunk {
     pub count: usize,
     pub bytes: usize,
     /// The batches in this chunk; settled when the chunk is.
-    deliveries: Vec<Delivery>,
+    deliveries: Vec<Part>,
     pub started: Instant,
     /// Ack id, unique in this process.
     pub id: String,
@@ -94,7 +94,15 @@ impl Chunk {
         self.count += b.count;
         self.bytes += entries.len();
         self.parts.push(entries);
-        self.deliveries.push(d);
+        self.deliveries.push(Part::Whole(d));
+    }
+
+    /// Adds one piece of a batch split over several chunks.
+    pub fn push_piece(&mut self, entries: Bytes, count: usize, piece: Piece) {
+        self.count += count;
+        self.bytes += entries.len();
+        self.parts.push(entries);
+        self.deliveries.push(Part::Piece(piece));
     }
 
     /// The PackedForward (or CompressedPackedForward) frame of this chunk.
@@ -141,9 +149,94 @@ impl Chunk {
     /// Every batch in the chunk was delivered.
     pub fn accept(self) {
         for d in self.deliveries {
-            d.accept();
+            match d {
+                Part::Whole(d) => d.accept(),
+                Part::Piece(mut p) => p.settled = true,
+            }
         }
     }
+}
+
+/// What a chunk settles: whole batches, or pieces of a batch too large for
+/// one chunk.
+enum Part {
+    Whole(Delivery),
+    Piece(Piece),
+}
+
+/// One piece of a split batch. The batch is accepted when its last piece
+/// is dropped, unless a piece was dropped unsettled (its chunk failed).
+pub struct Piece {
+    shared: Arc<Split>,
+    settled: bool,
+}
+
+struct Split {
+    delivery: std::sync::Mutex<Option<Delivery>>,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for Piece {
+    fn drop(&mut self) {
+        if !self.settled {
+            self.shared.failed.store(true, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for Split {
+    fn drop(&mut self) {
+        let d = self.delivery.get_mut().ok().and_then(Option::take);
+        if let Some(d) = d {
+            if self.failed.load(Ordering::Acquire) {
+                d.reject();
+            } else {
+                d.accept();
+            }
+        }
+    }
+}
+
+/// Splits a batch of forward entries into pieces of at most `max` bytes
+/// (at least one entry each), at entry boundaries; gives the delivery back
+/// if it fits in one chunk.
+pub fn split(d: Delivery, max: usize) -> Result<(Tag, Vec<(Bytes, usize, Piece)>), Delivery> {
+    let entries = match &d.batch().records {
+        Records::Entries(e) if e.len() > max => e.clone(),
+        _ => return Err(d),
+    };
+    let mut bounds = Vec::new();
+    let (mut start, mut pos, mut count) = (0usize, 0usize, 0usize);
+    while pos < entries.len() {
+        let Ok(end) = crate::protocol::msgpack::skip(&entries, pos) else {
+            // entries were validated when decoded; never split what we cannot walk
+            return Err(d);
+        };
+        if end - start > max && count > 0 {
+            bounds.push((start, pos, count));
+            start = pos;
+            count = 0;
+        }
+        pos = end;
+        count += 1;
+    }
+    bounds.push((start, pos, count));
+    let tag = d.batch().tag.clone();
+    let shared = Arc::new(Split {
+        delivery: std::sync::Mutex::new(Some(d)),
+        failed: std::sync::atomic::AtomicBool::new(false),
+    });
+    let pieces = bounds
+        .into_iter()
+        .map(|(a, b, n)| {
+            let piece = Piece {
+                shared: shared.clone(),
+                settled: false,
+            };
+            (entries.slice(a..b), n, piece)
+        })
+        .collect();
+    Ok((tag, pieces))
 }
 
 #[cfg(test)]
@@ -198,6 +291,59 @@ mod tests {
             // encoded once, the same bytes on resend
             assert_eq!(flat(&c.frame(compress, true)), flat(&f));
         }
+    }
+
+    #[test]
+    fn large_batches_split_and_settle_once_every_piece_is_delivered() {
+        use crate::ack::{AckHandle, AckOutcome};
+        let mut entries = Vec::new();
+        for i in 0..10 {
+            write_message_entry(&mut entries, 1, 0, format!("record-{i:04}").as_bytes());
+        }
+        let one = entries.len() / 10;
+        for (fail, want) in [(false, AckOutcome::Accepted), (true, AckOutcome::Rejected)] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            let batch = Batch::new(
+                "t".into(),
+                Records::Entries(Bytes::from(entries.clone())),
+                10,
+            )
+            .with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
+            let Ok((tag, pieces)) = split(delivery(batch), one * 3) else {
+                panic!("must split")
+            };
+            assert_eq!(&*tag, "t");
+            assert_eq!(
+                pieces.iter().map(|p| p.1).collect::<Vec<_>>(),
+                vec![3, 3, 3, 1]
+            );
+            let mut chunks: Vec<Chunk> = pieces
+                .into_iter()
+                .map(|(e, n, p)| {
+                    let mut c = Chunk::new("t".into(), Arc::default());
+                    c.push_piece(e, n, p);
+                    c
+                })
+                .collect();
+            let last = chunks.pop().unwrap();
+            for c in chunks {
+                c.accept();
+            }
+            assert!(rx.try_recv().is_err(), "not settled before the last piece");
+            if fail {
+                drop(last);
+            } else {
+                last.accept();
+            }
+            assert_eq!(rx.try_recv(), Ok(want));
+        }
+        // a batch that fits comes back whole
+        let small = Batch::new(
+            "t".into(),
+            Records::Entries(Bytes::from(entries.clone())),
+            10,
+        );
+        assert!(split(delivery(small), entries.len()).is_err());
     }
 
     #[test]

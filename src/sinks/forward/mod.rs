@@ -269,6 +269,12 @@ struct Dispatcher<'a> {
 
 impl Dispatcher<'_> {
     fn take(&mut self, delivery: Delivery) {
+        // a batch larger than a chunk may be (a big frame from a forward
+        // source) goes out in pieces a receiver's frame limit accepts
+        let delivery = match chunk::split(delivery, self.config.batch_bytes) {
+            Ok((tag, pieces)) => return self.take_pieces(tag, pieces),
+            Err(d) => d,
+        };
         let b = delivery.batch();
         let (count, bytes) = (b.count, b.byte_len());
         let tag = b.tag.clone();
@@ -290,6 +296,18 @@ impl Dispatcher<'_> {
         if chunk.count >= self.config.batch_records || chunk.bytes >= self.config.batch_bytes {
             let full = self.open.remove(&tag).expect("present");
             self.ready.push_back(full);
+        }
+    }
+
+    fn take_pieces(&mut self, tag: Tag, pieces: Vec<(bytes::Bytes, usize, chunk::Piece)>) {
+        // what came before for this tag goes first
+        if let Some(open) = self.open.remove(&tag) {
+            self.ready.push_back(open);
+        }
+        for (entries, count, piece) in pieces {
+            let mut c = Chunk::new(tag.clone(), self.unsettled.clone());
+            c.push_piece(entries, count, piece);
+            self.ready.push_back(c);
         }
     }
 
