@@ -197,10 +197,13 @@ impl Drop for Split {
     }
 }
 
+/// Pieces of a split batch: entries, their count, and the settlement share.
+pub type Pieces = Vec<(Bytes, usize, Piece)>;
+
 /// Splits a batch of forward entries into pieces of at most `max` bytes
 /// (at least one entry each), at entry boundaries; gives the delivery back
 /// if it fits in one chunk.
-pub fn split(d: Delivery, max: usize) -> Result<(Tag, Vec<(Bytes, usize, Piece)>), Delivery> {
+pub fn split(d: Delivery, max: usize) -> Result<(Tag, Pieces), Delivery> {
     let entries = match &d.batch().records {
         Records::Entries(e) if e.len() > max => e.clone(),
         _ => return Err(d),

@@ -299,7 +299,7 @@ impl Dispatcher<'_> {
         }
     }
 
-    fn take_pieces(&mut self, tag: Tag, pieces: Vec<(bytes::Bytes, usize, chunk::Piece)>) {
+    fn take_pieces(&mut self, tag: Tag, pieces: chunk::Pieces) {
         // what came before for this tag goes first
         if let Some(open) = self.open.remove(&tag) {
             self.ready.push_back(open);
