@@ -15,7 +15,7 @@ use std::time::Duration;
 use bytes::{BufMut, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 
 use super::ForwardMetrics;
@@ -29,6 +29,12 @@ use crate::sources::Shutdown;
 
 /// How long a client has for the TLS and shared-key handshakes.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most acks of one connection waiting to be written.
+const MAX_PENDING_ACKS: usize = 4096;
+
+/// An ack to write, holding its slot among the connection's pending acks.
+type PendingAck = (Vec<u8>, OwnedSemaphorePermit);
 
 /// Largest PING accepted.
 const MAX_PING_BYTES: usize = 64 * 1024;
@@ -116,6 +122,7 @@ impl Connection {
             }
         }
         let (ack_tx, ack_rx) = mpsc::unbounded_channel();
+        let ack_slots = Arc::new(Semaphore::new(MAX_PENDING_ACKS));
         let writer = tokio::spawn(write_acks(wr, ack_rx, metrics.clone()));
 
         let mut scan = Scan::default();
@@ -132,7 +139,7 @@ impl Connection {
                         // for room (the frame is then not acknowledged)
                         tokio::select! {
                             biased;
-                            routed = route(frame, &mut router, &ack_tx, &metrics) => {
+                            routed = route(frame, &mut router, &ack_tx, &ack_slots, &metrics) => {
                                 if let Err(e) = routed {
                                     break 'conn End::Error("sink_stopped", e.to_string());
                                 }
@@ -249,18 +256,26 @@ fn grow(buf: &mut BytesMut, additional: usize) {
 async fn route(
     frame: Frame,
     router: &mut Router,
-    acks: &mpsc::UnboundedSender<Vec<u8>>,
+    acks: &mpsc::UnboundedSender<PendingAck>,
+    ack_slots: &Arc<Semaphore>,
     metrics: &Arc<ForwardMetrics>,
 ) -> Result<(), crate::buffer::SendError> {
     metrics.records.add(frame.count as u64);
     metrics.bytes.add(frame.entries.len() as u64);
     let ack = match frame.options.chunk {
         Some(chunk) => {
+            // a client that never reads its acks stops being read once
+            // MAX_PENDING_ACKS of them wait: their memory stays bounded
+            let slot = ack_slots
+                .clone()
+                .acquire_owned()
+                .await
+                .expect("never closed");
             let acks = acks.clone();
             let metrics = metrics.clone();
             AckHandle::new(move |outcome| match outcome {
                 AckOutcome::Accepted => {
-                    let _ = acks.send(ack_response(&chunk));
+                    let _ = acks.send((ack_response(&chunk), slot));
                 }
                 AckOutcome::Rejected => metrics.acks_withheld.inc(),
             })
@@ -335,10 +350,11 @@ async fn authenticate(
 
 async fn write_acks(
     mut wr: WriteHalf<Box<dyn Stream>>,
-    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut rx: mpsc::UnboundedReceiver<PendingAck>,
     metrics: Arc<ForwardMetrics>,
 ) {
-    while let Some(msg) = rx.recv().await {
+    // the slot is freed once the ack is written
+    while let Some((msg, _slot)) = rx.recv().await {
         if wr.write_all(&msg).await.is_err() {
             // the peer is gone; unsent acks make it resend, as intended
             return;
