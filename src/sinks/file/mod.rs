@@ -324,9 +324,13 @@ impl Sink for FileSink {
             ),
         };
         if let Err(e) = result {
-            // cannot happen for frames the decoder accepted; never silent
+            // cannot happen for frames the decoder accepted; never silent,
+            // and never acknowledged: the round is cut back and rejected
             self.metrics.errors.inc();
             tracing::error!(sink = %self.name, error = %e, "cannot format batch");
+            f.out
+                .error
+                .get_or_insert_with(|| io::Error::other(format!("cannot format batch: {e}")));
         }
         f.held.push(d);
         if f.out.size - f.settled + f.pending.len() as u64 >= threshold as u64 {
@@ -358,7 +362,10 @@ impl Sink for FileSink {
                     && (f.out.size > 0 || !f.pending.is_empty())
                 {
                     self.write_out(path, f);
-                    self.rotate(path, f);
+                    // write_out may have rotated it already (rotate_bytes)
+                    if f.out.size > 0 {
+                        self.rotate(path, f);
+                    }
                 }
             }
             let idle = now.duration_since(f.last_used) > Duration::from_secs(60);

@@ -69,7 +69,12 @@ impl TailedFile {
     pub fn open(path: &Path, offset: Option<u64>) -> std::io::Result<TailedFile> {
         let file = File::open(path)?;
         let meta = file.metadata()?;
-        let start = offset.unwrap_or(meta.len()).min(meta.len());
+        // an offset past the end: the file was truncated while we were away
+        let start = match offset {
+            Some(o) if o > meta.len() => 0,
+            Some(o) => o,
+            None => meta.len(),
+        };
         let mut f = TailedFile {
             path: path.to_path_buf(),
             file,
