@@ -31,6 +31,8 @@ pub struct FileStats {
     pub bytes_skipped: u64,
     pub long_lines: u64,
     pub truncations: u64,
+    /// Bytes known to have been lost to truncations (a lower bound).
+    pub missed_bytes: u64,
 }
 
 pub struct TailedFile {
@@ -51,6 +53,8 @@ pub struct TailedFile {
     pub rotated_at: Option<Instant>,
     /// Offset up to which every line has been acknowledged.
     pub acked: u64,
+    /// The file's size at the last look (to tell what a truncation took).
+    seen_size: u64,
     /// Batches sent and not yet acknowledged: (sequence, end offset, done).
     in_flight: VecDeque<(u64, u64, bool)>,
     next_seq: u64,
@@ -92,6 +96,7 @@ impl TailedFile {
             last_growth: Instant::now(),
             rotated_at: None,
             acked: start,
+            seen_size: start,
             in_flight: VecDeque::new(),
             next_seq: 0,
             generation: 0,
@@ -136,9 +141,14 @@ impl TailedFile {
             && self.head.len > 0
             && Self::head_of(&self.file, self.head.len as usize) != self.head;
         if !shorter && !rewritten {
+            self.seen_size = size;
             return None;
         }
-        let lost_partial = self.partial.len() as u64;
+        // known to be missed: bytes seen in the file but not yet read when
+        // it was truncated, plus an unfinished line; writes after the last
+        // look are in the copy only and cannot be seen from here
+        let missed = self.seen_size.saturating_sub(self.read_offset) + self.partial.len() as u64;
+        self.seen_size = 0;
         self.read_offset = 0;
         self.acked = 0;
         self.partial.clear();
@@ -150,7 +160,8 @@ impl TailedFile {
             hash: fnv1a(&[]),
         };
         self.stats.truncations += 1;
-        Some(lost_partial)
+        self.stats.missed_bytes += missed;
+        Some(missed)
     }
 
     /// Reads the next block and returns its complete lines, if any. `None`
@@ -353,6 +364,7 @@ impl TailedFile {
             bytes_skipped: s.bytes_skipped - r.bytes_skipped,
             long_lines: s.long_lines - r.long_lines,
             truncations: s.truncations - r.truncations,
+            missed_bytes: s.missed_bytes - r.missed_bytes,
         }
     }
 

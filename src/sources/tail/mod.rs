@@ -68,6 +68,7 @@ struct TailMetrics {
     long_lines: Counter,
     skipped_bytes: Counter,
     rejected: Counter,
+    missed_bytes: Counter,
 }
 
 impl TailMetrics {
@@ -102,6 +103,11 @@ impl TailMetrics {
             skipped_bytes: r.counter(
                 "logferry_tail_skipped_bytes_total",
                 "Bytes of over-long lines skipped.",
+                l,
+            ),
+            missed_bytes: r.counter(
+                "logferry_tail_missed_bytes_total",
+                "Bytes known to have been lost to truncations (seen but not yet read; a lower bound).",
                 l,
             ),
             rejected: r.counter(
@@ -427,11 +433,11 @@ impl TailSource {
                 if f.paused_until.is_some_and(|t| now < t) {
                     break;
                 }
-                if let Some(lost) = f.check_truncation() {
+                if let Some(missed) = f.check_truncation() {
                     // a record being joined belongs to the old content
                     self.joiners.remove(&key);
                     self.metrics.truncations.inc();
-                    tracing::warn!(source = %self.cx.name, path = %f.path.display(), buffered_bytes_lost = lost,
+                    tracing::warn!(source = %self.cx.name, path = %f.path.display(), missed_bytes_at_least = missed,
                         "file truncated (copytruncate?); reading again from the start. Lines written between the last read and the truncation are not in this file any more");
                 }
                 let lines = match f.read_lines(&self.config, now) {
@@ -518,6 +524,7 @@ impl TailSource {
         c.lines.add(d.lines);
         c.bytes_skipped.add(d.bytes_skipped);
         c.truncations.add(d.truncations);
+        self.metrics.missed_bytes.add(d.missed_bytes);
     }
 
     fn drain_acks(&mut self) {
