@@ -23,7 +23,7 @@
 
 mod checkpoint;
 mod config;
-mod file;
+pub mod file;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
