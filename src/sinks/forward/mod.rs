@@ -276,7 +276,12 @@ impl Dispatcher<'_> {
             Err(d) => d,
         };
         let b = delivery.batch();
-        let (count, bytes) = (b.count, b.byte_len());
+        // lines grow by their entry framing when encoded (~24 bytes each)
+        let bytes = match &b.records {
+            crate::event::Records::Lines { data, .. } => data.len() + 24 * b.count,
+            crate::event::Records::Entries(e) => e.len(),
+        };
+        let count = b.count;
         let tag = b.tag.clone();
         // a chunk never grows past the limits; a batch larger than them goes alone
         if let Some(open) = self.open.get(&tag) {
