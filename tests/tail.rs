@@ -72,6 +72,11 @@ struct Writer {
     since: std::time::Instant,
 }
 
+/// Lines `{prefix}-{i}` for i in `range`.
+fn numbered(prefix: &str, range: std::ops::Range<usize>) -> String {
+    range.map(|i| format!("{prefix}-{i}\n")).collect()
+}
+
 fn append(path: &Path, text: &[u8]) {
     OpenOptions::new()
         .create(true)
@@ -171,12 +176,8 @@ fn copytruncate_restarts_at_zero() {
     let out = dir.path().join("out.log");
     let mut n = 0;
     for _ in 0..5 {
-        let mut text = String::new();
-        for _ in 0..1000 {
-            text.push_str(&format!("c-{n}\n"));
-            n += 1;
-        }
-        append(&live, text.as_bytes());
+        append(&live, numbered("c", n..n + 1000).as_bytes());
+        n += 1000;
         // copytruncate once everything written so far has been read: the
         // copy window is empty, so nothing may be missing
         wait_for_lines(&out, n, Duration::from_secs(20));
@@ -202,10 +203,7 @@ fn kill_9_and_restart_resends_at_most_the_unacknowledged_window() {
     std::fs::create_dir_all(&logs).unwrap();
     let live = logs.join("app.log");
     let total = 400_000;
-    let mut text = String::new();
-    for i in 0..total {
-        text.push_str(&format!("k-{i}\n"));
-    }
+    let text = numbered("k", 0..total);
     let cfg = config(dir.path(), "read_bytes = \"16KiB\"", "\"raw\"");
     let mut lf = Logferry::start(&cfg);
     append(&live, &text.as_bytes()[..text.len() / 2]);
@@ -444,10 +442,7 @@ fn a_full_disk_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
     std::fs::create_dir_all(&logs).unwrap();
-    let mut text = String::new();
-    for i in 0..10_000 {
-        text.push_str(&format!("d-{i}\n"));
-    }
+    let text = numbered("d", 0..10_000);
     append(&logs.join("app.log"), text.as_bytes());
     let full = config(dir.path(), "", "\"raw\"")
         .replace(&format!("{}/out.log", dir.path().display()), "/dev/full");
@@ -475,12 +470,8 @@ fn rotated_names_matching_the_glob_are_not_read_twice() {
     let out = dir.path().join("out.log");
     let mut n = 0;
     for round in 0..3 {
-        let mut text = String::new();
-        for _ in 0..1000 {
-            text.push_str(&format!("g-{n}\n"));
-            n += 1;
-        }
-        append(&live, text.as_bytes());
+        append(&live, numbered("g", n..n + 1000).as_bytes());
+        n += 1000;
         wait_for_lines(&out, n, Duration::from_secs(20));
         std::fs::rename(&live, logs.join(format!("old-{round}.log"))).unwrap();
     }

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::load::{packed_frame, send_frames};
-use super::process::{wait_for_size, Proc};
+use super::process::{measure_run, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
 
 #[derive(Debug, clap::Args)]
@@ -131,24 +131,11 @@ fn logferry(
         ),
     )?;
     let addr = p.address("source=in ")?;
-    let before = p.sample()?;
-    let start = Instant::now();
     let frame = frame.to_vec();
-    let sender = std::thread::spawn(move || send_frames(addr, &frame, chunks, None));
-    let waited = wait_for_size(&out, out_bytes, &mut [&mut p]);
-    let seconds = start.elapsed().as_secs_f64();
-    let after = p.sample();
-    let sent = sender.join();
+    let run = measure_run(&mut [&mut p], 0, &out, out_bytes, records, || {
+        std::thread::spawn(move || send_frames(addr, &frame, chunks, None))
+    });
     drop(p);
     let _ = std::fs::remove_file(&out);
-    waited?;
-    sent.map_err(|_| "sender panicked".to_string())??;
-    let after = after?;
-    Ok(Run {
-        seconds,
-        records,
-        bytes: out_bytes,
-        cpu: Some(after.cpu().saturating_sub(before.cpu())),
-        peak_rss: Some(after.peak_rss),
-    })
+    run
 }

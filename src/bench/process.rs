@@ -152,6 +152,33 @@ impl Drop for Proc {
     }
 }
 
+/// One measured run: starts `load`, waits until `out` holds `bytes` bytes
+/// (failing if a watched process exits), and reports the CPU and peak RSS
+/// of `watched[measured]` over that time.
+pub fn measure_run(
+    watched: &mut [&mut Proc],
+    measured: usize,
+    out: &Path,
+    bytes: u64,
+    records: usize,
+    load: impl FnOnce() -> std::thread::JoinHandle<Result<(), String>>,
+) -> Result<super::report::Run, String> {
+    let before = watched[measured].sample()?;
+    let start = Instant::now();
+    let sender = load();
+    wait_for_size(out, bytes, watched)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let after = watched[measured].sample()?;
+    sender.join().map_err(|_| "sender panicked".to_string())??;
+    Ok(super::report::Run {
+        seconds,
+        records,
+        bytes,
+        cpu: Some(after.cpu().saturating_sub(before.cpu())),
+        peak_rss: Some(after.peak_rss),
+    })
+}
+
 /// Waits until `path` holds `bytes` bytes.
 pub fn wait_for_size(path: &Path, bytes: u64, watched: &mut [&mut Proc]) -> Result<(), String> {
     wait_until(watched, || {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::load::{packed_frame, send_frames};
 use super::pki::{self, Pki};
-use super::process::{metric, wait_for_size, wait_until, Proc};
+use super::process::{measure_run, metric, wait_until, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
 
 #[derive(Debug, clap::Args)]
@@ -125,20 +125,14 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
     for i in 0..a.run.runs {
         // load → receiver → file
         let (mut rx, addr) = receiver(&dir.path, &out, pki.as_ref())?;
-        let before = rx.sample()?;
-        let start = Instant::now();
-        let sender = send(addr);
-        wait_for_size(&out, out_bytes, &mut [&mut rx])?;
-        let seconds = start.elapsed().as_secs_f64();
-        let after = rx.sample()?;
-        sender.join().map_err(|_| "sender panicked")??;
-        direct.push(Run {
-            seconds,
+        direct.push(measure_run(
+            &mut [&mut rx],
+            0,
+            &out,
+            out_bytes,
             records,
-            bytes: out_bytes,
-            cpu: Some(after.cpu().saturating_sub(before.cpu())),
-            peak_rss: Some(after.peak_rss),
-        });
+            || send(addr),
+        )?);
         drop(rx);
 
         // load → relay → receiver → file; the relay process is measured
@@ -153,20 +147,14 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
             ),
         )?;
         let relay_addr = relay.address("source=in ")?;
-        let before = relay.sample()?;
-        let start = Instant::now();
-        let sender = send(relay_addr);
-        wait_for_size(&out, out_bytes, &mut [&mut rx, &mut relay])?;
-        let seconds = start.elapsed().as_secs_f64();
-        let after = relay.sample()?;
-        sender.join().map_err(|_| "sender panicked")??;
-        relayed.push(Run {
-            seconds,
+        relayed.push(measure_run(
+            &mut [&mut relay, &mut rx],
+            0,
+            &out,
+            out_bytes,
             records,
-            bytes: out_bytes,
-            cpu: Some(after.cpu().saturating_sub(before.cpu())),
-            peak_rss: Some(after.peak_rss),
-        });
+            || send(relay_addr),
+        )?);
         drop(relay);
         drop(rx);
         let _ = std::fs::remove_file(&out);
