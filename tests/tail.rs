@@ -4,10 +4,10 @@
 mod common;
 
 use std::fs::OpenOptions;
-use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
+use common::tail::*;
 use common::*;
 
 fn config(dir: &Path, extra_source: &str, format: &str) -> String {
@@ -17,82 +17,12 @@ fn config(dir: &Path, extra_source: &str, format: &str) -> String {
     )
 }
 
-/// A thread that appends `{prefix}-{round}-{n}` lines to `live`, 100 at
-/// a time (each write under `gate`), until told to stop; `hook` runs after
-/// each write (to rotate).
-/// Returns the stop flag and the handle yielding the number of lines.
-fn spawn_writer(
-    live: &Path,
-    prefix: &'static str,
-    gate: std::sync::Arc<std::sync::Mutex<()>>,
-    mut hook: impl FnMut(&mut Writer) + Send + 'static,
-) -> (
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
-    std::thread::JoinHandle<usize>,
-) {
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = stop.clone();
-    let live = live.to_path_buf();
-    let handle = std::thread::spawn(move || {
-        let file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&live)
-            .unwrap();
-        let mut w = Writer {
-            live,
-            file,
-            round: 0,
-            n: 0,
-            since: std::time::Instant::now(),
-        };
-        while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-            let mut buf = String::new();
-            for _ in 0..100 {
-                buf.push_str(&format!("{prefix}-{}-{}\n", w.round, w.n));
-                w.n += 1;
-            }
-            {
-                let _held = gate.lock().unwrap();
-                w.file.write_all(buf.as_bytes()).unwrap();
-            }
-            hook(&mut w);
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        w.n
-    });
-    (stop, handle)
-}
-
-struct Writer {
-    live: std::path::PathBuf,
-    file: std::fs::File,
-    round: usize,
-    n: usize,
-    since: std::time::Instant,
-}
-
-/// Lines `{prefix}-{i}` for i in `range`.
-fn numbered(prefix: &str, range: std::ops::Range<usize>) -> String {
-    range.map(|i| format!("{prefix}-{i}\n")).collect()
-}
-
-fn append(path: &Path, text: &[u8]) {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .unwrap()
-        .write_all(text)
-        .unwrap();
-}
-
 #[test]
 fn follows_appends_and_new_files() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("logs")).unwrap();
     append(&dir.path().join("logs/a.log"), b"a-0\na-1\n");
-    let mut lf = Logferry::start(&config(dir.path(), "", "\"raw\""));
+    let mut lf = Logferry::start(&config(dir.path(), "per_file_metrics = true", "\"raw\""));
     let out = dir.path().join("out.log");
     wait_for_lines(&out, 2, Duration::from_secs(20));
     append(&dir.path().join("logs/a.log"), b"a-2\n");

@@ -10,6 +10,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod tail;
+
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
 
 /// A forward source `in` on a free port, and every record as a raw line in

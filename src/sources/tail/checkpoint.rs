@@ -7,16 +7,26 @@
 //! `CHECKPOINT_DIR/SOURCE_NAME.checkpoint`, UTF-8 text, one file per line:
 //!
 //! ```text
-//! # logferry tail checkpoint v1
-//! <dev> <inode> <head_len> <head_hash> <offset> <path>
+//! # logferry tail checkpoint v2
+//! <dev> <inode> <born> <head_len> <head_hash> <offset> <size> <path>
 //! ```
 //!
 //! - `dev`, `inode`: decimal, from stat(2);
+//! - `born`: the file's birth time in nanoseconds since the epoch, from
+//!   statx(2) (`0` where the filesystem does not keep it): an inode that
+//!   was freed and reused for a new file has another birth time, even when
+//!   the new file starts with the same bytes;
 //! - `head_len`, `head_hash`: the length (decimal, at most 256) and the
-//!   FNV-1a 64-bit hash (16 hex digits) of the file's first bytes, so a
-//!   reused inode or a copy is not mistaken for the same file;
+//!   FNV-1a 64-bit hash (16 hex digits) of the file's first bytes: where
+//!   there is no birth time, they tell a reused inode from the file;
 //! - `offset`: decimal byte offset up to which every line was acknowledged;
-//! - `path`: the rest of the line, as last seen (informative only).
+//! - `size`: the file's size at the last look (what a file that is gone
+//!   left unread is `size - offset`, a lower bound);
+//! - `path`: the rest of the line, as last seen: after a restart, a file
+//!   no longer at a followed path is looked for in this directory.
+//!
+//! Version 1 files (`<dev> <inode> <head_len> <head_hash> <offset> <path>`)
+//! are read too (no birth time, size = offset).
 //!
 //! It is written to `SOURCE_NAME.checkpoint.tmp`, fsynced, renamed over the
 //! old one and the directory is fsynced: a crash leaves either the old or
@@ -27,11 +37,76 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// How a file is recognised.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// How a file is recognised: where it lives (device, inode) and, where the
+/// filesystem keeps it, when it was born (a reused inode is another file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct FileId {
     pub dev: u64,
     pub ino: u64,
+    /// Birth time in nanoseconds since the epoch; 0 where unknown.
+    pub born: u64,
+}
+
+impl FileId {
+    /// The identity of an open file.
+    pub fn of(file: &std::fs::File) -> std::io::Result<FileId> {
+        use std::os::fd::AsRawFd;
+        statx(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+    }
+
+    /// The identity of the file a path names now.
+    pub fn of_path(path: &Path) -> std::io::Result<FileId> {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        statx(libc::AT_FDCWD, &c, 0)
+    }
+
+    /// Device and inode only: where the file is, whoever it is.
+    pub fn place(self) -> (u64, u64) {
+        (self.dev, self.ino)
+    }
+
+    /// True if `self` (as saved, with `saved_head`) is the file `now`,
+    /// whose first bytes are `head_now` (read to `saved_head.len`). Where
+    /// both birth times are known they decide; otherwise the head does.
+    pub fn same_file(self, saved_head: Head, now: FileId, head_now: Head) -> bool {
+        if self.place() != now.place() {
+            return false;
+        }
+        if self.born != 0 && now.born != 0 {
+            return self.born == now.born;
+        }
+        saved_head == head_now
+    }
+}
+
+fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<FileId> {
+    // SAFETY: statx writes into the zeroed struct it is given; `path` is a
+    // valid C string for the call's duration.
+    let mut sx: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            dirfd,
+            path.as_ptr(),
+            flags | libc::AT_STATX_SYNC_AS_STAT,
+            libc::STATX_INO | libc::STATX_BTIME,
+            &mut sx,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let born = if sx.stx_mask & libc::STATX_BTIME != 0 && sx.stx_btime.tv_sec > 0 {
+        sx.stx_btime.tv_sec as u64 * 1_000_000_000 + u64::from(sx.stx_btime.tv_nsec)
+    } else {
+        0
+    };
+    Ok(FileId {
+        dev: libc::makedev(sx.stx_dev_major, sx.stx_dev_minor),
+        ino: sx.stx_ino,
+        born,
+    })
 }
 
 /// The head of a file: length and hash of its first bytes.
@@ -56,8 +131,13 @@ pub struct Entry {
     pub id: FileId,
     pub head: Head,
     pub offset: u64,
+    /// The file's size at the last look.
+    pub size: u64,
     pub path: PathBuf,
 }
+
+/// The saved entries, by place (device, inode).
+pub type Saved = HashMap<(u64, u64), Entry>;
 
 pub struct Checkpoint {
     path: PathBuf,
@@ -78,54 +158,85 @@ impl Checkpoint {
         &self.path
     }
 
-    /// The saved entries (none if there is no checkpoint yet).
-    pub fn load(&self) -> Result<HashMap<FileId, Entry>, String> {
+    /// The saved entries and when they were written, or `None` if there is
+    /// no checkpoint yet (the very first start).
+    pub fn load(&self) -> Result<Option<(Saved, std::time::SystemTime)>, String> {
         let text = match std::fs::read_to_string(&self.path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(HashMap::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
         };
+        let written = std::fs::metadata(&self.path)
+            .and_then(|m| m.modified())
+            .unwrap_or(std::time::UNIX_EPOCH);
+        let v1 = text.starts_with("# logferry tail checkpoint v1");
         let mut out = HashMap::new();
         for (n, line) in text.lines().enumerate() {
             if line.starts_with('#') || line.trim().is_empty() {
                 continue;
             }
-            match parse_line(line) {
+            let parsed = if v1 { parse_v1(line) } else { parse_line(line) };
+            match parsed {
                 Some(e) => {
-                    out.insert(e.id, e);
+                    out.insert(e.id.place(), e);
                 }
                 None => {
                     tracing::warn!(file = %self.path.display(), line = n + 1, "ignoring a malformed checkpoint line")
                 }
             }
         }
-        Ok(out)
+        Ok(Some((out, written)))
     }
 
     /// Atomically replaces the checkpoint with `entries`.
     pub fn save<'a>(&self, entries: impl Iterator<Item = &'a Entry>) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        let mut text = String::from("# logferry tail checkpoint v1\n");
+        let mut text = String::from("# logferry tail checkpoint v2\n");
         for e in entries {
             text.push_str(&format!(
-                "{} {} {} {:016x} {} {}\n",
+                "{} {} {} {} {:016x} {} {} {}\n",
                 e.id.dev,
                 e.id.ino,
+                e.id.born,
                 e.head.len,
                 e.head.hash,
                 e.offset,
+                e.size,
                 e.path.display()
             ));
         }
-        let mut f = std::fs::File::create(&self.tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
+        {
+            // closed before the directory is opened: one spare descriptor
+            // is enough for the whole write
+            let mut f = std::fs::File::create(&self.tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+        }
         std::fs::rename(&self.tmp, &self.path)?;
         std::fs::File::open(&self.dir)?.sync_all()
     }
 }
 
 fn parse_line(line: &str) -> Option<Entry> {
+    let mut it = line.splitn(8, ' ');
+    let dev = it.next()?.parse().ok()?;
+    let ino = it.next()?.parse().ok()?;
+    let born = it.next()?.parse().ok()?;
+    let len = it.next()?.parse().ok()?;
+    let hash = u64::from_str_radix(it.next()?, 16).ok()?;
+    let offset = it.next()?.parse().ok()?;
+    let size = it.next()?.parse().ok()?;
+    let path = PathBuf::from(it.next().unwrap_or(""));
+    Some(Entry {
+        id: FileId { dev, ino, born },
+        head: Head { len, hash },
+        offset,
+        size,
+        path,
+    })
+}
+
+fn parse_v1(line: &str) -> Option<Entry> {
     let mut it = line.splitn(6, ' ');
     let dev = it.next()?.parse().ok()?;
     let ino = it.next()?.parse().ok()?;
@@ -134,9 +245,10 @@ fn parse_line(line: &str) -> Option<Entry> {
     let offset = it.next()?.parse().ok()?;
     let path = PathBuf::from(it.next().unwrap_or(""));
     Some(Entry {
-        id: FileId { dev, ino },
+        id: FileId { dev, ino, born: 0 },
         head: Head { len, hash },
         offset,
+        size: offset,
         path,
     })
 }
@@ -149,25 +261,77 @@ mod tests {
     fn round_trips_and_tolerates_garbage() {
         let dir = tempfile::tempdir().unwrap();
         let c = Checkpoint::new(dir.path(), "tail");
-        assert!(c.load().unwrap().is_empty());
+        assert!(c.load().unwrap().is_none());
         let e = Entry {
-            id: FileId { dev: 2049, ino: 77 },
+            id: FileId {
+                dev: 2049,
+                ino: 77,
+                born: 1_795_347_703_158_287_787,
+            },
             head: Head {
                 len: 12,
                 hash: fnv1a(b"hello world\n"),
             },
             offset: 4096,
+            size: 5000,
             path: PathBuf::from("/var/log/a b.log"),
         };
         c.save([&e].into_iter()).unwrap();
         let text = std::fs::read_to_string(c.path()).unwrap();
         assert!(
-            text.starts_with("# logferry tail checkpoint v1\n2049 77 12 "),
+            text.starts_with("# logferry tail checkpoint v2\n2049 77 1795347703158287787 12 "),
             "{text}"
         );
         std::fs::write(c.path(), format!("{text}garbage line\n")).unwrap();
-        let loaded = c.load().unwrap();
+        let (loaded, _) = c.load().unwrap().unwrap();
         assert_eq!(loaded.len(), 1);
-        assert_eq!(loaded[&e.id], e);
+        assert_eq!(loaded[&e.id.place()], e);
+    }
+
+    #[test]
+    fn reads_version_1() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Checkpoint::new(dir.path(), "tail");
+        std::fs::write(
+            c.path(),
+            "# logferry tail checkpoint v1\n2049 77 12 00000000000000ff 4096 /var/log/a b.log\n",
+        )
+        .unwrap();
+        let (loaded, _) = c.load().unwrap().unwrap();
+        let e = &loaded[&(2049, 77)];
+        assert_eq!((e.id.born, e.offset, e.size), (0, 4096, 4096));
+        assert_eq!(e.path, PathBuf::from("/var/log/a b.log"));
+    }
+
+    /// A file freed and its inode reused by a new file with the same first
+    /// bytes (a fixed banner) is another file where birth times are kept.
+    #[test]
+    fn a_reused_inode_is_another_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        std::fs::write(&p, b"BANNER\n1\n").unwrap();
+        let old = FileId::of_path(&p).unwrap();
+        let head = Head {
+            len: 7,
+            hash: fnv1a(b"BANNER\n"),
+        };
+        assert!(old.same_file(head, FileId::of_path(&p).unwrap(), head));
+        std::fs::remove_file(&p).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        std::fs::write(&p, b"BANNER\n2\n").unwrap();
+        let new = FileId::of_path(&p).unwrap();
+        if new.place() == old.place() && new.born != 0 {
+            assert!(
+                !old.same_file(head, new, head),
+                "reused inode taken for the old file"
+            );
+        }
+        // without birth times, the head decides
+        let no_birth = |id: FileId| FileId { born: 0, ..id };
+        let other = Head {
+            len: 7,
+            hash: fnv1a(b"OTHER!\n"),
+        };
+        assert!(!no_birth(old).same_file(head, no_birth(old), other));
     }
 }

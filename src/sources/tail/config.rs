@@ -33,14 +33,38 @@ pub struct TailSourceConfig {
         deserialize_with = "units::duration"
     )]
     pub poll_interval: Duration,
-    /// Read files found at start-up from their beginning (default: from
-    /// their end, as Fluentd and Fluent Bit do). Files that appear later are
-    /// always read from the beginning.
+    /// On the very first start (no checkpoint yet), read the files found
+    /// from their beginning (default: from their end, as Fluentd and Fluent
+    /// Bit do). Files that appear later, and files that are not in an
+    /// existing checkpoint, are always read from the beginning.
     #[serde(default)]
     pub read_from_head: bool,
     /// Directory of the checkpoint file (offsets survive restarts). Unset:
-    /// no checkpoints, every start follows `read_from_head`.
+    /// no checkpoints, every start is a first start.
     pub checkpoint_dir: Option<PathBuf>,
+    /// Most often the checkpoint is written while acknowledgements arrive:
+    /// after kill -9, a restart resends about this much.
+    #[serde(
+        default = "default_checkpoint_interval",
+        deserialize_with = "units::duration"
+    )]
+    pub checkpoint_interval: Duration,
+    /// Most files held open at once; the others wait for a descriptor and
+    /// are read in turn. Default: three quarters of the process's open-file
+    /// limit (after raising it to the hard limit), leaving the rest to
+    /// sockets, sinks and the checkpoint.
+    pub max_open_files: Option<usize>,
+    /// A file that has not grown for this long gives its descriptor back; it
+    /// is opened again (and checked to be the same file) when it changes.
+    #[serde(
+        default = "default_close_idle_after",
+        deserialize_with = "units::duration"
+    )]
+    pub close_idle_after: Duration,
+    /// Counters per followed file (labelled with its path). Off by default:
+    /// thousands of files would make thousands of series.
+    #[serde(default)]
+    pub per_file_metrics: bool,
     /// Record key of the line.
     #[serde(default = "default_message_key")]
     pub message_key: String,
@@ -91,6 +115,12 @@ pub struct MultilineConfig {
 const fn default_refresh_interval() -> Duration {
     Duration::from_secs(5)
 }
+const fn default_checkpoint_interval() -> Duration {
+    Duration::from_secs(1)
+}
+const fn default_close_idle_after() -> Duration {
+    Duration::from_secs(300)
+}
 const fn default_poll_interval() -> Duration {
     Duration::from_millis(250)
 }
@@ -130,6 +160,12 @@ impl TailSourceConfig {
         }
         if self.poll_interval.is_zero() || self.refresh_interval.is_zero() {
             return Err("poll_interval and refresh_interval must be positive".into());
+        }
+        if self.checkpoint_interval.is_zero() {
+            return Err("checkpoint_interval must be positive".into());
+        }
+        if self.max_open_files == Some(0) {
+            return Err("max_open_files must be at least 1 (or unset for a default from the open-file limit)".into());
         }
         Ok(())
     }

@@ -1,9 +1,14 @@
 //! One followed file: reading whole lines in large blocks, identity,
 //! truncation, and which offsets have been acknowledged.
+//!
+//! A followed file does not always hold a descriptor: under a descriptor
+//! budget, or when idle, it is closed and later reopened by its last known
+//! name, and the identity check makes sure the name still leads to the same
+//! file.
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -35,9 +40,21 @@ pub struct FileStats {
     pub missed_bytes: u64,
 }
 
+/// What reopening a closed file by its name found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reopen {
+    /// The name still leads to the file: it holds a descriptor again.
+    Same,
+    /// The name leads to another file now (or to none): the followed file
+    /// was renamed or removed while it was closed.
+    Moved,
+}
+
 pub struct TailedFile {
+    /// The name the file was last known by.
     pub path: PathBuf,
-    file: File,
+    /// `None` while the file is closed (descriptor budget, idle).
+    file: Option<File>,
     pub id: FileId,
     /// Length and hash of the first bytes, once there are any.
     pub head: Head,
@@ -47,8 +64,11 @@ pub struct TailedFile {
     partial: Vec<u8>,
     /// True while the rest of an over-long line is being skipped.
     skipping: bool,
+    /// True while an over-long line is being split: its first pieces were
+    /// sent (and the long line counted), the rest follows.
+    splitting: bool,
     pub last_growth: Instant,
-    /// The path names another file now (or none): read this one to its end,
+    /// The file no longer sits at a followed path: read it to its end,
     /// then release it.
     pub rotated_at: Option<Instant>,
     /// Offset up to which every line has been acknowledged.
@@ -69,23 +89,26 @@ pub struct TailedFile {
 }
 
 impl TailedFile {
-    /// Opens `path` and positions it at `offset` (clamped to the file size).
+    /// Opens `path` and positions it at `offset` (`None`: at the end; an
+    /// offset past the end means the file was truncated: 0).
     pub fn open(path: &Path, offset: Option<u64>) -> std::io::Result<TailedFile> {
         let file = File::open(path)?;
-        let meta = file.metadata()?;
-        // an offset past the end: the file was truncated while we were away
+        Ok(Self::from_open(path, file, offset))
+    }
+
+    /// Follows an already opened `file`, known by `path`.
+    pub fn from_open(path: &Path, file: File, offset: Option<u64>) -> TailedFile {
+        let id = FileId::of(&file).unwrap_or_default();
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         let start = match offset {
-            Some(o) if o > meta.len() => 0,
+            Some(o) if o > size => 0,
             Some(o) => o,
-            None => meta.len(),
+            None => size,
         };
         let mut f = TailedFile {
             path: path.to_path_buf(),
-            file,
-            id: FileId {
-                dev: meta.dev(),
-                ino: meta.ino(),
-            },
+            file: Some(file),
+            id,
             head: Head {
                 len: 0,
                 hash: fnv1a(&[]),
@@ -93,6 +116,7 @@ impl TailedFile {
             read_offset: start,
             partial: Vec::new(),
             skipping: false,
+            splitting: false,
             last_growth: Instant::now(),
             rotated_at: None,
             acked: start,
@@ -105,7 +129,7 @@ impl TailedFile {
             reported: FileStats::default(),
         };
         f.refresh_head();
-        Ok(f)
+        f
     }
 
     /// The head of `file` as it is now.
@@ -120,26 +144,68 @@ impl TailedFile {
 
     fn refresh_head(&mut self) {
         if (self.head.len as usize) < HEAD_BYTES {
-            self.head = Self::head_of(&self.file, HEAD_BYTES);
+            if let Some(file) = &self.file {
+                self.head = Self::head_of(file, HEAD_BYTES);
+            }
         }
     }
 
-    /// Current size of the open file.
+    pub fn is_open(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// Gives the descriptor back; the file's state stays.
+    pub fn close(&mut self) {
+        self.file = None;
+    }
+
+    /// Opens the file again by its last known name, and checks that the
+    /// name still leads to it.
+    pub fn reopen(&mut self) -> std::io::Result<Reopen> {
+        let file = match File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Reopen::Moved),
+            Err(e) => return Err(e),
+        };
+        if FileId::of(&file)? != self.id {
+            return Ok(Reopen::Moved);
+        }
+        self.file = Some(file);
+        Ok(Reopen::Same)
+    }
+
+    /// Gives this file the descriptor of `file` (found under another name).
+    pub fn adopt(&mut self, path: &Path, file: File) {
+        self.path = path.to_path_buf();
+        self.file = Some(file);
+    }
+
+    /// Current size of the file (0 while it is closed).
     pub fn size(&self) -> u64 {
-        self.file.metadata().map(|m| m.len()).unwrap_or(0)
+        self.file
+            .as_ref()
+            .and_then(|f| f.metadata().ok())
+            .map(|m| m.len())
+            .unwrap_or(0)
+    }
+
+    /// Size at the last look (also known while closed).
+    pub fn seen_size(&self) -> u64 {
+        self.seen_size.max(self.read_offset)
     }
 
     /// Restarts at 0 if the file is now shorter than what was read
     /// (copytruncate). Returns the bytes that may have been missed: what
     /// was written after the last read and before the truncation is gone.
     pub fn check_truncation(&mut self) -> Option<u64> {
-        let size = self.size();
+        let file = self.file.as_ref()?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         // shorter than what was read, or rewritten from the start (a
         // truncation followed by new writes can already be longer)
         let shorter = size < self.read_offset;
         let rewritten = !shorter
             && self.head.len > 0
-            && Self::head_of(&self.file, self.head.len as usize) != self.head;
+            && Self::head_of(file, self.head.len as usize) != self.head;
         if !shorter && !rewritten {
             self.seen_size = size;
             return None;
@@ -153,6 +219,7 @@ impl TailedFile {
         self.acked = 0;
         self.partial.clear();
         self.skipping = false;
+        self.splitting = false;
         self.in_flight.clear();
         self.generation += 1;
         self.head = Head {
@@ -165,66 +232,71 @@ impl TailedFile {
     }
 
     /// Reads the next block and returns its complete lines, if any. `None`
-    /// at the end of the file (a partial last line stays buffered).
+    /// at the end of the file, or while it is closed (a partial last line
+    /// stays buffered).
     pub fn read_lines(
         &mut self,
         cfg: &TailSourceConfig,
         now: Instant,
     ) -> std::io::Result<Option<Lines>> {
+        let Some(file) = &self.file else {
+            return Ok(None);
+        };
         let start = self.read_offset - self.partial.len() as u64;
         let mut block = BytesMut::with_capacity(self.partial.len() + cfg.read_bytes);
         block.extend_from_slice(&self.partial);
         let have = block.len();
         block.resize(have + cfg.read_bytes, 0);
-        let n = self.file.read_at(&mut block[have..], self.read_offset)?;
+        let n = file.read_at(&mut block[have..], self.read_offset)?;
         block.truncate(have + n);
         if n == 0 {
             return Ok(None);
         }
         self.read_offset += n as u64;
+        self.seen_size = self.seen_size.max(self.read_offset);
         self.stats.bytes_read += n as u64;
         self.last_growth = now;
         self.refresh_head();
-        let Some(last_nl) = memchr::memrchr(b'\n', &block) else {
-            if self.skipping {
+        let (mut data, mut count) = match memchr::memrchr(b'\n', &block) {
+            Some(last_nl) => {
+                self.partial = block[last_nl + 1..].to_vec();
+                block.truncate(last_nl + 1);
+                let (data, count) = self.clean(block.freeze(), cfg);
+                (data, count)
+            }
+            None if self.skipping => {
                 // still inside an over-long line being skipped
                 self.stats.bytes_skipped += n as u64;
-                return Ok(Some(Lines {
-                    data: Bytes::new(),
-                    count: 0,
-                    start,
-                    end: self.read_offset,
-                }));
+                self.partial.clear();
+                (Bytes::new(), 0)
             }
-            // no newline yet: keep buffering, within the line limit
-            self.partial = block.to_vec();
-            self.limit_partial(cfg);
-            return Ok(Some(Lines {
-                data: Bytes::new(),
-                count: 0,
-                start,
-                end: self.read_offset - self.partial.len() as u64,
-            }));
+            None => {
+                self.partial = block.to_vec();
+                (Bytes::new(), 0)
+            }
         };
-        self.partial = block[last_nl + 1..].to_vec();
-        block.truncate(last_nl + 1);
-        let lines = self.clean(block.freeze(), cfg);
-        self.limit_partial(cfg);
-        self.stats.lines += lines.1 as u64;
+        if let Some(pieces) = self.limit_partial(cfg) {
+            let mut joined = Vec::with_capacity(data.len() + pieces.0.len());
+            joined.extend_from_slice(&data);
+            joined.extend_from_slice(&pieces.0);
+            data = Bytes::from(joined);
+            count += pieces.1;
+        }
+        self.stats.lines += count as u64;
         Ok(Some(Lines {
-            data: lines.0,
-            count: lines.1,
+            data,
+            count,
             start,
             end: self.read_offset - self.partial.len() as u64,
         }))
     }
 
-    /// Handles `\r\n`, over-long lines and a line being skipped; returns the
-    /// lines and their count. The fast path (nothing to change) copies
-    /// nothing.
+    /// Handles `\r\n`, over-long lines and a line being skipped or split;
+    /// returns the lines and their count. The fast path (nothing to change)
+    /// copies nothing.
     fn clean(&mut self, data: Bytes, cfg: &TailSourceConfig) -> (Bytes, usize) {
         let mut count = 0;
-        let mut plain = !self.skipping && memchr::memchr(b'\r', &data).is_none();
+        let mut plain = !self.skipping && !self.splitting && memchr::memchr(b'\r', &data).is_none();
         let mut start = 0;
         for nl in memchr::memchr_iter(b'\n', &data) {
             if nl - start > cfg.max_line_bytes {
@@ -248,6 +320,14 @@ impl TailedFile {
             if line.ends_with(b"\r") {
                 line = &line[..line.len() - 1];
             }
+            if std::mem::take(&mut self.splitting) {
+                // the rest of a line whose first pieces were sent: at most
+                // `max_line_bytes` (pieces are cut as soon as they are full)
+                if !line.is_empty() {
+                    count += push_pieces(&mut out, line, cfg.max_line_bytes);
+                }
+                continue;
+            }
             if line.len() > cfg.max_line_bytes {
                 self.stats.long_lines += 1;
                 match cfg.on_long_line {
@@ -256,11 +336,7 @@ impl TailedFile {
                         continue;
                     }
                     LongLine::Split => {
-                        for piece in line.chunks(cfg.max_line_bytes) {
-                            out.extend_from_slice(piece);
-                            out.push(b'\n');
-                            count += 1;
-                        }
+                        count += push_pieces(&mut out, line, cfg.max_line_bytes);
                         continue;
                     }
                 }
@@ -272,45 +348,60 @@ impl TailedFile {
         (Bytes::from(out), count)
     }
 
-    /// A partial line longer than the limit is split or skipped now.
-    fn limit_partial(&mut self, cfg: &TailSourceConfig) {
-        if self.partial.len() <= cfg.max_line_bytes || cfg.on_long_line == LongLine::Split {
-            // splitting happens in `take_partial`
-            return;
+    /// A partial line longer than the limit: skipped from now on, or its
+    /// full pieces of exactly `max_line_bytes` are cut off and returned
+    /// (the rest, at most `max_line_bytes`, waits for more bytes). The long
+    /// line is counted once, when it is first found.
+    fn limit_partial(&mut self, cfg: &TailSourceConfig) -> Option<(Vec<u8>, usize)> {
+        let max = cfg.max_line_bytes;
+        if self.partial.len() <= max {
+            return None;
         }
-        self.stats.long_lines += 1;
-        self.stats.bytes_skipped += self.partial.len() as u64;
-        self.partial.clear();
-        self.skipping = true;
+        if !self.splitting && !self.skipping {
+            self.stats.long_lines += 1;
+        }
+        if cfg.on_long_line == LongLine::Skip {
+            self.stats.bytes_skipped += self.partial.len() as u64;
+            self.partial.clear();
+            self.skipping = true;
+            return None;
+        }
+        self.splitting = true;
+        // keep 1..=max bytes: the line's last piece is cut when it ends
+        let cut = (self.partial.len() - 1) / max * max;
+        let mut out = Vec::with_capacity(cut + cut / max);
+        let count = push_pieces(&mut out, &self.partial[..cut], max);
+        self.partial.drain(..cut);
+        Some((out, count))
     }
 
-    /// Takes a partial last line whose file has stopped growing, or one
-    /// that has reached the line limit (split mode).
+    /// Takes a partial last line whose file has stopped growing for
+    /// `partial_line_timeout` (or any, with `force`, at shutdown).
     pub fn take_partial(&mut self, cfg: &TailSourceConfig, now: Instant) -> Option<Lines> {
+        let stale = now.duration_since(self.last_growth) >= cfg.partial_line_timeout;
+        if !stale {
+            return None;
+        }
+        self.take_partial_now(cfg)
+    }
+
+    /// Takes the partial last line, however fresh.
+    pub fn take_partial_now(&mut self, cfg: &TailSourceConfig) -> Option<Lines> {
         if self.partial.is_empty() {
             return None;
         }
-        let stale = now.duration_since(self.last_growth) >= cfg.partial_line_timeout;
-        let too_long =
-            self.partial.len() >= cfg.max_line_bytes && cfg.on_long_line == LongLine::Split;
-        if !stale && !too_long {
-            return None;
-        }
-        if too_long {
-            self.stats.long_lines += 1;
-        }
         let start = self.read_offset - self.partial.len() as u64;
         let mut line = std::mem::take(&mut self.partial);
+        self.splitting = false;
         if line.ends_with(b"\r") {
             line.pop();
         }
         let mut data = Vec::with_capacity(line.len() + 1);
-        let mut count = 0;
-        for piece in line.chunks(cfg.max_line_bytes.max(1)) {
-            data.extend_from_slice(piece);
-            data.push(b'\n');
-            count += 1;
-        }
+        let count = if line.is_empty() {
+            0
+        } else {
+            push_pieces(&mut data, &line, cfg.max_line_bytes.max(1))
+        };
         self.stats.lines += count as u64;
         Some(Lines {
             data: Bytes::from(data),
@@ -318,6 +409,10 @@ impl TailedFile {
             start,
             end: self.read_offset,
         })
+    }
+
+    pub fn has_partial(&self) -> bool {
+        !self.partial.is_empty()
     }
 
     /// Registers a batch ending at `end`; returns its sequence number.
@@ -350,11 +445,12 @@ impl TailedFile {
         self.read_offset = self.acked;
         self.partial.clear();
         self.skipping = false;
+        self.splitting = false;
         self.in_flight.clear();
         self.generation += 1;
     }
 
-    /// Long lines and skipped bytes since the last call (for the metrics).
+    /// Counts since the last call (for the metrics).
     pub fn take_new_counts(&mut self) -> FileStats {
         let (s, r) = (self.stats, self.reported);
         self.reported = s;
@@ -376,6 +472,18 @@ impl TailedFile {
     pub fn at_end(&self) -> bool {
         self.partial.is_empty() && self.size() <= self.read_offset
     }
+}
+
+/// Appends `line` as pieces of at most `max` bytes, each ending in `\n`;
+/// returns how many.
+fn push_pieces(out: &mut Vec<u8>, line: &[u8], max: usize) -> usize {
+    let mut count = 0;
+    for piece in line.chunks(max) {
+        out.extend_from_slice(piece);
+        out.push(b'\n');
+        count += 1;
+    }
+    count
 }
 
 #[cfg(test)]
@@ -418,27 +526,12 @@ mod tests {
         let p = dir.path().join("a.log");
         let long = "x".repeat(10_000);
         std::fs::write(&p, format!("a\n{long}\nb\n")).unwrap();
+        let c = cfg("max_line_bytes = 4000");
         let mut f = TailedFile::open(&p, Some(0)).unwrap();
-        let split = read_all(&mut f, &cfg("max_line_bytes = 4000"));
-        let mut more = f
-            .take_partial(&cfg("max_line_bytes = 4000"), Instant::now())
-            .map(|l| l.data.to_vec())
-            .unwrap_or_default();
-        let mut all = split;
-        all.append(&mut more);
-        let text = String::from_utf8(all).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.first(), Some(&"a"));
-        assert_eq!(lines.last(), Some(&"b"));
-        assert_eq!(
-            lines
-                .iter()
-                .filter(|l| l.starts_with('x'))
-                .map(|l| l.len())
-                .sum::<usize>(),
-            10_000
-        );
-        assert!(lines.iter().all(|l| l.len() <= 4000));
+        let text = String::from_utf8(read_all(&mut f, &c)).unwrap();
+        let lines: Vec<usize> = text.lines().map(str::len).collect();
+        assert_eq!(lines, [1, 4000, 4000, 2000, 1]);
+        assert_eq!(f.stats.long_lines, 1);
 
         let mut f = TailedFile::open(&p, Some(0)).unwrap();
         let skipped = read_all(
@@ -448,6 +541,54 @@ mod tests {
         assert_eq!(skipped, b"a\nb\n");
         assert_eq!(f.stats.long_lines, 1);
         assert_eq!(f.stats.bytes_skipped, 10_001);
+    }
+
+    /// A 50 MiB line read in 256 KiB blocks with a 1 MiB limit: pieces of
+    /// exactly 1 MiB, one long line counted, and the pieces put together
+    /// are the line.
+    #[test]
+    fn a_huge_line_splits_into_exact_pieces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        let mib = 1 << 20;
+        let line: Vec<u8> = (0..50 * mib + 12_345)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let mut content = b"before\n".to_vec();
+        content.extend_from_slice(&line);
+        content.extend_from_slice(b"\r\nafter\n");
+        std::fs::write(&p, &content).unwrap();
+        let c: TailSourceConfig =
+            toml::from_str("paths = [\"/x\"]\ntag = \"t\"\nread_bytes = \"256KiB\"").unwrap();
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        let out = read_all(&mut f, &c);
+        let pieces: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
+        assert_eq!(pieces.first(), Some(&&b"before"[..]));
+        let body = &pieces[1..pieces.len() - 2];
+        assert_eq!(pieces[pieces.len() - 2], b"after");
+        assert_eq!(body.len(), 51);
+        assert!(body[..50].iter().all(|p| p.len() == mib));
+        assert_eq!(body[50].len(), 12_345);
+        assert!(body.concat() == line, "the pieces are the line");
+        assert_eq!(f.stats.long_lines, 1);
+        assert_eq!(f.stats.lines, 53);
+        assert!(f.settled() && !f.has_partial());
+    }
+
+    /// A long line of an exact multiple of the limit ends in a full piece,
+    /// not in an empty one; nor does a `\r` left over at its end.
+    #[test]
+    fn exact_multiples_make_no_empty_piece() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        let c = cfg("max_line_bytes = 4096");
+        for ending in ["\n", "\r\n"] {
+            std::fs::write(&p, format!("{}{ending}z\n", "y".repeat(3 * 4096))).unwrap();
+            let mut f = TailedFile::open(&p, Some(0)).unwrap();
+            let text = String::from_utf8(read_all(&mut f, &c)).unwrap();
+            let lines: Vec<usize> = text.lines().map(str::len).collect();
+            assert_eq!(lines, [4096, 4096, 4096, 1], "{ending:?}");
+        }
     }
 
     #[test]
@@ -472,5 +613,22 @@ mod tests {
             .unwrap();
         assert!(f.check_truncation().is_some());
         assert_eq!((f.read_offset, f.acked, f.stats.truncations), (0, 0, 1));
+    }
+
+    #[test]
+    fn closed_files_reopen_only_as_themselves() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        std::fs::write(&p, b"1\n").unwrap();
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        f.close();
+        assert!(f.read_lines(&cfg(""), Instant::now()).unwrap().is_none());
+        assert_eq!(f.reopen().unwrap(), Reopen::Same);
+        assert_eq!(&read_all(&mut f, &cfg(""))[..], b"1\n");
+        f.close();
+        std::fs::rename(&p, dir.path().join("a.log.1")).unwrap();
+        std::fs::write(&p, b"other\n").unwrap();
+        assert_eq!(f.reopen().unwrap(), Reopen::Moved);
+        assert!(!f.is_open());
     }
 }

@@ -3,56 +3,70 @@
 //! - `config.rs`: settings;
 //! - `file.rs`: one file: block reads, lines, truncation, acknowledged offsets;
 //! - `checkpoint.rs`: the checkpoint file and its format;
-//! - this file: discovery (globs), change detection (inotify plus
-//!   polling), rotation, multiline records, and the loop that sends batches.
+//! - `watch.rs`: the kernel's change events (inotify);
+//! - `discover.rs`: which files to follow: globs, events, renames, restarts;
+//! - `fds.rs`: the descriptor budget;
+//! - `multiline.rs`, `counters.rs`: multiline records, counters;
+//! - this file: the loop that reads files in turn, sends batches, and
+//!   saves acknowledged offsets.
 //!
 //! The source runs on a thread of its own (file reads block). Each file is
-//! read in large blocks; complete lines go out as one batch
-//! per block (the bytes as read, no per-line allocation). A batch carries an
+//! read in large blocks; complete lines go out as one batch per block (the
+//! bytes as read, no per-line allocation). A batch carries an
 //! acknowledgement handle: the file's checkpointed offset advances only
 //! over batches every sink has accepted, so kill -9 and restart resends at
-//! most the unacknowledged window and skips nothing.
+//! most about one `checkpoint_interval` of acknowledged lines plus the
+//! unacknowledged window, and skips nothing.
 //!
-//! Rotation by rename: the path now names another file (or none); the old
-//! file stays open and is read to its end, for as long as that takes, and
-//! is released once it has stopped growing; the new file is read from 0.
-//! Rotation by copytruncate: the file became shorter than what was read;
-//! reading restarts at 0, and the truncation is logged and counted (lines
-//! written between the last read and the truncation are lost: the copy
-//! holds them, this file no longer does).
+//! Files are found from the kernel's events as they happen: a file created
+//! under a followed name is opened at once, so it is held by descriptor
+//! before it can be renamed away; a rename of a followed (or just created)
+//! file is followed to its new name. Globs are expanded again on a timer and
+//! after an event-queue overflow, as a safety net.
+//!
+//! Rotation by rename: the old file stays open and is read to its end, and
+//! is released once it has stopped growing and every line is acknowledged;
+//! the new file is read from 0. Rotation by copytruncate: the file became
+//! shorter than what was read; reading restarts at 0, and the truncation is
+//! logged and counted (lines written between the last read and the
+//! truncation are lost: the copy holds them, this file no longer does).
 
 mod checkpoint;
 mod config;
+mod counters;
+mod discover;
+mod fds;
 pub mod file;
+mod multiline;
+mod watch;
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use regex::bytes::Regex;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
 pub use config::{LongLine, MultilineConfig, TailSourceConfig};
 
 use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, EventTime, Records};
-use crate::metrics::{Counter, Registry};
-use crate::protocol::forward::write_message_entry;
-use checkpoint::{Checkpoint, Entry, FileId};
-use file::{Lines, TailedFile};
+use checkpoint::{Checkpoint, Entry, Saved};
+use counters::{FileCounters, TailMetrics};
+use file::{Lines, Reopen, TailedFile};
+use multiline::Joiner;
 
 /// How long a renamed-away file that has stopped growing is kept open.
 const ROTATE_WAIT: Duration = Duration::from_secs(5);
 
-/// How soon after a change event the globs are expanded again (events
-/// come in bursts; one rescan serves them all).
+/// How soon after a change event that may bring new names the globs are
+/// expanded again (a new directory, an overflow).
 const RESCAN_AFTER_EVENT: Duration = Duration::from_millis(20);
 
-/// How often the checkpoint is written while offsets move.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+/// How soon the checkpoint is written after a new file is followed (so a
+/// kill -9 right after finds it there).
+const CHECKPOINT_NEW_FILE: Duration = Duration::from_millis(100);
 
 /// Most blocks read from one file before the others get a turn.
 const BLOCKS_PER_TURN: usize = 16;
@@ -60,64 +74,13 @@ const BLOCKS_PER_TURN: usize = 16;
 /// How long shutdown waits for the last acknowledgements.
 const SHUTDOWN_ACK_WAIT: Duration = Duration::from_secs(10);
 
-struct TailMetrics {
-    records: Counter,
-    bytes: Counter,
-    truncations: Counter,
-    rotations: Counter,
-    long_lines: Counter,
-    skipped_bytes: Counter,
-    rejected: Counter,
-    missed_bytes: Counter,
-}
+/// How long shutdown waits to hand over a last partial line or multiline
+/// record when a queue is full.
+const SHUTDOWN_ROUTE_WAIT: Duration = Duration::from_secs(2);
 
-impl TailMetrics {
-    fn new(r: &Registry, source: &str) -> Self {
-        let l = &[("component", source)];
-        TailMetrics {
-            records: r.counter(
-                "logferry_source_records_total",
-                "Records received by a source.",
-                l,
-            ),
-            bytes: r.counter(
-                "logferry_source_bytes_total",
-                "Bytes of records received by a source.",
-                l,
-            ),
-            truncations: r.counter(
-                "logferry_tail_truncations_total",
-                "Followed files that became shorter (copytruncate); reading restarted at 0.",
-                l,
-            ),
-            rotations: r.counter(
-                "logferry_tail_rotations_total",
-                "Followed files renamed or removed away from their path.",
-                l,
-            ),
-            long_lines: r.counter(
-                "logferry_tail_long_lines_total",
-                "Lines longer than max_line_bytes (split or skipped).",
-                l,
-            ),
-            skipped_bytes: r.counter(
-                "logferry_tail_skipped_bytes_total",
-                "Bytes of over-long lines skipped.",
-                l,
-            ),
-            missed_bytes: r.counter(
-                "logferry_tail_missed_bytes_total",
-                "Bytes known to have been lost to truncations (seen but not yet read; a lower bound).",
-                l,
-            ),
-            rejected: r.counter(
-                "logferry_tail_rejected_batches_total",
-                "Batches a sink did not keep; read again from the last acknowledged offset.",
-                l,
-            ),
-        }
-    }
-}
+/// How long released files are remembered, so a later rename that brings
+/// one back into view does not read it again.
+const RELEASED_MEMORY: Duration = Duration::from_secs(600);
 
 /// An acknowledgement coming back: (file key, generation, sequence, outcome).
 type AckEvent = (u64, u64, u64, AckOutcome);
@@ -127,62 +90,44 @@ pub struct TailSource {
     cx: SourceContext,
     metrics: TailMetrics,
     files: HashMap<u64, TailedFile>,
-    /// Which open, not rotated file follows each path.
-    by_path: HashMap<PathBuf, u64>,
+    /// Each followed file's last known name.
+    names: HashMap<PathBuf, u64>,
+    /// Followed files by place (device, inode).
+    places: HashMap<(u64, u64), u64>,
     next_key: u64,
     checkpoint: Option<Checkpoint>,
-    /// Offsets from the checkpoint file, by identity, until used.
-    saved: HashMap<FileId, Entry>,
+    /// Offsets from the checkpoint of files not followed (yet), by place.
+    saved: Saved,
+    /// Released rotated files (offset = their end), by place, with when.
+    released: HashMap<(u64, u64), (Entry, Instant)>,
+    /// No checkpoint existed at start: files found at start-up follow
+    /// `read_from_head`. Otherwise every file not in it is new: from 0.
+    first_start: bool,
     acks_tx: mpsc::UnboundedSender<AckEvent>,
     acks: mpsc::UnboundedReceiver<AckEvent>,
     multiline: Option<(Regex, Duration)>,
     joiners: HashMap<u64, Joiner>,
+    /// Offsets moved since the checkpoint was written.
     dirty: bool,
-    /// Counters per followed path (a rotated file keeps its path's).
+    next_checkpoint: Instant,
     per_file: HashMap<PathBuf, FileCounters>,
-}
-
-/// Counters of one followed path, labelled with it.
-struct FileCounters {
-    bytes_read: Counter,
-    lines: Counter,
-    bytes_skipped: Counter,
-    truncations: Counter,
-    rotations: Counter,
-}
-
-impl FileCounters {
-    fn new(r: &Registry, source: &str, path: &Path) -> Self {
-        let path = path.display().to_string();
-        let l = &[("component", source), ("path", path.as_str())];
-        FileCounters {
-            bytes_read: r.counter(
-                "logferry_tail_file_bytes_read_total",
-                "Bytes read from each followed path.",
-                l,
-            ),
-            lines: r.counter(
-                "logferry_tail_file_lines_total",
-                "Lines read from each followed path.",
-                l,
-            ),
-            bytes_skipped: r.counter(
-                "logferry_tail_file_skipped_bytes_total",
-                "Bytes of over-long lines skipped, per path.",
-                l,
-            ),
-            truncations: r.counter(
-                "logferry_tail_file_truncations_total",
-                "Truncations (copytruncate), per path.",
-                l,
-            ),
-            rotations: r.counter(
-                "logferry_tail_file_rotations_total",
-                "Rotations (rename or removal), per path.",
-                l,
-            ),
-        }
-    }
+    watcher: Option<watch::Watcher>,
+    /// Files that may have something to read, in turn.
+    ready: VecDeque<u64>,
+    queued: HashSet<u64>,
+    /// Descriptors the followed files may hold, and how many they hold.
+    budget: usize,
+    open: usize,
+    /// Expand the globs again at this instant (sooner than the timer).
+    rescan_soon: Option<Instant>,
+    reserve: fds::Reserve,
+    warned: discover::Warned,
+    /// `paths` and `exclude`, compiled.
+    globs: Vec<glob::Pattern>,
+    excludes: Vec<glob::Pattern>,
+    /// The router, taken out while a batch is being routed (so
+    /// acknowledgements can be handled meanwhile).
+    router: Option<crate::router::Router>,
 }
 
 impl TailSource {
@@ -191,10 +136,6 @@ impl TailSource {
             .checkpoint_dir
             .as_ref()
             .map(|d| Checkpoint::new(d, &cx.name));
-        let saved = match &checkpoint {
-            Some(c) => c.load()?,
-            None => HashMap::new(),
-        };
         let multiline = match &config.multiline {
             Some(m) => Some((
                 Regex::new(&m.start_pattern)
@@ -203,65 +144,135 @@ impl TailSource {
             )),
             None => None,
         };
+        let compile = |globs: &[String]| -> Result<Vec<glob::Pattern>, String> {
+            globs
+                .iter()
+                .map(|p| glob::Pattern::new(p).map_err(|e| format!("glob {p:?}: {e}")))
+                .collect()
+        };
         let (acks_tx, acks) = mpsc::unbounded_channel();
+        let router = cx.router.clone();
+        let globs = compile(&config.paths)?;
+        let excludes = compile(&config.exclude)?;
+        let budget = config.max_open_files.unwrap_or_else(fds::default_budget);
         Ok(TailSource {
             metrics: TailMetrics::new(&cx.metrics, &cx.name),
+            next_checkpoint: Instant::now() + config.checkpoint_interval,
             config,
             cx,
             files: HashMap::new(),
-            by_path: HashMap::new(),
+            names: HashMap::new(),
+            places: HashMap::new(),
             next_key: 0,
             checkpoint,
-            saved,
+            saved: HashMap::new(),
+            released: HashMap::new(),
+            first_start: true,
             acks_tx,
             acks,
             multiline,
             joiners: HashMap::new(),
             dirty: false,
             per_file: HashMap::new(),
+            watcher: None,
+            ready: VecDeque::new(),
+            queued: HashSet::new(),
+            budget,
+            open: 0,
+            rescan_soon: None,
+            reserve: fds::Reserve::new(2),
+            warned: discover::Warned::default(),
+            globs,
+            excludes,
+            router: Some(router),
         })
     }
 
     pub async fn run(mut self) {
-        let wake = Arc::new(Notify::new());
-        let _watcher = self.watch(wake.clone());
-        self.discover(true);
-        let mut next_refresh = Instant::now() + self.config.refresh_interval;
-        let mut next_checkpoint = Instant::now() + CHECKPOINT_EVERY;
+        let (soft, hard) = fds::nofile_limit();
+        tracing::info!(source = %self.cx.name, max_open_files = self.budget, nofile_soft = soft, nofile_hard = hard, "tail descriptor budget");
+        self.watcher = match watch::Watcher::new() {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!(source = %self.cx.name, error = %e, "no inotify: files are polled every poll_interval");
+                None
+            }
+        };
+        if let Err(e) = self.start_up() {
+            tracing::error!(source = %self.cx.name, error = %e, "cannot read the checkpoint; the source does not start");
+            return;
+        }
+        self.save_checkpoint();
+        let mut next_rescan = Instant::now() + self.config.refresh_interval;
+        let mut next_poll = Instant::now() + self.config.poll_interval;
         loop {
             self.drain_acks();
+            self.checkpoint_if_due();
             if self.cx.shutdown.is_triggered() {
                 break;
             }
             let now = Instant::now();
-            if now >= next_refresh {
-                self.discover(false);
-                next_refresh = now + self.config.refresh_interval;
+            if let Some(w) = &mut self.watcher {
+                let changes = w.read();
+                if !changes.is_empty() {
+                    self.on_changes(changes);
+                }
             }
-            let read_any = match self.read_round().await {
-                Ok(r) => r,
+            if now >= next_rescan || self.rescan_soon.is_some_and(|t| now >= t) {
+                self.rescan(false);
+                self.rescan_soon = None;
+                next_rescan = now + self.config.refresh_interval;
+            }
+            if now >= next_poll {
+                self.poll(now);
+                next_poll = now + self.config.poll_interval;
+            }
+            match self.read_ready().await {
                 Err(()) => break, // a sink has stopped
-            };
-            if now >= next_checkpoint {
-                self.save_checkpoint();
-                next_checkpoint = now + CHECKPOINT_EVERY;
+                Ok(true) => continue,
+                Ok(false) => {}
             }
-            if read_any {
-                continue;
+            let mut until = next_rescan.min(next_poll);
+            if let Some(t) = self.rescan_soon {
+                until = until.min(t);
             }
-            let wait = self
-                .config
-                .poll_interval
-                .min(next_refresh.saturating_duration_since(Instant::now()));
+            if self.dirty {
+                until = until.min(self.next_checkpoint);
+            }
+            let watcher = self.watcher.as_ref();
             tokio::select! {
-                // a change in a watched directory: look for new files soon
-                _ = wake.notified() => next_refresh = next_refresh.min(Instant::now() + RESCAN_AFTER_EVENT),
-                _ = tokio::time::sleep(wait) => {}
+                _ = async { match watcher { Some(w) => w.ready().await, None => std::future::pending().await } } => {}
+                _ = tokio::time::sleep_until(until.into()) => {}
                 _ = self.cx.shutdown.wait() => {}
                 Some(ack) = self.acks.recv() => self.on_ack(ack),
             }
         }
-        // hand over what is buffered, then wait (bounded) for the last acks
+        self.finish().await;
+    }
+
+    /// At shutdown: hands over partial last lines and pending multiline
+    /// records, waits (bounded) for the last acknowledgements, and saves
+    /// the checkpoint.
+    async fn finish(&mut self) {
+        let keys: Vec<u64> = self.files.keys().copied().collect();
+        for key in keys {
+            let lines = self
+                .files
+                .get_mut(&key)
+                .and_then(|f| f.take_partial_now(&self.config));
+            if let Some(lines) = lines {
+                if self.send(key, lines, true).await.is_err() {
+                    break;
+                }
+            }
+            if self
+                .flush_multiline(key, Instant::now(), true)
+                .await
+                .is_err()
+            {
+                break;
+            }
+        }
         let deadline = Instant::now() + SHUTDOWN_ACK_WAIT;
         while self.files.values().any(|f| !f.settled()) && Instant::now() < deadline {
             tokio::select! {
@@ -270,169 +281,146 @@ impl TailSource {
             }
         }
         self.save_checkpoint();
-        for f in self.files.values() {
-            tracing::debug!(source = %self.cx.name, path = %f.path.display(), stats = ?f.stats, "file released at shutdown");
+        let unsettled = self.files.values().filter(|f| !f.settled()).count();
+        tracing::info!(source = %self.cx.name, files = self.files.len(), unacknowledged_files = unsettled, "tail stopped");
+    }
+
+    /// Marks a file as having something to read.
+    fn wake(&mut self, key: u64) {
+        if self.queued.insert(key) {
+            self.ready.push_back(key);
         }
     }
 
-    /// inotify on the directories the globs start in; polling covers the
-    /// rest (and filesystems without events).
-    fn watch(&self, wake: Arc<Notify>) -> Option<notify::RecommendedWatcher> {
-        use notify::{RecursiveMode, Watcher};
-        let mut watcher =
-            notify::recommended_watcher(move |_event: notify::Result<notify::Event>| {
-                wake.notify_one()
-            })
-            .map_err(
-                |e| tracing::warn!(source = %self.cx.name, error = %e, "no inotify; polling only"),
-            )
-            .ok()?;
-        for pattern in &self.config.paths {
-            let dir = glob_root(pattern);
-            let mode = if pattern.contains("**") {
-                RecursiveMode::Recursive
-            } else {
-                RecursiveMode::NonRecursive
-            };
-            if let Err(e) = watcher.watch(&dir, mode) {
-                tracing::debug!(source = %self.cx.name, dir = %dir.display(), error = %e, "cannot watch; polling it");
-            }
-        }
-        Some(watcher)
-    }
-
-    /// Expands the globs: opens new files, notices rotated and removed ones.
-    fn discover(&mut self, startup: bool) {
-        let exclude: Vec<glob::Pattern> = self
-            .config
-            .exclude
-            .iter()
-            .filter_map(|p| glob::Pattern::new(p).ok())
-            .collect();
-        let mut seen = Vec::new();
-        for pattern in &self.config.paths {
-            let Ok(paths) = glob::glob(pattern) else {
-                continue;
-            };
-            for path in paths.flatten() {
-                if exclude.iter().any(|e| e.matches_path(&path)) || !path.is_file() {
-                    continue;
-                }
-                seen.push(path);
-            }
-        }
-        // a followed path that now names another file, or nothing: rotated
-        let now = Instant::now();
-        for (path, key) in self.by_path.clone() {
-            let current = std::fs::metadata(&path).ok().map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                FileId {
-                    dev: m.dev(),
-                    ino: m.ino(),
-                }
+    /// Timers: rotated and unwatched files are polled, stale partial lines
+    /// and multiline records are sent, idle files give their descriptor
+    /// back. Cheap when nothing happens: no system call per idle file.
+    fn poll(&mut self, now: Instant) {
+        let mut wake = Vec::new();
+        let mut idle = Vec::new();
+        for (&key, f) in &self.files {
+            let watched = self
+                .watcher
+                .as_ref()
+                .zip(f.path.parent())
+                .is_some_and(|(w, dir)| w.is_watched(dir));
+            let resumed = f.paused_until.is_some_and(|t| now >= t);
+            let stale_partial = f.has_partial()
+                && now.duration_since(f.last_growth) >= self.config.partial_line_timeout;
+            let stale_record = self.multiline.as_ref().is_some_and(|(_, timeout)| {
+                self.joiners.get(&key).is_some_and(|j| {
+                    !j.pending.is_empty()
+                        && j.updated.is_some_and(|u| now.duration_since(u) >= *timeout)
+                })
             });
-            let Some(f) = self.files.get_mut(&key) else {
-                continue;
-            };
-            if current != Some(f.id) {
-                f.rotated_at = Some(now);
-                self.by_path.remove(&path);
-                self.metrics.rotations.inc();
-                let registry = &self.cx.metrics;
-                let source = &self.cx.name;
-                self.per_file
-                    .entry(path.clone())
-                    .or_insert_with(|| FileCounters::new(registry, source, &path))
-                    .rotations
-                    .inc();
-                tracing::info!(source = %self.cx.name, path = %path.display(), "file rotated; reading the old one to its end");
+            if f.rotated_at.is_some() || !watched || resumed || stale_partial || stale_record {
+                wake.push(key);
+            } else if f.is_open()
+                && f.settled()
+                && now.duration_since(f.last_growth) >= self.config.close_idle_after
+            {
+                idle.push(key);
             }
         }
-        for path in &seen {
-            if self.by_path.contains_key(path) {
-                continue;
-            }
-            self.start_following(path, startup);
+        for key in wake {
+            self.wake(key);
         }
-        // saved offsets of files no longer among the matches are forgotten,
-        // so the checkpoint does not grow across restarts
-        let present: std::collections::HashSet<FileId> = seen
+        for key in idle {
+            self.close_file(key);
+        }
+    }
+
+    fn close_file(&mut self, key: u64) {
+        if let Some(f) = self.files.get_mut(&key) {
+            if f.is_open() {
+                f.close();
+                self.open -= 1;
+            }
+        }
+    }
+
+    /// Gives `key` a descriptor if it has none, within the budget (closing
+    /// an idle followed file if need be). False if it must wait.
+    fn ensure_open(&mut self, key: u64) -> bool {
+        let Some(f) = self.files.get(&key) else {
+            return false;
+        };
+        if f.is_open() {
+            return true;
+        }
+        if self.open >= self.budget && !self.make_room(key) {
+            return false;
+        }
+        let f = self.files.get_mut(&key).expect("checked above");
+        match f.reopen() {
+            Ok(Reopen::Same) => {
+                self.open += 1;
+                true
+            }
+            Ok(Reopen::Moved) => {
+                self.find_moved(key);
+                self.files.get(&key).is_some_and(TailedFile::is_open)
+            }
+            Err(e) => {
+                let path = f.path.clone();
+                self.open_failed(&path, &e);
+                false
+            }
+        }
+    }
+
+    /// Closes one open, live, settled file that has nothing waiting, so
+    /// `for_key` can open. Rotated files keep theirs: they could vanish.
+    fn make_room(&mut self, for_key: u64) -> bool {
+        let victim = self
+            .files
             .iter()
-            .filter_map(|p| std::fs::metadata(p).ok())
-            .map(|m| {
-                use std::os::unix::fs::MetadataExt;
-                FileId {
-                    dev: m.dev(),
-                    ino: m.ino(),
-                }
+            .filter(|(k, f)| {
+                **k != for_key
+                    && f.is_open()
+                    && f.rotated_at.is_none()
+                    && f.settled()
+                    && !self.queued.contains(k)
             })
-            .collect();
-        let before = self.saved.len();
-        self.saved.retain(|id, _| present.contains(id));
-        if self.saved.len() != before {
-            self.dirty = true;
+            .min_by_key(|(_, f)| f.last_growth)
+            .map(|(k, _)| *k);
+        match victim {
+            Some(k) => {
+                self.close_file(k);
+                true
+            }
+            None => false,
         }
     }
 
-    fn start_following(&mut self, path: &Path, startup: bool) {
-        let file = match std::fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::warn!(source = %self.cx.name, path = %path.display(), error = %e, "cannot open");
-                return;
-            }
-        };
-        use std::os::unix::fs::MetadataExt;
-        let Ok(meta) = file.metadata() else { return };
-        let id = FileId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        };
-        // the same file under a new name (rotated into a watched path) is
-        // already followed
-        if self.files.values().any(|f| f.id == id) {
-            return;
-        }
-        let offset = match self.saved.remove(&id) {
-            Some(entry) if TailedFile::head_of(&file, entry.head.len as usize) == entry.head => {
-                Some(entry.offset)
-            }
-            Some(_) => {
-                tracing::info!(source = %self.cx.name, path = %path.display(), "checkpoint is for a different file with the same inode; reading from the start");
-                Some(0)
-            }
-            None if startup && !self.config.read_from_head => None,
-            None => Some(0),
-        };
-        let key = self.next_key;
-        self.next_key += 1;
-        match TailedFile::open(path, offset) {
-            Ok(f) => {
-                tracing::info!(source = %self.cx.name, path = %path.display(), offset = f.read_offset, "following file");
-                self.by_path.insert(path.to_path_buf(), key);
-                self.files.insert(key, f);
-                self.dirty = true;
-            }
-            Err(e) => {
-                tracing::warn!(source = %self.cx.name, path = %path.display(), error = %e, "cannot open")
-            }
-        }
-    }
-
-    /// Reads every file once (up to a few blocks each) and sends what it
-    /// got. Returns whether anything was read.
-    async fn read_round(&mut self) -> Result<bool, ()> {
+    /// Reads the files that have something to read, each up to a few
+    /// blocks, in turn. Returns whether anything was read.
+    async fn read_ready(&mut self) -> Result<bool, ()> {
         let mut any = false;
-        let keys: Vec<u64> = self.files.keys().copied().collect();
         let now = Instant::now();
-        for key in keys {
-            for _ in 0..BLOCKS_PER_TURN {
+        for _ in 0..self.ready.len() {
+            let Some(key) = self.ready.pop_front() else {
+                break;
+            };
+            self.queued.remove(&key);
+            if !self.files.contains_key(&key) {
+                continue;
+            }
+            if self.files[&key].paused_until.is_some_and(|t| now < t) {
+                continue; // `poll` wakes it when the pause is over
+            }
+            if !self.ensure_open(key) {
+                if self.files.contains_key(&key) {
+                    // waits for a descriptor, behind the others
+                    self.wake(key);
+                }
+                continue;
+            }
+            let mut more = false;
+            for turn in 0..BLOCKS_PER_TURN {
                 let Some(f) = self.files.get_mut(&key) else {
                     break;
                 };
-                if f.paused_until.is_some_and(|t| now < t) {
-                    break;
-                }
                 if let Some(missed) = f.check_truncation() {
                     // a record being joined belongs to the old content
                     self.joiners.remove(&key);
@@ -449,48 +437,84 @@ impl TailSource {
                     }
                 };
                 any = true;
-                self.send(key, lines).await?;
+                more = turn + 1 == BLOCKS_PER_TURN;
+                self.send(key, lines, false).await?;
             }
-            // a partial last line that waited long enough
-            if let Some(f) = self.files.get_mut(&key) {
-                if let Some(lines) = f.take_partial(&self.config, now) {
-                    self.send(key, lines).await?;
-                }
+            if more {
+                self.wake(key);
+                continue;
+            }
+            // at the end: a partial last line that waited long enough
+            let partial = self
+                .files
+                .get_mut(&key)
+                .and_then(|f| f.take_partial(&self.config, now));
+            if let Some(lines) = partial {
+                self.send(key, lines, false).await?;
             }
             self.flush_multiline(key, now, false).await?;
             self.maybe_release(key);
+            // others wait for a descriptor: give this one back
+            if self.open >= self.budget && self.ready.iter().any(|k| self.is_closed(*k)) {
+                if let Some(f) = self.files.get(&key) {
+                    if f.rotated_at.is_none() && f.settled() {
+                        self.close_file(key);
+                    }
+                }
+            }
         }
         Ok(any)
     }
 
-    async fn send(&mut self, key: u64, lines: Lines) -> Result<(), ()> {
+    fn is_closed(&self, key: u64) -> bool {
+        self.files.get(&key).is_some_and(|f| !f.is_open())
+    }
+
+    /// Sends `lines` of file `key` as one batch.
+    async fn send(&mut self, key: u64, lines: Lines, final_: bool) -> Result<(), ()> {
         self.report(key);
         let Some(f) = self.files.get_mut(&key) else {
             return Ok(());
         };
         let tag = self.config.tag_for(&f.path);
         let time = EventTime::now();
-        let (records, count, end) = if self.multiline.is_some() {
-            self.join_lines(key, &lines, time)
-        } else if self.config.message_key == "message" {
-            (
+        let (records, count, end) = match &self.multiline {
+            Some((re, _)) => self.joiners.entry(key).or_default().join(
+                re,
+                &self.config.message_key,
+                &lines,
+                time,
+            ),
+            None if self.config.message_key == "message" => (
                 Records::Lines {
                     data: lines.data,
                     time,
                 },
                 lines.count,
                 lines.end,
-            )
-        } else {
-            (
-                entries(&lines.data, time, &self.config.message_key),
+            ),
+            None => (
+                multiline::entries(&lines.data, time, &self.config.message_key),
                 lines.count,
                 lines.end,
-            )
+            ),
         };
         if count == 0 {
             return Ok(());
         }
+        self.dispatch(key, tag, records, count, end, final_).await
+    }
+
+    /// Registers a batch ending at offset `end` of file `key` and routes it.
+    async fn dispatch(
+        &mut self,
+        key: u64,
+        tag: String,
+        records: Records,
+        count: usize,
+        end: u64,
+        final_: bool,
+    ) -> Result<(), ()> {
         let Some(f) = self.files.get_mut(&key) else {
             return Ok(());
         };
@@ -503,10 +527,48 @@ impl TailSource {
             let _ = acks.send((key, generation, seq, outcome));
         });
         let batch = Batch::new(tag.into(), records, count).with_ack(ack);
-        route_or_stop(&mut self.cx, batch).await
+        self.route(batch, final_).await
     }
 
-    /// Moves a file's new counts into the source's and the file's metrics.
+    /// Routes a batch. While a full queue makes it wait, acknowledgements
+    /// are taken in and the checkpoint is written on time; the stop signal
+    /// gives the batch up (it is read again after a restart). A `final_`
+    /// batch (at shutdown) waits a little while instead.
+    async fn route(&mut self, batch: Batch, final_: bool) -> Result<(), ()> {
+        let Some(mut router) = self.router.take() else {
+            return Err(());
+        };
+        let mut shutdown = self.cx.shutdown.clone();
+        let result = {
+            let routed = router.route(batch);
+            tokio::pin!(routed);
+            let give_up = tokio::time::sleep(if final_ {
+                SHUTDOWN_ROUTE_WAIT
+            } else {
+                Duration::from_secs(365 * 86_400)
+            });
+            tokio::pin!(give_up);
+            loop {
+                let checkpoint_at = self.next_checkpoint;
+                tokio::select! {
+                    biased;
+                    routed = &mut routed => break routed.map_err(|_| ()),
+                    _ = shutdown.wait(), if !final_ => break Err(()),
+                    _ = &mut give_up => break Err(()),
+                    Some(ack) = self.acks.recv() => {
+                        self.on_ack(ack);
+                        self.checkpoint_if_due();
+                    }
+                    _ = tokio::time::sleep_until(checkpoint_at.into()), if self.dirty => self.checkpoint_if_due(),
+                }
+            }
+        };
+        self.router = Some(router);
+        result
+    }
+
+    /// Moves a file's new counts into the source's (and, if asked for, the
+    /// file's) counters.
     fn report(&mut self, key: u64) {
         let Some(f) = self.files.get_mut(&key) else {
             return;
@@ -514,17 +576,19 @@ impl TailSource {
         let d = f.take_new_counts();
         self.metrics.long_lines.add(d.long_lines);
         self.metrics.skipped_bytes.add(d.bytes_skipped);
-        let registry = &self.cx.metrics;
-        let source = &self.cx.name;
-        let c = self
-            .per_file
-            .entry(f.path.clone())
-            .or_insert_with(|| FileCounters::new(registry, source, &f.path));
-        c.bytes_read.add(d.bytes_read);
-        c.lines.add(d.lines);
-        c.bytes_skipped.add(d.bytes_skipped);
-        c.truncations.add(d.truncations);
         self.metrics.missed_bytes.add(d.missed_bytes);
+        if self.config.per_file_metrics {
+            let registry = &self.cx.metrics;
+            let source = &self.cx.name;
+            let c = self
+                .per_file
+                .entry(f.path.clone())
+                .or_insert_with(|| FileCounters::new(registry, source, &f.path));
+            c.bytes_read.add(d.bytes_read);
+            c.lines.add(d.lines);
+            c.bytes_skipped.add(d.bytes_skipped);
+            c.truncations.add(d.truncations);
+        }
     }
 
     fn drain_acks(&mut self) {
@@ -570,78 +634,56 @@ impl TailSource {
             && self.joiners.get(&key).is_none_or(|j| j.pending.is_empty())
         {
             tracing::info!(source = %self.cx.name, path = %f.path.display(), stats = ?f.stats, "rotated file read to its end; released");
-            // if it still matches the globs under its new name (app.log.1),
-            // it is picked up again where it was left, not from 0
-            self.saved.insert(
-                f.id,
-                Entry {
-                    id: f.id,
-                    head: f.head,
-                    offset: f.acked,
-                    path: f.path.clone(),
-                },
-            );
+            // if it comes back into view under another name (app.log.1
+            // matching the glob, or renamed again), it goes on from here
+            self.released
+                .insert(f.id.place(), (entry_of(f), Instant::now()));
             self.report(key);
-            self.files.remove(&key);
-            self.joiners.remove(&key);
+            self.forget(key);
             self.dirty = true;
         }
     }
 
-    fn save_checkpoint(&mut self) {
-        let Some(c) = &self.checkpoint else { return };
-        if !self.dirty {
-            return;
-        }
-        let entries: Vec<Entry> = self
-            .files
-            .values()
-            .map(|f| Entry {
-                id: f.id,
-                head: f.head,
-                offset: f.acked,
-                path: f.path.clone(),
-            })
-            .chain(self.saved.values().cloned())
-            .collect();
-        match c.save(entries.iter()) {
-            Ok(()) => self.dirty = false,
-            Err(e) => {
-                tracing::error!(source = %self.cx.name, file = %c.path().display(), error = %e, "cannot write the checkpoint")
+    /// Stops following `key`.
+    fn forget(&mut self, key: u64) {
+        self.close_file(key);
+        if let Some(f) = self.files.remove(&key) {
+            if self.names.get(&f.path) == Some(&key) {
+                self.names.remove(&f.path);
             }
+            if self.places.get(&f.id.place()) == Some(&key) {
+                self.places.remove(&f.id.place());
+            }
+        }
+        self.joiners.remove(&key);
+    }
+
+    fn checkpoint_if_due(&mut self) {
+        if self.dirty && Instant::now() >= self.next_checkpoint {
+            self.save_checkpoint();
         }
     }
 
-    /// Multiline: joins lines into records; returns the complete records,
-    /// their count, and the offset the checkpoint may advance to.
-    fn join_lines(&mut self, key: u64, lines: &Lines, time: EventTime) -> (Records, usize, u64) {
-        let (re, _) = self.multiline.as_ref().expect("multiline is set");
-        let j = self.joiners.entry(key).or_default();
-        let block_start = lines.start;
-        let mut out = Vec::new();
-        let mut count = 0;
-        for line in lines.data.split_inclusive(|b| *b == b'\n') {
-            let line = &line[..line.len() - 1];
-            if re.is_match(line) && !j.pending.is_empty() {
-                write_message_entry_key(&mut out, time, &self.config.message_key, &j.pending);
-                count += 1;
-                j.pending.clear();
+    fn save_checkpoint(&mut self) {
+        self.next_checkpoint = Instant::now() + self.config.checkpoint_interval;
+        let Some(c) = &self.checkpoint else { return };
+        let entries: Vec<Entry> = self
+            .files
+            .values()
+            .map(entry_of)
+            .chain(self.saved.values().cloned())
+            .collect();
+        match self.reserve.with(|| c.save(entries.iter())) {
+            Ok(()) => self.dirty = false,
+            Err(e) => {
+                self.metrics.checkpoint_errors.inc();
+                tracing::error!(source = %self.cx.name, file = %c.path().display(), error = %e, "cannot write the checkpoint; trying again in checkpoint_interval")
             }
-            if j.pending.is_empty() {
-                j.pending_start = block_start;
-            } else {
-                j.pending.push(b'\n');
-            }
-            j.pending.extend_from_slice(line);
-            j.updated = Some(Instant::now());
         }
-        j.last_end = lines.end;
-        let end = if j.pending.is_empty() {
-            lines.end
-        } else {
-            j.pending_start
-        };
-        (Records::Entries(Bytes::from(out)), count, end)
+        let cutoff = Instant::now().checked_sub(RELEASED_MEMORY);
+        if let Some(cutoff) = cutoff {
+            self.released.retain(|_, (_, at)| *at >= cutoff);
+        }
     }
 
     async fn flush_multiline(&mut self, key: u64, now: Instant, force: bool) -> Result<(), ()> {
@@ -653,93 +695,27 @@ impl TailSource {
             return Ok(());
         };
         let fresh = j.updated.is_some_and(|u| now.duration_since(u) < timeout);
-        if j.pending.is_empty() || (!force && fresh) {
+        if !force && fresh {
             return Ok(());
         }
-        let Some(f) = self.files.get_mut(&key) else {
+        let Some((records, end)) = j.take(&self.config.message_key) else {
             return Ok(());
         };
-        let mut out = Vec::new();
-        write_message_entry_key(
-            &mut out,
-            EventTime::now(),
-            &self.config.message_key,
-            &j.pending,
-        );
-        j.pending.clear();
-        let end = j.last_end;
-        let seq = f.sent(end);
-        let generation = f.generation;
+        let Some(f) = self.files.get(&key) else {
+            return Ok(());
+        };
         let tag = self.config.tag_for(&f.path);
-        self.metrics.records.inc();
-        let acks = self.acks_tx.clone();
-        let ack = AckHandle::new(move |outcome| {
-            let _ = acks.send((key, generation, seq, outcome));
-        });
-        let batch = Batch::new(tag.into(), Records::Entries(Bytes::from(out)), 1).with_ack(ack);
-        route_or_stop(&mut self.cx, batch).await
+        self.dispatch(key, tag, records, 1, end, force).await
     }
 }
 
-/// Routes a batch, unless the stop signal comes while a full queue makes
-/// it wait (the batch is then rejected and read again after a restart).
-async fn route_or_stop(cx: &mut SourceContext, batch: Batch) -> Result<(), ()> {
-    tokio::select! {
-        biased;
-        routed = cx.router.route(batch) => routed.map_err(|_| ()),
-        _ = cx.shutdown.wait() => Err(()),
+/// A followed file as a checkpoint line.
+fn entry_of(f: &TailedFile) -> Entry {
+    Entry {
+        id: f.id,
+        head: f.head,
+        offset: f.acked,
+        size: f.seen_size(),
+        path: f.path.clone(),
     }
-}
-
-/// A multiline record being assembled.
-#[derive(Default)]
-struct Joiner {
-    pending: Vec<u8>,
-    /// Offset of the block where the pending record began (the checkpoint
-    /// never passes it).
-    pending_start: u64,
-    /// End offset of the last block seen.
-    last_end: u64,
-    updated: Option<Instant>,
-}
-
-fn write_message_entry_key(out: &mut Vec<u8>, time: EventTime, key: &str, message: &[u8]) {
-    use crate::protocol::msgpack::write;
-    if key == "message" {
-        return write_message_entry(out, time.secs, time.nanos, message);
-    }
-    write::array_len(out, 2);
-    write::event_time(out, time.secs, time.nanos);
-    write::map_len(out, 1);
-    write::str(out, key.as_bytes());
-    write::str(out, message);
-}
-
-/// Lines as `[time, {key: line}]` entries (for a `message_key` other than
-/// `message`).
-fn entries(data: &[u8], time: EventTime, key: &str) -> Records {
-    let mut out = Vec::with_capacity(data.len() + data.len() / 4);
-    for line in data.split_inclusive(|b| *b == b'\n') {
-        write_message_entry_key(&mut out, time, key, &line[..line.len() - 1]);
-    }
-    Records::Entries(Bytes::from(out))
-}
-
-/// The directory a glob starts in: its longest prefix without wildcards.
-fn glob_root(pattern: &str) -> PathBuf {
-    let mut root = PathBuf::new();
-    for part in Path::new(pattern).components() {
-        let s = part.as_os_str().to_string_lossy();
-        if s.contains(['*', '?', '[', '{']) {
-            break;
-        }
-        root.push(part);
-    }
-    if root.as_os_str().is_empty() || root == Path::new(pattern) {
-        root = Path::new(pattern)
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-    }
-    root
 }

@@ -1,0 +1,579 @@
+//! Which files the tail source follows: glob expansion, the kernel's change
+//! events, renames, and what a restart finds.
+//!
+//! Events only say which names to look at; what a name leads to is decided
+//! by looking (statx, or fstat of the opened descriptor), so a late event
+//! never makes a newer file pass for an older one. A file is known by its
+//! place (device, inode) and birth time.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::checkpoint::{FileId, HEAD_BYTES};
+use super::file::TailedFile;
+use super::watch::Change;
+use super::{TailSource, RESCAN_AFTER_EVENT};
+
+/// Compressed rotations are not read as text.
+const COMPRESSED: &[&str] = &[".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".z"];
+
+/// How far before the checkpoint's last write a file not in it must have
+/// changed to be read at a restart as a rotation logferry may have missed.
+const CHANGED_SINCE_SLACK: Duration = Duration::from_secs(1);
+
+/// Deepest directory walk for `**` globs.
+const MAX_DEPTH: usize = 16;
+
+/// Warnings given at most once per interval per kind, with how many were
+/// held back; the counters count each one.
+#[derive(Default)]
+pub struct Warned {
+    last: std::collections::HashMap<&'static str, (Instant, u64)>,
+}
+
+impl Warned {
+    /// True if a warning of `kind` should be logged now; the number held
+    /// back since the last one is in the second field.
+    fn allow(&mut self, kind: &'static str) -> Option<u64> {
+        let now = Instant::now();
+        let e = self.last.entry(kind).or_insert((now, 0));
+        if e.1 == 0 || now.duration_since(e.0) >= Duration::from_secs(10) {
+            let held = e.1.saturating_sub(1);
+            *e = (now, 1);
+            Some(held)
+        } else {
+            e.1 += 1;
+            None
+        }
+    }
+}
+
+impl TailSource {
+    /// Start-up: the checkpoint, the globs, then the checkpointed files
+    /// that were renamed while logferry was down, and rotations of followed
+    /// files it may not have seen.
+    pub(super) fn start_up(&mut self) -> Result<(), String> {
+        let loaded = match &self.checkpoint {
+            Some(c) => c.load()?,
+            None => None,
+        };
+        let written = match loaded {
+            Some((saved, written)) => {
+                self.first_start = false;
+                self.saved = saved;
+                Some(written)
+            }
+            None => None,
+        };
+        self.rescan(true);
+        let Some(written) = written else {
+            return Ok(());
+        };
+        // every directory of a followed file or of a checkpointed one
+        let mut dirs: Vec<PathBuf> = self
+            .files
+            .values()
+            .map(|f| f.path.clone())
+            .chain(self.saved.values().map(|e| e.path.clone()))
+            .filter_map(|p| p.parent().map(Path::to_path_buf))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        let mut bases: HashSet<(PathBuf, Vec<u8>)> = HashSet::new();
+        for p in self
+            .files
+            .values()
+            .map(|f| &f.path)
+            .chain(self.saved.values().map(|e| &e.path))
+        {
+            if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
+                use std::os::unix::ffi::OsStrExt;
+                bases.insert((dir.to_path_buf(), name.as_bytes().to_vec()));
+            }
+        }
+        let since = written.checked_sub(CHANGED_SINCE_SLACK).unwrap_or(written);
+        for dir in dirs {
+            self.search_dir(&dir, &bases, since);
+        }
+        for (_, e) in std::mem::take(&mut self.saved) {
+            let unread = e.size.saturating_sub(e.offset);
+            self.metrics.lost_files.inc();
+            self.metrics.lost_bytes.add(unread);
+            tracing::warn!(source = %self.cx.name, path = %e.path.display(), unread_bytes_at_least = unread,
+                "a checkpointed file is gone (removed while logferry was down); its unread lines are lost");
+        }
+        self.dirty = true;
+        Ok(())
+    }
+
+    /// Looks through `dir` for checkpointed files under new names, and for
+    /// rotated siblings of followed files (`app.log.1`, `app.log-2026…`)
+    /// that changed since the checkpoint was written (rotated while
+    /// logferry was down, or before it saved them).
+    fn search_dir(&mut self, dir: &Path, bases: &HashSet<(PathBuf, Vec<u8>)>, since: SystemTime) {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::MetadataExt;
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() {
+                continue;
+            }
+            let place = (meta.dev(), meta.ino());
+            if self.places.contains_key(&place) {
+                continue;
+            }
+            if let Some(e) = self.saved.get(&place).cloned() {
+                let Ok(file) = std::fs::File::open(&path) else {
+                    continue;
+                };
+                let id = FileId::of(&file).unwrap_or_default();
+                let head = TailedFile::head_of(&file, e.head.len as usize);
+                if !e.id.same_file(e.head, id, head) {
+                    continue;
+                }
+                self.saved.remove(&place);
+                self.metrics.found_renamed.inc();
+                tracing::info!(source = %self.cx.name, was = %e.path.display(), path = %path.display(), offset = e.offset,
+                    "a checkpointed file was renamed while logferry was down; reading it to its end");
+                self.adopt_new(&path, file, Some(e.offset), true);
+                continue;
+            }
+            let name = entry.file_name();
+            let name = name.as_bytes();
+            let sibling = bases.iter().any(|(d, base)| {
+                d == dir
+                    && name.len() > base.len()
+                    && name.starts_with(base)
+                    && matches!(name[base.len()], b'.' | b'-' | b'_')
+            });
+            let compressed = COMPRESSED
+                .iter()
+                .any(|s| name.to_ascii_lowercase().ends_with(s.as_bytes()));
+            let changed = meta.modified().is_ok_and(|m| m >= since);
+            if sibling && !compressed && changed && !self.is_excluded(&path) {
+                let Ok(file) = std::fs::File::open(&path) else {
+                    continue;
+                };
+                tracing::info!(source = %self.cx.name, path = %path.display(),
+                    "a rotated file changed since the last checkpoint and is not in it; reading it from the start");
+                self.metrics.found_renamed.inc();
+                self.adopt_new(&path, file, Some(0), true);
+            }
+        }
+    }
+
+    /// Expands the globs: follows new files, notices rotated and removed
+    /// ones, and watches the directories files can appear in.
+    pub(super) fn rescan(&mut self, startup: bool) {
+        let mut found = Vec::new();
+        let mut dirs = HashSet::new();
+        for pattern in &self.config.paths {
+            let root = glob_root(pattern);
+            dirs.insert(root.clone());
+            if let Some(parent) = Path::new(pattern).parent() {
+                let parent = parent.to_string_lossy();
+                if parent.contains("**") {
+                    walk_dirs(&root, 0, &mut dirs);
+                } else if parent.contains(['*', '?', '[']) {
+                    if let Ok(ds) = glob::glob(&parent) {
+                        dirs.extend(ds.flatten().filter(|d| d.is_dir()));
+                    }
+                }
+            }
+            let Ok(paths) = glob::glob(pattern) else {
+                continue;
+            };
+            for path in paths.flatten() {
+                if !self.is_excluded(&path) && path.is_file() {
+                    found.push(path);
+                }
+            }
+        }
+        if let Some(w) = &mut self.watcher {
+            for dir in &dirs {
+                if let Err(e) = w.watch(dir) {
+                    if self.warned.allow("watch").is_some() {
+                        tracing::debug!(source = %self.cx.name, dir = %dir.display(), error = %e, "no change events for this directory; its files are polled");
+                    }
+                }
+            }
+        }
+        let found_set: HashSet<&PathBuf> = found.iter().collect();
+        // followed live files whose name is no longer among the matches
+        let gone: Vec<PathBuf> = self
+            .files
+            .values()
+            .filter(|f| f.rotated_at.is_none() && !found_set.contains(&f.path))
+            .map(|f| f.path.clone())
+            .collect();
+        for p in gone {
+            self.check_name(&p);
+        }
+        let mut present = HashSet::new();
+        for path in &found {
+            let Ok((id, size)) = stat(path) else {
+                continue;
+            };
+            present.insert(id.place());
+            if let Some(&key) = self.names.get(path) {
+                let f = &self.files[&key];
+                if f.id == id {
+                    if size != f.seen_size() || !f.is_open() && size > f.read_offset {
+                        self.wake(key);
+                    }
+                    continue;
+                }
+                // the path names another file now: the followed one rotated
+                self.check_name(path);
+            }
+            if let Some(&key) = self.places.get(&id.place()) {
+                if self.files[&key].id == id {
+                    self.wake(key);
+                    continue;
+                }
+            }
+            self.follow_new(path, startup);
+        }
+        // offsets of files no longer at a matching path are not kept, so
+        // the checkpoint does not grow across restarts (start-up looks for
+        // renamed ones before this runs again)
+        if !startup {
+            let before = self.saved.len();
+            self.saved.retain(|place, _| present.contains(place));
+            if self.saved.len() != before {
+                self.dirty = true;
+            }
+        }
+    }
+
+    /// Handles the change events read so far, in order.
+    pub(super) fn on_changes(&mut self, changes: Vec<Change>) {
+        let mut check = Vec::new();
+        let mut resolve = Vec::new();
+        for c in changes {
+            match c {
+                Change::Overflow => {
+                    self.metrics.overflows.inc();
+                    if let Some(held) = self.warned.allow("overflow") {
+                        tracing::warn!(source = %self.cx.name, suppressed = held,
+                            "the kernel's event queue overflowed; expanding every glob again");
+                    }
+                    self.rescan_soon = Some(Instant::now());
+                }
+                Change::DirCreated(_) => {
+                    let soon = Instant::now() + RESCAN_AFTER_EVENT;
+                    self.rescan_soon = Some(self.rescan_soon.map_or(soon, |t| t.min(soon)));
+                }
+                Change::Created(p) => {
+                    if self.matches(&p) {
+                        resolve.push(p);
+                    }
+                }
+                Change::Modified(p) => match self.names.get(&p) {
+                    Some(&key) => self.wake(key),
+                    None if self.matches(&p) => resolve.push(p),
+                    None => {}
+                },
+                Change::Removed(p) | Change::MovedAway(p) => {
+                    if self.names.contains_key(&p) {
+                        check.push(p);
+                    }
+                }
+                Change::Moved { from, to } => {
+                    // a followed file, or one created under a followed name
+                    // and maybe not opened yet: look at its new name
+                    let chase = self.names.contains_key(&from) || self.matches(&from);
+                    if self.names.contains_key(&from) {
+                        check.push(from);
+                    }
+                    if chase || self.matches(&to) {
+                        resolve.push(to);
+                    }
+                }
+            }
+        }
+        for p in check {
+            self.check_name(&p);
+        }
+        let mut seen = HashSet::new();
+        for p in resolve {
+            if seen.insert(p.clone()) {
+                self.resolve(&p);
+            }
+        }
+    }
+
+    /// The followed file known as `path`: does the name still lead to it?
+    /// If not, it was rotated (renamed or removed): read it to its end.
+    fn check_name(&mut self, path: &Path) {
+        let Some(&key) = self.names.get(path) else {
+            return;
+        };
+        let now = stat(path).ok().map(|(id, _)| id);
+        if now == Some(self.files[&key].id) {
+            return;
+        }
+        self.names.remove(path);
+        self.mark_rotated(key);
+    }
+
+    /// Looks at what `path` leads to now: a followed file under a new name,
+    /// or a file to follow.
+    fn resolve(&mut self, path: &Path) {
+        let Ok((id, _)) = stat(path) else {
+            return; // gone again already
+        };
+        if let Some(&key) = self.places.get(&id.place()) {
+            if self.files[&key].id == id {
+                self.rename(key, path);
+                self.wake(key);
+                return;
+            }
+        }
+        if self.names.contains_key(path) {
+            self.check_name(path);
+        }
+        self.follow_new(path, false);
+    }
+
+    /// File `key` is now known as `path`.
+    fn rename(&mut self, key: u64, path: &Path) {
+        let f = self.files.get_mut(&key).expect("followed");
+        if f.path == path {
+            self.names.insert(path.to_path_buf(), key);
+            return;
+        }
+        let old = std::mem::replace(&mut f.path, path.to_path_buf());
+        if self.names.get(&old) == Some(&key) {
+            self.names.remove(&old);
+        }
+        self.names.insert(path.to_path_buf(), key);
+        let live = self.files[&key].rotated_at.is_none();
+        if live && !self.matches(path) {
+            self.mark_rotated(key);
+        }
+    }
+
+    pub(super) fn mark_rotated(&mut self, key: u64) {
+        let Some(f) = self.files.get_mut(&key) else {
+            return;
+        };
+        if f.rotated_at.is_some() {
+            return;
+        }
+        f.rotated_at = Some(Instant::now());
+        self.metrics.rotations.inc();
+        if self.config.per_file_metrics {
+            let registry = &self.cx.metrics;
+            let source = &self.cx.name;
+            self.per_file
+                .entry(f.path.clone())
+                .or_insert_with(|| super::FileCounters::new(registry, source, &f.path))
+                .rotations
+                .inc();
+        }
+        tracing::info!(source = %self.cx.name, path = %f.path.display(), "file rotated; reading the old one to its end");
+        self.wake(key);
+    }
+
+    /// Opens a file found at `path` and follows it.
+    fn follow_new(&mut self, path: &Path, startup: bool) {
+        let file = match std::fs::File::open(path) {
+            Ok(f) => f,
+            Err(e) => {
+                self.open_failed(path, &e);
+                return;
+            }
+        };
+        let id = FileId::of(&file).unwrap_or_default();
+        if let Some(&key) = self.places.get(&id.place()) {
+            if self.files[&key].id == id {
+                return; // followed already (under another name)
+            }
+        }
+        let head = TailedFile::head_of(&file, HEAD_BYTES);
+        let known = |e: &super::checkpoint::Entry| {
+            e.id.same_file(
+                e.head,
+                id,
+                if (e.head.len as usize) < HEAD_BYTES {
+                    TailedFile::head_of(&file, e.head.len as usize)
+                } else {
+                    head
+                },
+            )
+        };
+        let offset = if let Some(e) = self.saved.remove(&id.place()) {
+            if known(&e) {
+                Some(e.offset)
+            } else {
+                tracing::info!(source = %self.cx.name, path = %path.display(), "the checkpoint is for an earlier file with the same inode; reading from the start");
+                Some(0)
+            }
+        } else if let Some((e, _)) = self.released.remove(&id.place()) {
+            known(&e).then_some(e.offset).or(Some(0))
+        } else if startup && self.first_start && !self.config.read_from_head {
+            None
+        } else {
+            Some(0)
+        };
+        let rotated = !self.matches(path);
+        self.adopt_new(path, file, offset, rotated);
+    }
+
+    /// Follows an opened `file` known as `path` from `offset`.
+    fn adopt_new(&mut self, path: &Path, file: std::fs::File, offset: Option<u64>, rotated: bool) {
+        let key = self.next_key;
+        self.next_key += 1;
+        let mut f = TailedFile::from_open(path, file, offset);
+        tracing::info!(source = %self.cx.name, path = %path.display(), offset = f.read_offset, "following file");
+        if rotated {
+            f.rotated_at = Some(Instant::now());
+        }
+        if self
+            .names
+            .get(path)
+            .is_some_and(|k| self.files.contains_key(k))
+        {
+            let old = self.names[path];
+            self.names.remove(path);
+            self.mark_rotated(old);
+        }
+        self.names.insert(path.to_path_buf(), key);
+        self.places.insert(f.id.place(), key);
+        self.files.insert(key, f);
+        self.open += 1;
+        // over the budget: wait (closed) for a turn, unless it is rotated
+        // (it could vanish) and room can be made
+        if self.open > self.budget && !(rotated && self.make_room(key)) {
+            self.close_file(key);
+        }
+        self.wake(key);
+        self.dirty = true;
+        let soon = Instant::now() + super::CHECKPOINT_NEW_FILE;
+        self.next_checkpoint = self.next_checkpoint.min(soon);
+    }
+
+    /// File `key` could not be opened again by its name: it was renamed
+    /// (or removed) while it held no descriptor. Looks for it in its
+    /// directory; if it is gone, what it held unread is lost and counted.
+    pub(super) fn find_moved(&mut self, key: u64) {
+        use std::os::unix::fs::MetadataExt;
+        let f = &self.files[&key];
+        let (id, dir, old) = (f.id, f.path.parent().map(Path::to_path_buf), f.path.clone());
+        let found = dir
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .into_iter()
+            .flat_map(|entries| entries.flatten())
+            .map(|e| e.path())
+            .find(|p| {
+                std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == id.place())
+                    && stat(p).is_ok_and(|(now, _)| now == id)
+            });
+        if self.names.get(&old) == Some(&key) {
+            self.names.remove(&old);
+        }
+        match found.and_then(|p| std::fs::File::open(&p).ok().map(|file| (p, file))) {
+            Some((path, file)) => {
+                let f = self.files.get_mut(&key).expect("followed");
+                f.adopt(&path, file);
+                self.open += 1;
+                self.names.insert(path.clone(), key);
+                if self.files[&key].rotated_at.is_none() && !self.matches(&path) {
+                    self.mark_rotated(key);
+                }
+            }
+            None => {
+                let f = &self.files[&key];
+                let unread = f.seen_size().saturating_sub(f.read_offset);
+                self.metrics.lost_files.inc();
+                self.metrics.lost_bytes.add(unread);
+                tracing::warn!(source = %self.cx.name, path = %old.display(), unread_bytes_at_least = unread,
+                    "a file waiting for a descriptor was removed before it was read to its end");
+                self.forget(key);
+            }
+        }
+    }
+
+    /// Logs (rate-limited) and counts a failed open.
+    pub(super) fn open_failed(&mut self, path: &Path, e: &std::io::Error) {
+        self.metrics.open_errors.inc();
+        let kind = match e.raw_os_error() {
+            Some(libc::EMFILE) | Some(libc::ENFILE) => "descriptors",
+            Some(libc::EACCES) | Some(libc::EPERM) => "permission",
+            Some(libc::ENOENT) => return, // gone between the event and the open
+            _ => "other",
+        };
+        if kind == "descriptors" {
+            // look again soon: the limit may have room by then
+            let soon = Instant::now() + Duration::from_millis(500);
+            self.rescan_soon = Some(self.rescan_soon.map_or(soon, |t| t.min(soon)));
+        }
+        if let Some(held) = self.warned.allow(kind) {
+            tracing::warn!(source = %self.cx.name, path = %path.display(), error = %e, suppressed = held,
+                "cannot open a file to follow (counted in logferry_tail_open_errors_total); trying again later");
+        }
+    }
+
+    pub(super) fn matches(&self, path: &Path) -> bool {
+        let opts = glob::MatchOptions {
+            require_literal_separator: true,
+            ..Default::default()
+        };
+        self.globs.iter().any(|p| p.matches_path_with(path, opts)) && !self.is_excluded(path)
+    }
+
+    fn is_excluded(&self, path: &Path) -> bool {
+        self.excludes.iter().any(|p| p.matches_path(path))
+    }
+}
+
+/// A path's identity and size now.
+fn stat(path: &Path) -> std::io::Result<(FileId, u64)> {
+    let id = FileId::of_path(path)?;
+    let size = std::fs::metadata(path)?.len();
+    Ok((id, size))
+}
+
+/// Every directory below `dir`, to `MAX_DEPTH`.
+fn walk_dirs(dir: &Path, depth: usize, out: &mut HashSet<PathBuf>) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let p = e.path();
+            walk_dirs(&p, depth + 1, out);
+            out.insert(p);
+        }
+    }
+}
+
+/// The directory a glob starts in: its longest prefix without wildcards.
+pub(super) fn glob_root(pattern: &str) -> PathBuf {
+    let mut root = PathBuf::new();
+    for part in Path::new(pattern).components() {
+        let s = part.as_os_str().to_string_lossy();
+        if s.contains(['*', '?', '[', '{']) {
+            break;
+        }
+        root.push(part);
+    }
+    if root.as_os_str().is_empty() || root == Path::new(pattern) {
+        root = Path::new(pattern)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+    }
+    root
+}

@@ -1,0 +1,70 @@
+//! Descriptors: how many the tail source may hold, and a spare one kept
+//! back so the checkpoint can always be written.
+
+use std::fs::File;
+
+/// The process's open-file limit (soft, hard).
+pub fn nofile_limit() -> (u64, u64) {
+    // SAFETY: getrlimit writes into the struct it is given.
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return (1024, 1024);
+    }
+    (lim.rlim_cur, lim.rlim_max)
+}
+
+/// Descriptors the tail source may hold for followed files when
+/// `max_open_files` is not set: three quarters of the soft limit, at least
+/// 16, leaving the rest to sockets, sinks and the checkpoint.
+pub fn default_budget() -> usize {
+    let (soft, _) = nofile_limit();
+    let soft = usize::try_from(soft).unwrap_or(usize::MAX);
+    (soft / 4 * 3).max(16)
+}
+
+/// Descriptors held back (on /dev/null) and given up for a moment when a
+/// file that must be written (the checkpoint) is opened, so that it finds
+/// one even when everything else has taken the limit.
+pub struct Reserve {
+    spare: Vec<File>,
+}
+
+impl Reserve {
+    pub fn new(n: usize) -> Reserve {
+        Reserve {
+            spare: (0..n)
+                .filter_map(|_| File::open("/dev/null").ok())
+                .collect(),
+        }
+    }
+
+    /// Runs `f` with the spare descriptors free, then takes them back.
+    pub fn with<T>(&mut self, f: impl FnOnce() -> T) -> T {
+        let n = self.spare.len().max(2);
+        self.spare.clear();
+        let out = f();
+        self.spare = (0..n)
+            .filter_map(|_| File::open("/dev/null").ok())
+            .collect();
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_leaves_room() {
+        let (soft, hard) = nofile_limit();
+        assert!(soft <= hard);
+        let b = default_budget() as u64;
+        assert!(b >= 16 && (b < soft || soft < 22));
+        let mut r = Reserve::new(2);
+        assert_eq!(r.with(|| 7), 7);
+        assert_eq!(r.spare.len(), 2);
+    }
+}

@@ -1,0 +1,375 @@
+//! The tail source against the fastest rotation, kill -9 at the worst
+//! moment, renames while it is down, and files it has never seen: numbered
+//! lines, counted at the end.
+
+mod common;
+
+use std::collections::HashMap;
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::tail::*;
+use common::*;
+
+/// Exactly `app.log` (rotated names do not match), from the head, with a
+/// checkpoint, into `out.log`.
+fn config(dir: &Path, extra: &str) -> String {
+    format!(
+        "[sources.tail]\ntype = \"tail\"\npaths = [\"{d}/logs/app.log\"]\ntag = \"app\"\nread_from_head = true\ncheckpoint_dir = \"{d}/state\"\n{extra}\n\n[sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{d}/out.log\"\nformat = \"raw\"\n",
+        d = dir.display()
+    )
+}
+
+/// Writes numbered lines `w-N` to `live` as fast as it can, and every
+/// `every` renames it to `live.R` and starts a new one, `rotations` times.
+/// `rotated` counts rotations done (for a test that acts mid-way).
+fn rotating_writer(
+    live: PathBuf,
+    every: Duration,
+    rotations: usize,
+    rotated: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&live)
+            .unwrap();
+        let mut n = 0;
+        let mut since = Instant::now();
+        let mut round = 0;
+        loop {
+            let mut buf = String::with_capacity(4096);
+            for _ in 0..50 {
+                buf.push_str(&format!("w-{n}\n"));
+                n += 1;
+            }
+            file.write_all(buf.as_bytes()).unwrap();
+            if since.elapsed() >= every {
+                if round == rotations {
+                    return n;
+                }
+                std::fs::rename(&live, live.with_extension(format!("log.{round}"))).unwrap();
+                file = OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&live)
+                    .unwrap();
+                round += 1;
+                rotated.store(round, Ordering::SeqCst);
+                since = Instant::now();
+            }
+        }
+    })
+}
+
+/// How often each `w-N` line, 0 ≤ N < n, is in `out`; panics on a line
+/// that is not one of them.
+fn counts(out: &Path, n: usize) -> Vec<u32> {
+    let mut seen = vec![0u32; n];
+    for l in read_lines(out) {
+        let i: usize = l
+            .strip_prefix("w-")
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected line {l:?}"));
+        seen[i] += 1;
+    }
+    seen
+}
+
+/// Waits until every `w-N` line is in `out` at least once.
+fn wait_for_all(out: &Path, n: usize, timeout: Duration) -> Vec<u32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let seen = counts(out, n);
+        let missing = seen.iter().filter(|c| **c == 0).count();
+        if missing == 0 {
+            return seen;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} of {n} lines never arrived"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn rotation_every_few_ms_delivers_every_line_exactly_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    std::fs::write(&live, b"").unwrap();
+    let mut lf = Logferry::start(&config(dir.path(), ""));
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    let n = rotating_writer(live, Duration::from_millis(3), 30, Default::default())
+        .join()
+        .unwrap();
+    let out = dir.path().join("out.log");
+    let seen = wait_for_all(&out, n, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    let seen = counts(&out, n)
+        .iter()
+        .zip(seen)
+        .map(|(a, _)| *a)
+        .collect::<Vec<_>>();
+    let twice = seen.iter().filter(|c| **c > 1).count();
+    assert_eq!(twice, 0, "{twice} of {n} lines arrived more than once");
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_tail_rotations_total{component=\"tail\"}"),
+        30
+    );
+    eprintln!("{n} lines over 30 rotations 3 ms apart, each exactly once");
+}
+
+#[test]
+fn fast_rotation_with_kill_9_and_restart_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    std::fs::write(&live, b"").unwrap();
+    let cfg = config(dir.path(), "");
+    let mut lf = Logferry::start(&cfg);
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    let rotated = Arc::new(AtomicUsize::new(0));
+    let writer = rotating_writer(live, Duration::from_millis(5), 60, rotated.clone());
+    // kill -9 mid-way; rotations go on while it is down
+    while rotated.load(Ordering::SeqCst) < 20 {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    lf.kill();
+    std::thread::sleep(Duration::from_millis(30));
+    let mut again = Logferry::start(&cfg);
+    let n = writer.join().unwrap();
+    let seen = wait_for_all(&dir.path().join("out.log"), n, Duration::from_secs(60));
+    assert!(again.stop().success());
+    let twice = seen.iter().filter(|c| **c > 1).count();
+    eprintln!("{n} lines, kill -9 after 20 of 60 rotations: none missing, {twice} resent");
+}
+
+/// While logferry is down, the followed file gets more lines and is
+/// renamed away, and a new file takes its name: every line arrives, once.
+#[test]
+fn restart_after_renames_and_appends_while_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let cfg = config(dir.path(), "");
+    let out = dir.path().join("out.log");
+    append(&live, numbered("w", 0..100_000).as_bytes());
+    let mut lf = Logferry::start(&cfg);
+    wait_for_all(&out, 100_000, Duration::from_secs(30));
+    assert!(lf.stop().success());
+    append(&live, numbered("w", 100_000..150_000).as_bytes());
+    std::fs::rename(&live, logs.join("app.log.1")).unwrap();
+    append(&live, numbered("w", 150_000..200_000).as_bytes());
+    let mut lf = Logferry::start(&cfg);
+    let seen = wait_for_all(&out, 200_000, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(lf.stop().success());
+    assert!(seen.iter().all(|c| *c == 1), "a line arrived twice");
+    assert_eq!(counts(&out, 200_000).iter().sum::<u32>(), 200_000);
+    assert_eq!(
+        lf.final_counter("logferry_tail_renamed_files_found_total{component=\"tail\"}"),
+        1
+    );
+}
+
+/// A file that appears while logferry is stopped (not in the checkpoint)
+/// is new: read from its first line, whatever `read_from_head` says.
+#[test]
+fn a_file_created_while_stopped_is_read_from_the_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let cfg = config(dir.path(), "").replace("read_from_head = true", "read_from_head = false");
+    std::fs::write(&live, b"old-before-first-start\n").unwrap();
+    let mut lf = Logferry::start(&cfg);
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    append(&live, numbered("w", 0..5).as_bytes());
+    let out = dir.path().join("out.log");
+    wait_for_lines(&out, 5, Duration::from_secs(20));
+    assert!(lf.stop().success());
+    std::fs::rename(&live, logs.join("app.log.1")).unwrap();
+    append(&live, numbered("w", 5..15).as_bytes());
+    let mut lf = Logferry::start(&cfg);
+    let seen = wait_for_all(&out, 15, Duration::from_secs(20));
+    assert!(lf.stop().success());
+    assert!(seen.iter().all(|c| *c == 1));
+    assert!(!read_lines(&out).iter().any(|l| l.starts_with("old")));
+}
+
+/// A checkpointed file removed while logferry was down: logged and counted
+/// with what it left unread.
+#[test]
+fn a_file_removed_while_down_is_counted_as_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let cfg = config(dir.path(), "");
+    append(&live, numbered("w", 0..10).as_bytes());
+    let mut lf = Logferry::start(&cfg);
+    wait_for_all(&dir.path().join("out.log"), 10, Duration::from_secs(20));
+    assert!(lf.stop().success());
+    std::fs::rename(&live, dir.path().join("elsewhere.log")).unwrap();
+    let mut lf = Logferry::start(&cfg);
+    lf.wait_for_log("a checkpointed file is gone", Duration::from_secs(20));
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_tail_lost_files_total{component=\"tail\"}"),
+        1
+    );
+}
+
+/// Pieces of a forward-protocol receiver that acknowledges slowly: one
+/// chunk per `pace`, remembering the lines of every chunk it acknowledged.
+struct SlowReceiver {
+    addr: std::net::SocketAddr,
+    acked: Arc<std::sync::Mutex<Vec<(Instant, Vec<String>)>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl SlowReceiver {
+    fn start(pace: Duration) -> SlowReceiver {
+        use logferry::protocol::forward::{ack_response, next_frame, Limits, Scan};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let acked: Arc<std::sync::Mutex<Vec<(Instant, Vec<String>)>>> = Default::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (log, done) = (acked.clone(), stop.clone());
+        std::thread::spawn(move || {
+            listener.set_nonblocking(true).unwrap();
+            while !done.load(Ordering::SeqCst) {
+                let Ok((mut conn, _)) = listener.accept() else {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                };
+                conn.set_nonblocking(false).unwrap();
+                conn.set_read_timeout(Some(Duration::from_millis(200)))
+                    .unwrap();
+                let mut buf = bytes::BytesMut::new();
+                let mut scan = Scan::default();
+                let mut chunk = [0u8; 65536];
+                'conn: while !done.load(Ordering::SeqCst) {
+                    match std::io::Read::read(&mut conn, &mut chunk) {
+                        Ok(0) => break,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        Err(e)
+                            if e.kind() == std::io::ErrorKind::WouldBlock
+                                || e.kind() == std::io::ErrorKind::TimedOut => {}
+                        Err(_) => break,
+                    }
+                    while let Ok(Some(frame)) = next_frame(&mut buf, &Limits::default(), &mut scan)
+                    {
+                        std::thread::sleep(pace);
+                        if done.load(Ordering::SeqCst) {
+                            break 'conn;
+                        }
+                        let lines = messages(&frame.entries);
+                        if let Some(id) = frame.options.chunk {
+                            if conn.write_all(&ack_response(&id)).is_err() {
+                                break 'conn;
+                            }
+                        }
+                        log.lock().unwrap().push((Instant::now(), lines));
+                    }
+                }
+            }
+        });
+        SlowReceiver { addr, acked, stop }
+    }
+}
+
+/// The `message` of each `[time, {"message": line}]` entry.
+fn messages(entries: &[u8]) -> Vec<String> {
+    use logferry::protocol::msgpack::Reader;
+    let mut r = Reader::new(entries);
+    let mut out = Vec::new();
+    while !r.is_empty() {
+        r.read_array_len().unwrap();
+        r.skip().unwrap();
+        let fields = r.read_map_len().unwrap();
+        for _ in 0..fields {
+            let key = r.read_bytes().unwrap().to_vec();
+            if key == b"message" {
+                out.push(String::from_utf8(r.read_bytes().unwrap().to_vec()).unwrap());
+            } else {
+                r.skip().unwrap();
+            }
+        }
+    }
+    out
+}
+
+/// A sink that acknowledges a few batches a second and kill -9: the
+/// restart resends about one checkpoint interval of acknowledged lines
+/// (plus what was in flight), even though the source spent the whole run
+/// waiting on a full queue.
+#[test]
+fn slow_sink_and_kill_9_resend_at_most_a_checkpoint_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    // 100-byte lines, 40 to a 4 KiB block
+    let line = |i: usize| format!("w-{i:<97}\n").replace(' ', ".");
+    let text: String = (0..20_000).map(line).collect();
+    append(&live, text.as_bytes());
+    let receiver = SlowReceiver::start(Duration::from_millis(50));
+    let cfg = format!(
+        "[sources.tail]\ntype = \"tail\"\npaths = [\"{d}/logs/app.log\"]\ntag = \"app\"\nread_from_head = true\nread_bytes = \"4KiB\"\ncheckpoint_dir = \"{d}/state\"\n\n[sinks.slow]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{a}\" }}]\nrequire_ack = true\nbatch_records = 20\nflush_interval = \"10ms\"\nbuffer = {{ max_bytes = \"16KiB\" }}\n",
+        d = dir.path().display(),
+        a = receiver.addr
+    );
+    let mut lf = Logferry::start(&cfg);
+    std::thread::sleep(Duration::from_millis(3500));
+    lf.kill();
+    receiver.stop.store(true, Ordering::SeqCst);
+    let killed_at = Instant::now();
+    let acked = receiver.acked.lock().unwrap().clone();
+    let delivered: std::collections::HashSet<String> =
+        acked.iter().flat_map(|(_, l)| l.iter().cloned()).collect();
+    let last_second = acked
+        .iter()
+        .filter(|(at, _)| killed_at.duration_since(*at) <= Duration::from_millis(1500))
+        .map(|(_, l)| l.len())
+        .sum::<usize>();
+    assert!(
+        delivered.len() > 200,
+        "the receiver acknowledged {} lines",
+        delivered.len()
+    );
+    // the rest goes to a file
+    let file_cfg = format!(
+        "[sources.tail]\ntype = \"tail\"\npaths = [\"{d}/logs/app.log\"]\ntag = \"app\"\nread_from_head = true\ncheckpoint_dir = \"{d}/state\"\n\n[sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{d}/out.log\"\nformat = \"raw\"\n",
+        d = dir.path().display()
+    );
+    let mut again = Logferry::start(&file_cfg);
+    let out = dir.path().join("out.log");
+    let lines = wait_for_lines(&out, 20_000 - delivered.len(), Duration::from_secs(30));
+    assert!(again.stop().success());
+    let resent = lines.iter().filter(|l| delivered.contains(*l)).count();
+    let mut all: HashMap<String, usize> = HashMap::new();
+    for l in lines.iter().chain(delivered.iter()) {
+        *all.entry(l.clone()).or_default() += 1;
+    }
+    assert_eq!(all.len(), 20_000, "every line delivered");
+    eprintln!(
+        "{} lines acknowledged before kill -9 ({last_second} in its last 1.5 s); {resent} sent again",
+        delivered.len()
+    );
+    assert!(
+        resent <= last_second + 200,
+        "{resent} lines sent again; about one checkpoint interval ({last_second}) expected"
+    );
+}
