@@ -128,14 +128,40 @@ impl Registry {
     }
 
     /// Non-zero counters as `name{labels}=value` pairs, for the log line
-    /// written at shutdown.
+    /// written at shutdown. A metric with many series (one per file, say)
+    /// shows its largest few and how many more there are, so the line stays
+    /// short whatever the number of files.
     pub fn summary(&self) -> String {
-        self.render()
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.ends_with(" 0"))
-            .map(|l| l.replacen(' ', "=", 1))
-            .collect::<Vec<_>>()
-            .join(" ")
+        const PER_NAME: usize = 5;
+        let text = self.render();
+        let mut groups: Vec<(&str, Vec<(&str, u64)>)> = Vec::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((series, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let value: u64 = value.parse().unwrap_or(0);
+            if value == 0 {
+                continue;
+            }
+            let name = series.split('{').next().unwrap_or(series);
+            match groups.last_mut() {
+                Some((n, v)) if *n == name => v.push((series, value)),
+                _ => groups.push((name, vec![(series, value)])),
+            }
+        }
+        let mut out = Vec::new();
+        for (name, mut series) in groups {
+            let more = series.len().saturating_sub(PER_NAME);
+            if more > 0 {
+                series.sort_by_key(|s| std::cmp::Reverse(s.1));
+                series.truncate(PER_NAME);
+            }
+            out.extend(series.iter().map(|(s, v)| format!("{s}={v}")));
+            if more > 0 {
+                out.push(format!("{name}{{…}}=+{more}_more_series"));
+            }
+        }
+        out.join(" ")
     }
 }
 
@@ -161,5 +187,19 @@ mod tests {
             r.summary(),
             "x_total{component=\"a\"}=3 x_total{component=\"b\"}=1"
         );
+    }
+
+    #[test]
+    fn the_summary_stays_short_with_many_series() {
+        let r = Registry::new();
+        for i in 0..1000 {
+            let path = format!("/var/log/app/file-{i}.log");
+            r.counter("lines_total", "x", &[("path", path.as_str())])
+                .add(i + 1);
+        }
+        let s = r.summary();
+        assert!(s.len() < 400, "{s}");
+        assert!(s.starts_with("lines_total{path=\"/var/log/app/file-999.log\"}=1000 "));
+        assert!(s.ends_with("lines_total{…}=+995_more_series"), "{s}");
     }
 }

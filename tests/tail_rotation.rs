@@ -231,11 +231,14 @@ fn a_file_removed_while_down_is_counted_as_lost() {
     );
 }
 
+/// Chunks acknowledged: when, and their lines.
+type Acked = Arc<std::sync::Mutex<Vec<(Instant, Vec<String>)>>>;
+
 /// Pieces of a forward-protocol receiver that acknowledges slowly: one
 /// chunk per `pace`, remembering the lines of every chunk it acknowledged.
 struct SlowReceiver {
     addr: std::net::SocketAddr,
-    acked: Arc<std::sync::Mutex<Vec<(Instant, Vec<String>)>>>,
+    acked: Acked,
     stop: Arc<AtomicBool>,
 }
 
@@ -244,7 +247,7 @@ impl SlowReceiver {
         use logferry::protocol::forward::{ack_response, next_frame, Limits, Scan};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
-        let acked: Arc<std::sync::Mutex<Vec<(Instant, Vec<String>)>>> = Default::default();
+        let acked: Acked = Default::default();
         let stop = Arc::new(AtomicBool::new(false));
         let (log, done) = (acked.clone(), stop.clone());
         std::thread::spawn(move || {

@@ -433,9 +433,12 @@ impl TailSource {
         let key = self.next_key;
         self.next_key += 1;
         let mut f = TailedFile::from_open(path, file, offset);
-        tracing::info!(source = %self.cx.name, path = %path.display(), offset = f.read_offset, "following file");
+        tracing::info!(source = %self.cx.name, path = %path.display(), offset = f.read_offset, rotated, "following file");
         if rotated {
+            // found under a rotated name (renamed away before it was
+            // opened, or while logferry was down): a rotation all the same
             f.rotated_at = Some(Instant::now());
+            self.metrics.rotations.inc();
         }
         if self
             .names
@@ -576,4 +579,99 @@ pub(super) fn glob_root(pattern: &str) -> PathBuf {
             .unwrap_or_else(|| PathBuf::from("."));
     }
     root
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::buffer::{queue, BufferConfig};
+    use crate::metrics::Registry;
+    use crate::router::{Route, Router, TagPattern};
+    use crate::sources::{shutdown_channel, SourceContext};
+
+    /// A source reading `dir/*.log`, without change events, and the queue
+    /// its batches land in.
+    fn source(dir: &Path) -> (TailSource, crate::buffer::QueueReceiver) {
+        let metrics = Registry::new();
+        let (tx, rx) = queue("out", BufferConfig::default(), &metrics);
+        let router = Router::new(
+            vec![Route {
+                sink: Arc::from("out"),
+                pattern: TagPattern::new("**").unwrap(),
+                queue: tx,
+            }],
+            metrics.counter("unrouted", "", &[]),
+        );
+        let (_trigger, shutdown) = shutdown_channel();
+        let config: super::super::TailSourceConfig = toml::from_str(&format!(
+            "paths = [\"{}/*.log\"]\ntag = \"t\"\nread_from_head = true",
+            dir.display()
+        ))
+        .unwrap();
+        let cx = SourceContext {
+            name: Arc::from("tail"),
+            router,
+            shutdown,
+            metrics,
+        };
+        (TailSource::new(config, cx).unwrap(), rx)
+    }
+
+    /// Events were lost (the kernel's queue overflowed): the overflow is
+    /// counted, the globs are expanded again, and a file created meanwhile,
+    /// whose event was among the lost ones, is read.
+    #[tokio::test]
+    async fn an_event_queue_overflow_rescans_and_loses_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut tail, mut rx) = source(dir.path());
+        tail.start_up().unwrap();
+        assert!(tail.files.is_empty());
+        std::fs::write(dir.path().join("late.log"), b"one\ntwo\n").unwrap();
+        tail.on_changes(vec![Change::Overflow]);
+        assert_eq!(tail.metrics.overflows.get(), 1);
+        let when = tail.rescan_soon.expect("a rescan is due");
+        assert!(when <= Instant::now());
+        tail.rescan(false);
+        assert!(tail.names.contains_key(&dir.path().join("late.log")));
+        assert!(tail.read_ready().await.unwrap());
+        let delivery = rx.try_recv().expect("a batch");
+        assert_eq!(delivery.batch().count, 2);
+        delivery.accept();
+    }
+
+    /// A file created and renamed away before its events are read is
+    /// found under its new name and read, once; the new file under the
+    /// old name is followed too.
+    #[tokio::test]
+    async fn a_file_renamed_before_it_was_opened_is_chased() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut tail, mut rx) = source(dir.path());
+        tail.start_up().unwrap();
+        let live = dir.path().join("app.log");
+        std::fs::write(&live, b"first\n").unwrap();
+        std::fs::rename(&live, dir.path().join("app.log.1")).unwrap();
+        std::fs::write(&live, b"second\n").unwrap();
+        // the events, read late: the name now leads to the second file
+        tail.on_changes(vec![
+            Change::Created(live.clone()),
+            Change::Modified(live.clone()),
+            Change::Moved {
+                from: live.clone(),
+                to: dir.path().join("app.log.1"),
+            },
+            Change::Created(live.clone()),
+        ]);
+        assert_eq!(tail.files.len(), 2);
+        tail.read_ready().await.unwrap();
+        let mut got = Vec::new();
+        while let Some(d) = rx.try_recv() {
+            got.push(String::from_utf8_lossy(d.batch().records.bytes()).to_string());
+            d.accept();
+        }
+        got.sort();
+        assert_eq!(got, ["first\n", "second\n"]);
+        assert_eq!(tail.metrics.rotations.get(), 1);
+    }
 }
