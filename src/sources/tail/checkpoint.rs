@@ -17,8 +17,9 @@
 //!   was freed and reused for a new file has another birth time, even when
 //!   the new file starts with the same bytes;
 //! - `head_len`, `head_hash`: the length (decimal, at most 256) and the
-//!   FNV-1a 64-bit hash (16 hex digits) of the file's first bytes: where
-//!   there is no birth time, they tell a reused inode from the file;
+//!   FNV-1a 64-bit hash (16 hex digits) of the file's first bytes: they
+//!   must match too (and alone tell a reused inode from the file where
+//!   there is no birth time);
 //! - `offset`: decimal byte offset up to which every line was acknowledged;
 //! - `size`: the file's size at the last look (what a file that is gone
 //!   left unread is `size - offset`, a lower bound);
@@ -68,16 +69,13 @@ impl FileId {
     }
 
     /// True if `self` (as saved, with `saved_head`) is the file `now`,
-    /// whose first bytes are `head_now` (read to `saved_head.len`). Where
-    /// both birth times are known they decide; otherwise the head does.
+    /// whose first bytes are `head_now` (read to `saved_head.len`): same
+    /// place, same birth time where both are known (kernel timestamps are
+    /// coarse, a few milliseconds), and the same first bytes.
     pub fn same_file(self, saved_head: Head, now: FileId, head_now: Head) -> bool {
-        if self.place() != now.place() {
-            return false;
-        }
-        if self.born != 0 && now.born != 0 {
-            return self.born == now.born;
-        }
-        saved_head == head_now
+        self.place() == now.place()
+            && (self.born == 0 || now.born == 0 || self.born == now.born)
+            && saved_head == head_now
     }
 }
 
@@ -317,7 +315,8 @@ mod tests {
         };
         assert!(old.same_file(head, FileId::of_path(&p).unwrap(), head));
         std::fs::remove_file(&p).unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(2));
+        // past the kernel's timestamp granularity
+        std::thread::sleep(std::time::Duration::from_millis(25));
         std::fs::write(&p, b"BANNER\n2\n").unwrap();
         let new = FileId::of_path(&p).unwrap();
         if new.place() == old.place() && new.born != 0 {
