@@ -1,6 +1,7 @@
-//! `bench tail-file`: a file written in full before the start is tailed
-//! from its head into a raw file; measured until the output holds every
-//! line. Baseline: `cat in > out` in the same run.
+//! `bench tail-file`: files written in full before the start (one, or
+//! `--files N` of them) are tailed from their head into one raw file;
+//! measured until the output holds every line, then the CPU used while
+//! idle is sampled. Baseline: `cat in… > out` in the same run.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -9,30 +10,51 @@ use std::time::{Duration, Instant};
 use super::process::{wait_for_size, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
 
+/// How long CPU is sampled once every line is out.
+const IDLE_SAMPLE: Duration = Duration::from_secs(6);
+
 #[derive(Debug, clap::Args)]
 pub struct TailFileArgs {
     /// Bytes per line, newline excluded.
     #[arg(long, default_value_t = 100)]
     pub line_size: usize,
-    /// Lines in the input file.
+    /// Lines in each input file.
     #[arg(long, default_value_t = 10_000_000)]
     pub lines: usize,
+    /// Input files (each of `--lines` lines), all followed by one glob.
+    #[arg(long, default_value_t = 1)]
+    pub files: usize,
     #[command(flatten)]
     pub run: RunArgs,
 }
 
 pub fn run(a: TailFileArgs) -> Result<(), String> {
-    if a.lines == 0 || a.run.runs == 0 || a.line_size == 0 {
-        return Err("lines, runs and line-size must be positive".into());
+    if a.lines == 0 || a.run.runs == 0 || a.line_size == 0 || a.files == 0 {
+        return Err("lines, files, runs and line-size must be positive".into());
     }
     let dir = WorkDir::new(a.run.dir.clone())?;
     let logs = dir.path.join("logs");
     std::fs::create_dir_all(&logs).map_err(|e| e.to_string())?;
-    let input = logs.join("input.log");
-    write_input(&input, a.line_size, a.lines)?;
-    let bytes = (a.lines * (a.line_size + 1)) as u64;
+    let inputs: Vec<std::path::PathBuf> = if a.files == 1 {
+        vec![logs.join("input.log")]
+    } else {
+        (0..a.files)
+            .map(|i| logs.join(format!("input-{i}.log")))
+            .collect()
+    };
+    for input in &inputs {
+        write_input(input, a.line_size, a.lines)?;
+    }
+    let glob = if a.files == 1 {
+        inputs[0].display().to_string()
+    } else {
+        logs.join("*.log").display().to_string()
+    };
+    let lines = a.lines * a.files;
+    let bytes = (lines * (a.line_size + 1)) as u64;
     println!(
-        "tail → file (raw): {} lines of {} B ({:.1} MB), file written before the start; {} runs",
+        "tail → file (raw): {} file(s) × {} lines of {} B ({:.1} MB), written before the start; {} runs",
+        a.files,
         a.lines,
         a.line_size,
         bytes as f64 / 1e6,
@@ -46,7 +68,7 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
         let _ = std::fs::remove_file(&out);
         let start = Instant::now();
         let status = Command::new("cat")
-            .arg(&input)
+            .args(&inputs)
             .stdout(std::fs::File::create(&out).map_err(|e| e.to_string())?)
             .stderr(Stdio::inherit())
             .status()
@@ -56,7 +78,7 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
         }
         cat.push(Run {
             seconds: start.elapsed().as_secs_f64(),
-            records: a.lines,
+            records: lines,
             bytes,
             cpu: None,
             peak_rss: None,
@@ -69,21 +91,22 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
             "tail-file",
             &format!(
                 "[sources.tail]\ntype = \"tail\"\npaths = [{:?}]\ntag = \"bench\"\nread_from_head = true\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\n",
-                input.display().to_string(),
+                glob,
                 out.display().to_string()
             ),
         )?;
         wait_for_size(&out, bytes, &mut [&mut p])?;
         let seconds = start.elapsed().as_secs_f64();
         let after = p.sample()?;
-        // idle: nothing is written now
-        std::thread::sleep(Duration::from_secs(2));
+        // idle: nothing is written now (long enough to include a rescan
+        // of the globs)
+        std::thread::sleep(IDLE_SAMPLE);
         let later = p.sample()?;
-        idle.push((later.cpu() - after.cpu()).as_secs_f64() / 2.0 * 100.0);
+        idle.push((later.cpu() - after.cpu()).as_secs_f64() / IDLE_SAMPLE.as_secs_f64() * 100.0);
         drop(p);
         ours.push(Run {
             seconds,
-            records: a.lines,
+            records: lines,
             bytes,
             cpu: Some(after.cpu()),
             peak_rss: Some(after.peak_rss),
@@ -92,7 +115,7 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
         eprintln!("run {}: {}", i + 1, ours[i].row("logferry"));
     }
     report::print(&[
-        ("baseline: cat in > out", &cat),
+        ("baseline: cat in… > out", &cat),
         ("logferry tail → file (start-up included)", &ours),
     ]);
     let (c, o) = (report::median(&cat), report::median(&ours));
