@@ -83,6 +83,8 @@ pub fn main() -> ExitCode {
 }
 
 fn run(config: Config) -> ExitCode {
+    // before the runtime's threads exist, so every descriptor sees one limit
+    crate::limits::raise_nofile();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
