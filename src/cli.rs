@@ -63,14 +63,15 @@ pub fn main() -> ExitCode {
         },
         Command::Run { config } => {
             let config = match config {
-                Some(path) => match Config::load(&path) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                },
+                Some(path) => Config::load(&path),
                 None => Config::embedded_default(),
+            };
+            let config = match config {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
             };
             run(config)
         }

@@ -391,3 +391,20 @@ fn an_unset_variable_names_itself_the_key_and_the_line() {
         ],
     );
 }
+
+#[test]
+fn a_bad_address_for_the_embedded_default_is_an_error_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(BIN)
+        .arg("run")
+        .current_dir(dir.path())
+        .env("LOGFERRY_FORWARD_ADDRESS", "127.0.0.1:99999")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("<embedded default>:6:") && stderr.contains("0 to 65535"),
+        "{stderr}"
+    );
+}

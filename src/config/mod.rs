@@ -137,9 +137,10 @@ impl Config {
         Config::parse(&text, &origin)
     }
 
-    /// The embedded default configuration.
-    pub fn embedded_default() -> Config {
-        Config::parse(DEFAULT_CONFIG, "<embedded default>").expect("the embedded default is valid")
+    /// The embedded default configuration. It reads environment variables
+    /// (`LOGFERRY_FORWARD_ADDRESS`, `LOGFERRY_DATA_DIR`), so it can fail.
+    pub fn embedded_default() -> Result<Config, ConfigError> {
+        Config::parse(DEFAULT_CONFIG, "<embedded default>")
     }
 
     /// Parses and validates configuration text, substituting environment
@@ -184,7 +185,15 @@ impl<'a> Parser<'a> {
             let line = e
                 .span()
                 .map(|s| self.text[..s.start].matches('\n').count() + 1);
-            self.error(line, e.message().to_string())
+            let mut message = e.message().trim_end().to_string();
+            let text = line.and_then(|l| self.text.lines().nth(l - 1));
+            if text.is_some_and(|t| t.contains("${")) {
+                message.push_str(
+                    " (${VAR} is substituted inside quoted strings only: write \"${VAR}\"; \
+                     sizes and durations accept strings, other numbers cannot come from the environment)",
+                );
+            }
+            self.error(line, message)
         })?;
         // after parsing, inside string values only: a variable's value can
         // never change the file's structure

@@ -59,7 +59,7 @@ fn parses_the_documented_shape() {
 
 #[test]
 fn the_embedded_default_is_valid() {
-    let c = Config::embedded_default();
+    let c = Config::embedded_default().unwrap();
     assert_eq!((c.sources.len(), c.sinks.len()), (1, 1));
 }
 
@@ -179,4 +179,14 @@ fn validation_errors_point_at_the_key() {
     let e = err(&text);
     assert_eq!(e.line, Some(line_of(&text, "max_frame_bytes")), "{e}");
     assert!(e.message.contains("raise max_decompressed_bytes"), "{e}");
+}
+
+#[test]
+fn a_variable_outside_quotes_is_explained() {
+    let e = err(&GOOD.replace("count = 10", "count = ${COUNT}"));
+    assert_eq!(
+        e.line,
+        Some(GOOD.lines().position(|l| l == "count = 10").unwrap() + 1)
+    );
+    assert!(e.message.contains("inside quoted strings only"), "{e}");
 }
