@@ -93,8 +93,10 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
 pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     match NumberOrText::deserialize(d)? {
         NumberOrText::Int(n) => seconds(n as f64).map_err(de::Error::custom),
-        NumberOrText::Float(f) if f >= 0.0 => seconds(f).map_err(de::Error::custom),
-        NumberOrText::Float(f) => Err(de::Error::custom(format!("negative duration {f}"))),
+        NumberOrText::Float(f) if f < 0.0 => {
+            Err(de::Error::custom(format!("negative duration {f}")))
+        }
+        NumberOrText::Float(f) => seconds(f).map_err(de::Error::custom),
         NumberOrText::Text(s) => parse_duration(&s).map_err(de::Error::custom),
     }
 }
@@ -108,8 +110,11 @@ pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>,
 pub fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     let n = match NumberOrText::deserialize(d)? {
         NumberOrText::Int(n) => n,
-        NumberOrText::Float(f) if f >= 0.0 => f as u64,
-        NumberOrText::Float(f) => return Err(de::Error::custom(format!("negative size {f}"))),
+        NumberOrText::Float(f) if f < 0.0 => {
+            return Err(de::Error::custom(format!("negative size {f}")))
+        }
+        NumberOrText::Float(f) if f.is_finite() && f < u64::MAX as f64 => f as u64,
+        NumberOrText::Float(f) => return Err(de::Error::custom(format!("size {f} is too large"))),
         NumberOrText::Text(s) => parse_bytes(&s).map_err(de::Error::custom)?,
     };
     usize::try_from(n).map_err(|_| de::Error::custom(format!("size {n} is too large")))
@@ -144,6 +149,16 @@ mod tests {
         assert!(e.contains("1e400"), "{e}");
         let toml: toml::Value = toml::from_str("d = 18446744073709551615.0").unwrap();
         assert!(duration(toml["d"].clone()).is_err());
+        for (text, want) in [
+            ("inf", "invalid duration inf"),
+            ("nan", "invalid duration NaN"),
+        ] {
+            let v: toml::Value = toml::from_str(&format!("d = {text}")).unwrap();
+            let e = duration(v["d"].clone()).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+            let e = bytes(v["d"].clone()).unwrap_err().to_string();
+            assert!(e.contains("too large"), "{e}");
+        }
         let e = parse_bytes("99999999999999999999GiB").unwrap_err();
         assert!(e.contains("too large"), "{e}");
     }
