@@ -8,6 +8,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::metrics::Registry;
+use crate::net::AcceptErrors;
 use crate::sources::Shutdown;
 
 const MAX_REQUEST: usize = 8 * 1024;
@@ -23,17 +24,21 @@ pub async fn start(
         .map_err(|e| format!("api: cannot listen on {address}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(address = %local, "api listening (GET /metrics, /health)");
+    let accept_errors = AcceptErrors::new(&metrics, "api");
     Ok(async move {
         loop {
             tokio::select! {
                 _ = shutdown.wait() => break,
-                accepted = listener.accept() => {
-                    if let Ok((stream, _)) = accepted {
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => {
                         let metrics = metrics.clone();
                         tokio::spawn(async move {
                             let _ = tokio::time::timeout(Duration::from_secs(5), serve(stream, metrics)).await;
                         });
                     }
+                    // a pending connection keeps the listener readable:
+                    // without a pause, EMFILE would spin this loop
+                    Err(e) => accept_errors.handle(&e).await,
                 }
             }
         }
@@ -56,6 +61,8 @@ async fn serve(mut stream: TcpStream, metrics: Registry) -> std::io::Result<()> 
         parts.next().unwrap_or_default(),
         parts.next().unwrap_or_default(),
     );
+    // routing ignores the query string (`/metrics?x=1` is `/metrics`)
+    let path = path.split(|b| *b == b'?').next().unwrap_or_default();
     let (status, ctype, body) = match (method, path) {
         (b"GET", b"/metrics") => ("200 OK", "text/plain; version=0.0.4", metrics.render()),
         (b"GET", b"/health") => ("200 OK", "text/plain", "ok\n".to_string()),

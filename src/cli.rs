@@ -63,14 +63,15 @@ pub fn main() -> ExitCode {
         },
         Command::Run { config } => {
             let config = match config {
-                Some(path) => match Config::load(&path) {
-                    Ok(c) => c,
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                },
+                Some(path) => Config::load(&path),
                 None => Config::embedded_default(),
+            };
+            let config = match config {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
             };
             run(config)
         }
@@ -83,6 +84,8 @@ pub fn main() -> ExitCode {
 }
 
 fn run(config: Config) -> ExitCode {
+    // before the runtime's threads exist, so every descriptor sees one limit
+    crate::limits::raise_nofile();
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -37,3 +37,52 @@ pub async fn read_value<R: AsyncRead + Unpin>(
         }
     }
 }
+
+/// What an accept loop does when accept(2) fails: count the failure, warn
+/// (rate-limited), and pause before trying again. A listener with a
+/// pending connection stays readable, so retrying at once would spin on
+/// EMFILE until a descriptor is freed.
+pub struct AcceptErrors {
+    component: std::sync::Arc<str>,
+    registry: crate::metrics::Registry,
+    warnings: crate::telemetry::RateLimitedLog,
+}
+
+/// Pause after running out of descriptors or socket memory: long enough
+/// not to spin, short enough that a freed descriptor is used soon.
+pub const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
+
+impl AcceptErrors {
+    pub fn new(registry: &crate::metrics::Registry, component: &str) -> Self {
+        AcceptErrors {
+            component: component.into(),
+            registry: registry.clone(),
+            warnings: crate::telemetry::RateLimitedLog::default(),
+        }
+    }
+
+    /// Counts, logs and waits out one failed accept.
+    pub async fn handle(&self, e: &std::io::Error) {
+        let (kind, hint) = match e.raw_os_error() {
+            Some(libc::EMFILE) => ("emfile", "this process is out of file descriptors: raise its open-file limit (ulimit -n, systemd LimitNOFILE=) or lower max_connections; new connections wait in the backlog"),
+            Some(libc::ENFILE) => ("enfile", "the system is out of file descriptors (fs.file-max); new connections wait in the backlog"),
+            Some(libc::ENOBUFS | libc::ENOMEM) => ("nomem", "the kernel is out of memory for sockets"),
+            _ => ("other", "retrying"),
+        };
+        self.registry
+            .counter(
+                "logferry_accept_errors_total",
+                "Failed accepts of a listener, by kind (emfile, enfile, nomem, other).",
+                &[("component", &self.component), ("kind", kind)],
+            )
+            .inc();
+        crate::warn_limited!(self.warnings, kind, component = %self.component, error = %e,
+            hint, "accept failed");
+        let pause = if kind == "other" {
+            std::time::Duration::from_millis(10)
+        } else {
+            ACCEPT_BACKOFF
+        };
+        tokio::time::sleep(pause).await;
+    }
+}

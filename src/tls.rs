@@ -53,40 +53,95 @@ fn provider() -> Arc<CryptoProvider> {
     Arc::new(ring::default_provider())
 }
 
-fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+// Messages start with the key they are about (`tls.cert_file: …`), so
+// configuration errors point at its line.
+
+fn read_certs(key: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
+    let pem =
+        std::fs::read(path).map_err(|e| format!("{key}: cannot read {}: {e}", path.display()))?;
     let certs: Vec<_> = rustls_pemfile::certs(&mut &pem[..])
         .collect::<Result<_, _>>()
-        .map_err(|e| format!("{}: invalid PEM certificate: {e}", path.display()))?;
+        .map_err(|e| format!("{key}: {}: invalid PEM certificate: {e}", path.display()))?;
     if certs.is_empty() {
-        return Err(format!("{}: no certificate found", path.display()));
+        return Err(format!(
+            "{key}: {}: no certificate found (expected a PEM file with -----BEGIN CERTIFICATE-----)",
+            path.display()
+        ));
     }
     Ok(certs)
 }
 
-fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
-    let pem = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+fn read_key(key: &str, path: &Path) -> Result<PrivateKeyDer<'static>, String> {
+    let pem =
+        std::fs::read(path).map_err(|e| format!("{key}: cannot read {}: {e}", path.display()))?;
     rustls_pemfile::private_key(&mut &pem[..])
-        .map_err(|e| format!("{}: invalid PEM key: {e}", path.display()))?
-        .ok_or_else(|| format!("{}: no private key found", path.display()))
+        .map_err(|e| format!("{key}: {}: invalid PEM key: {e}", path.display()))?
+        .ok_or_else(|| {
+            format!(
+                "{key}: {}: no private key found (expected PKCS#8, PKCS#1 or SEC1 in PEM)",
+                path.display()
+            )
+        })
 }
 
-fn roots(path: &Path) -> Result<RootCertStore, String> {
+fn roots(key: &str, path: &Path) -> Result<RootCertStore, String> {
     let mut store = RootCertStore::empty();
-    for cert in read_certs(path)? {
-        store
-            .add(cert)
-            .map_err(|e| format!("{}: unusable CA certificate: {e}", path.display()))?;
+    for cert in read_certs(key, path)? {
+        store.add(cert).map_err(|e| {
+            format!(
+                "{key}: {}: unusable CA certificate: {}",
+                path.display(),
+                explain(&e)
+            )
+        })?;
     }
     Ok(store)
 }
 
+/// rustls's error in words a user can act on, with rustls's own text kept
+/// for searching.
+pub fn explain(e: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    let hint = match e {
+        rustls::Error::InvalidCertificate(C::Other(other))
+            // the webpki error inside is only reachable through its name
+            if format!("{other:?}").contains("CaUsedAsEndEntity") =>
+        {
+            "the peer's certificate is a CA certificate (basicConstraints CA:TRUE) \
+             presented as an end-entity (server or client) certificate, which is refused. \
+             Use a certificate signed by that CA, without CA:TRUE, and list the CA in the \
+             other side's ca_file (`openssl req -x509` makes CA certificates by default)"
+        }
+        rustls::Error::InvalidCertificate(C::UnknownIssuer) => {
+            "the peer's certificate is not signed by a CA in ca_file: \
+             set ca_file to the CA that signed it"
+        }
+        rustls::Error::InvalidCertificate(C::NotValidForName)
+        | rustls::Error::InvalidCertificate(C::NotValidForNameContext { .. }) => {
+            "the peer's certificate does not name the host connected to: \
+             set tls.server_name to a name in the certificate, or reissue it"
+        }
+        _ => return e.to_string(),
+    };
+    format!("{e}: {hint}")
+}
+
+/// A failed TLS handshake (an I/O error from tokio-rustls) in words.
+pub fn explain_io(e: &std::io::Error) -> String {
+    match e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+        Some(tls) => explain(tls),
+        None => e.to_string(),
+    }
+}
+
 impl ServerTlsConfig {
+    /// Checks everything the acceptor needs, files included, so `validate`
+    /// fails where `run` would.
     pub fn validate(&self) -> Result<(), String> {
         if self.verify_client && self.ca_file.is_none() {
             return Err("tls.verify_client needs tls.ca_file".into());
         }
-        Ok(())
+        self.acceptor().map(drop)
     }
 
     pub fn acceptor(&self) -> Result<TlsAcceptor, String> {
@@ -96,22 +151,26 @@ impl ServerTlsConfig {
         let builder = match (&self.ca_file, self.verify_client) {
             (Some(ca), true) => {
                 let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                    Arc::new(roots(ca)?),
+                    Arc::new(roots("tls.ca_file", ca)?),
                     provider(),
                 )
                 .build()
-                .map_err(|e| format!("{}: {e}", ca.display()))?;
+                .map_err(|e| format!("tls.ca_file: {}: {e}", ca.display()))?;
                 builder.with_client_cert_verifier(verifier)
             }
             _ => builder.with_no_client_auth(),
         };
         let config = builder
-            .with_single_cert(read_certs(&self.cert_file)?, read_key(&self.key_file)?)
+            .with_single_cert(
+                read_certs("tls.cert_file", &self.cert_file)?,
+                read_key("tls.key_file", &self.key_file)?,
+            )
             .map_err(|e| {
                 format!(
-                    "{} / {}: {e}",
+                    "tls.key_file: {} does not fit tls.cert_file {}: {}",
+                    self.key_file.display(),
                     self.cert_file.display(),
-                    self.key_file.display()
+                    explain(&e)
                 )
             })?;
         Ok(TlsAcceptor::from(Arc::new(config)))
@@ -119,19 +178,28 @@ impl ServerTlsConfig {
 }
 
 impl ClientTlsConfig {
+    /// Checks everything the connector needs, files included, so
+    /// `validate` fails where `run` would.
     pub fn validate(&self) -> Result<(), String> {
         if self.cert_file.is_some() != self.key_file.is_some() {
             return Err("tls.cert_file and tls.key_file go together".into());
         }
-        Ok(())
+        self.client_config().map(drop)
     }
 
     pub fn connector(&self) -> Result<TlsConnector, String> {
+        let config = self.client_config()?;
+        if self.insecure_skip_verify {
+            tracing::warn!("tls.insecure_skip_verify is set: server certificates are not checked");
+        }
+        Ok(TlsConnector::from(Arc::new(config)))
+    }
+
+    fn client_config(&self) -> Result<rustls::ClientConfig, String> {
         let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?;
         let builder = if self.insecure_skip_verify {
-            tracing::warn!("tls.insecure_skip_verify is set: server certificates are not checked");
             builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(AcceptAnyServer(provider())))
@@ -140,15 +208,24 @@ impl ClientTlsConfig {
                 .ca_file
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(SYSTEM_CA_BUNDLE));
-            builder.with_root_certificates(roots(&ca)?)
+            builder.with_root_certificates(roots("tls.ca_file", &ca)?)
         };
-        let config = match (&self.cert_file, &self.key_file) {
+        Ok(match (&self.cert_file, &self.key_file) {
             (Some(cert), Some(key)) => builder
-                .with_client_auth_cert(read_certs(cert)?, read_key(key)?)
-                .map_err(|e| format!("{}: {e}", cert.display()))?,
+                .with_client_auth_cert(
+                    read_certs("tls.cert_file", cert)?,
+                    read_key("tls.key_file", key)?,
+                )
+                .map_err(|e| {
+                    format!(
+                        "tls.key_file: {} does not fit tls.cert_file {}: {}",
+                        key.display(),
+                        cert.display(),
+                        explain(&e)
+                    )
+                })?,
             _ => builder.with_no_client_auth(),
-        };
-        Ok(TlsConnector::from(Arc::new(config)))
+        })
     }
 
     /// The name to verify for a server at `address` (`host:port`).

@@ -27,6 +27,7 @@ impl Pipeline {
     /// Starts every sink, then every source (binding their listeners).
     pub async fn start(config: Config) -> Result<Pipeline, String> {
         let metrics = Registry::new();
+        crate::limits::check(&config, &metrics);
         let (trigger, shutdown) = shutdown_channel();
         let mut routes = Vec::new();
         let mut sink_handles = Vec::new();

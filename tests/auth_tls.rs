@@ -204,3 +204,25 @@ fn client_certificates_are_verified_when_required() {
     assert!(bad.contains("server connection failed"), "{bad}");
     assert!(recv.contains("TLS handshake failed"), "{recv}");
 }
+
+#[test]
+fn a_ca_certificate_used_as_the_server_certificate_is_explained() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    let dir = tempfile::tempdir().unwrap();
+    // what `openssl req -x509` makes: self-signed, with CA:TRUE
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let cert = params.self_signed(&key).unwrap();
+    let cert_path = dir.path().join("self.pem");
+    let key_path = dir.path().join("self.key");
+    std::fs::write(&cert_path, cert.pem()).unwrap();
+    std::fs::write(&key_path, key.serialize_pem()).unwrap();
+    let (_r, addr) = receiver(&server_tls(&cert_path, &key_path, None));
+    let mut a = agent(addr, "x", 10, &client_tls(&cert_path, None));
+    let line = a.wait_for_log("server connection failed", Duration::from_secs(20));
+    assert!(
+        line.contains("CA certificate") && line.contains("signed by that CA"),
+        "{line}"
+    );
+}

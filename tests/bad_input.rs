@@ -205,3 +205,19 @@ fn connections_over_the_limit_are_closed_and_counted() {
         1
     );
 }
+
+#[test]
+fn api_routes_ignore_the_query_string() {
+    let mut lf = Logferry::start(CONFIG);
+    let api = lf.address("api listening");
+    let health = http_get(api, "/health?x=1");
+    assert!(
+        health.starts_with("HTTP/1.1 200") && health.ends_with("ok\n"),
+        "{health}"
+    );
+    let metrics = http_get(api, "/metrics?name[]=logferry_source_records_total");
+    assert!(metrics.starts_with("HTTP/1.1 200"), "{metrics}");
+    assert!(metrics.contains("# TYPE logferry_source_records_total counter"));
+    assert!(http_get(api, "/nothing?health").starts_with("HTTP/1.1 404"));
+    assert!(lf.stop().success());
+}

@@ -65,6 +65,46 @@ pub struct ApiConfig {
     pub address: String,
 }
 
+impl ApiConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        listen_address(&self.address)
+    }
+}
+
+/// Checks an address to listen on as binding it would, short of binding:
+/// `host:port` with a port from 0 to 65535 and a host that resolves.
+/// Messages start with `address`, the key they are about.
+pub fn listen_address(address: &str) -> Result<(), String> {
+    use std::net::{SocketAddr, ToSocketAddrs};
+    if address.parse::<SocketAddr>().is_ok() {
+        return Ok(());
+    }
+    let (host, port) = host_port(address)?;
+    let host = host.trim_matches(|c| c == '[' || c == ']');
+    match (host, port).to_socket_addrs().map(|mut a| a.next()) {
+        Ok(Some(_)) => Ok(()),
+        Ok(_) => Err(format!(
+            "address {address:?}: host {host:?} has no address; use an IP address or a resolvable name"
+        )),
+        Err(e) => Err(format!(
+            "address {address:?}: cannot resolve host {host:?} ({e}); use an IP address (e.g. \"127.0.0.1:{port}\" or \"0.0.0.0:{port}\") or a resolvable name"
+        )),
+    }
+}
+
+/// Splits `host:port` and checks the port; messages start with `address`.
+pub fn host_port(address: &str) -> Result<(&str, u16), String> {
+    let Some((host, port)) = address.rsplit_once(':').filter(|(h, _)| !h.is_empty()) else {
+        return Err(format!(
+            "address {address:?} must be host:port, e.g. \"127.0.0.1:24224\""
+        ));
+    };
+    let port = port.parse::<u16>().map_err(|_| {
+        format!("address {address:?}: port {port:?} must be a number from 0 to 65535")
+    })?;
+    Ok((host, port))
+}
+
 /// A configuration error, with where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
@@ -97,9 +137,10 @@ impl Config {
         Config::parse(&text, &origin)
     }
 
-    /// The embedded default configuration.
-    pub fn embedded_default() -> Config {
-        Config::parse(DEFAULT_CONFIG, "<embedded default>").expect("the embedded default is valid")
+    /// The embedded default configuration. It reads environment variables
+    /// (`LOGFERRY_FORWARD_ADDRESS`, `LOGFERRY_DATA_DIR`), so it can fail.
+    pub fn embedded_default() -> Result<Config, ConfigError> {
+        Config::parse(DEFAULT_CONFIG, "<embedded default>")
     }
 
     /// Parses and validates configuration text, substituting environment
@@ -125,7 +166,7 @@ impl Config {
 
 struct Parser<'a> {
     origin: &'a str,
-    /// The text after interpolation (line numbers are unchanged by it).
+    /// The configuration text, for finding the line of a key.
     text: String,
 }
 
@@ -139,26 +180,45 @@ impl<'a> Parser<'a> {
     }
 
     fn parse(mut self, raw: &str) -> Result<Config, ConfigError> {
-        let text = interpolate(raw, |name| std::env::var(name).ok()).map_err(|e| {
-            // interpolate's messages start with "line N: "
-            let (line, msg) = e
-                .strip_prefix("line ")
-                .and_then(|r| r.split_once(": "))
-                .and_then(|(n, m)| Some((n.parse().ok()?, m.to_string())))
-                .unwrap_or((0, e.clone()));
-            self.error((line > 0).then_some(line), msg)
-        })?;
-        self.text = text;
+        self.text = raw.to_string();
         let mut root: Table = toml::from_str(&self.text).map_err(|e| {
             let line = e
                 .span()
                 .map(|s| self.text[..s.start].matches('\n').count() + 1);
-            self.error(line, e.message().to_string())
+            let mut message = e.message().trim_end().to_string();
+            let text = line.and_then(|l| self.text.lines().nth(l - 1));
+            if text.is_some_and(|t| t.contains("${")) {
+                message.push_str(
+                    " (${VAR} is substituted inside quoted strings only: write \"${VAR}\"; \
+                     sizes and durations accept strings, other numbers cannot come from the environment)",
+                );
+            }
+            self.error(line, message)
         })?;
+        // after parsing, inside string values only: a variable's value can
+        // never change the file's structure
+        let mut tree = Value::Table(std::mem::take(&mut root));
+        interpolate::interpolate_tree(&mut tree, &|name| std::env::var(name).ok()).map_err(
+            |(path, e)| {
+                let path: Vec<&str> = path.iter().map(String::as_str).collect();
+                self.error(
+                    self.locate_key_path(&path),
+                    format!("`{}`: {e}", path.join(".")),
+                )
+            },
+        )?;
+        if let Value::Table(t) = tree {
+            root = t;
+        }
         let sources = self.section(&mut root, "sources")?;
         let sinks = self.section(&mut root, "sinks")?;
         let api = match root.remove("api") {
-            Some(v) => Some(self.typed::<ApiConfig>(v, &["api"])?),
+            Some(v) => {
+                let api = self.typed::<ApiConfig>(v, &["api"])?;
+                api.validate()
+                    .map_err(|e| self.invalid(&["api"], &format!("[api]: {e}"), &e))?;
+                Some(api)
+            }
             None => None,
         };
         if let Some(key) = root.keys().next() {
@@ -204,12 +264,9 @@ impl<'a> Parser<'a> {
                 Some(v) => self.typed::<BufferConfig>(v, &["sinks", name.as_str(), "buffer"])?,
                 None => BufferConfig::default(),
             };
-            buffer.validate().map_err(|e| {
-                self.error(
-                    self.locate(&path, Some("buffer")),
-                    format!("[sinks.{name}]: {e}"),
-                )
-            })?;
+            buffer
+                .validate()
+                .map_err(|e| self.invalid(&path, &format!("[sinks.{name}]: {e}"), &e))?;
             let kind = self.component(
                 &path,
                 &kind,
@@ -259,12 +316,8 @@ impl<'a> Parser<'a> {
             ),
             KindError::Invalid(err) => err,
         })?;
-        validate(&kind).map_err(|e| {
-            self.error(
-                self.locate(path, None),
-                format!("[{}]: {e}", path.join(".")),
-            )
-        })?;
+        validate(&kind)
+            .map_err(|e| self.invalid(path, &format!("[{}]: {e}", path.join(".")), &e))?;
         Ok(kind)
     }
 
@@ -353,44 +406,104 @@ impl<'a> Parser<'a> {
         })
     }
 
+    /// An error from a `validate()` function of the table at `path`. Those
+    /// messages start with the key they are about (`max_connections must be
+    /// …`, `tls.ca_file: …`), which gives the line; when that key is not in
+    /// the file (a default), the next `snake_case` key named that is; else
+    /// the table's header line.
+    fn invalid(&self, path: &[&str], message: &str, validate_message: &str) -> ConfigError {
+        let words = validate_message.split_whitespace().map(|w| {
+            w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        });
+        // the first word, else a later one that can only be a key (`a_b`)
+        let line = words
+            .enumerate()
+            .filter(|(i, w)| !w.is_empty() && (*i == 0 || w.contains('_')))
+            .find_map(|(_, first)| {
+                let mut key_path: Vec<&str> = path.to_vec();
+                key_path.extend(first.split('.').filter(|k| !k.is_empty()));
+                (path.len()..key_path.len())
+                    .rev()
+                    .find_map(|k| self.locate_key(&key_path[..k], key_path[k]))
+            });
+        self.error(line.or_else(|| self.locate(path, None)), message)
+    }
+
+    /// The line of the value at a full key path (`["sources", "in", "tls",
+    /// "cert_file"]`, array elements as their index): the key's own line,
+    /// else the line of the nearest enclosing key that has one (an inline
+    /// table or an array), else the table's header.
+    fn locate_key_path(&self, path: &[&str]) -> Option<usize> {
+        for k in (0..path.len()).rev() {
+            if path[k].parse::<usize>().is_ok() {
+                continue;
+            }
+            if let Some(line) = self.locate_key(&path[..k], path[k]) {
+                return Some(line);
+            }
+        }
+        (1..path.len())
+            .rev()
+            .find_map(|k| self.locate(&path[..k], None))
+    }
+
     /// The line of `key` inside the table at `path` (or of the table's
     /// header when `key` is `None` or cannot be found).
     fn locate(&self, path: &[&str], key: Option<&str>) -> Option<usize> {
+        key.and_then(|k| self.locate_key(path, k))
+            .or_else(|| self.locate_header(path))
+    }
+
+    /// The line of the header `[a.b]` (or `[[a.b]]`) of the table at `path`.
+    fn locate_header(&self, path: &[&str]) -> Option<usize> {
+        self.text.lines().enumerate().find_map(|(i, line)| {
+            let t = line.trim();
+            t.starts_with('[')
+                .then(|| header_parts(t))
+                .filter(|h| h.len() == path.len() && h.iter().zip(path).all(|(a, b)| a == b))
+                .map(|_| i + 1)
+        })
+    }
+
+    /// The line where `key` is defined inside the table at `path`.
+    fn locate_key(&self, path: &[&str], key: &str) -> Option<usize> {
         let mut header: Vec<String> = Vec::new();
-        let mut header_line = None;
         for (i, line) in self.text.lines().enumerate() {
             let t = line.trim();
             if t.starts_with('[') {
-                header = t
-                    .trim_matches(|c| c == '[' || c == ']')
-                    .split('.')
-                    .map(|p| p.trim().trim_matches('"').to_string())
-                    .collect();
-                if header.len() >= path.len() && header.iter().zip(path).all(|(a, b)| a == b) {
-                    if header.len() == path.len() && header_line.is_none() {
-                        header_line = Some(i + 1);
-                        if key.is_none() {
-                            return header_line;
-                        }
-                    }
-                } else {
-                    continue;
-                }
+                header = header_parts(t);
+                continue;
             }
             let in_scope =
                 header.len() >= path.len() && header.iter().zip(path).all(|(a, b)| a == b);
-            if let (true, Some(key)) = (in_scope, key) {
+            if in_scope {
                 let defines = t
                     .strip_prefix(key)
                     .is_some_and(|r| r.trim_start().starts_with('=') || r.starts_with('.'));
-                let inline = t.contains(&format!("{key} =")) || t.contains(&format!("{key}="));
+                // `x = { key = 1 }`, `[{ a = 1, key = 2 }]`: the key as a whole word
+                let inline = [format!("{key} ="), format!("{key}=")].iter().any(|k| {
+                    t.match_indices(k.as_str()).any(|(at, _)| {
+                        t[..at]
+                            .chars()
+                            .next_back()
+                            .is_some_and(|c| c == '{' || c == ',' || c.is_whitespace())
+                    })
+                });
                 if defines || inline {
                     return Some(i + 1);
                 }
             }
         }
-        header_line
+        None
     }
+}
+
+/// `[a.b."c"]` → `["a", "b", "c"]`.
+fn header_parts(t: &str) -> Vec<String> {
+    t.trim_matches(|c| c == '[' || c == ']')
+        .split('.')
+        .map(|p| p.trim().trim_matches('"').to_string())
+        .collect()
 }
 
 /// The type-specific keys of one component, ready to become its config.

@@ -59,7 +59,7 @@ fn parses_the_documented_shape() {
 
 #[test]
 fn the_embedded_default_is_valid() {
-    let c = Config::embedded_default();
+    let c = Config::embedded_default().unwrap();
     assert_eq!((c.sources.len(), c.sinks.len()), (1, 1));
 }
 
@@ -138,4 +138,55 @@ fn type_errors_point_at_the_key() {
         + 1;
     assert_eq!(e.line, Some(line), "{e}");
     assert!(e.message.contains("max_bytes"), "{e}");
+}
+
+#[test]
+fn environment_values_cannot_change_the_structure() {
+    std::env::set_var(
+        "LOGFERRY_TEST_INJECT",
+        "k\"\n\n[sinks.evil]\ntype = \"stdout\"\nmatch = \"**\"\n[x\\",
+    );
+    let c = parse(&GOOD.replace(
+        "address = \"127.0.0.1:0\"",
+        "address = \"127.0.0.1:0\"\nshared_key = \"${LOGFERRY_TEST_INJECT}\"",
+    ))
+    .unwrap();
+    assert_eq!(c.sinks.len(), 2, "no sink added");
+    let SourceKind::Forward(f) = &c.sources[0].kind else {
+        panic!()
+    };
+    assert_eq!(
+        f.shared_key.as_deref(),
+        Some("k\"\n\n[sinks.evil]\ntype = \"stdout\"\nmatch = \"**\"\n[x\\")
+    );
+}
+
+#[test]
+fn validation_errors_point_at_the_key() {
+    let line_of =
+        |text: &str, key: &str| text.lines().position(|l| l.starts_with(key)).unwrap() + 1;
+    let text = GOOD.replace(
+        "idle_timeout = \"30s\"",
+        "idle_timeout = \"30s\"\nmax_connections = 0",
+    );
+    let e = err(&text);
+    assert_eq!(e.line, Some(line_of(&text, "max_connections")), "{e}");
+    let text = GOOD.replace("rotate_bytes = \"100MiB\"", "rotate_bytes = 0");
+    let e = err(&text);
+    assert_eq!(e.line, Some(line_of(&text, "rotate_bytes")), "{e}");
+    // a default named by the message: the key that is in the file
+    let text = GOOD.replace("\"1MiB\"", "\"512MiB\"");
+    let e = err(&text);
+    assert_eq!(e.line, Some(line_of(&text, "max_frame_bytes")), "{e}");
+    assert!(e.message.contains("raise max_decompressed_bytes"), "{e}");
+}
+
+#[test]
+fn a_variable_outside_quotes_is_explained() {
+    let e = err(&GOOD.replace("count = 10", "count = ${COUNT}"));
+    assert_eq!(
+        e.line,
+        Some(GOOD.lines().position(|l| l == "count = 10").unwrap() + 1)
+    );
+    assert!(e.message.contains("inside quoted strings only"), "{e}");
 }

@@ -43,7 +43,24 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
             ))
         }
     };
-    Ok(Duration::from_secs_f64(n * scale))
+    seconds(n * scale).map_err(|e| format!("{e} (in {s:?})"))
+}
+
+/// Longest duration accepted: timers past it are the same as never, and
+/// adding them to the clock must not overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(3650 * 86400);
+
+/// `secs` as a duration, if it is one we accept.
+fn seconds(secs: f64) -> Result<Duration, String> {
+    match Duration::try_from_secs_f64(secs) {
+        Ok(d) if d <= MAX_DURATION => Ok(d),
+        Ok(_) | Err(_) if secs.is_finite() && secs >= 0.0 => Err(format!(
+            "duration of {secs} seconds is too long: the most is 3650d (ten years)"
+        )),
+        _ => Err(format!(
+            "invalid duration {secs}: expected e.g. \"500ms\", \"10s\", \"5m\""
+        )),
+    }
 }
 
 /// Parses `"64KiB"`, `"16MiB"`, `"1GiB"`, `"10MB"`, `"512k"`; a bare number is bytes.
@@ -65,15 +82,21 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    Ok((n * scale) as u64)
+    let bytes = n * scale;
+    if !bytes.is_finite() || bytes >= u64::MAX as f64 {
+        return Err(format!("size {s:?} is too large"));
+    }
+    Ok(bytes as u64)
 }
 
 /// serde `deserialize_with` for durations.
 pub fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     match NumberOrText::deserialize(d)? {
-        NumberOrText::Int(n) => Ok(Duration::from_secs(n)),
-        NumberOrText::Float(f) if f >= 0.0 => Ok(Duration::from_secs_f64(f)),
-        NumberOrText::Float(f) => Err(de::Error::custom(format!("negative duration {f}"))),
+        NumberOrText::Int(n) => seconds(n as f64).map_err(de::Error::custom),
+        NumberOrText::Float(f) if f < 0.0 => {
+            Err(de::Error::custom(format!("negative duration {f}")))
+        }
+        NumberOrText::Float(f) => seconds(f).map_err(de::Error::custom),
         NumberOrText::Text(s) => parse_duration(&s).map_err(de::Error::custom),
     }
 }
@@ -87,8 +110,11 @@ pub fn opt_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>,
 pub fn bytes<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
     let n = match NumberOrText::deserialize(d)? {
         NumberOrText::Int(n) => n,
-        NumberOrText::Float(f) if f >= 0.0 => f as u64,
-        NumberOrText::Float(f) => return Err(de::Error::custom(format!("negative size {f}"))),
+        NumberOrText::Float(f) if f < 0.0 => {
+            return Err(de::Error::custom(format!("negative size {f}")))
+        }
+        NumberOrText::Float(f) if f.is_finite() && f < u64::MAX as f64 => f as u64,
+        NumberOrText::Float(f) => return Err(de::Error::custom(format!("size {f} is too large"))),
         NumberOrText::Text(s) => parse_bytes(&s).map_err(de::Error::custom)?,
     };
     usize::try_from(n).map_err(|_| de::Error::custom(format!("size {n} is too large")))
@@ -111,6 +137,30 @@ mod tests {
         assert_eq!(parse_duration("2"), Ok(Duration::from_secs(2)));
         assert!(parse_duration("10 parsecs").is_err());
         assert!(parse_duration("fast").is_err());
+    }
+
+    #[test]
+    fn huge_values_are_errors_not_panics() {
+        let e = parse_duration("99999999999999999999d").unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        assert!(parse_duration("3651d").is_err());
+        assert_eq!(parse_duration("3650d"), Ok(MAX_DURATION));
+        let e = parse_duration("1e400").unwrap_err();
+        assert!(e.contains("1e400"), "{e}");
+        let toml: toml::Value = toml::from_str("d = 18446744073709551615.0").unwrap();
+        assert!(duration(toml["d"].clone()).is_err());
+        for (text, want) in [
+            ("inf", "invalid duration inf"),
+            ("nan", "invalid duration NaN"),
+        ] {
+            let v: toml::Value = toml::from_str(&format!("d = {text}")).unwrap();
+            let e = duration(v["d"].clone()).unwrap_err().to_string();
+            assert!(e.contains(want), "{e}");
+            let e = bytes(v["d"].clone()).unwrap_err().to_string();
+            assert!(e.contains("too large"), "{e}");
+        }
+        let e = parse_bytes("99999999999999999999GiB").unwrap_err();
+        assert!(e.contains("too large"), "{e}");
     }
 
     #[test]

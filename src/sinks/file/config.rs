@@ -54,6 +54,18 @@ impl FileSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.format.validate()?;
         PathTemplate::parse(&self.path)?;
+        if self.path.ends_with('/') {
+            return Err(format!(
+                "path {:?} ends in `/`: it must name a file, e.g. \"{}unified.log\"",
+                self.path, self.path
+            ));
+        }
+        if std::path::Path::new(&self.path).is_dir() {
+            return Err(format!(
+                "path {:?} is a directory: it must name a file in it, e.g. \"{}/unified.log\"",
+                self.path, self.path
+            ));
+        }
         if self.rotate_bytes == Some(0) {
             return Err("rotate_bytes must be greater than 0".into());
         }

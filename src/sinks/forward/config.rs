@@ -154,14 +154,16 @@ impl ForwardSinkConfig {
             return Err("servers must list at least one server".into());
         }
         if self.servers.iter().all(|s| s.standby) {
-            return Err("at least one server must not be a standby".into());
+            return Err("servers: at least one server must not be a standby".into());
         }
         for s in &self.servers {
-            if !s.address.contains(':') {
-                return Err(format!("server address {:?} must be host:port", s.address));
-            }
+            // resolved when connecting: a name that does not resolve yet is retried
+            crate::config::host_port(&s.address).map_err(|e| format!("servers: {e}"))?;
             if s.weight == 0 && self.mode == BalanceMode::Weighted {
-                return Err(format!("server {} has weight 0", s.address));
+                return Err(format!(
+                    "servers: server {} has weight 0 (mode = \"weighted\" needs a weight of at least 1)",
+                    s.address
+                ));
             }
         }
         if self.batch_records == 0 || self.batch_bytes == 0 {

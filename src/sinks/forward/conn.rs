@@ -307,12 +307,12 @@ async fn connect(s: &Settings, address: &str) -> Result<Box<dyn Stream>, (&'stat
             None => Box::new(tcp),
             Some((connector, config)) => {
                 let name = config.server_name(address).map_err(|e| ("tls", e))?;
-                Box::new(
-                    connector
-                        .connect(name, tcp)
-                        .await
-                        .map_err(|e| ("tls", format!("TLS handshake failed: {e}")))?,
-                )
+                Box::new(connector.connect(name, tcp).await.map_err(|e| {
+                    (
+                        "tls",
+                        format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
+                    )
+                })?)
             }
         };
         if let Some(auth) = &s.auth {

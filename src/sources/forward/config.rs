@@ -53,6 +53,9 @@ pub struct UserConfig {
     pub password: String,
 }
 
+/// Largest `max_frame_bytes` accepted: a frame is held in memory whole.
+const MAX_FRAME_BYTES_LIMIT: usize = 1024 * 1024 * 1024;
+
 const fn default_max_frame_bytes() -> usize {
     16 * 1024 * 1024
 }
@@ -71,14 +74,21 @@ const fn default_idle_timeout() -> Duration {
 
 impl ForwardSourceConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.address.parse::<std::net::SocketAddr>().is_err() && !self.address.contains(':') {
-            return Err(format!("address {:?} must be host:port", self.address));
-        }
+        crate::config::listen_address(&self.address)?;
         if self.max_frame_bytes < 1024 {
             return Err("max_frame_bytes must be at least 1KiB".into());
         }
+        if self.max_frame_bytes > MAX_FRAME_BYTES_LIMIT {
+            return Err(format!(
+                "max_frame_bytes = {} is larger than the most allowed, {} (1GiB)",
+                self.max_frame_bytes, MAX_FRAME_BYTES_LIMIT
+            ));
+        }
         if self.max_decompressed_bytes < self.max_frame_bytes {
-            return Err("max_decompressed_bytes must be at least max_frame_bytes".into());
+            return Err(format!(
+                "max_decompressed_bytes ({}) must be at least max_frame_bytes ({}): raise max_decompressed_bytes or lower max_frame_bytes",
+                self.max_decompressed_bytes, self.max_frame_bytes
+            ));
         }
         if self.max_connections == 0 {
             return Err("max_connections must be at least 1".into());

@@ -95,7 +95,7 @@ impl Connection {
                         return metrics.connection_error(
                             peer,
                             "tls",
-                            &format!("TLS handshake failed: {e}"),
+                            &format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
                         )
                     }
                     Err(_) => {

@@ -19,6 +19,7 @@ pub use config::{ForwardSourceConfig, UserConfig};
 use super::SourceContext;
 use crate::metrics::{Counter, Registry};
 use crate::protocol::forward::FrameError;
+use crate::telemetry::RateLimitedLog;
 
 /// A bound forward listener, ready to serve.
 pub struct ForwardSource {
@@ -73,6 +74,7 @@ impl ForwardSource {
             tls,
             auth: config.auth(),
         });
+        let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
         let mut connections = JoinSet::new();
         loop {
             tokio::select! {
@@ -83,14 +85,14 @@ impl ForwardSource {
                         Ok(a) => a,
                         Err(e) => {
                             // EMFILE and friends: back off instead of spinning
-                            tracing::warn!(source = %cx.name, error = %e, "accept failed");
-                            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                            accept_errors.handle(&e).await;
                             continue;
                         }
                     };
                     let Ok(slot) = slots.clone().try_acquire_owned() else {
                         metrics.connections_rejected.inc();
-                        tracing::warn!(source = %cx.name, %peer, limit = config.max_connections,
+                        crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
+                            %peer, limit = config.max_connections,
                             "connection refused: max_connections reached");
                         continue;
                     };
@@ -124,6 +126,8 @@ pub(crate) struct ForwardMetrics {
     connections_rejected: Counter,
     acks_sent: Counter,
     acks_withheld: Counter,
+    /// Per-frame and per-connection warnings, rate-limited per kind.
+    warnings: RateLimitedLog,
     registry: Registry,
     source: Arc<str>,
 }
@@ -146,6 +150,7 @@ impl ForwardMetrics {
                 "Chunks not acknowledged because a sink dropped or failed them (the client resends).",
                 l,
             ),
+            warnings: RateLimitedLog::default(),
             registry: r.clone(),
             source: source.into(),
         }
@@ -162,9 +167,11 @@ impl ForwardMetrics {
             )
             .inc();
         if e.is_fatal() {
-            tracing::warn!(source = %self.source, %peer, error = %e, "closing connection: bad frame");
+            crate::warn_limited!(self.warnings, e.kind(), source = %self.source, %peer,
+                error = %e, "closing connection: bad frame");
         } else {
-            tracing::warn!(source = %self.source, %peer, error = %e, "frame rejected; connection continues");
+            crate::warn_limited!(self.warnings, e.kind(), source = %self.source, %peer,
+                error = %e, "frame rejected; connection continues");
         }
     }
 
@@ -176,6 +183,7 @@ impl ForwardMetrics {
                 &[("component", &self.source), ("kind", kind)],
             )
             .inc();
-        tracing::warn!(source = %self.source, %peer, reason, "closing connection");
+        crate::warn_limited!(self.warnings, kind, source = %self.source, %peer, reason,
+            "closing connection");
     }
 }

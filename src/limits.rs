@@ -1,0 +1,107 @@
+//! The process's open-file limit: raised to its maximum at start, and
+//! compared with what the configuration may need, so running out of
+//! descriptors is announced at start rather than found under load.
+
+use crate::config::Config;
+use crate::metrics::Registry;
+use crate::sinks::SinkKind;
+use crate::sources::SourceKind;
+
+/// Descriptors kept aside for what the configuration does not count: the
+/// runtimes' epoll and event descriptors, listeners, standard streams
+/// (about 18 for a forward source, a file sink and the API), the API's
+/// connections and checkpoints.
+pub const RESERVED_DESCRIPTORS: u64 = 32;
+
+/// The soft and hard `RLIMIT_NOFILE`.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux only
+pub fn nofile() -> std::io::Result<(u64, u64)> {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we pass.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((lim.rlim_cur as u64, lim.rlim_max as u64))
+}
+
+/// Raises the soft open-file limit to the hard one (the soft default of
+/// 1024 is far below what a busy forward source holds) and logs both, once.
+/// Call once, early, before any thread opens descriptors.
+#[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux only
+pub fn raise_nofile() {
+    let (soft, hard) = match nofile() {
+        Ok(l) => l,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the open-file limit");
+            return;
+        }
+    };
+    if soft >= hard {
+        tracing::info!(soft, hard, "open-file limit");
+        return;
+    }
+    let lim = libc::rlimit {
+        rlim_cur: hard as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
+    };
+    // SAFETY: setrlimit reads the struct we pass.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } == 0 {
+        tracing::info!(
+            soft = hard,
+            hard,
+            was = soft,
+            "open-file limit raised to the hard limit"
+        );
+    } else {
+        let e = std::io::Error::last_os_error();
+        tracing::info!(soft, hard, error = %e, "open-file limit (could not raise it to the hard limit)");
+    }
+}
+
+/// Descriptors the configuration may hold at once: every forward source's
+/// `max_connections`, every file a file sink may keep open, a connection
+/// per forward sink server, and a reserve.
+pub fn descriptors_needed(config: &Config) -> u64 {
+    let connections: u64 = config
+        .sources
+        .iter()
+        .map(|s| match &s.kind {
+            SourceKind::Forward(f) => f.max_connections as u64,
+            _ => 0,
+        })
+        .sum();
+    let files: u64 = config
+        .sinks
+        .iter()
+        .map(|s| match &s.kind {
+            SinkKind::File(f) if f.path.contains("${tag") || f.path.contains('%') => {
+                f.max_open_files as u64
+            }
+            SinkKind::File(_) => 1,
+            SinkKind::Forward(f) => f.servers.len() as u64,
+            _ => 0,
+        })
+        .sum();
+    connections + files + RESERVED_DESCRIPTORS
+}
+
+/// Warns (and counts) when the configuration may need more descriptors
+/// than the open-file limit allows.
+pub fn check(config: &Config, metrics: &Registry) {
+    let Ok((soft, _)) = nofile() else { return };
+    let needed = descriptors_needed(config);
+    if needed > soft {
+        metrics
+            .counter(
+                "logferry_startup_warnings_total",
+                "Problems found at start that do not stop logferry, by kind (nofile).",
+                &[("kind", "nofile")],
+            )
+            .inc();
+        tracing::warn!(needed, limit = soft,
+            "the open-file limit is lower than the configuration may need (max_connections of the forward sources, files of the file sinks, and {RESERVED_DESCRIPTORS} in reserve): raise the limit (ulimit -n, systemd LimitNOFILE=) or lower max_connections; when descriptors run out, new connections wait and files cannot be opened");
+    }
+}
