@@ -25,30 +25,6 @@ const CHANGED_SINCE_SLACK: Duration = Duration::from_secs(1);
 /// Deepest directory walk for `**` globs.
 const MAX_DEPTH: usize = 16;
 
-/// Warnings given at most once per interval per kind, with how many were
-/// held back; the counters count each one.
-#[derive(Default)]
-pub struct Warned {
-    last: std::collections::HashMap<&'static str, (Instant, u64)>,
-}
-
-impl Warned {
-    /// True if a warning of `kind` should be logged now; the number held
-    /// back since the last one is in the second field.
-    fn allow(&mut self, kind: &'static str) -> Option<u64> {
-        let now = Instant::now();
-        let e = self.last.entry(kind).or_insert((now, 0));
-        if e.1 == 0 || now.duration_since(e.0) >= Duration::from_secs(10) {
-            let held = e.1.saturating_sub(1);
-            *e = (now, 1);
-            Some(held)
-        } else {
-            e.1 += 1;
-            None
-        }
-    }
-}
-
 impl TailSource {
     /// Start-up: the checkpoint, the globs, then the checkpointed files
     /// that were renamed while logferry was down, and rotations of followed

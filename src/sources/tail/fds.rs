@@ -1,26 +1,13 @@
-//! Descriptors: how many the tail source may hold, and a spare one kept
-//! back so the checkpoint can always be written.
+//! Descriptors: how many the tail source may hold (by default), and spare
+//! ones kept back so the checkpoint can always be written.
 
 use std::fs::File;
-
-/// The process's open-file limit (soft, hard).
-pub fn nofile_limit() -> (u64, u64) {
-    // SAFETY: getrlimit writes into the struct it is given.
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
-        return (1024, 1024);
-    }
-    (lim.rlim_cur, lim.rlim_max)
-}
 
 /// Descriptors the tail source may hold for followed files when
 /// `max_open_files` is not set: three quarters of the soft limit, at least
 /// 16, leaving the rest to sockets, sinks and the checkpoint.
 pub fn default_budget() -> usize {
-    let (soft, _) = nofile_limit();
+    let (soft, _) = crate::limits::nofile().unwrap_or((1024, 1024));
     let soft = usize::try_from(soft).unwrap_or(usize::MAX);
     (soft / 4 * 3).max(16)
 }
@@ -59,8 +46,7 @@ mod tests {
 
     #[test]
     fn the_budget_leaves_room() {
-        let (soft, hard) = nofile_limit();
-        assert!(soft <= hard);
+        let (soft, _) = crate::limits::nofile().unwrap();
         let b = default_budget() as u64;
         assert!(b >= 16 && (b < soft || soft < 22));
         let mut r = Reserve::new(2);

@@ -121,7 +121,7 @@ pub struct TailSource {
     /// Expand the globs again at this instant (sooner than the timer).
     rescan_soon: Option<Instant>,
     reserve: fds::Reserve,
-    warned: discover::Warned,
+    warned: crate::telemetry::RateLimitedLog,
     /// `paths` and `exclude`, compiled.
     globs: Vec<glob::Pattern>,
     excludes: Vec<glob::Pattern>,
@@ -181,7 +181,7 @@ impl TailSource {
             open: 0,
             rescan_soon: None,
             reserve: fds::Reserve::new(2),
-            warned: discover::Warned::default(),
+            warned: crate::telemetry::RateLimitedLog::default(),
             globs,
             excludes,
             router: Some(router),
@@ -189,7 +189,7 @@ impl TailSource {
     }
 
     pub async fn run(mut self) {
-        let (soft, hard) = fds::nofile_limit();
+        let (soft, hard) = crate::limits::nofile().unwrap_or((0, 0));
         tracing::info!(source = %self.cx.name, max_open_files = self.budget, nofile_soft = soft, nofile_hard = hard, "tail descriptor budget");
         self.watcher = match watch::Watcher::new() {
             Ok(w) => Some(w),
