@@ -52,11 +52,16 @@ impl FileId {
     /// The identity of an open file.
     pub fn of(file: &std::fs::File) -> std::io::Result<FileId> {
         use std::os::fd::AsRawFd;
-        statx(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH)
+        statx(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH).map(|(id, _)| id)
     }
 
     /// The identity of the file a path names now.
     pub fn of_path(path: &Path) -> std::io::Result<FileId> {
+        Self::stat_path(path).map(|(id, _)| id)
+    }
+
+    /// The identity and size of the file a path names now (one call).
+    pub fn stat_path(path: &Path) -> std::io::Result<(FileId, u64)> {
         use std::os::unix::ffi::OsStrExt;
         let c = std::ffi::CString::new(path.as_os_str().as_bytes())
             .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
@@ -79,7 +84,7 @@ impl FileId {
     }
 }
 
-fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<FileId> {
+fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<(FileId, u64)> {
     // SAFETY: statx writes into the zeroed struct it is given; `path` is a
     // valid C string for the call's duration.
     let mut sx: libc::statx = unsafe { std::mem::zeroed() };
@@ -88,7 +93,7 @@ fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<FileI
             dirfd,
             path.as_ptr(),
             flags | libc::AT_STATX_SYNC_AS_STAT,
-            libc::STATX_INO | libc::STATX_BTIME,
+            libc::STATX_INO | libc::STATX_BTIME | libc::STATX_SIZE,
             &mut sx,
         )
     };
@@ -100,11 +105,12 @@ fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<FileI
     } else {
         0
     };
-    Ok(FileId {
+    let id = FileId {
         dev: libc::makedev(sx.stx_dev_major, sx.stx_dev_minor),
         ino: sx.stx_ino,
         born,
-    })
+    };
+    Ok((id, sx.stx_size))
 }
 
 /// The head of a file: length and hash of its first bytes.

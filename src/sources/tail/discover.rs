@@ -516,9 +516,7 @@ impl TailSource {
 
 /// A path's identity and size now.
 fn stat(path: &Path) -> std::io::Result<(FileId, u64)> {
-    let id = FileId::of_path(path)?;
-    let size = std::fs::metadata(path)?.len();
-    Ok((id, size))
+    FileId::stat_path(path)
 }
 
 /// Every directory below `dir`, to `MAX_DEPTH`.
