@@ -15,12 +15,22 @@ use crate::router::{Route, Router};
 use crate::sinks;
 use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
 
+/// Why a pipeline stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The stop future resolved (a signal).
+    Asked,
+    /// Every source finished by itself (a finite run).
+    SourcesFinished,
+}
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
     trigger: ShutdownTrigger,
     sources: JoinSet<()>,
     sinks: Vec<(String, tokio::sync::oneshot::Receiver<()>)>,
+    gauges: Vec<(String, crate::buffer::QueueGauge)>,
 }
 
 impl Pipeline {
@@ -30,10 +40,12 @@ impl Pipeline {
         let (trigger, shutdown) = shutdown_channel();
         let mut routes = Vec::new();
         let mut sink_handles = Vec::new();
+        let mut gauges = Vec::new();
         for s in config.sinks {
             let sink = sinks::build(&s.name, s.kind, &metrics)
                 .map_err(|e| format!("sink {}: {e}", s.name))?;
             let (tx, rx) = queue(&s.name, s.buffer, &metrics);
+            gauges.push((s.name.clone(), tx.gauge()));
             let done =
                 sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
             routes.push(Route {
@@ -73,18 +85,19 @@ impl Pipeline {
             trigger,
             sources: tasks,
             sinks: sink_handles,
+            gauges,
         })
     }
 
     /// Runs until `stop` resolves or every source has finished by itself,
     /// then shuts down in order.
-    pub async fn run_until(mut self, stop: impl Future<Output = ()>) {
+    pub async fn run_until(mut self, stop: impl Future<Output = ()>) -> Stopped {
         tokio::pin!(stop);
-        loop {
+        let why = loop {
             tokio::select! {
                 _ = &mut stop => {
                     tracing::info!("shutting down: draining in-flight records");
-                    break;
+                    break Stopped::Asked;
                 }
                 joined = self.sources.join_next() => match joined {
                     Some(Ok(())) => continue,
@@ -94,11 +107,11 @@ impl Pipeline {
                     }
                     None => {
                         tracing::info!("every source has finished; draining");
-                        break;
+                        break Stopped::SourcesFinished;
                     }
                 },
             }
-        }
+        };
         self.trigger.trigger();
         while self.sources.join_next().await.is_some() {}
         for (name, done) in self.sinks {
@@ -107,5 +120,18 @@ impl Pipeline {
             }
         }
         tracing::info!(counters = %self.metrics.summary(), "stopped");
+        why
+    }
+
+    /// Bytes of records each sink holds (queued or being delivered): what
+    /// is not acknowledged yet. Usable after `run_until` has taken `self`.
+    pub fn held_bytes(&self) -> impl Fn() -> Vec<(String, usize)> + Send + 'static {
+        let gauges = self.gauges.clone();
+        move || {
+            gauges
+                .iter()
+                .map(|(n, g)| (n.clone(), g.held_bytes()))
+                .collect()
+        }
     }
 }

@@ -173,6 +173,28 @@ impl QueueSender {
     pub fn queued_bytes(&self) -> usize {
         self.config.max_bytes - self.room.available_permits()
     }
+
+    /// Reads `queued_bytes` without keeping the queue open.
+    pub fn gauge(&self) -> QueueGauge {
+        QueueGauge {
+            room: self.room.clone(),
+            max_bytes: self.config.max_bytes,
+        }
+    }
+}
+
+/// Reads how much a queue holds, without being one of its senders.
+#[derive(Clone)]
+pub struct QueueGauge {
+    room: Arc<Semaphore>,
+    max_bytes: usize,
+}
+
+impl QueueGauge {
+    /// Bytes held by queued or in-progress batches.
+    pub fn held_bytes(&self) -> usize {
+        self.max_bytes - self.room.available_permits()
+    }
 }
 
 impl QueueReceiver {
