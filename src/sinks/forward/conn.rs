@@ -44,6 +44,10 @@ pub struct Settings {
 /// How long a finished connection waits for the server to close its side.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
+/// After a connection failed, how long acks already sent by the server
+/// may take to be read.
+const LATE_ACK_WAIT: Duration = Duration::from_millis(100);
+
 /// Largest handshake message or ack accepted from a server.
 const MAX_RESPONSE: usize = 64 * 1024;
 
@@ -116,14 +120,8 @@ impl ServerTask {
                             reason,
                             blamed,
                         } => {
-                            // A server that accepts connections but fails every
-                            // session keeps backing off; one that delivered
-                            // resets it, unless the session died on a chunk
-                            // that had failed before (a receiver refusing it):
-                            // resending that one must not become a tight loop.
-                            if self.settled_chunks > settled_before && blamed.unwrap_or(0) <= 1 {
-                                backoff = s.reconnect_min;
-                            }
+                            let delivered = self.settled_chunks > settled_before;
+                            backoff = backoff_after_session(backoff, delivered, blamed, &s);
                             self.metrics.connection_error(&self.address, kind, &reason)
                         }
                     }
@@ -255,6 +253,20 @@ impl ServerTask {
             }
         };
         let (kind, reason) = end;
+        // Acks the server sent before it closed may still be on their way
+        // in (a failed write is often noticed first): settle those chunks,
+        // so that the one charged is the one the server stopped at.
+        let late_acks = async {
+            while let Some(Ok(id)) = acks.recv().await {
+                if let Some((chunk, _, _)) = in_flight.remove(&id) {
+                    self.metrics.settled(&chunk);
+                    chunk.accept();
+                    self.settled_chunks += 1;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LATE_ACK_WAIT, late_acks).await;
+        self.wake.notify_one();
         let mut unsettled: Vec<(u64, Chunk)> = in_flight
             .into_values()
             .map(|(chunk, _, seq)| (seq, chunk))
@@ -289,6 +301,24 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
+    }
+}
+
+/// The reconnect delay after a failed session. A server that accepts
+/// connections but fails every session keeps backing off; one that
+/// delivered resets it, unless the session died on a chunk that had failed
+/// before (a receiver refusing it): resending that one must not become a
+/// tight loop, even while other chunks get through.
+fn backoff_after_session(
+    current: Duration,
+    delivered: bool,
+    blamed: Option<u32>,
+    s: &Settings,
+) -> Duration {
+    if delivered && blamed.unwrap_or(0) <= 1 {
+        s.reconnect_min
+    } else {
+        current
     }
 }
 
@@ -404,6 +434,38 @@ async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_failing_again_keeps_the_backoff_growing() {
+        let s = Settings {
+            sink: "s".into(),
+            compress: Compress::None,
+            require_ack: true,
+            ack_timeout: Duration::from_secs(1),
+            max_in_flight: 1,
+            max_attempts: 10,
+            connect_timeout: Duration::from_secs(1),
+            keepalive: Duration::from_secs(1),
+            reconnect_min: Duration::from_millis(100),
+            reconnect_max: Duration::from_secs(30),
+            auth: None,
+            tls: None,
+        };
+        let grown = Duration::from_secs(8);
+        // delivered, failed on a chunk's first failure: a fresh start
+        assert_eq!(
+            backoff_after_session(grown, true, Some(1), &s),
+            s.reconnect_min
+        );
+        assert_eq!(
+            backoff_after_session(grown, true, None, &s),
+            s.reconnect_min
+        );
+        // delivered others, but died on a chunk that failed before
+        assert_eq!(backoff_after_session(grown, true, Some(2), &s), grown);
+        // delivered nothing
+        assert_eq!(backoff_after_session(grown, false, Some(1), &s), grown);
+    }
 
     #[test]
     fn jitter_stays_within_a_quarter() {

@@ -11,8 +11,11 @@
 //! with `require_ack`, when the server acked it; without, when it was
 //! written to the socket. A chunk whose connection fails before that goes
 //! back to the dispatcher and is sent again, possibly to another server
-//! (at least once). Batches that arrived as forward entries are sent as
-//! they are: no record is decoded or re-encoded on the way through.
+//! (at least once), until it has failed `max_attempts` times: then it is
+//! given up (rejected, logged, counted). Batches that arrived as forward
+//! entries are sent as they are: no record is decoded or re-encoded on the
+//! way through; a batch over `batch_bytes` or `batch_records` is split at
+//! entry boundaries.
 
 mod balance;
 mod chunk;
