@@ -111,7 +111,7 @@ fn run(config: Config) -> ExitCode {
             }
         };
         let metrics = pipeline.metrics.clone();
-        let held_bytes = pipeline.held_bytes();
+        let held = pipeline.held();
         let mut first = signals.clone();
         let mut second = signals;
         tokio::select! {
@@ -120,11 +120,15 @@ fn run(config: Config) -> ExitCode {
             }
             _ = signal_number(&mut second, 2) => {
                 // a second signal: stop now, saying what is left behind
-                let held = held_bytes();
-                let total: usize = held.iter().map(|(_, b)| b).sum();
-                let per_sink: Vec<String> = held.iter().map(|(n, b)| format!("{n}={b}")).collect();
-                tracing::error!(unacknowledged_bytes = total, per_sink = %per_sink.join(","),
-                    counters = %metrics.summary(),
+                let held = held();
+                let records: usize = held.iter().map(|h| h.records).sum();
+                let bytes: usize = held.iter().map(|h| h.bytes).sum();
+                let per_sink: Vec<String> = held
+                    .iter()
+                    .map(|h| format!("{}={}/{}B", h.sink, h.records, h.bytes))
+                    .collect();
+                tracing::error!(unacknowledged_records = records, unacknowledged_bytes = bytes,
+                    per_sink = %per_sink.join(","), counters = %metrics.summary(),
                     "second stop signal: stopping at once; records still queued or in delivery are not acknowledged");
                 (ExitCode::FAILURE, true)
             }

@@ -24,6 +24,14 @@ pub enum Stopped {
     SourcesFinished,
 }
 
+/// What one sink holds that is not acknowledged yet.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub sink: String,
+    pub records: usize,
+    pub bytes: usize,
+}
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
@@ -123,14 +131,18 @@ impl Pipeline {
         why
     }
 
-    /// Bytes of records each sink holds (queued or being delivered): what
+    /// Records and bytes each sink holds (queued or being delivered): what
     /// is not acknowledged yet. Usable after `run_until` has taken `self`.
-    pub fn held_bytes(&self) -> impl Fn() -> Vec<(String, usize)> + Send + 'static {
+    pub fn held(&self) -> impl Fn() -> Vec<Held> + Send + 'static {
         let gauges = self.gauges.clone();
         move || {
             gauges
                 .iter()
-                .map(|(n, g)| (n.clone(), g.held_bytes()))
+                .map(|(n, g)| Held {
+                    sink: n.clone(),
+                    records: g.held_records(),
+                    bytes: g.held_bytes(),
+                })
                 .collect()
         }
     }
