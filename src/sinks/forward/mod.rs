@@ -311,9 +311,8 @@ struct Dispatcher<'a> {
 
 impl Dispatcher<'_> {
     fn take(&mut self, delivery: Delivery) {
-        // a batch larger than a chunk may be (a big frame from a forward
-        // source) goes out in pieces a receiver's frame limit accepts
-        // (or more records than a chunk may hold) goes out in pieces
+        // a batch larger than a chunk may be, in bytes or records (a big
+        // frame from a forward source), goes out in pieces that fit
         let delivery =
             match chunk::split(delivery, self.config.batch_bytes, self.config.batch_records) {
                 Ok((tag, pieces)) => return self.take_pieces(tag, pieces),

@@ -380,10 +380,10 @@ impl<T> Drop for AbortOnDrop<T> {
 /// Why the ack writer stopped early: error kind and reason.
 type WriterError = (&'static str, String);
 
-/// Writes acks as sinks settle chunks. A write
-/// that takes longer than `write_timeout` (a client that does not read its
-/// acks), or than a second once the stop signal is given, ends the
-/// connection: unwritten acks make the client resend, as intended.
+/// Writes acks as sinks settle chunks. A write that takes longer than
+/// `write_timeout` (a client that does not read its acks), or than a
+/// second once the stop signal is given, ends the connection: unwritten
+/// acks make the client resend, as intended.
 async fn write_acks(
     mut wr: WriteHalf<Box<dyn Stream>>,
     mut rx: mpsc::UnboundedReceiver<PendingAck>,
