@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::config::Config;
-use crate::topology::Pipeline;
+use crate::topology::{Pipeline, Stopped};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -96,13 +96,13 @@ fn run(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    rt.block_on(async {
+    let (status, forced) = rt.block_on(async {
         // handlers first: a signal during start-up must stop us cleanly too
-        let stop = match stop_signal() {
-            Ok(stop) => stop,
+        let signals = match stop_signals() {
+            Ok(s) => s,
             Err(e) => {
                 eprintln!("error: cannot install signal handlers: {e}");
-                return ExitCode::FAILURE;
+                return (ExitCode::FAILURE, false);
             }
         };
         let pipeline = match Pipeline::start(config).await {
@@ -110,26 +110,85 @@ fn run(config: Config) -> ExitCode {
             Err(e) => {
                 tracing::error!("{e}");
                 eprintln!("error: {e}");
-                return ExitCode::FAILURE;
+                return (ExitCode::FAILURE, false);
             }
         };
-        pipeline.run_until(stop).await;
-        ExitCode::SUCCESS
-    })
+        let metrics = pipeline.metrics.clone();
+        let held = pipeline.held();
+        let mut first = signals.clone();
+        let mut second = signals;
+        tokio::select! {
+            why = pipeline.run_until(async move { signal_number(&mut first, 1).await }) => {
+                (exit_status(why, &metrics), false)
+            }
+            _ = signal_number(&mut second, 2) => {
+                // a second signal: stop now, saying what is left behind
+                let held = held();
+                let records: usize = held.iter().map(|h| h.records).sum();
+                let bytes: usize = held.iter().map(|h| h.bytes).sum();
+                let per_sink: Vec<String> = held
+                    .iter()
+                    .map(|h| format!("{}={}/{}B", h.sink, h.records, h.bytes))
+                    .collect();
+                tracing::error!(unacknowledged_records = records, unacknowledged_bytes = bytes,
+                    per_sink = %per_sink.join(","), counters = %metrics.summary(),
+                    "second stop signal: stopping at once; records still queued or in delivery are not acknowledged");
+                (ExitCode::FAILURE, true)
+            }
+        }
+    });
+    if forced {
+        // do not wait for tasks still delivering
+        rt.shutdown_background();
+    }
+    status
 }
 
-/// Installs the SIGINT and SIGTERM handlers now; the returned future
-/// resolves when either signal arrives.
-fn stop_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+/// Exit status of a pipeline that stopped: a finite run (every source
+/// finished by itself) fails if generated records could not be delivered.
+fn exit_status(why: Stopped, metrics: &crate::metrics::Registry) -> ExitCode {
+    let undelivered = metrics.value("logferry_generator_undelivered_records_total", &[]);
+    if undelivered == 0 {
+        return ExitCode::SUCCESS;
+    }
+    if why == Stopped::SourcesFinished {
+        tracing::error!(
+            records = undelivered,
+            "generated records were not delivered (a sink rejected them); exiting with status 1"
+        );
+        return ExitCode::FAILURE;
+    }
+    tracing::warn!(
+        records = undelivered,
+        "generated records were not delivered before the stop"
+    );
+    ExitCode::SUCCESS
+}
+
+/// Installs the SIGINT and SIGTERM handlers now; the receiver counts the
+/// signals received (the first stops in order, a second at once).
+fn stop_signals() -> std::io::Result<tokio::sync::watch::Receiver<u32>> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut term = signal(SignalKind::terminate())?;
     let mut int = signal(SignalKind::interrupt())?;
-    Ok(async move {
-        tokio::select! {
-            _ = term.recv() => tracing::info!("SIGTERM received"),
-            _ = int.recv() => tracing::info!("SIGINT received"),
+    let (tx, rx) = tokio::sync::watch::channel(0u32);
+    tokio::spawn(async move {
+        loop {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM received"),
+                _ = int.recv() => tracing::info!("SIGINT received"),
+            }
+            tx.send_modify(|n| *n += 1);
         }
-    })
+    });
+    Ok(rx)
+}
+
+/// Resolves once `n` stop signals have been received.
+async fn signal_number(signals: &mut tokio::sync::watch::Receiver<u32>, n: u32) {
+    if signals.wait_for(|got| *got >= n).await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 fn init_logging(filter: &str) {

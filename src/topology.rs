@@ -15,12 +15,30 @@ use crate::router::{Route, Router};
 use crate::sinks;
 use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
 
+/// Why a pipeline stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The stop future resolved (a signal).
+    Asked,
+    /// Every source finished by itself (a finite run).
+    SourcesFinished,
+}
+
+/// What one sink holds that is not acknowledged yet.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub sink: String,
+    pub records: usize,
+    pub bytes: usize,
+}
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
     trigger: ShutdownTrigger,
     sources: JoinSet<()>,
     sinks: Vec<(String, tokio::sync::oneshot::Receiver<()>)>,
+    gauges: Vec<(String, crate::buffer::QueueGauge)>,
 }
 
 impl Pipeline {
@@ -31,10 +49,12 @@ impl Pipeline {
         let (trigger, shutdown) = shutdown_channel();
         let mut routes = Vec::new();
         let mut sink_handles = Vec::new();
+        let mut gauges = Vec::new();
         for s in config.sinks {
             let sink = sinks::build(&s.name, s.kind, &metrics)
                 .map_err(|e| format!("sink {}: {e}", s.name))?;
             let (tx, rx) = queue(&s.name, s.buffer, &metrics);
+            gauges.push((s.name.clone(), tx.gauge()));
             let done =
                 sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
             routes.push(Route {
@@ -74,18 +94,19 @@ impl Pipeline {
             trigger,
             sources: tasks,
             sinks: sink_handles,
+            gauges,
         })
     }
 
     /// Runs until `stop` resolves or every source has finished by itself,
     /// then shuts down in order.
-    pub async fn run_until(mut self, stop: impl Future<Output = ()>) {
+    pub async fn run_until(mut self, stop: impl Future<Output = ()>) -> Stopped {
         tokio::pin!(stop);
-        loop {
+        let why = loop {
             tokio::select! {
                 _ = &mut stop => {
                     tracing::info!("shutting down: draining in-flight records");
-                    break;
+                    break Stopped::Asked;
                 }
                 joined = self.sources.join_next() => match joined {
                     Some(Ok(())) => continue,
@@ -95,11 +116,11 @@ impl Pipeline {
                     }
                     None => {
                         tracing::info!("every source has finished; draining");
-                        break;
+                        break Stopped::SourcesFinished;
                     }
                 },
             }
-        }
+        };
         self.trigger.trigger();
         while self.sources.join_next().await.is_some() {}
         for (name, done) in self.sinks {
@@ -108,5 +129,22 @@ impl Pipeline {
             }
         }
         tracing::info!(counters = %self.metrics.summary(), "stopped");
+        why
+    }
+
+    /// Records and bytes each sink holds (queued or being delivered): what
+    /// is not acknowledged yet. Usable after `run_until` has taken `self`.
+    pub fn held(&self) -> impl Fn() -> Vec<Held> + Send + 'static {
+        let gauges = self.gauges.clone();
+        move || {
+            gauges
+                .iter()
+                .map(|(n, g)| Held {
+                    sink: n.clone(),
+                    records: g.held_records(),
+                    bytes: g.held_bytes(),
+                })
+                .collect()
+        }
     }
 }

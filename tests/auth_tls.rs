@@ -79,7 +79,14 @@ fn bad_and_good(
     bad.wait_for_log("server connection failed", Duration::from_secs(20));
     // give the receiver a moment to log its side
     std::thread::sleep(Duration::from_millis(300));
-    assert!(bad.stop().success(), "{}", bad.log_text());
+    // its finite run could not deliver: it exits 1 once its drain_timeout
+    // has passed, unless the stop signal comes first (then 0)
+    let status = bad.stop();
+    assert!(
+        status.success() || status.code() == Some(1),
+        "{}",
+        bad.log_text()
+    );
     let lines = read_lines(&r.path("received.log"));
     assert_eq!(
         lines.len(),
@@ -141,7 +148,8 @@ fn expired_certificate_is_refused() {
         line.contains("kind=\"tls\"") && line.to_lowercase().contains("expired"),
         "{line}"
     );
-    assert!(a.stop().success());
+    let status = a.stop();
+    assert!(status.success() || status.code() == Some(1), "{status}");
     assert!(r.stop().success());
     assert!(
         r.log_text().contains("TLS handshake failed"),

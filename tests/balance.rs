@@ -263,3 +263,63 @@ fn a_server_that_comes_back_is_used_again() {
         files[1].len()
     );
 }
+
+/// Forwards every connection to `to`, but only after `delay`: a server that
+/// is up but slow to answer its first handshake.
+fn slow_proxy(to: SocketAddr, delay: Duration) -> SocketAddr {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for c in l.incoming() {
+            let Ok(client) = c else { return };
+            std::thread::spawn(move || {
+                std::thread::sleep(delay);
+                let Ok(server) = std::net::TcpStream::connect(to) else {
+                    return;
+                };
+                let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut c2, &mut s2);
+                    let _ = s2.shutdown(std::net::Shutdown::Write);
+                });
+                let (mut c, mut s) = (client, server);
+                let _ = std::io::copy(&mut s, &mut c);
+                let _ = c.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    addr
+}
+
+/// A standby that connects before the primary gets nothing: standbys wait
+/// until every primary has tried to connect.
+#[test]
+fn a_standby_that_connects_first_gets_nothing() {
+    let key = "shared_key = \"k\"\n";
+    let receiver_with_key = || {
+        let mut r = Logferry::start(&format!(
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{key}\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n"
+        ));
+        let a = r.forward_addr("in");
+        (r, a)
+    };
+    let (primary, primary_addr) = receiver_with_key();
+    let (standby, standby_addr) = receiver_with_key();
+    // the primary's handshake completes about a second after the standby's
+    let slow = slow_proxy(primary_addr, Duration::from_millis(1200));
+    let mut a = agent(
+        &["s"],
+        2000,
+        0,
+        &format!(
+            "mode = \"failover\"\nrequire_ack = true\nconnect_timeout = \"5s\"\n{key}{}",
+            servers(&[(slow, 1, false), (standby_addr, 1, true)])
+        ),
+    );
+    let files = finish(&mut a, &mut [primary, standby]);
+    assert_eq!(
+        files.iter().map(Vec::len).collect::<Vec<_>>(),
+        vec![2000, 0],
+        "everything to the primary"
+    );
+}

@@ -209,3 +209,178 @@ fn frames_larger_than_the_receivers_limit_are_split() {
         0
     );
 }
+
+/// A PackedForward frame of `n` records `{prefix}-{i}` asking for an ack.
+fn frame(tag: &str, prefix: &str, n: usize, chunk: &[u8]) -> Vec<u8> {
+    let mut entries = Vec::new();
+    for i in 0..n {
+        logferry::protocol::forward::write_message_entry(
+            &mut entries,
+            1,
+            0,
+            format!("{prefix}-{i}").as_bytes(),
+        );
+    }
+    let mut f = Vec::new();
+    logferry::protocol::forward::write_packed_forward(&mut f, tag, &entries, n, Some(chunk));
+    f
+}
+
+/// Reads one `{"ack": id}` and returns the id's bytes as text.
+fn read_ack(s: &mut std::net::TcpStream) -> String {
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut buf = [0u8; 256];
+    let n = std::io::Read::read(s, &mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
+}
+
+/// A chunk the next hop refuses (its frame is over the receiver's
+/// `max_frame_bytes` once the relay re-frames it, and one entry cannot be
+/// split) is sent `max_attempts` times, then given up, counted and logged;
+/// the relay keeps delivering everything else, with backoff in between,
+/// and stops promptly.
+#[test]
+fn a_chunk_the_next_hop_refuses_is_given_up_after_max_attempts() {
+    let mut rx = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\nmax_frame_bytes = \"64KiB\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let rx_addr = rx.forward_addr("in");
+    let mut relay = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{rx_addr}\" }}]\nrequire_ack = true\nmax_attempts = 3\nreconnect_min = \"50ms\"\nreconnect_max = \"400ms\"\n"
+    ));
+    let relay_addr = relay.forward_addr("in");
+    let mut client = std::net::TcpStream::connect(relay_addr).unwrap();
+    use std::io::Write;
+    client
+        .write_all(&frame("ok", "before", 100, b"c-before"))
+        .unwrap();
+    assert!(read_ack(&mut client).contains("c-before"));
+    // one entry: a frame just under 64 KiB as the client sends it (with a
+    // one-byte chunk id), just over it as the relay re-frames it (with its
+    // longer chunk id)
+    let mut entries = Vec::new();
+    logferry::protocol::forward::write_message_entry(
+        &mut entries,
+        1,
+        0,
+        "p".repeat(64 * 1024 - 52).as_bytes(),
+    );
+    let mut poison = Vec::new();
+    logferry::protocol::forward::write_packed_forward(&mut poison, "p", &entries, 1, Some(b"x"));
+    assert!(poison.len() < 64 * 1024, "{}", poison.len());
+    let mut poisoner = std::net::TcpStream::connect(relay_addr).unwrap();
+    poisoner.write_all(&poison).unwrap();
+    // while it is being refused, other records still go through
+    for round in 0..5 {
+        let id = format!("c-during-{round}");
+        client
+            .write_all(&frame("ok", &format!("during{round}"), 100, id.as_bytes()))
+            .unwrap();
+        assert!(read_ack(&mut client).contains(&id));
+    }
+    relay.wait_for_log("chunk given up", Duration::from_secs(30));
+    client
+        .write_all(&frame("ok", "after", 100, b"c-after"))
+        .unwrap();
+    assert!(read_ack(&mut client).contains("c-after"));
+    // the refused chunk is not acknowledged to its client
+    poisoner
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let got = std::io::Read::read(&mut poisoner, &mut buf);
+    assert!(
+        !matches!(got, Ok(n) if n > 0),
+        "no ack for the refused chunk"
+    );
+    drop(client);
+    drop(poisoner);
+    let started = std::time::Instant::now();
+    assert!(relay.stop().success(), "{}", relay.log_text());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "stop took {:?}",
+        started.elapsed()
+    );
+    assert!(rx.stop().success());
+    assert_eq!(
+        relay.final_counter("logferry_forward_sink_chunks_given_up_total{component=\"out\"}"),
+        1
+    );
+    assert_eq!(
+        rx.final_counter(
+            "logferry_forward_frame_errors_total{component=\"in\",kind=\"too_large\"}"
+        ),
+        3,
+        "sent exactly max_attempts times"
+    );
+    let lines = read_lines(&rx.path("received.log"));
+    assert_eq!(lines.len(), 700, "every other record arrived");
+    assert!(lines.iter().all(|l| !l.starts_with('p')));
+}
+
+/// A forward server in the test: records how many entries each frame it
+/// receives holds, and acks every frame that asks.
+fn frame_counting_server() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<usize>>>,
+) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let frames = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let frames = frames.clone();
+            std::thread::spawn(move || {
+                use logferry::protocol::forward::{ack_response, next_frame, Limits, Scan};
+                use std::io::{Read, Write};
+                let mut buf = bytes::BytesMut::new();
+                let mut scan = Scan::default();
+                let mut chunk = vec![0u8; 64 * 1024];
+                loop {
+                    while let Ok(Some(f)) = next_frame(&mut buf, &Limits::default(), &mut scan) {
+                        frames.lock().unwrap().push(f.count);
+                        if let Some(id) = f.options.chunk {
+                            if conn.write_all(&ack_response(&id)).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    match conn.read(&mut chunk) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+/// `batch_records` bounds every chunk, also when one received frame holds
+/// many more records: it is split at entry boundaries, and acknowledged
+/// once every piece is.
+#[test]
+fn a_relay_splits_frames_over_batch_records() {
+    let (rx_addr, frames) = frame_counting_server();
+    let mut relay = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{rx_addr}\" }}]\nrequire_ack = true\nbatch_records = 100\n"
+    ));
+    let relay_addr = relay.forward_addr("in");
+    let mut client = std::net::TcpStream::connect(relay_addr).unwrap();
+    std::io::Write::write_all(&mut client, &frame("big", "r", 5000, b"c-5000")).unwrap();
+    assert!(
+        read_ack(&mut client).contains("c-5000"),
+        "acked once every piece is"
+    );
+    let frames = frames.lock().unwrap().clone();
+    assert_eq!(frames.iter().sum::<usize>(), 5000, "{frames:?}");
+    assert!(
+        frames.iter().all(|&n| n <= 100),
+        "chunks of at most batch_records: {frames:?}"
+    );
+    drop(client);
+    assert!(relay.stop().success());
+}

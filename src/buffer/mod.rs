@@ -10,6 +10,7 @@
 //!
 //! The disk buffer (segments + CRC) will sit behind the same interface.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -80,6 +81,8 @@ pub struct QueueSender {
     sink: Arc<str>,
     tx: mpsc::UnboundedSender<Delivery>,
     room: Arc<Semaphore>,
+    /// Records queued or being delivered (not settled yet).
+    held_records: Arc<AtomicUsize>,
     config: BufferConfig,
     dropped_records: Counter,
 }
@@ -117,6 +120,7 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
         sink: sink.into(),
         tx,
         room: Arc::new(Semaphore::new(config.max_bytes)),
+        held_records: Arc::default(),
         dropped_records: metrics.counter(
             "logferry_buffer_dropped_records_total",
             "Records dropped because a sink queue was full (when_full = drop_newest).",
@@ -158,9 +162,11 @@ impl QueueSender {
         let Some(batch) = unsent.take() else {
             return Ok(());
         };
+        self.held_records.fetch_add(batch.count, Ordering::AcqRel);
         let delivery = Delivery {
             batch,
             _room: permit,
+            held: Some(self.held_records.clone()),
             settled: false,
         };
         // if the sink is gone, dropping the delivery rejects the batch
@@ -172,6 +178,35 @@ impl QueueSender {
     /// Bytes currently held by queued or in-progress batches.
     pub fn queued_bytes(&self) -> usize {
         self.config.max_bytes - self.room.available_permits()
+    }
+
+    /// Reads `queued_bytes` without keeping the queue open.
+    pub fn gauge(&self) -> QueueGauge {
+        QueueGauge {
+            room: self.room.clone(),
+            held_records: self.held_records.clone(),
+            max_bytes: self.config.max_bytes,
+        }
+    }
+}
+
+/// Reads how much a queue holds, without being one of its senders.
+#[derive(Clone)]
+pub struct QueueGauge {
+    room: Arc<Semaphore>,
+    held_records: Arc<AtomicUsize>,
+    max_bytes: usize,
+}
+
+impl QueueGauge {
+    /// Bytes held by queued or in-progress batches.
+    pub fn held_bytes(&self) -> usize {
+        self.max_bytes - self.room.available_permits()
+    }
+
+    /// Records in queued or in-progress batches.
+    pub fn held_records(&self) -> usize {
+        self.held_records.load(Ordering::Acquire)
     }
 }
 
@@ -200,6 +235,8 @@ pub struct Delivery {
     batch: Batch,
     /// Holds this batch's share of the queue limit until it is settled.
     _room: OwnedSemaphorePermit,
+    /// The queue's count of held records, given back when settled.
+    held: Option<Arc<AtomicUsize>>,
     settled: bool,
 }
 
@@ -213,6 +250,7 @@ impl Delivery {
             _room: room
                 .try_acquire_many_owned(0)
                 .expect("zero permits are always available"),
+            held: None,
             settled: false,
         }
     }
@@ -235,6 +273,9 @@ impl Drop for Delivery {
     fn drop(&mut self) {
         if !self.settled {
             self.batch.ack.reject();
+        }
+        if let Some(held) = &self.held {
+            held.fetch_sub(self.batch.count, Ordering::AcqRel);
         }
     }
 }
@@ -280,6 +321,23 @@ mod tests {
         first.accept();
         second.await.unwrap().unwrap();
         assert_eq!(tx.queued_bytes(), 60);
+    }
+
+    #[tokio::test]
+    async fn a_gauge_counts_what_is_held_until_settled() {
+        let (tx, mut rx) = queue("s", config(1000, WhenFull::Block), &Registry::new());
+        let gauge = tx.gauge();
+        tx.send(batch(60)).await.unwrap();
+        tx.send(batch(40)).await.unwrap();
+        assert_eq!((gauge.held_records(), gauge.held_bytes()), (2, 100));
+        let first = rx.recv().await.unwrap();
+        assert_eq!(gauge.held_records(), 2, "taken by the sink, not settled");
+        first.accept();
+        assert_eq!((gauge.held_records(), gauge.held_bytes()), (1, 40));
+        drop(rx.recv().await.unwrap());
+        assert_eq!((gauge.held_records(), gauge.held_bytes()), (0, 0));
+        drop(tx);
+        assert!(rx.recv().await.is_none(), "a gauge keeps no queue open");
     }
 
     #[tokio::test]

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::SourceContext;
+use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, EventTime, Records};
 use crate::metrics::Counter;
 
@@ -76,6 +77,9 @@ pub struct GeneratorSource {
     config: GeneratorConfig,
     cx: SourceContext,
     records: Counter,
+    /// Records a sink rejected (or dropped): a finite run that has any
+    /// exits with status 1.
+    undelivered: Counter,
 }
 
 impl GeneratorSource {
@@ -85,10 +89,16 @@ impl GeneratorSource {
             "Records received by a source.",
             &[("component", &cx.name)],
         );
+        let undelivered = cx.metrics.counter(
+            "logferry_generator_undelivered_records_total",
+            "Generated records that a sink did not keep (rejected or dropped).",
+            &[("component", &cx.name)],
+        );
         GeneratorSource {
             config,
             cx,
             records,
+            undelivered,
         }
     }
 
@@ -114,6 +124,7 @@ impl GeneratorSource {
                 per_batch.min((c.count - made) as usize)
             };
             let data = lines.batch(made, n);
+            let undelivered = self.undelivered.clone();
             let batch = Batch::new(
                 tag.clone(),
                 Records::Lines {
@@ -121,7 +132,12 @@ impl GeneratorSource {
                     time: EventTime::now(),
                 },
                 n,
-            );
+            )
+            .with_ack(AckHandle::new(move |outcome| {
+                if outcome == AckOutcome::Rejected {
+                    undelivered.add(n as u64);
+                }
+            }));
             let routed = tokio::select! {
                 biased;
                 routed = self.cx.router.route(batch) => routed.is_ok(),

@@ -129,6 +129,13 @@ impl Logferry {
         self.wait(Duration::from_secs(60))
     }
 
+    /// Sends `sig` (e.g. `libc::SIGTERM`) without waiting.
+    pub fn signal(&self, sig: i32) {
+        let child = self.child.as_ref().unwrap();
+        // SAFETY: kill(2) on the pid of a child we own.
+        unsafe { libc::kill(child.id() as i32, sig) };
+    }
+
     /// SIGKILL: no shutdown, no flush.
     pub fn kill(&mut self) {
         if let Some(c) = self.child.as_mut() {

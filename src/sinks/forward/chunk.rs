@@ -6,6 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
+use std::sync::atomic::AtomicUsize;
+
 use bytes::Bytes;
 use flate2::{write::GzEncoder, Compression};
 
@@ -29,11 +31,53 @@ pub struct Chunk {
     pub id: String,
     /// The frame, encoded once and reused on resend.
     frame: Option<Frame>,
-    /// Times this chunk has been sent.
+    /// Failed attempts charged to this chunk (see `ServerTask::session`).
     pub attempts: u32,
     /// Held while the chunk exists, so the dispatcher can tell when every
-    /// chunk has been settled.
-    _unsettled: Arc<()>,
+    /// chunk has been settled and how many records they hold.
+    unsettled: Arc<Unsettled>,
+}
+
+/// What the chunks of one sink hold until they are settled: the number of
+/// chunks is the `Arc`'s strong count (minus the dispatcher's own).
+#[derive(Default)]
+pub struct Unsettled {
+    /// Records in chunks that exist and are not settled.
+    pub records: AtomicUsize,
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        self.unsettled
+            .records
+            .fetch_sub(self.count, Ordering::AcqRel);
+    }
+}
+
+/// Bytes a line takes beyond its own length once encoded as a
+/// `[time, {"message": line}]` entry (an upper bound for lines < 64 KiB).
+const LINE_ENTRY_OVERHEAD: usize = 24;
+
+/// Bytes of entries `b` will take in a chunk (estimated for lines).
+pub fn entry_bytes(b: &crate::event::Batch) -> usize {
+    match &b.records {
+        Records::Lines { data, .. } => data.len() + LINE_ENTRY_OVERHEAD * b.count,
+        Records::Entries(e) => e.len(),
+    }
+}
+
+/// The entries of `b`: forward entries as they are, lines encoded.
+fn entries_of(b: &crate::event::Batch) -> Bytes {
+    match &b.records {
+        Records::Entries(e) => e.clone(),
+        Records::Lines { data, time } => {
+            let mut out = Vec::with_capacity(data.len() + b.count * 20);
+            for line in data.split(|c| *c == b'\n').take(b.count) {
+                write_message_entry(&mut out, time.secs, time.nanos, line);
+            }
+            Bytes::from(out)
+        }
+    }
 }
 
 /// An encoded frame: a small head, the payload parts, a small tail.
@@ -63,7 +107,7 @@ fn next_id() -> String {
 }
 
 impl Chunk {
-    pub fn new(tag: Tag, unsettled: Arc<()>) -> Self {
+    pub fn new(tag: Tag, unsettled: Arc<Unsettled>) -> Self {
         Chunk {
             tag,
             parts: Vec::new(),
@@ -74,24 +118,15 @@ impl Chunk {
             id: next_id(),
             frame: None,
             attempts: 0,
-            _unsettled: unsettled,
+            unsettled,
         }
     }
 
     /// Adds a whole batch.
     pub fn push(&mut self, d: Delivery) {
         let b = d.batch();
-        let entries = match &b.records {
-            Records::Entries(e) => e.clone(),
-            Records::Lines { data, time } => {
-                let mut out = Vec::with_capacity(data.len() + b.count * 20);
-                for line in data.split(|c| *c == b'\n').take(b.count) {
-                    write_message_entry(&mut out, time.secs, time.nanos, line);
-                }
-                Bytes::from(out)
-            }
-        };
-        self.count += b.count;
+        let entries = entries_of(b);
+        self.add_records(b.count);
         self.bytes += entries.len();
         self.parts.push(entries);
         self.deliveries.push(Part::Whole(d));
@@ -99,10 +134,15 @@ impl Chunk {
 
     /// Adds one piece of a batch split over several chunks.
     pub fn push_piece(&mut self, entries: Bytes, count: usize, piece: Piece) {
-        self.count += count;
+        self.add_records(count);
         self.bytes += entries.len();
         self.parts.push(entries);
         self.deliveries.push(Part::Piece(piece));
+    }
+
+    fn add_records(&mut self, n: usize) {
+        self.count += n;
+        self.unsettled.records.fetch_add(n, Ordering::AcqRel);
     }
 
     /// The PackedForward (or CompressedPackedForward) frame of this chunk.
@@ -147,8 +187,8 @@ impl Chunk {
     }
 
     /// Every batch in the chunk was delivered.
-    pub fn accept(self) {
-        for d in self.deliveries {
+    pub fn accept(mut self) {
+        for d in std::mem::take(&mut self.deliveries) {
             match d {
                 Part::Whole(d) => d.accept(),
                 Part::Piece(mut p) => p.settled = true,
@@ -200,14 +240,16 @@ impl Drop for Split {
 /// Pieces of a split batch: entries, their count, and the settlement share.
 pub type Pieces = Vec<(Bytes, usize, Piece)>;
 
-/// Splits a batch of forward entries into pieces of at most `max` bytes
-/// (at least one entry each), at entry boundaries; gives the delivery back
-/// if it fits in one chunk.
-pub fn split(d: Delivery, max: usize) -> Result<(Tag, Pieces), Delivery> {
-    let entries = match &d.batch().records {
-        Records::Entries(e) if e.len() > max => e.clone(),
-        _ => return Err(d),
-    };
+/// Splits a batch into pieces of at most `max` bytes of entries and
+/// `max_records` records (at least one entry each), at entry boundaries;
+/// gives the delivery back if it fits in one chunk. Lines are encoded as
+/// entries first.
+pub fn split(d: Delivery, max: usize, max_records: usize) -> Result<(Tag, Pieces), Delivery> {
+    let b = d.batch();
+    if entry_bytes(b) <= max && b.count <= max_records {
+        return Err(d);
+    }
+    let entries = entries_of(b);
     let mut bounds = Vec::new();
     let (mut start, mut pos, mut count) = (0usize, 0usize, 0usize);
     while pos < entries.len() {
@@ -215,7 +257,7 @@ pub fn split(d: Delivery, max: usize) -> Result<(Tag, Pieces), Delivery> {
             // entries were validated when decoded; never split what we cannot walk
             return Err(d);
         };
-        if end - start > max && count > 0 {
+        if count > 0 && (end - start > max || count >= max_records) {
             bounds.push((start, pos, count));
             start = pos;
             count = 0;
@@ -312,7 +354,7 @@ mod tests {
                 10,
             )
             .with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
-            let Ok((tag, pieces)) = split(delivery(batch), one * 3) else {
+            let Ok((tag, pieces)) = split(delivery(batch), one * 3, usize::MAX) else {
                 panic!("must split")
             };
             assert_eq!(&*tag, "t");
@@ -346,7 +388,81 @@ mod tests {
             Records::Entries(Bytes::from(entries.clone())),
             10,
         );
-        assert!(split(delivery(small), entries.len()).is_err());
+        assert!(split(delivery(small), entries.len(), 10).is_err());
+    }
+
+    #[test]
+    fn batches_over_the_record_limit_split_at_entry_boundaries() {
+        let mut entries = Vec::new();
+        for i in 0..10 {
+            write_message_entry(&mut entries, 1, 0, format!("r{i}").as_bytes());
+        }
+        let batch = Batch::new(
+            "t".into(),
+            Records::Entries(Bytes::from(entries.clone())),
+            10,
+        );
+        let Ok((_, pieces)) = split(delivery(batch), usize::MAX, 4) else {
+            panic!("10 records over a limit of 4 must split")
+        };
+        assert_eq!(
+            pieces.iter().map(|p| p.1).collect::<Vec<_>>(),
+            vec![4, 4, 2]
+        );
+        let joined: Vec<u8> = pieces.iter().flat_map(|p| p.0.to_vec()).collect();
+        assert_eq!(
+            joined, entries,
+            "the pieces are the batch's entries, in order"
+        );
+        // lines are encoded, then split the same way
+        let lines = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: Bytes::from_static(b"a\nb\nc\n"),
+                time: EventTime::new(1, 0),
+            },
+            3,
+        );
+        let Ok((_, pieces)) = split(delivery(lines), usize::MAX, 2) else {
+            panic!("3 lines over a limit of 2 must split")
+        };
+        assert_eq!(pieces.iter().map(|p| p.1).collect::<Vec<_>>(), vec![2, 1]);
+    }
+
+    /// With the defaults on both sides, the largest frame a client may send
+    /// a relay still fits the next hop once relayed.
+    #[test]
+    fn default_chunks_fit_a_default_receiver() {
+        let sink: super::super::ForwardSinkConfig =
+            toml::from_str("servers = [{ address = \"h:1\" }]").unwrap();
+        let source: crate::sources::forward::ForwardSourceConfig =
+            toml::from_str("address = \"h:1\"").unwrap();
+        let limit = source.max_frame_bytes;
+        // a client frame of exactly the limit: small entries, a long tag
+        let tag = "t".repeat(200);
+        let mut entries = Vec::new();
+        let mut count = 0;
+        while entries.len() < limit - 300 {
+            write_message_entry(&mut entries, 1, 0, b"0123456789abcdef");
+            count += 1;
+        }
+        let batch = Batch::new(
+            tag.as_str().into(),
+            Records::Entries(Bytes::from(entries)),
+            count,
+        );
+        let Ok((_, pieces)) = split(delivery(batch), sink.batch_bytes, sink.batch_records) else {
+            panic!("must split")
+        };
+        for (e, n, p) in pieces {
+            let mut c = Chunk::new(tag.as_str().into(), Arc::default());
+            c.push_piece(e, n, p);
+            // the longest id this process could give it
+            c.id = format!("{}-{}", "f".repeat(16), u64::MAX);
+            let f = c.frame(Compress::None, true);
+            assert!(f.len() <= limit, "{} > {limit}", f.len());
+            c.accept();
+        }
     }
 
     #[test]

@@ -62,6 +62,12 @@ pub struct ForwardSinkConfig {
         deserialize_with = "units::duration"
     )]
     pub reconnect_max: Duration,
+    /// Most times one chunk is sent before it is given up: rejected (not
+    /// acknowledged upstream), logged and counted in
+    /// `logferry_forward_sink_chunks_given_up_total`. A failed connection
+    /// charges the attempt to its oldest unsettled chunk only. 0: unlimited.
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
     /// At shutdown, how long to keep trying to deliver what is queued.
     #[serde(
         default = "default_drain_timeout",
@@ -140,6 +146,9 @@ const fn default_reconnect_min() -> Duration {
 }
 const fn default_reconnect_max() -> Duration {
     Duration::from_secs(30)
+}
+const fn default_max_attempts() -> u32 {
+    10
 }
 const fn default_drain_timeout() -> Duration {
     Duration::from_secs(30)

@@ -31,6 +31,8 @@ pub struct Settings {
     pub require_ack: bool,
     pub ack_timeout: Duration,
     pub max_in_flight: usize,
+    /// Failed attempts after which a chunk is given up; 0: never.
+    pub max_attempts: u32,
     pub connect_timeout: Duration,
     pub keepalive: Duration,
     pub reconnect_min: Duration,
@@ -42,6 +44,10 @@ pub struct Settings {
 /// How long a finished connection waits for the server to close its side.
 const CLOSE_WAIT: Duration = Duration::from_secs(10);
 
+/// After a connection failed, how long acks already sent by the server
+/// may take to be read.
+const LATE_ACK_WAIT: Duration = Duration::from_millis(100);
+
 /// Largest handshake message or ack accepted from a server.
 const MAX_RESPONSE: usize = 64 * 1024;
 
@@ -49,6 +55,10 @@ const MAX_RESPONSE: usize = 64 * 1024;
 pub struct Link {
     pub tx: mpsc::Sender<Chunk>,
     pub healthy: Arc<AtomicBool>,
+    /// The server's first connection attempt has ended (either way).
+    pub tried: Arc<AtomicBool>,
+    /// Used only while no primary is up.
+    pub standby: bool,
 }
 
 /// The task that serves one server.
@@ -59,6 +69,8 @@ pub struct ServerTask {
     /// Chunks handed back for another attempt (anywhere).
     pub retry: mpsc::UnboundedSender<Chunk>,
     pub healthy: Arc<AtomicBool>,
+    /// Set once the first connection attempt has ended.
+    pub tried: Arc<AtomicBool>,
     /// Wakes the dispatcher: health changed or room freed.
     pub wake: Arc<Notify>,
     pub metrics: Arc<ForwardSinkMetrics>,
@@ -70,7 +82,13 @@ pub struct ServerTask {
 enum End {
     /// The dispatcher is done and every chunk is settled.
     Finished,
-    Failed(&'static str, String),
+    /// The connection failed; `blamed` is the failed-attempt count of the
+    /// chunk charged with it, if one was in flight.
+    Failed {
+        kind: &'static str,
+        reason: String,
+        blamed: Option<u32>,
+    },
 }
 
 impl ServerTask {
@@ -79,7 +97,11 @@ impl ServerTask {
         let mut backoff = s.reconnect_min;
         let mut failures = 0u32;
         loop {
-            match connect(&s, &self.address).await {
+            let connected = connect(&s, &self.address).await;
+            if !self.tried.swap(true, Ordering::AcqRel) {
+                self.wake.notify_one();
+            }
+            match connected {
                 Ok(stream) => {
                     if failures > 0 {
                         tracing::info!(sink = %s.sink, server = %self.address, "server reachable again");
@@ -90,15 +112,16 @@ impl ServerTask {
                     self.set_healthy(true);
                     let settled_before = self.settled_chunks;
                     let end = self.session(stream).await;
-                    // a server that accepts connections but fails every
-                    // session keeps backing off; one that delivered resets it
-                    if self.settled_chunks > settled_before {
-                        backoff = s.reconnect_min;
-                    }
                     self.set_healthy(false);
                     match end {
                         End::Finished => return,
-                        End::Failed(kind, reason) => {
+                        End::Failed {
+                            kind,
+                            reason,
+                            blamed,
+                        } => {
+                            let delivered = self.settled_chunks > settled_before;
+                            backoff = backoff_after_session(backoff, delivered, blamed, &s);
                             self.metrics.connection_error(&self.address, kind, &reason)
                         }
                     }
@@ -135,6 +158,10 @@ impl ServerTask {
     }
 
     fn hand_back(&self, c: Chunk) {
+        if self.settings.max_attempts > 0 && c.attempts >= self.settings.max_attempts {
+            // dropping the chunk rejects its records
+            return self.metrics.given_up(&self.address, &c);
+        }
         self.metrics.resent_chunks.inc();
         // if the dispatcher is gone, dropping the chunk rejects its records
         let _ = self.retry.send(c);
@@ -142,6 +169,12 @@ impl ServerTask {
     }
 
     /// Sends chunks until the connection fails or the dispatcher is done.
+    ///
+    /// A failed connection is charged as one failed attempt to one chunk:
+    /// the oldest it had sent and not settled (a receiver reads frames in
+    /// order and acks what came before, so that is the one it choked on),
+    /// or else the one being written. The others go back uncharged, so a
+    /// chunk the receiver refuses does not use up its neighbours' attempts.
     async fn session(&mut self, stream: Box<dyn Stream>) -> End {
         let s = self.settings.clone();
         let (rd, wr) = tokio::io::split(stream);
@@ -149,7 +182,9 @@ impl ServerTask {
         let reader = tokio::spawn(read_acks(rd, ack_tx));
         let _abort_reader = AbortOnDrop(reader);
         let mut wr = wr;
-        let mut in_flight: HashMap<String, (Chunk, Instant)> = HashMap::new();
+        let mut in_flight: HashMap<String, (Chunk, Instant, u64)> = HashMap::new();
+        let mut sent = 0u64;
+        let mut failed_write: Option<Chunk> = None;
         let mut dispatcher_done = false;
         let end = loop {
             if dispatcher_done && in_flight.is_empty() {
@@ -162,15 +197,15 @@ impl ServerTask {
                     while let Some(Ok(_)) = acks.recv().await {}
                 });
                 let _ = drained.await;
-                break End::Finished;
+                return End::Finished;
             }
-            let deadline = in_flight.values().map(|(_, d)| *d).min();
+            let deadline = in_flight.values().map(|(_, d, _)| *d).min();
             let room = !dispatcher_done && in_flight.len() < s.max_in_flight;
             tokio::select! {
                 biased;
                 ack = acks.recv() => match ack {
                     Some(Ok(id)) => match in_flight.remove(&id) {
-                        Some((chunk, _)) => {
+                        Some((chunk, _, _)) => {
                             self.metrics.settled(&chunk);
                             chunk.accept();
                             self.settled_chunks += 1;
@@ -178,35 +213,35 @@ impl ServerTask {
                         }
                         None => tracing::debug!(sink = %s.sink, server = %self.address, id, "ack for an unknown chunk"),
                     },
-                    Some(Err(reason)) => break End::Failed("io", reason),
-                    None => break End::Failed("io", "connection closed by the server".into()),
+                    Some(Err(reason)) => break ("io", reason),
+                    None => break ("io", "connection closed by the server".into()),
                 },
                 _ = sleep_until_opt(deadline) => {
                     self.metrics.ack_timeouts.inc();
-                    break End::Failed("ack_timeout", format!("no ack within {:?}", s.ack_timeout));
+                    break ("ack_timeout", format!("no ack within {:?}", s.ack_timeout));
                 }
                 next = self.rx.recv(), if room => match next {
                     None => dispatcher_done = true,
                     Some(mut chunk) => {
                         self.wake.notify_one();
-                        chunk.attempts += 1;
                         let frame = chunk.frame(s.compress, s.require_ack);
                         // a server that stops reading must not stall the sink:
                         // the write gets the same deadline as an ack
                         match tokio::time::timeout(s.ack_timeout, write_frame(&mut wr, &frame)).await {
                             Ok(Ok(())) => {}
                             Ok(Err(e)) => {
-                                self.hand_back(chunk);
-                                break End::Failed("io", format!("write failed: {e}"));
+                                failed_write = Some(chunk);
+                                break ("io", format!("write failed: {e}"));
                             }
                             Err(_) => {
-                                self.hand_back(chunk);
-                                break End::Failed("write_timeout", format!("the server took no data for {:?}", s.ack_timeout));
+                                failed_write = Some(chunk);
+                                break ("write_timeout", format!("the server took no data for {:?}", s.ack_timeout));
                             }
                         }
                         self.metrics.sent(&self.address, &chunk, frame.len());
                         if s.require_ack {
-                            in_flight.insert(chunk.id.clone(), (chunk, Instant::now() + s.ack_timeout));
+                            sent += 1;
+                            in_flight.insert(chunk.id.clone(), (chunk, Instant::now() + s.ack_timeout, sent));
                         } else {
                             self.metrics.settled(&chunk);
                             chunk.accept();
@@ -217,10 +252,40 @@ impl ServerTask {
                 },
             }
         };
-        for (_, (chunk, _)) in in_flight.drain() {
+        let (kind, reason) = end;
+        // Acks the server sent before it closed may still be on their way
+        // in (a failed write is often noticed first): settle those chunks,
+        // so that the one charged is the one the server stopped at.
+        let late_acks = async {
+            while let Some(Ok(id)) = acks.recv().await {
+                if let Some((chunk, _, _)) = in_flight.remove(&id) {
+                    self.metrics.settled(&chunk);
+                    chunk.accept();
+                    self.settled_chunks += 1;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(LATE_ACK_WAIT, late_acks).await;
+        self.wake.notify_one();
+        let mut unsettled: Vec<(u64, Chunk)> = in_flight
+            .into_values()
+            .map(|(chunk, _, seq)| (seq, chunk))
+            .collect();
+        unsettled.extend(failed_write.map(|c| (u64::MAX, c)));
+        unsettled.sort_by_key(|(seq, _)| *seq);
+        let mut blamed = None;
+        for (i, (_, mut chunk)) in unsettled.into_iter().enumerate() {
+            if i == 0 {
+                chunk.attempts += 1;
+                blamed = Some(chunk.attempts);
+            }
             self.hand_back(chunk);
         }
-        end
+        End::Failed {
+            kind,
+            reason,
+            blamed,
+        }
     }
 }
 
@@ -236,6 +301,24 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
+    }
+}
+
+/// The reconnect delay after a failed session. A server that accepts
+/// connections but fails every session keeps backing off; one that
+/// delivered resets it, unless the session died on a chunk that had failed
+/// before (a receiver refusing it): resending that one must not become a
+/// tight loop, even while other chunks get through.
+fn backoff_after_session(
+    current: Duration,
+    delivered: bool,
+    blamed: Option<u32>,
+    s: &Settings,
+) -> Duration {
+    if delivered && blamed.unwrap_or(0) <= 1 {
+        s.reconnect_min
+    } else {
+        current
     }
 }
 
@@ -351,6 +434,38 @@ async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_failing_again_keeps_the_backoff_growing() {
+        let s = Settings {
+            sink: "s".into(),
+            compress: Compress::None,
+            require_ack: true,
+            ack_timeout: Duration::from_secs(1),
+            max_in_flight: 1,
+            max_attempts: 10,
+            connect_timeout: Duration::from_secs(1),
+            keepalive: Duration::from_secs(1),
+            reconnect_min: Duration::from_millis(100),
+            reconnect_max: Duration::from_secs(30),
+            auth: None,
+            tls: None,
+        };
+        let grown = Duration::from_secs(8);
+        // delivered, failed on a chunk's first failure: a fresh start
+        assert_eq!(
+            backoff_after_session(grown, true, Some(1), &s),
+            s.reconnect_min
+        );
+        assert_eq!(
+            backoff_after_session(grown, true, None, &s),
+            s.reconnect_min
+        );
+        // delivered others, but died on a chunk that failed before
+        assert_eq!(backoff_after_session(grown, true, Some(2), &s), grown);
+        // delivered nothing
+        assert_eq!(backoff_after_session(grown, false, Some(1), &s), grown);
+    }
 
     #[test]
     fn jitter_stays_within_a_quarter() {

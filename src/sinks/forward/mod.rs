@@ -11,8 +11,11 @@
 //! with `require_ack`, when the server acked it; without, when it was
 //! written to the socket. A chunk whose connection fails before that goes
 //! back to the dispatcher and is sent again, possibly to another server
-//! (at least once). Batches that arrived as forward entries are sent as
-//! they are: no record is decoded or re-encoded on the way through.
+//! (at least once), until it has failed `max_attempts` times: then it is
+//! given up (rejected, logged, counted). Batches that arrived as forward
+//! entries are sent as they are: no record is decoded or re-encoded on the
+//! way through; a batch over `batch_bytes` or `batch_records` is split at
+//! entry boundaries.
 
 mod balance;
 mod chunk;
@@ -42,12 +45,17 @@ use conn::{Link, ServerTask, Settings};
 /// batches from its queue (the queue's byte limit bounds memory anyway).
 const MAX_READY: usize = 64;
 
+/// After every chunk is settled, how long connections may take at least
+/// to close gracefully at shutdown (more if `drain_timeout` has not passed).
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
 /// Counters of one forward sink.
 pub struct ForwardSinkMetrics {
     sink: SinkMetrics,
     chunks: Counter,
     resent_chunks: Counter,
     ack_timeouts: Counter,
+    chunks_given_up: Counter,
     registry: Registry,
     name: Arc<str>,
 }
@@ -64,6 +72,11 @@ impl ForwardSinkMetrics {
                 l,
             ),
             ack_timeouts: registry.counter("logferry_forward_sink_ack_timeouts_total", "Acks not received within ack_timeout.", l),
+            chunks_given_up: registry.counter(
+                "logferry_forward_sink_chunks_given_up_total",
+                "Chunks rejected after max_attempts failed attempts (not acknowledged upstream).",
+                l,
+            ),
             registry: registry.clone(),
             name: name.into(),
         }
@@ -97,6 +110,18 @@ impl ForwardSinkMetrics {
                 ],
             )
             .inc();
+    }
+
+    /// Logs and counts a chunk given up after `max_attempts`: the one place
+    /// this becomes visible. Dropping the chunk then rejects its records.
+    fn given_up(&self, server: &str, chunk: &Chunk) {
+        self.chunks_given_up.inc();
+        self.sink.rejected_records.add(chunk.count as u64);
+        tracing::error!(sink = %self.name, server, tag = %chunk.tag, records = chunk.count,
+            bytes = chunk.bytes, attempts = chunk.attempts,
+            "chunk given up: each attempt ended with the connection failing \
+             (a receiver refuses a frame over its max_frame_bytes by closing the connection; \
+             lower batch_bytes below it); its records are not acknowledged upstream");
     }
 
     /// Logs a connection failure and counts it: the one place they become visible.
@@ -137,6 +162,7 @@ impl ForwardSink {
             require_ack: config.require_ack,
             ack_timeout: config.ack_timeout,
             max_in_flight: config.max_in_flight,
+            max_attempts: config.max_attempts,
             connect_timeout: config.connect_timeout,
             keepalive: config.keepalive,
             reconnect_min: config.reconnect_min,
@@ -162,6 +188,7 @@ impl ForwardSink {
         for s in &self.config.servers {
             let (tx, srx) = mpsc::channel(1);
             let healthy = Arc::new(AtomicBool::new(false));
+            let tried = Arc::new(AtomicBool::new(false));
             tasks.push(tokio::spawn(
                 ServerTask {
                     address: s.address.clone(),
@@ -169,13 +196,19 @@ impl ForwardSink {
                     rx: srx,
                     retry: retry_tx.clone(),
                     healthy: healthy.clone(),
+                    tried: tried.clone(),
                     wake: wake.clone(),
                     metrics: self.metrics.clone(),
                     settled_chunks: 0,
                 }
                 .run(),
             ));
-            links.push(Link { tx, healthy });
+            links.push(Link {
+                tx,
+                healthy,
+                tried,
+                standby: s.standby,
+            });
         }
         drop(retry_tx);
         let mut d = Dispatcher {
@@ -184,17 +217,19 @@ impl ForwardSink {
             links,
             open: HashMap::new(),
             ready: VecDeque::new(),
-            unsettled: Arc::new(()),
+            unsettled: Arc::default(),
         };
+        let unsettled = d.unsettled.clone();
         let mut queue_open = true;
         let mut drain_deadline: Option<Instant> = None;
+        let mut gave_up = false;
         loop {
             d.assign();
             // every chunk holds a clone of `unsettled`: 1 means none is left
             if !queue_open
                 && d.ready.is_empty()
                 && d.open.is_empty()
-                && Arc::strong_count(&d.unsettled) == 1
+                && Arc::strong_count(&d.unsettled) == 2
             {
                 break;
             }
@@ -224,23 +259,30 @@ impl ForwardSink {
                 },
                 _ = sleep_until_opt(flush_at) => d.flush_expired(),
                 _ = sleep_until_opt(drain_deadline) => {
-                    let left = d.ready.len();
-                    let records: usize = d.ready.iter().map(|c| c.count).sum();
+                    // queued, waiting for a server, or in flight on one
+                    let chunks = Arc::strong_count(&d.unsettled) - 2;
+                    let records = unsettled.records.load(Ordering::Acquire);
                     self.metrics.sink.rejected_records.add(records as u64);
-                    tracing::error!(sink = %self.name, chunks = left, records,
+                    tracing::error!(sink = %self.name, chunks, records,
                         "drain_timeout passed with undelivered chunks; their records are not acknowledged");
+                    gave_up = true;
                     break;
                 }
             }
         }
-        // dropping the links closes the servers' channels: each task ends
-        // once its in-flight chunks are settled (or fail and are dropped)
+        // dropping the links closes the servers' channels: each task then
+        // closes its connection once its in-flight chunks are settled
         drop(d);
         drop(retry_rx);
-        // each task ends within about ack_timeout; past a bound, stop waiting
-        let bound = self.config.ack_timeout + self.config.connect_timeout + Duration::from_secs(5);
+        // A stop is bounded by drain_timeout: past it, connections still
+        // waiting for acks (or for a server to close) are cut, and the
+        // chunks they hold are dropped, which rejects them.
+        let cut_at = match drain_deadline {
+            Some(deadline) if !gave_up => deadline.max(Instant::now() + CLOSE_GRACE),
+            _ => Instant::now(),
+        };
         for mut t in tasks {
-            if tokio::time::timeout(bound, &mut t).await.is_err() {
+            if tokio::time::timeout_at(cut_at, &mut t).await.is_err() {
                 t.abort();
             }
         }
@@ -264,26 +306,23 @@ struct Dispatcher<'a> {
     /// Full chunks waiting for a server, oldest first.
     ready: VecDeque<Chunk>,
     /// Cloned into every chunk; its count tells how many are unsettled.
-    unsettled: Arc<()>,
+    unsettled: Arc<chunk::Unsettled>,
 }
 
 impl Dispatcher<'_> {
     fn take(&mut self, delivery: Delivery) {
-        // a batch larger than a chunk may be (a big frame from a forward
-        // source) goes out in pieces a receiver's frame limit accepts
-        let delivery = match chunk::split(delivery, self.config.batch_bytes) {
-            Ok((tag, pieces)) => return self.take_pieces(tag, pieces),
-            Err(d) => d,
-        };
+        // a batch larger than a chunk may be, in bytes or records (a big
+        // frame from a forward source), goes out in pieces that fit
+        let delivery =
+            match chunk::split(delivery, self.config.batch_bytes, self.config.batch_records) {
+                Ok((tag, pieces)) => return self.take_pieces(tag, pieces),
+                Err(d) => d,
+            };
         let b = delivery.batch();
-        // lines grow by their entry framing when encoded (~24 bytes each)
-        let bytes = match &b.records {
-            crate::event::Records::Lines { data, .. } => data.len() + 24 * b.count,
-            crate::event::Records::Entries(e) => e.len(),
-        };
+        let bytes = chunk::entry_bytes(b);
         let count = b.count;
         let tag = b.tag.clone();
-        // a chunk never grows past the limits; a batch larger than them goes alone
+        // a chunk never grows past the limits
         if let Some(open) = self.open.get(&tag) {
             if open.count + count > self.config.batch_records
                 || open.bytes + bytes > self.config.batch_bytes
@@ -350,11 +389,17 @@ impl Dispatcher<'_> {
     /// Hands ready chunks to their servers, in order, until one cannot be
     /// placed (its server is busy, or none is up).
     fn assign(&mut self) {
+        // standbys wait until every primary has tried to connect once, so
+        // a standby that happens to connect first gets nothing
+        let primaries_tried = self
+            .links
+            .iter()
+            .all(|l| l.standby || l.tried.load(Ordering::Acquire));
         while let Some(chunk) = self.ready.pop_front() {
             let healthy: Vec<bool> = self
                 .links
                 .iter()
-                .map(|l| l.healthy.load(Ordering::Acquire))
+                .map(|l| l.healthy.load(Ordering::Acquire) && (primaries_tried || !l.standby))
                 .collect();
             let Some(i) = self.balancer.pick(&chunk.tag, &healthy) else {
                 self.ready.push_front(chunk);

@@ -27,9 +27,6 @@ use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limi
 use crate::router::Router;
 use crate::sources::Shutdown;
 
-/// How long a client has for the TLS and shared-key handshakes.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Most acks of one connection waiting to be written.
 const MAX_PENDING_ACKS: usize = 4096;
 
@@ -46,7 +43,16 @@ const READ_CHUNK_MIN: usize = 64 * 1024;
 const READ_CHUNK_MAX: usize = 1024 * 1024;
 
 /// How long a closing connection waits for the acks of chunks it routed.
+/// At shutdown the sinks settle or reject everything within their
+/// `drain_timeout`, which ends the wait sooner.
 const ACK_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Longest an ack write may take (less with a shorter `idle_timeout`): a
+/// client that does not read its acks is disconnected, not waited for.
+const ACK_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// At shutdown, how long an ack write may still take.
+const ACK_WRITE_TIMEOUT_STOPPING: Duration = Duration::from_secs(1);
 
 /// Settings shared by every connection of one source.
 pub(super) struct Settings {
@@ -89,7 +95,8 @@ impl Connection {
         let stream: Box<dyn Stream> = match &settings.tls {
             None => Box::new(stream),
             Some(acceptor) => {
-                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
+                // the handshakes are bounded like any other silence
+                match tokio::time::timeout(settings.idle_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(tls)) => Box::new(tls),
                     Ok(Err(e)) => {
                         return metrics.connection_error(
@@ -109,7 +116,7 @@ impl Connection {
         let mut read_chunk = READ_CHUNK_MIN;
         if let Some(auth) = &settings.auth {
             let result = tokio::time::timeout(
-                HANDSHAKE_TIMEOUT,
+                settings.idle_timeout,
                 authenticate(auth, &mut rd, &mut wr, &mut buf),
             )
             .await;
@@ -123,7 +130,13 @@ impl Connection {
         }
         let (ack_tx, ack_rx) = mpsc::unbounded_channel();
         let ack_slots = Arc::new(Semaphore::new(MAX_PENDING_ACKS));
-        let writer = tokio::spawn(write_acks(wr, ack_rx, metrics.clone()));
+        let writer = tokio::spawn(write_acks(
+            wr,
+            ack_rx,
+            settings.idle_timeout.min(ACK_WRITE_TIMEOUT),
+            shutdown.clone(),
+            metrics.clone(),
+        ));
 
         let mut scan = Scan::default();
         let mut typical_frame = 0usize;
@@ -159,6 +172,8 @@ impl Connection {
                 tokio::select! {
                     biased;
                     _ = shutdown.wait() => None,
+                    // the ack writer gave up on this client (it says why)
+                    _ = ack_tx.closed() => None,
                     read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
                 }
             };
@@ -205,11 +220,16 @@ impl Connection {
         // the writer finishes once every routed chunk is settled
         drop(ack_tx);
         drop(router);
-        if tokio::time::timeout(ACK_DRAIN_TIMEOUT, writer)
-            .await
-            .is_err()
-        {
-            tracing::warn!(source = %settings.source, %peer, "gave up waiting for sinks to settle this connection's chunks");
+        let mut writer = AbortOnDrop(writer);
+        match tokio::time::timeout(ACK_DRAIN_TIMEOUT, &mut writer.0).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err((kind, reason)))) => metrics.connection_error(peer, kind, &reason),
+            Ok(Err(_)) => {}
+            Err(_) => metrics.connection_error(
+                peer,
+                "ack_wait_timeout",
+                &format!("sinks did not settle this connection's chunks within {ACK_DRAIN_TIMEOUT:?}; they are not acknowledged"),
+            ),
         }
     }
 }
@@ -348,18 +368,47 @@ async fn authenticate(
     }
 }
 
+/// Aborts a task when dropped, so a connection never leaves one behind.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Why the ack writer stopped early: error kind and reason.
+type WriterError = (&'static str, String);
+
+/// Writes acks as sinks settle chunks. A write that takes longer than
+/// `write_timeout` (a client that does not read its acks), or than a
+/// second once the stop signal is given, ends the connection: unwritten
+/// acks make the client resend, as intended.
 async fn write_acks(
     mut wr: WriteHalf<Box<dyn Stream>>,
     mut rx: mpsc::UnboundedReceiver<PendingAck>,
+    write_timeout: Duration,
+    mut shutdown: Shutdown,
     metrics: Arc<ForwardMetrics>,
-) {
+) -> Result<(), WriterError> {
     // the slot is freed once the ack is written
     while let Some((msg, _slot)) = rx.recv().await {
-        if wr.write_all(&msg).await.is_err() {
-            // the peer is gone; unsent acks make it resend, as intended
-            return;
+        let stopping = async {
+            shutdown.wait().await;
+            tokio::time::sleep(ACK_WRITE_TIMEOUT_STOPPING).await;
+        };
+        tokio::select! {
+            r = tokio::time::timeout(write_timeout, wr.write_all(&msg)) => match r {
+                Ok(Ok(())) => metrics.acks_sent.inc(),
+                // the peer is gone
+                Ok(Err(_)) => return Ok(()),
+                Err(_) => return Err(("ack_write_timeout",
+                    format!("the client read no acks for {write_timeout:?}"))),
+            },
+            _ = stopping => return Err(("ack_write_timeout",
+                "the client read no acks while stopping".into())),
         }
-        metrics.acks_sent.inc();
     }
     let _ = wr.shutdown().await;
+    Ok(())
 }

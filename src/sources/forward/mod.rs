@@ -113,6 +113,9 @@ impl ForwardSource {
             }
         }
         drop(listener);
+        // the queues close once no source holds a router: the drain starts
+        // now, while connections still wait for their acks
+        drop(cx.router);
         tracing::debug!(source = %cx.name, open = connections.len(), "forward source stopping");
         while connections.join_next().await.is_some() {}
     }

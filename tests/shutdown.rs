@@ -1,0 +1,131 @@
+//! Stopping is bounded: a dead downstream cannot hold a stop past the sinks'
+//! `drain_timeout`, and a second signal stops at once.
+
+mod common;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// A downstream that accepts connections and never reads or answers.
+fn blackhole() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in l.incoming() {
+            match c {
+                Ok(c) => held.push(c),
+                Err(_) => return,
+            }
+        }
+    });
+    addr
+}
+
+/// A relay whose forward sink goes to a blackhole, with clients waiting
+/// for acks that cannot come.
+fn relay_with_waiting_clients(drain_timeout: &str) -> (Logferry, Vec<TcpStream>) {
+    let dead = blackhole();
+    let mut lf = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{dead}\" }}]\nrequire_ack = true\ndrain_timeout = \"{drain_timeout}\"\n"
+    ));
+    let addr = lf.forward_addr("in");
+    let clients: Vec<TcpStream> = (0..3)
+        .map(|c| {
+            let mut s = TcpStream::connect(addr).unwrap();
+            for i in 0..5 {
+                let mut entries = Vec::new();
+                logferry::protocol::forward::write_message_entry(
+                    &mut entries,
+                    1,
+                    0,
+                    format!("c{c}-{i}").as_bytes(),
+                );
+                let mut f = Vec::new();
+                logferry::protocol::forward::write_packed_forward(
+                    &mut f,
+                    "t",
+                    &entries,
+                    1,
+                    Some(format!("c{c}-{i}").as_bytes()),
+                );
+                s.write_all(&f).unwrap();
+            }
+            s
+        })
+        .collect();
+    // the chunks reach the sink and are sent into the blackhole
+    std::thread::sleep(Duration::from_millis(800));
+    (lf, clients)
+}
+
+#[test]
+fn sigterm_with_a_dead_downstream_stops_within_drain_timeout() {
+    let (mut lf, _clients) = relay_with_waiting_clients("2s");
+    let started = Instant::now();
+    lf.signal(libc::SIGTERM);
+    let status = lf.wait(Duration::from_secs(60));
+    let took = started.elapsed();
+    assert!(status.success(), "{}", lf.log_text());
+    assert!(
+        took < Duration::from_secs(8),
+        "drain_timeout is 2s, the stop took {took:?}\n{}",
+        lf.log_text()
+    );
+    assert!(lf.log_text().contains("drain_timeout passed"));
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"out\"}"),
+        15,
+        "every unacknowledged record is counted"
+    );
+}
+
+#[test]
+fn a_second_signal_stops_at_once() {
+    let (mut lf, _clients) = relay_with_waiting_clients("120s");
+    lf.signal(libc::SIGTERM);
+    lf.wait_for_log("shutting down", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    lf.signal(libc::SIGINT);
+    let status = lf.wait(Duration::from_secs(60));
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "took {took:?}\n{}",
+        lf.log_text()
+    );
+    assert!(!status.success(), "a forced stop does not report success");
+    let line = lf.wait_for_log("second stop signal", Duration::from_secs(1));
+    assert!(
+        line.contains("unacknowledged_records=15 ") && line.contains("per_sink=out=15/"),
+        "the log says what was left: {line}"
+    );
+}
+
+/// A finite run whose records could not be delivered does not exit 0.
+#[test]
+fn a_finite_generator_that_could_not_deliver_exits_non_zero() {
+    let dead = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut lf = Logferry::start(&format!(
+        "[sources.gen]\ntype = \"generator\"\ncount = 1000\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{dead}\" }}]\ndrain_timeout = \"1s\"\n"
+    ));
+    let status = lf.wait(Duration::from_secs(60));
+    assert_eq!(status.code(), Some(1), "{}", lf.log_text());
+    assert!(
+        lf.log_text()
+            .contains("generated records were not delivered"),
+        "{}",
+        lf.log_text()
+    );
+    assert_eq!(
+        lf.final_counter("logferry_generator_undelivered_records_total{component=\"gen\"}"),
+        1000
+    );
+}
