@@ -10,7 +10,10 @@ use crate::ack::AckHandle;
 use crate::protocol::msgpack::{self, Reader, Value};
 
 /// A point in time with nanosecond precision, as Fluentd's EventTime
-/// (msgpack ext type 0) carries it.
+/// (msgpack ext type 0) carries it: 1970-01-01T00:00:00Z to
+/// 2106-02-07T06:28:15.999999999Z. [`EventTime::read`] rejects times
+/// outside that range and nanoseconds of 10^9 or more, so every time read
+/// from outside can be printed and sent on unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct EventTime {
     pub secs: u32,
@@ -35,6 +38,10 @@ impl EventTime {
     /// Reads an entry's time slot: an integer, a float, an EventTime ext, or
     /// Fluent Bit's `[EventTime, {metadata}]` array (one level only: a time
     /// nested deeper is invalid, so hostile nesting costs no stack).
+    ///
+    /// A time outside the range of [`EventTime`] (negative, past 2106, NaN
+    /// or infinite, nanoseconds of 10^9 or more) is an error naming why:
+    /// it is never wrapped or clamped into another time.
     pub fn read(r: &mut Reader<'_>) -> msgpack::Result<EventTime> {
         match r.read()? {
             Value::Array(n) if n >= 1 => {
@@ -49,23 +56,43 @@ impl EventTime {
     }
 
     fn scalar(at: usize, v: Value<'_>) -> msgpack::Result<EventTime> {
-        Ok(match v {
-            Value::UInt(s) => EventTime::new(s as u32, 0),
-            Value::Int(s) => EventTime::new(s.max(0) as u32, 0),
-            Value::Float(f) if f >= 0.0 => {
-                EventTime::new(f.trunc() as u32, (f.fract() * 1e9) as u32)
+        let invalid = |reason| msgpack::Error::Invalid { offset: at, reason };
+        match v {
+            Value::UInt(s) => u32::try_from(s)
+                .map(|s| EventTime::new(s, 0))
+                .map_err(|_| invalid(PAST_2106)),
+            Value::Int(s) if s < 0 => Err(invalid(BEFORE_1970)),
+            Value::Int(s) => u32::try_from(s)
+                .map(|s| EventTime::new(s, 0))
+                .map_err(|_| invalid(PAST_2106)),
+            Value::Float32(f) => Self::from_float(f64::from(f)).map_err(invalid),
+            Value::Float(f) => Self::from_float(f).map_err(invalid),
+            Value::Ext(0, b) if b.len() == 8 => {
+                let secs = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                let nanos = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+                if nanos >= NANOS_PER_SEC {
+                    return Err(invalid(
+                        "EventTime nanoseconds must be below 1000000000 (fix the sender's encoder)",
+                    ));
+                }
+                Ok(EventTime::new(secs, nanos))
             }
-            Value::Ext(0, b) if b.len() == 8 => EventTime::new(
-                u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
-                u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
-            ),
-            _ => {
-                return Err(msgpack::Error::Invalid {
-                    offset: at,
-                    reason: "entry time must be an integer, float or EventTime",
-                })
-            }
-        })
+            _ => Err(invalid("entry time must be an integer, float or EventTime")),
+        }
+    }
+
+    /// Seconds as a float; the fraction is truncated to nanoseconds.
+    fn from_float(f: f64) -> Result<EventTime, &'static str> {
+        if f.is_nan() || f.is_infinite() {
+            Err("entry time is not a finite number")
+        } else if f < 0.0 {
+            Err(BEFORE_1970)
+        } else if f >= 4_294_967_296.0 {
+            Err(PAST_2106)
+        } else {
+            let nanos = ((f.fract() * 1e9) as u32).min(NANOS_PER_SEC - 1);
+            Ok(EventTime::new(f.trunc() as u32, nanos))
+        }
     }
 
     /// Seconds since the epoch as a float, for JSON output.
@@ -73,6 +100,14 @@ impl EventTime {
         f64::from(self.secs) + f64::from(self.nanos) / 1e9
     }
 }
+
+const NANOS_PER_SEC: u32 = 1_000_000_000;
+
+const BEFORE_1970: &str = "entry time is before 1970-01-01T00:00:00Z (negative); \
+     times are seconds since the epoch, 0 to 4294967295";
+
+const PAST_2106: &str = "entry time is past 2106-02-07T06:28:15Z, the last time an \
+     EventTime can carry (4294967295 seconds); milliseconds sent as seconds?";
 
 /// A tag such as `app.web.access`; cheap to clone.
 pub type Tag = Arc<str>;
@@ -313,9 +348,130 @@ mod tests {
             assert!(r.is_empty());
         }
         assert!(EventTime::read(&mut Reader::new(&[0xa1, b'x'])).is_err());
+        // Fluent Bit's pair with extra metadata items
+        let mut r = Reader::new(&[0x93, 0x05, 0x80, 0xc0]);
+        assert_eq!(EventTime::read(&mut r), Ok(EventTime::new(5, 0)));
+        assert!(r.is_empty());
         // a time nested in arrays deeper than Fluent Bit's pair is invalid
         let mut deep = vec![0x91; 100_000];
         deep.push(0x01);
         assert!(EventTime::read(&mut Reader::new(&deep)).is_err());
+    }
+
+    fn uint(v: u64) -> Vec<u8> {
+        let mut b = vec![0xcf];
+        b.extend_from_slice(&v.to_be_bytes());
+        b
+    }
+
+    fn int(v: i64) -> Vec<u8> {
+        let mut b = vec![0xd3];
+        b.extend_from_slice(&v.to_be_bytes());
+        b
+    }
+
+    fn float(v: f64) -> Vec<u8> {
+        let mut b = vec![0xcb];
+        b.extend_from_slice(&v.to_bits().to_be_bytes());
+        b
+    }
+
+    fn float32(v: f32) -> Vec<u8> {
+        let mut b = vec![0xca];
+        b.extend_from_slice(&v.to_bits().to_be_bytes());
+        b
+    }
+
+    fn ext(secs: u32, nanos: u32) -> Vec<u8> {
+        let mut b = Vec::new();
+        write::event_time(&mut b, secs, nanos);
+        b
+    }
+
+    fn read(bytes: &[u8]) -> msgpack::Result<EventTime> {
+        EventTime::read(&mut Reader::new(bytes))
+    }
+
+    fn reason(bytes: &[u8]) -> &'static str {
+        match read(bytes) {
+            Err(msgpack::Error::Invalid { reason, .. }) => reason,
+            other => panic!("{bytes:x?} read as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn times_at_the_edges_of_the_range() {
+        let max = u32::MAX;
+        let cases: Vec<(Vec<u8>, EventTime)> = vec![
+            (uint(0), EventTime::new(0, 0)),
+            (uint(u64::from(max)), EventTime::new(max, 0)),
+            (int(0), EventTime::new(0, 0)),
+            (int(i64::from(max)), EventTime::new(max, 0)),
+            (float(-0.0), EventTime::new(0, 0)),
+            (float(4_294_967_295.5), EventTime::new(max, 500_000_000)),
+            (float32(1.5), EventTime::new(1, 500_000_000)),
+            (ext(max, 999_999_999), EventTime::new(max, 999_999_999)),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(read(&bytes), Ok(want), "{bytes:x?}");
+        }
+        // the fraction of a float just below a whole second never makes
+        // 10^9 nanoseconds
+        let t = read(&float(0.999_999_999_999_999_9)).unwrap();
+        assert!(t.nanos < 1_000_000_000, "{t:?}");
+    }
+
+    #[test]
+    fn out_of_range_times_are_errors_not_other_times() {
+        let past = [
+            uint(1_700_000_000_123), // milliseconds
+            uint((1 << 32) + 5),
+            uint(u64::MAX),
+            int(1 << 32),
+            int(i64::MAX),
+            float(4_294_967_296.0),
+            float(1.7e12),
+            float(f64::MAX),
+            float32(1e10),
+        ];
+        for bytes in past {
+            assert!(reason(&bytes).contains("2106"), "{bytes:x?}");
+            assert!(reason(&bytes).contains("milliseconds"), "{bytes:x?}");
+        }
+        let negative = [
+            vec![0xff], // fixint -1
+            int(-1_700_000_000),
+            int(i64::MIN),
+            float(-1.0),
+            float(-1e-300),
+            float32(-0.5),
+        ];
+        for bytes in negative {
+            assert!(reason(&bytes).contains("before 1970"), "{bytes:x?}");
+        }
+        for bytes in [
+            float(f64::NAN),
+            float(f64::INFINITY),
+            float(f64::NEG_INFINITY),
+            float32(f32::NAN),
+            float32(f32::INFINITY),
+        ] {
+            assert!(reason(&bytes).contains("finite"), "{bytes:x?}");
+        }
+        for nanos in [1_000_000_000, 2_000_000_000, u32::MAX] {
+            assert!(
+                reason(&ext(1_700_000_000, nanos)).contains("nanoseconds"),
+                "{nanos}"
+            );
+            // also inside Fluent Bit's pair
+            let mut pair = vec![0x92];
+            pair.extend(ext(1_700_000_000, nanos));
+            pair.push(0x80);
+            assert!(read(&pair).is_err(), "{nanos}");
+        }
+        let mut pair = vec![0x92];
+        pair.extend(uint((1 << 32) + 5));
+        pair.push(0x80);
+        assert!(read(&pair).is_err());
     }
 }

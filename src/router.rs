@@ -45,7 +45,9 @@ impl TagPattern {
             .iter()
             .map(|p| glob_to_regex(p))
             .collect::<Result<_, _>>()?;
-        let re = format!("^(?:{})$", alternatives.join("|"));
+        // `s`: `.` matches any character, `\n` included; a tag is text
+        // from outside, and no character may change what a pattern means
+        let re = format!("^(?s:{})$", alternatives.join("|"));
         let regex = Regex::new(&re).map_err(|e| format!("pattern {expr:?}: {e}"))?;
         Ok(TagPattern {
             source: expr.to_string(),
@@ -75,7 +77,8 @@ fn glob_to_regex(glob: &str) -> Result<String, String> {
         if rest.starts_with(b".**") {
             cur.push_str(r"(?:\..*)?");
             i += 3;
-        } else if rest.starts_with(b"**.") && (cur.is_empty() || cur.ends_with('(')) {
+        } else if rest.starts_with(b"**.") && cur.is_empty() {
+            // `**.` opening a pattern or an alternative: zero or more parts
             cur.push_str(r"(?:.*\.)?");
             i += 3;
         } else if rest.starts_with(b"**") {
@@ -244,6 +247,68 @@ mod tests {
         assert!(!m("a+b", "aab"));
         assert!(!m("a.b", "aab"));
         assert!(m("app-1.(x)", "app-1.(x)"));
+    }
+
+    #[test]
+    fn any_character_in_a_tag_matches_like_any_other() {
+        // tags come from outside: control characters, NUL, non-ASCII and
+        // very long tags follow the same rules as letters
+        let long = "x".repeat(100_000);
+        let odd_parts = [
+            "\n", "\r", "\r\n", "\0", "\t", " ", "\u{7f}", "é", "\u{2028}", "a\nb", &long,
+        ];
+        for odd in odd_parts {
+            let show = format!("{odd:?}");
+            let show = &show[..show.len().min(40)];
+            assert!(m("**", odd), "** vs {show}");
+            assert!(m("**", &format!("a.{odd}.b")), "** vs a.{show}.b");
+            assert!(m("*", odd), "* vs {show}");
+            assert!(!m("*", &format!("{odd}.b")), "* vs {show}.b");
+            assert!(m("a.*", &format!("a.{odd}")), "a.* vs a.{show}");
+            assert!(!m("a.*", &format!("a.{odd}.c")), "a.* vs a.{show}.c");
+            assert!(m("a.**", &format!("a.{odd}")), "a.** vs a.{show}");
+            assert!(m("a.**", &format!("a.{odd}.c.d")), "a.** vs a.{show}.c.d");
+            assert!(!m("a.**", &format!("b.{odd}")), "a.** vs b.{show}");
+            assert!(m("**.b", &format!("{odd}.b")), "**.b vs {show}.b");
+            assert!(m("**.b", &format!("x.{odd}.b")), "**.b vs x.{show}.b");
+            assert!(!m("**.b", &format!("{odd}b")), "**.b vs {show}b");
+            assert!(m("a.**.z", &format!("a.{odd}.z")), "a.**.z vs a.{show}.z");
+            assert!(m("{a,b}.*", &format!("b.{odd}")), "{{a,b}}.* vs b.{show}");
+            assert!(
+                m("a.{b,c}.**", &format!("a.c.{odd}")),
+                "a.{{b,c}}.** vs a.c.{show}"
+            );
+            assert!(m("a*", &format!("a{odd}")), "a* vs a{show}");
+            assert!(!m("a", &format!("a{odd}")), "a vs a{show}");
+            assert!(!m("a.b", &format!("a.b{odd}")), "a.b vs a.b{show}");
+        }
+        // NUL is an ordinary character in a pattern too (whitespace is not:
+        // it separates alternatives)
+        assert!(m("a\0b", "a\0b"));
+        assert!(!m("a\0b", "a\nb"));
+        assert!(m(&format!("a.{long}"), &format!("a.{long}")));
+        // empty parts
+        for tag in ["", ".", "..", "a..b", ".a", "a.", "a..", "..a.."] {
+            assert!(m("**", tag), "** vs {tag:?}");
+        }
+        assert!(m("a.**", "a."));
+        assert!(m("a.**", "a..b"));
+        assert!(m("a.*", "a."));
+        assert!(!m("a.*", "a.."));
+        assert!(m("**.b", ".b"));
+        assert!(m("**.b", "..b"));
+    }
+
+    #[test]
+    fn a_pattern_means_the_same_whatever_its_literal_characters() {
+        // `**.` after a literal character is the same rule for every character
+        for c in ["x", "(", "[", "$", "\\", "\0"] {
+            let p = format!("{c}**.z");
+            assert!(m(&p, &format!("{c}.z")), "{p}");
+            assert!(m(&p, &format!("{c}y.z")), "{p}");
+            assert!(!m(&p, &format!("{c}z")), "{p}");
+        }
+        assert_eq!(m("(**.z", "(z"), m("x**.z", "xz"));
     }
 
     #[test]

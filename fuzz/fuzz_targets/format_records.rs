@@ -11,7 +11,8 @@
 //! * entries the decoder accepts (`count_entries` is `Ok(n)`) are formatted
 //!   without error, as exactly `n` records;
 //! * the `json` format (default time format) writes one valid JSON object
-//!   `{"time", "tag", "record"}` per record and line;
+//!   `{"time", "tag", "record"}` per record and line, its time a valid
+//!   RFC 3339 UTC time with nine fraction digits;
 //! * the `msgpack` format replays: its output, fed to `next_frame`, gives back
 //!   one Message-mode frame per record with the same tag, time and record;
 //! * `raw` over lines copies them byte for byte.
@@ -47,6 +48,25 @@ fn records(batch: &Batch) -> (Vec<(EventTime, Vec<u8>)>, bool) {
         })
         .is_ok();
     (seen, ok)
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.nnnnnnnnnZ` with every field in range (days are
+/// not checked against the month: chrono writes the times).
+fn is_rfc3339_nanos(t: &str) -> bool {
+    let b = t.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let s = t.get(r)?;
+        s.bytes().all(|c| c.is_ascii_digit()).then(|| s.parse().ok())?
+    };
+    b.len() == 30
+        && (b[4], b[7], b[10], b[13], b[16], b[19], b[29]) == (b'-', b'-', b'T', b':', b':', b'.', b'Z')
+        && num(0..4).is_some_and(|y| (1970..=2106).contains(&y))
+        && num(5..7).is_some_and(|m| (1..=12).contains(&m))
+        && num(8..10).is_some_and(|d| (1..=31).contains(&d))
+        && num(11..13).is_some_and(|h| h < 24)
+        && num(14..16).is_some_and(|m| m < 60)
+        && num(17..19).is_some_and(|s| s < 60)
+        && num(20..29).is_some()
 }
 
 mod common;
@@ -117,6 +137,7 @@ fn check(data: &[u8]) {
                     serde_json::from_str(line).unwrap_or_else(|e| panic!("invalid JSON line {line:?}: {e}"));
                 assert_eq!(v["tag"], TAG, "{line}");
                 assert!(v["time"].is_string() && v.get("record").is_some(), "{line}");
+                assert!(is_rfc3339_nanos(v["time"].as_str().unwrap_or("")), "invalid time in {line}");
                 n += 1;
             }
             if result.is_ok() {

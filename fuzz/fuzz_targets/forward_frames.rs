@@ -15,6 +15,8 @@
 //!   consumes bytes);
 //! * a frame's `count` equals `count_entries(&frame.entries)` (so sinks can
 //!   trust it), its tag is not empty, and a Message-mode frame holds one entry;
+//! * every entry time of an accepted frame is a valid EventTime (nanoseconds
+//!   below 10^9), so every accepted time prints as a valid RFC 3339 time;
 //! * entries never exceed `max_decompressed_bytes` (gzip bombs are cut) and an
 //!   uncompressed frame's entries never exceed `max_frame_bytes`;
 //! * the buffer never holds more than `max_frame_bytes` + one read;
@@ -28,6 +30,7 @@
 
 use bytes::BytesMut;
 use libfuzzer_sys::fuzz_target;
+use logferry::event::{Batch, Records};
 use logferry::protocol::forward::{count_entries, next_frame, Frame, FrameError, Limits, Mode};
 
 mod common;
@@ -63,6 +66,10 @@ fn check_frame(frame: &Frame) {
         .unwrap_or_else(|e| panic!("accepted frame has invalid entries: {e} ({frame:?})"));
     assert_eq!(frame.count, recount, "frame.count differs from its entries: {frame:?}");
     assert!(!frame.tag.is_empty(), "empty tag accepted");
+    let batch = Batch::new(frame.tag.as_str().into(), Records::Entries(frame.entries.clone()), frame.count);
+    batch
+        .for_each_record(|t, _| assert!(t.nanos < 1_000_000_000, "accepted time {t:?}"))
+        .unwrap_or_else(|e| panic!("accepted frame's records do not iterate: {e}"));
     match frame.mode {
         Mode::Message => assert_eq!(frame.count, 1, "Message-mode frame with {} entries", frame.count),
         Mode::CompressedPackedForward => assert!(

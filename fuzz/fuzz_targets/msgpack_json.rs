@@ -7,6 +7,9 @@
 //!   `json::write_value` converts it without error, consumes exactly that
 //!   value (ending where `skip` ends), and writes valid UTF-8 JSON (parsed with
 //!   serde_json) of the same kind (map → object, array → array, …);
+//! * a float is written as the shortest text that reads back as the same
+//!   float (a float 32 as the same float 32) and still reads as a float
+//!   (`2.0`, `1e16`, `-0.0`), or `null` for NaN and infinities;
 //! * `json::write_str` always writes one valid JSON string.
 //! * stack use does not grow with the input: the checks run on a 256 KiB
 //!   stack (see `common.rs`), so recursion on nesting depth overflows it.
@@ -43,6 +46,7 @@ fn check(data: &[u8]) {
                 _ => true,
             };
             assert!(kind_ok, "marker {:#04x} converted to {text}", data[0]);
+            check_float(data, text, &value);
         }
         Err(_) => {
             // truncated or invalid: an error is fine, a panic is not
@@ -58,4 +62,29 @@ fn check(data: &[u8]) {
     if let Ok(orig) = std::str::from_utf8(data) {
         assert_eq!(s, orig, "write_str does not round-trip valid UTF-8");
     }
+}
+
+/// A top-level float: the text must parse back to the same bits (std's
+/// parser is exact; serde_json's default one may be off by one ulp) and be
+/// a JSON float, not an integer.
+fn check_float(data: &[u8], text: &str, value: &serde_json::Value) {
+    let same = match data[0] {
+        0xcb => {
+            let f = f64::from_bits(u64::from_be_bytes(data[1..9].try_into().unwrap()));
+            if !f.is_finite() {
+                return assert!(value.is_null(), "{f} written as {text}");
+            }
+            text.parse::<f64>().map(|g| g.to_bits() == f.to_bits())
+        }
+        0xca => {
+            let f = f32::from_bits(u32::from_be_bytes(data[1..5].try_into().unwrap()));
+            if !f.is_finite() {
+                return assert!(value.is_null(), "{f} written as {text}");
+            }
+            text.parse::<f32>().map(|g| g.to_bits() == f.to_bits())
+        }
+        _ => return,
+    };
+    assert_eq!(same, Ok(true), "float written as {text}");
+    assert!(value.is_f64(), "float written as {text}, which reads as {value:?}");
 }

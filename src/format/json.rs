@@ -55,17 +55,42 @@ pub fn write_scalar(out: &mut Vec<u8>, v: Value<'_>) {
         Value::UInt(u) => {
             let _ = write!(out, "{u}");
         }
-        Value::Float(f) if f.is_finite() => {
-            let _ = write!(out, "{f}");
-        }
-        Value::Float(_) => out.extend_from_slice(b"null"),
+        Value::Float(f) => write_f64(out, f),
+        Value::Float32(f) => write_f32(out, f),
         Value::Str(s) | Value::Bin(s) => write_str(out, s),
         Value::Ext(0, b) if b.len() == 8 => {
             let secs = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
             let nanos = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
-            let _ = write!(out, "{secs}.{nanos:09}");
+            if nanos < 1_000_000_000 {
+                let _ = write!(out, "{secs}.{nanos:09}");
+            } else {
+                // not a time: as for any other value JSON cannot carry
+                out.extend_from_slice(b"null");
+            }
         }
         Value::Ext(..) | Value::Array(_) | Value::Map(_) => out.extend_from_slice(b"null"),
+    }
+}
+
+/// Writes a float as serde_json does: the shortest text that reads back as
+/// the same float and still reads as a float (`2.0`, `1e16`, `-0.0`,
+/// `5e-324`). NaN and the infinities are not JSON numbers: they become
+/// `null`.
+pub fn write_f64(out: &mut Vec<u8>, f: f64) {
+    write_float(out, f.is_finite(), f);
+}
+
+/// Like [`write_f64`], with the shortest text of the float 32 itself
+/// (`0.1`, not `0.10000000149011612`).
+pub fn write_f32(out: &mut Vec<u8>, f: f32) {
+    write_float(out, f.is_finite(), f);
+}
+
+fn write_float(out: &mut Vec<u8>, finite: bool, f: impl ryu::Float) {
+    if finite {
+        out.extend_from_slice(ryu::Buffer::new().format_finite(f).as_bytes());
+    } else {
+        out.extend_from_slice(b"null");
     }
 }
 
@@ -173,6 +198,107 @@ mod tests {
         );
         let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(parsed["a"][0], 1);
+    }
+
+    fn f64_bytes(f: f64) -> Vec<u8> {
+        let mut b = vec![0xcb];
+        b.extend_from_slice(&f.to_bits().to_be_bytes());
+        b
+    }
+
+    fn f32_bytes(f: f32) -> Vec<u8> {
+        let mut b = vec![0xca];
+        b.extend_from_slice(&f.to_bits().to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn floats_are_written_in_their_shortest_form_and_stay_floats() {
+        let cases: [(f64, &str); 11] = [
+            (2.0, "2.0"),
+            (1e16, "1e16"),
+            (-0.0, "-0.0"),
+            (1.79e308, "1.79e308"),
+            (f64::MAX, "1.7976931348623157e308"),
+            (5e-324, "5e-324"),
+            (0.1, "0.1"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (-1.5, "-1.5"),
+            (1700000000.25, "1700000000.25"),
+            (123456789.0, "123456789.0"),
+        ];
+        for (f, want) in cases {
+            let text = json_of(&f64_bytes(f));
+            assert_eq!(text, want);
+            assert_eq!(
+                text.parse::<f64>().unwrap().to_bits(),
+                f.to_bits(),
+                "{text}"
+            );
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert!(v.is_f64(), "{text} reads back as {v:?}");
+        }
+    }
+
+    #[test]
+    fn float32_is_written_as_the_shortest_f32() {
+        let cases: [(f32, &str); 8] = [
+            (0.1, "0.1"),
+            (2.0, "2.0"),
+            (-0.0, "-0.0"),
+            (1e16, "1e16"),
+            (f32::MAX, "3.4028235e38"),
+            (1e-45, "1e-45"),
+            (16777217.0, "16777216.0"),
+            (2.71, "2.71"),
+        ];
+        for (f, want) in cases {
+            let text = json_of(&f32_bytes(f));
+            assert_eq!(text, want);
+            assert_eq!(
+                text.parse::<f32>().unwrap().to_bits(),
+                f.to_bits(),
+                "{text}"
+            );
+            assert!(serde_json::from_str::<serde_json::Value>(&text)
+                .unwrap()
+                .is_f64());
+        }
+    }
+
+    #[test]
+    fn nan_and_infinities_are_null() {
+        for f in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            assert_eq!(json_of(&f64_bytes(f)), "null", "{f}");
+        }
+        for f in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(json_of(&f32_bytes(f)), "null", "{f}");
+        }
+        // inside a record, as a value and as a key
+        let mut m = Vec::new();
+        write::map_len(&mut m, 3);
+        write::str(&mut m, b"a");
+        m.extend(f64_bytes(f64::NAN));
+        write::str(&mut m, b"b");
+        m.extend(f64_bytes(2.0));
+        m.extend(f64_bytes(1e16));
+        m.extend(f32_bytes(0.1));
+        let text = json_of(&m);
+        assert_eq!(text, r#"{"a":null,"b":2.0,"1e16":0.1}"#);
+        serde_json::from_str::<serde_json::Value>(&text).unwrap();
+    }
+
+    #[test]
+    fn event_times_inside_records() {
+        let mut t = Vec::new();
+        write::event_time(&mut t, 1_700_000_000, 5);
+        assert_eq!(json_of(&t), "1700000000.000000005");
+        // nanoseconds past a second are not a time
+        for nanos in [1_000_000_000, 2_000_000_000, u32::MAX] {
+            let mut t = Vec::new();
+            write::event_time(&mut t, 1_700_000_000, nanos);
+            assert_eq!(json_of(&t), "null", "{nanos}");
+        }
     }
 
     #[test]

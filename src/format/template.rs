@@ -186,4 +186,44 @@ mod tests {
         );
         assert_eq!(out, b"[a]  n=42");
     }
+
+    #[test]
+    fn renders_floats_as_json_does() {
+        let t = Template::parse("n={n}").unwrap();
+        let mut tf = TimeFormat::new(None).unwrap();
+        let f64s = [
+            (2.0, "n=2.0"),
+            (1e16, "n=1e16"),
+            (-0.0, "n=-0.0"),
+            (1.79e308, "n=1.79e308"),
+            (5e-324, "n=5e-324"),
+            (f64::NAN, "n=null"),
+            (f64::INFINITY, "n=null"),
+        ];
+        let f32s = [(0.1f32, "n=0.1"), (f32::NEG_INFINITY, "n=null")];
+        let records = f64s
+            .iter()
+            .map(|(f, want)| {
+                let mut rec = vec![0x81, 0xa1, b'n', 0xcb];
+                rec.extend_from_slice(&f64::to_bits(*f).to_be_bytes());
+                (rec, *want)
+            })
+            .chain(f32s.iter().map(|(f, want)| {
+                let mut rec = vec![0x81, 0xa1, b'n', 0xca];
+                rec.extend_from_slice(&f32::to_bits(*f).to_be_bytes());
+                (rec, *want)
+            }));
+        for (rec, want) in records {
+            let mut out = Vec::new();
+            t.render(
+                &mut out,
+                "a",
+                EventTime::default(),
+                RecordRef::Map(&rec),
+                "h",
+                &mut tf,
+            );
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
 }

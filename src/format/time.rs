@@ -43,7 +43,10 @@ impl TimeFormat {
             None => {
                 self.refresh(t);
                 out.extend_from_slice(&self.cached);
-                let _ = write!(out, ".{:09}Z", t.nanos);
+                // `EventTime::read` never yields 10^9 nanoseconds or more;
+                // a time built in code is clamped, as in `to_datetime`, so
+                // the text is always RFC 3339
+                let _ = write!(out, ".{:09}Z", t.nanos.min(999_999_999));
             }
             Some(p) if self.subsec => {
                 let _ = write!(out, "{}", to_datetime(t).format(p));
@@ -89,6 +92,32 @@ mod tests {
             fmt(None, EventTime::new(1_700_000_000, 5)),
             "2023-11-14T22:13:20.000000005Z"
         );
+    }
+
+    #[test]
+    fn every_time_prints_as_rfc3339() {
+        let cases = [
+            (EventTime::new(0, 0), "1970-01-01T00:00:00.000000000Z"),
+            (
+                EventTime::new(u32::MAX, 999_999_999),
+                "2106-02-07T06:28:15.999999999Z",
+            ),
+            // not produced by decoding, but never printed as invalid text
+            (
+                EventTime::new(1_700_000_000, 2_000_000_000),
+                "2023-11-14T22:13:20.999999999Z",
+            ),
+            (
+                EventTime::new(1_700_000_000, u32::MAX),
+                "2023-11-14T22:13:20.999999999Z",
+            ),
+        ];
+        for (t, want) in cases {
+            let text = fmt(None, t);
+            assert_eq!(text, want, "{t:?}");
+            assert!(DateTime::parse_from_rfc3339(&text).is_ok(), "{text}");
+            assert_eq!(fmt(Some("%Y-%m-%dT%H:%M:%S%.9fZ"), t), want, "{t:?}");
+        }
     }
 
     #[test]

@@ -177,7 +177,11 @@ pub enum Value<'a> {
     Bool(bool),
     Int(i64),
     UInt(u64),
+    /// A float 64.
     Float(f64),
+    /// A float 32, kept apart so it prints as the shortest f32 (`0.1`, not
+    /// the f64 digits of its widened value).
+    Float32(f32),
     Str(&'a [u8]),
     Bin(&'a [u8]),
     /// An array header; its `n` items follow.
@@ -295,7 +299,7 @@ impl<'a> Reader<'a> {
                 let t = self.take(1)?[0] as i8;
                 Value::Ext(t, self.take(1 << (m - 0xd4))?)
             }
-            0xca => Value::Float(f64::from(f32::from_bits(self.uint(4)? as u32))),
+            0xca => Value::Float32(f32::from_bits(self.uint(4)? as u32)),
             0xcb => Value::Float(f64::from_bits(self.uint(8)?)),
             0xcc..=0xcf => Value::UInt(self.uint(1 << (m - 0xcc))?),
             0xd0 => Value::Int(i64::from(self.uint(1)? as u8 as i8)),

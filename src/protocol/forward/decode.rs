@@ -150,8 +150,7 @@ pub fn decode_frame(frame: Bytes, limits: &Limits) -> Result<Frame, FrameError> 
                 return Err(shape("a Message frame needs [tag, time, record]"));
             }
             let start = r.pos();
-            EventTime::read(&mut r)
-                .map_err(|_| shape("entry time must be an integer, float or EventTime"))?;
+            EventTime::read(&mut r).map_err(|e| FrameError::Shape(time_error(start, e)))?;
             check_record(&mut r)?;
             let mut entry = Vec::with_capacity(1 + r.pos() - start);
             write::array_len(&mut entry, 2);
@@ -196,12 +195,18 @@ fn check_entry(r: &mut Reader<'_>) -> Result<(), FrameError> {
             "entry at byte {at} must be [time, record], has {n} elements"
         )));
     }
-    EventTime::read(r).map_err(|_| {
-        FrameError::Shape(format!(
-            "entry at byte {at}: time must be an integer, float or EventTime"
-        ))
-    })?;
+    EventTime::read(r).map_err(|e| FrameError::Shape(time_error(at, e)))?;
     check_record(r)
+}
+
+/// The message for an entry whose time was rejected, with the reason.
+fn time_error(at: usize, e: msgpack::Error) -> String {
+    match e {
+        msgpack::Error::Invalid { reason, .. } => format!("entry at byte {at}: {reason}"),
+        msgpack::Error::Incomplete { .. } => {
+            format!("entry at byte {at}: time must be an integer, float or EventTime")
+        }
+    }
 }
 
 fn check_record(r: &mut Reader<'_>) -> Result<(), FrameError> {

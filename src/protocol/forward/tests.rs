@@ -16,6 +16,7 @@ fn to_json(r: &mut Reader<'_>) -> Json {
         Value::Int(i) => json!(i),
         Value::UInt(u) => json!(u),
         Value::Float(f) => json!(f),
+        Value::Float32(f) => json!(f),
         Value::Str(s) | Value::Bin(s) => json!(String::from_utf8_lossy(s)),
         Value::Array(n) => Json::Array((0..n).map(|_| to_json(r)).collect()),
         Value::Map(n) => Json::Object(
@@ -299,5 +300,50 @@ fn captures_from_real_senders_decode_as_expected() {
             want["records"].as_u64().unwrap(),
             "{name}: records"
         );
+    }
+}
+
+#[test]
+fn a_time_out_of_range_rejects_the_frame_in_every_mode() {
+    let bad_times: [&[u8]; 5] = [
+        &[0xcf, 0, 0, 1, 0x8b, 0xcf, 0xe5, 0x68, 0x7b], // 1700000000123 (ms)
+        &[0xff],                                        // -1
+        &[0xcb, 0x7f, 0xf8, 0, 0, 0, 0, 0, 0],          // NaN
+        &[0xd7, 0x00, 0x65, 0x53, 0xf1, 0x00, 0x77, 0x35, 0x94, 0x00], // 2e9 ns
+        &[0x92, 0xce, 0xff, 0xff, 0xff, 0xff, 0x80],    // pair: u32::MAX is fine…
+    ];
+    for (i, time) in bad_times.iter().enumerate() {
+        let entry = cat(&[&[0x92], time, RECORD]);
+        let frames = [
+            cat(&[&[0x93, 0xa1, b't'], time, RECORD]), // Message
+            cat(&[&[0x92, 0xa1, b't', 0x91], &entry]), // Forward
+            cat(&[&[0x92, 0xa1, b't', 0xc4, entry.len() as u8], &entry]), // Packed
+        ];
+        for (m, bytes) in frames.iter().enumerate() {
+            // a pair would read as Forward mode in a Message frame
+            if time[0] == 0x92 && m == 0 {
+                continue;
+            }
+            let result = decode_frame(Bytes::copy_from_slice(bytes), &Limits::default());
+            if i == 4 {
+                // …the last case is the valid edge: it decodes
+                let f = result.unwrap();
+                assert_eq!(entries(&f)[0].0, EventTime::new(u32::MAX, 0));
+                continue;
+            }
+            match result {
+                Err(e @ FrameError::Shape(_)) => {
+                    assert!(!e.is_fatal());
+                    let text = e.to_string();
+                    assert!(
+                        ["milliseconds", "before 1970", "finite", "nanoseconds"]
+                            .iter()
+                            .any(|w| text.contains(w)),
+                        "case {i} mode {m}: {text}"
+                    );
+                }
+                other => panic!("case {i} mode {m}: {other:?}"),
+            }
+        }
     }
 }
