@@ -31,6 +31,9 @@ path = "{dir}/unified.log"
 pub struct Logferry {
     child: Option<Child>,
     log: Arc<Mutex<Vec<String>>>,
+    /// The thread reading the log; done once the process has exited and
+    /// its last line is in `log`.
+    reader: Option<std::thread::JoinHandle<()>>,
     pub dir: tempfile::TempDir,
 }
 
@@ -56,7 +59,7 @@ impl Logferry {
         let stderr = child.stderr.take().unwrap();
         let log = Arc::new(Mutex::new(Vec::new()));
         let sink = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if std::env::var_os("LOGFERRY_TEST_ECHO").is_some() {
                     eprintln!("[logferry] {line}");
@@ -67,6 +70,7 @@ impl Logferry {
         Logferry {
             child: Some(child),
             log,
+            reader: Some(reader),
             dir,
         }
     }
@@ -142,6 +146,20 @@ impl Logferry {
             let _ = c.kill();
             let _ = c.wait();
         }
+        self.read_to_end();
+    }
+
+    /// After the exit: waits (bounded) until the log reader has every line.
+    fn read_to_end(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        if let Some(reader) = self.reader.take() {
+            while !reader.is_finished() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            if reader.is_finished() {
+                let _ = reader.join();
+            }
+        }
     }
 
     /// Waits for the process to exit by itself.
@@ -150,8 +168,7 @@ impl Logferry {
         let child = self.child.as_mut().unwrap();
         loop {
             if let Some(status) = child.try_wait().unwrap() {
-                // let the log reader catch the last lines
-                std::thread::sleep(Duration::from_millis(50));
+                self.read_to_end();
                 return status;
             }
             if Instant::now() > deadline {
