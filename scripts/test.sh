@@ -19,4 +19,4 @@ step "cargo clippy (warnings denied)"
 cargo clippy --all-targets --locked -- -D warnings
 
 step "cargo test"
-cargo test --locked
+cargo test --locked --no-fail-fast

@@ -57,7 +57,20 @@ fn forward_sink() {
 fn tail_file_against_cat() {
     let out = bench(&["tail-file", "--lines", "20000", "--runs", "1"]);
     assert!(
-        out.contains("baseline: cat in > out") && out.contains("CPU while idle"),
+        out.contains("baseline: cat in… > out") && out.contains("CPU while idle"),
+        "{out}"
+    );
+    let out = bench(&[
+        "tail-file",
+        "--lines",
+        "2000",
+        "--files",
+        "20",
+        "--runs",
+        "1",
+    ]);
+    assert!(
+        out.contains("20 file(s) × 2000 lines") && out.contains("| 40000 |"),
         "{out}"
     );
 }
