@@ -106,6 +106,8 @@ start() {
   jars
   configure
   local port; port=$(address); port=${port##*:}
+  # readiness is read from the logs: start them afresh
+  [[ -f $STATE/broker.log ]] && mv "$STATE/broker.log" "$STATE/broker.log.1"
   : > "$STATE/stdout.log"
   # setsid: the broker outlives the shell (and test process) that started it
   setsid java $HEAP -cp "$JARS/*" \

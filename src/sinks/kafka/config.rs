@@ -53,7 +53,10 @@ pub struct KafkaSinkConfig {
     /// First wait before a failed message is produced again; doubles per
     /// attempt up to `retry_backoff_max`. Failed messages are retried until
     /// delivered, never dropped, unless Kafka can never take them.
-    #[serde(default = "default_retry_backoff", deserialize_with = "units::duration")]
+    #[serde(
+        default = "default_retry_backoff",
+        deserialize_with = "units::duration"
+    )]
     pub retry_backoff: Duration,
     /// Longest wait between two attempts of one message.
     #[serde(
@@ -62,7 +65,10 @@ pub struct KafkaSinkConfig {
     )]
     pub retry_backoff_max: Duration,
     /// At shutdown, how long to keep trying to deliver what is in flight.
-    #[serde(default = "default_drain_timeout", deserialize_with = "units::duration")]
+    #[serde(
+        default = "default_drain_timeout",
+        deserialize_with = "units::duration"
+    )]
     pub drain_timeout: Duration,
     /// Any librdkafka producer property, passed as it is (TLS, SASL,
     /// `message.max.bytes`, `message.timeout.ms`…). These win over the
@@ -202,10 +208,10 @@ mod tests {
         assert!(parse("acks = \"1\"\nidempotence = false").is_ok());
         assert!(parse("compression = \"brotli\"").is_err());
         assert!(parse("topicc = \"x\"").is_err());
-        let e: Result<KafkaSinkConfig, _> =
-            toml::from_str("brokers = []\ntopic = \"t\"");
+        let e: Result<KafkaSinkConfig, _> = toml::from_str("brokers = []\ntopic = \"t\"");
         assert!(e.unwrap().validate().unwrap_err().contains("brokers"));
-        let e: KafkaSinkConfig = toml::from_str("brokers = [\"b:1\"]\ntopic = \"${tags}\"").unwrap();
+        let e: KafkaSinkConfig =
+            toml::from_str("brokers = [\"b:1\"]\ntopic = \"${tags}\"").unwrap();
         assert!(e.validate().unwrap_err().contains("topic"));
     }
 }

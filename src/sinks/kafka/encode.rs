@@ -106,7 +106,11 @@ mod tests {
             write::str(&mut b, b"user");
             write::str(&mut b, user.as_bytes());
         }
-        Batch::new("app.web".into(), Records::Entries(Bytes::from(b)), records.len())
+        Batch::new(
+            "app.web".into(),
+            Records::Entries(Bytes::from(b)),
+            records.len(),
+        )
     }
 
     fn encoder(format: &str, key: Option<&str>) -> Encoder {

@@ -127,7 +127,10 @@ impl KafkaSink {
     }
 
     /// Produces every record of `d` and returns the task that settles it.
-    async fn produce_batch(&mut self, d: Delivery) -> Option<impl std::future::Future<Output = ()>> {
+    async fn produce_batch(
+        &mut self,
+        d: Delivery,
+    ) -> Option<impl std::future::Future<Output = ()>> {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
         let topic = self.topic.render(&batch.tag, &chrono::Local::now());
@@ -135,10 +138,13 @@ impl KafkaSink {
             Ok(m) => m,
             Err(e) => {
                 // cannot happen for frames the decoder accepted; never silent
-                s.reject(d, &Rejection {
-                    kind: "bad_record",
-                    message: format!("cannot read the batch's records: {e}"),
-                });
+                s.reject(
+                    d,
+                    &Rejection {
+                        kind: "bad_record",
+                        message: format!("cannot read the batch's records: {e}"),
+                    },
+                );
                 return None;
             }
         };
@@ -172,7 +178,10 @@ impl Shared {
     /// Hands one message to librdkafka, waiting while its queue is full and
     /// retrying other local errors with backoff; `Err` if Kafka can never
     /// take it.
-    async fn produce<K, P>(&self, mut record: FutureRecord<'_, K, P>) -> Result<DeliveryFuture, Rejection>
+    async fn produce<K, P>(
+        &self,
+        mut record: FutureRecord<'_, K, P>,
+    ) -> Result<DeliveryFuture, Rejection>
     where
         K: rdkafka::message::ToBytes + ?Sized,
         P: rdkafka::message::ToBytes + ?Sized,
@@ -286,7 +295,12 @@ fn classify(e: &KafkaError) -> Option<Rejection> {
 
 /// Waits for every delivery report of one batch, produces failed messages
 /// again, and settles the batch.
-async fn watch(s: Arc<Shared>, d: Delivery, mut reports: Vec<DeliveryFuture>, mut rejected: Option<Rejection>) {
+async fn watch(
+    s: Arc<Shared>,
+    d: Delivery,
+    mut reports: Vec<DeliveryFuture>,
+    mut rejected: Option<Rejection>,
+) {
     let mut attempt = 0u32;
     loop {
         let mut failed = Vec::new();
@@ -375,7 +389,10 @@ mod tests {
             RDKafkaErrorCode::NotLeaderForPartition,
             RDKafkaErrorCode::AllBrokersDown,
         ] {
-            assert!(classify(&KafkaError::MessageProduction(code)).is_none(), "{code:?}");
+            assert!(
+                classify(&KafkaError::MessageProduction(code)).is_none(),
+                "{code:?}"
+            );
         }
     }
 }
