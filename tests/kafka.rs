@@ -362,3 +362,53 @@ fn a_message_too_large_is_rejected_and_counted_and_the_rest_delivered() {
         1
     );
 }
+
+#[test]
+fn a_full_producer_queue_is_backpressure_and_a_stop_is_bounded_by_drain_timeout() {
+    // no broker at all: nothing can be delivered, librdkafka's queue fills
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.k]
+type = "kafka"
+match = "**"
+brokers = ["127.0.0.1:1"]
+topic = "never"
+drain_timeout = "2s"
+[sinks.k.librdkafka_options]
+"queue.buffering.max.messages" = "50"
+"#,
+    );
+    let addr = lf.forward_addr("in");
+    let mut s = TcpStream::connect(addr).unwrap();
+    for k in 0..5 {
+        s.write_all(&frame("t", "rec", k * 100..(k + 1) * 100, &format!("c{k}")))
+            .unwrap();
+    }
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(3)),
+        None,
+        "nothing delivered, nothing acked"
+    );
+    let started = Instant::now();
+    lf.stop();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a stop waits drain_timeout (2s), not for the broker: took {:?}",
+        started.elapsed()
+    );
+    assert!(lf.final_counter("logferry_kafka_sink_queue_full_waits_total{component=\"k\"}") > 0);
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"k\"}"),
+        0
+    );
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"k\"}"),
+        500,
+        "every undelivered record is counted at the stop:\n{}",
+        lf.log_text()
+    );
+}

@@ -9,7 +9,8 @@
 //! settles the batch: accepted when all are delivered, rejected (counted,
 //! not acknowledged upstream) when Kafka can never take one of them.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
@@ -47,6 +48,37 @@ struct Shared {
     sink: SinkMetrics,
     kafka: KafkaMetrics,
     log: RateLimitedLog,
+    /// When the stop's `drain_timeout` ends; set once the queue is closed.
+    stop_at: OnceLock<Instant>,
+    /// Records of batches produced and not yet settled.
+    in_flight: AtomicUsize,
+}
+
+/// Why a message was not handed to librdkafka.
+enum Unproduced {
+    /// Kafka can never take it.
+    Rejected(Rejection),
+    /// The stop's `drain_timeout` has passed.
+    Stopped,
+}
+
+/// A batch being watched: if it ends unsettled (the stop cut it short),
+/// its records are counted as not kept.
+struct Watched {
+    shared: Arc<Shared>,
+    records: usize,
+    settled: bool,
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        self.shared
+            .in_flight
+            .fetch_sub(self.records, Ordering::AcqRel);
+        if !self.settled {
+            self.shared.sink.rejected_records.add(self.records as u64);
+        }
+    }
 }
 
 /// A message whose delivery report failed, kept to be produced again.
@@ -80,6 +112,8 @@ impl KafkaSink {
                 sink,
                 kafka,
                 log: RateLimitedLog::new(WARN_INTERVAL),
+                stop_at: OnceLock::new(),
+                in_flight: AtomicUsize::new(0),
             }),
             encoder,
             topic,
@@ -95,7 +129,7 @@ impl KafkaSink {
                 let mut watching = JoinSet::new();
                 while let Some(d) = rx.recv().await {
                     while watching.try_join_next().is_some() {}
-                    if let Some(watch) = self.produce_batch(d).await {
+                    if let Some(watch) = self.produce_batch(d, &rx).await {
                         watching.spawn_local(watch);
                     }
                 }
@@ -106,7 +140,7 @@ impl KafkaSink {
 
     async fn drain(&self, mut watching: JoinSet<()>) {
         let s = &self.shared;
-        let deadline = Instant::now() + s.config.drain_timeout;
+        let deadline = s.stop_deadline();
         while !watching.is_empty() {
             match tokio::time::timeout_at(deadline, watching.join_next()).await {
                 Ok(_) => {}
@@ -114,10 +148,11 @@ impl KafkaSink {
                     // dropping the tasks drops their deliveries unsettled:
                     // rejected, so their sources do not see an ack
                     let batches = watching.len();
+                    let records = s.in_flight.load(Ordering::Acquire);
                     watching.abort_all();
                     while watching.join_next().await.is_some() {}
                     s.sink.errors.inc();
-                    tracing::error!(sink = %s.name, batches, drain_timeout = ?s.config.drain_timeout,
+                    tracing::error!(sink = %s.name, batches, records, drain_timeout = ?s.config.drain_timeout,
                         "drain_timeout passed with undelivered messages; their records are not acknowledged");
                     break;
                 }
@@ -130,6 +165,7 @@ impl KafkaSink {
     async fn produce_batch(
         &mut self,
         d: Delivery,
+        rx: &QueueReceiver,
     ) -> Option<impl std::future::Future<Output = ()>> {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
@@ -161,16 +197,32 @@ impl KafkaSink {
             if let Some(h) = &headers {
                 record = record.headers(with_time(h.clone(), &s.config, m.time));
             }
-            match s.produce(record).await {
+            match s.produce(record, Some(rx)).await {
                 Ok(report) => reports.push(report),
-                Err(r) => {
+                Err(Unproduced::Rejected(r)) => {
                     s.count_rejected(&r, 1, m.payload.len());
                     rejected.get_or_insert(r);
+                }
+                Err(Unproduced::Stopped) => {
+                    let records = batch.count;
+                    s.sink.rejected_records.add(records as u64);
+                    s.sink.errors.inc();
+                    warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
+                        "drain_timeout passed while Kafka's queue was full; records not acknowledged");
+                    drop(messages);
+                    d.reject();
+                    return None;
                 }
             }
         }
         drop(messages);
-        Some(watch(s, d, reports, rejected))
+        s.in_flight.fetch_add(batch.count, Ordering::AcqRel);
+        let watched = Watched {
+            shared: Arc::clone(&s),
+            records: batch.count,
+            settled: false,
+        };
+        Some(watch(s, d, reports, rejected, watched))
     }
 }
 
@@ -181,7 +233,8 @@ impl Shared {
     async fn produce<K, P>(
         &self,
         mut record: FutureRecord<'_, K, P>,
-    ) -> Result<DeliveryFuture, Rejection>
+        queue: Option<&QueueReceiver>,
+    ) -> Result<DeliveryFuture, Unproduced>
     where
         K: rdkafka::message::ToBytes + ?Sized,
         P: rdkafka::message::ToBytes + ?Sized,
@@ -192,6 +245,12 @@ impl Shared {
                 Ok(report) => return Ok(report),
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
                     record = r;
+                    if queue.is_some_and(QueueReceiver::is_closed) {
+                        self.stop_deadline();
+                    }
+                    if self.stop_at.get().is_some_and(|t| Instant::now() >= *t) {
+                        return Err(Unproduced::Stopped);
+                    }
                     self.kafka.queue_full_waits.inc();
                     tokio::time::sleep(QUEUE_FULL_WAIT).await;
                 }
@@ -199,7 +258,7 @@ impl Shared {
                     record = r;
                     attempt += 1;
                     match self.verdict(&e, attempt) {
-                        Verdict::Rejected { reason } => return Err(reason),
+                        Verdict::Rejected { reason } => return Err(Unproduced::Rejected(reason)),
                         Verdict::Retry { after } => {
                             self.count_retry(&e, after);
                             tokio::time::sleep(after).await;
@@ -209,6 +268,13 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// When a stop must end; starts the `drain_timeout` on the first call.
+    fn stop_deadline(&self) -> Instant {
+        *self
+            .stop_at
+            .get_or_init(|| Instant::now() + self.config.drain_timeout)
     }
 
     /// What to do after `error` on the `attempt`th try of a message.
@@ -300,6 +366,7 @@ async fn watch(
     d: Delivery,
     mut reports: Vec<DeliveryFuture>,
     mut rejected: Option<Rejection>,
+    mut watched: Watched,
 ) {
     let mut attempt = 0u32;
     loop {
@@ -351,16 +418,19 @@ async fn watch(
             if let Some(h) = m.headers() {
                 record = record.headers(h.clone());
             }
-            match s.produce(record).await {
+            match s.produce(record, None).await {
                 Ok(r) => reports.push(r),
-                Err(r) => {
+                Err(Unproduced::Rejected(r)) => {
                     s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
                     rejected.get_or_insert(r);
                 }
+                // unsettled: `watched` counts the records as not kept
+                Err(Unproduced::Stopped) => return,
             }
         }
     }
     let n = d.batch().count as u64;
+    watched.settled = true;
     match rejected {
         None => {
             s.sink.records.add(n);
