@@ -273,7 +273,14 @@ fn forward_to_kafka_delivers_every_record_once_with_keys_and_headers() {
 fn broker_outage_holds_acks_and_loses_nothing() {
     let broker = OwnBroker::start();
     let tag = unique("outage");
-    let mut lf = Logferry::start(&config(&broker.addr, "${tag}", ""));
+    // librdkafka gives up on a message after 3s, so the sink's own retries
+    // (not only librdkafka's) carry the records through the outage
+    let mut lf = Logferry::start(&config(
+        &broker.addr,
+        "${tag}",
+        "retry_backoff = \"200ms\"\nretry_backoff_max = \"1s\"\n\
+         [sinks.k.librdkafka_options]\n\"message.timeout.ms\" = \"3000\"",
+    ));
     let addr = lf.forward_addr("in");
 
     let mut s = send_frame(addr, &frame(&tag, "rec", 0..500, "before"));
@@ -305,6 +312,14 @@ fn broker_outage_holds_acks_and_loses_nothing() {
     let want: HashSet<String> = (0..1000).map(|i| format!("rec-{i}")).collect();
     assert_eq!(seen, want, "every record arrives (at least once)");
     lf.stop();
+    assert!(
+        lf.final_counter("logferry_kafka_sink_retries_total{component=\"k\"}") > 0,
+        "timed-out messages were produced again"
+    );
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"k\"}"),
+        0
+    );
 }
 
 #[test]
