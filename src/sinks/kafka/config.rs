@@ -148,7 +148,20 @@ impl KafkaSinkConfig {
         if self.retry_backoff.is_zero() || self.retry_backoff > self.retry_backoff_max {
             return Err("retry_backoff must be above 0 and at most retry_backoff_max".into());
         }
+        // librdkafka checks each property as it is set, without connecting
+        self.client_config()
+            .create_native_config()
+            .map_err(|e| format!("librdkafka_options: {e}"))?;
         Ok(())
+    }
+
+    /// The librdkafka client configuration for these settings.
+    pub fn client_config(&self) -> rdkafka::ClientConfig {
+        let mut client = rdkafka::ClientConfig::new();
+        for (k, v) in self.client_properties() {
+            client.set(k, v);
+        }
+        client
     }
 
     /// The librdkafka producer properties for these settings.
@@ -213,5 +226,12 @@ mod tests {
         let e: KafkaSinkConfig =
             toml::from_str("brokers = [\"b:1\"]\ntopic = \"${tags}\"").unwrap();
         assert!(e.validate().unwrap_err().contains("topic"));
+        let e = parse("[librdkafka_options]\n\"no.such.option\" = \"1\"").unwrap_err();
+        assert!(
+            e.contains("librdkafka_options") && e.contains("no.such.option"),
+            "{e}"
+        );
+        let e = parse("[librdkafka_options]\n\"linger.ms\" = \"soon\"").unwrap_err();
+        assert!(e.contains("linger.ms"), "{e}");
     }
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders, OwnedMessage};
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
-use rdkafka::{ClientConfig, Message as _};
+use rdkafka::Message as _;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -95,11 +95,8 @@ impl KafkaSink {
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
-        let mut client = ClientConfig::new();
-        for (k, v) in config.client_properties() {
-            client.set(k, v);
-        }
-        let producer: FutureProducer = client
+        let producer: FutureProducer = config
+            .client_config()
             .create()
             .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
