@@ -29,7 +29,9 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
     let kind = SinkKind::File(toml::from_str(&config).unwrap());
     match sinks::build("bench", kind, &Registry::new()).unwrap() {
         sinks::SinkRunner::Blocking(s) => s,
-        sinks::SinkRunner::Async(_) => unreachable!("the file sink is a blocking sink"),
+        sinks::SinkRunner::Async(_) | sinks::SinkRunner::Kafka(_) => {
+            unreachable!("the file sink is a blocking sink")
+        }
     }
 }
 

@@ -4,6 +4,10 @@
 #   target/interop/venv/bin/python tests/interop/python/send.py   (fluent-logger, PyPI)
 #   java -jar target/interop/fluency-sender.jar                   (Fluency, Maven Central)
 #   target/interop/go-sender                                      (fluent-logger-golang)
+#   kcat                                                          (Kafka consumer, Debian)
+# and what the Kafka sink's build and tests need: cmake, g++ and the
+# libcurl/OpenSSL headers for librdkafka, and the local broker's jars
+# (scripts/kafka.sh fetch, Maven Central).
 # Idempotent: each step is skipped while its output is newer than its sources.
 # Needs python3, java 17 + mvn, go; reaches only the package registries.
 set -euo pipefail
@@ -82,3 +86,19 @@ if stale "$GO_BIN" "$GO_DIR/go.mod" "$GO_DIR/go.sum" "$GO_DIR/main.go"; then
 else
   echo "go: skip, $GO_BIN is up to date"
 fi
+
+# --- Kafka: librdkafka build tools, kcat, the local broker's jars ------------
+apt_missing=()
+for pkg in cmake g++ pkg-config libssl-dev libcurl4-openssl-dev kcat; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || apt_missing+=("$pkg")
+done
+if ((${#apt_missing[@]})); then
+  echo "kafka: installing ${apt_missing[*]} with apt-get"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_missing[@]}" >/dev/null
+else
+  echo "kafka: skip, cmake, g++, libssl-dev, libcurl4-openssl-dev and kcat are installed"
+fi
+need java; need mvn
+"$ROOT/scripts/kafka.sh" fetch
+echo "kafka: broker jars in target/kafka-jars"

@@ -3,7 +3,7 @@
 #   1. installs/builds the real Fluentd-ecosystem clients the interop tests
 #      use (scripts/test-deps.sh: PyPI, Maven Central, Go proxy);
 #   2. checks formatting and lints (warnings are errors);
-#   3. runs every unit, black-box, interop and doc test.
+#   3. runs every unit, black-box, interop, Kafka and doc test.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,4 +19,7 @@ step "cargo clippy (warnings denied)"
 cargo clippy --all-targets --locked -- -D warnings
 
 step "cargo test"
+# The Kafka tests start the local broker (scripts/kafka.sh) on first use and
+# leave it running for the next test binary; stop it when the suite ends.
+trap 'scripts/kafka.sh stop || true' EXIT
 cargo test --locked --no-fail-fast

@@ -225,6 +225,13 @@ impl QueueReceiver {
     pub fn try_recv(&mut self) -> Option<Delivery> {
         self.rx.try_recv().ok()
     }
+
+    /// True once every sender is gone (the pipeline is stopping), even while
+    /// batches are still queued: a sink stuck on its destination starts its
+    /// `drain_timeout` from here.
+    pub fn is_closed(&self) -> bool {
+        self.rx.is_closed()
+    }
 }
 
 /// A batch handed to a sink. The sink must settle it: [`Delivery::accept`]

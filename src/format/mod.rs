@@ -174,7 +174,14 @@ impl Formatter {
         }
     }
 
-    fn write_record(&mut self, tag: &str, time: EventTime, rec: RecordRef<'_>, out: &mut Vec<u8>) {
+    /// Appends one record in this format (newline included, except msgpack).
+    pub fn write_record(
+        &mut self,
+        tag: &str,
+        time: EventTime,
+        rec: RecordRef<'_>,
+        out: &mut Vec<u8>,
+    ) {
         match self.kind {
             FormatKind::Raw => write_raw_record(rec, out),
             FormatKind::Json => {

@@ -9,8 +9,10 @@
 pub mod counter;
 pub mod file;
 pub mod forward;
+pub mod kafka;
 pub mod null;
 pub mod stdout;
+pub mod verdict;
 
 use std::time::Duration;
 
@@ -20,6 +22,7 @@ use crate::metrics::{Counter, Registry};
 use counter::{CounterSink, CounterSinkConfig};
 use file::{FileSink, FileSinkConfig};
 use forward::{ForwardSink, ForwardSinkConfig};
+use kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
 use null::{NullSink, NullSinkConfig};
 use stdout::{StdoutSink, StdoutSinkConfig};
 
@@ -31,9 +34,10 @@ pub enum SinkKind {
     Stdout(StdoutSinkConfig),
     Null(NullSinkConfig),
     Counter(CounterSinkConfig),
+    Kafka(Box<KafkaSinkConfig>),
 }
 
-const KNOWN: &str = "file, forward, stdout, null, counter";
+const KNOWN: &str = "file, forward, stdout, null, counter, kafka";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
     Ok(match name {
@@ -42,6 +46,7 @@ pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
+        "kafka" => SinkKind::Kafka(Box::new(table.parse()?)),
         _ => return Err(KindError::Unknown(KNOWN)),
     })
 }
@@ -54,6 +59,7 @@ impl SinkKind {
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
+            SinkKind::Kafka(c) => c.validate(),
         }
     }
 }
@@ -112,6 +118,8 @@ pub enum SinkRunner {
     Blocking(Box<dyn Sink>),
     /// Runs its own loop over the queue (network sinks).
     Async(Box<ForwardSink>),
+    /// Produces to Kafka; runs its own loop over the queue.
+    Kafka(Box<KafkaSink>),
 }
 
 /// Builds the sink for `kind`.
@@ -125,6 +133,12 @@ pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<SinkRunne
         SinkKind::Stdout(c) => SinkRunner::Blocking(Box::new(StdoutSink::new(c, m)?)),
         SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
         SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
+        SinkKind::Kafka(c) => SinkRunner::Kafka(Box::new(KafkaSink::new(
+            name,
+            *c,
+            m,
+            KafkaMetrics::new(metrics, name),
+        )?)),
     })
 }
 
@@ -149,6 +163,7 @@ pub fn spawn(
                     sink.finish();
                 }
                 SinkRunner::Async(sink) => rt.block_on(sink.run(rx)),
+                SinkRunner::Kafka(sink) => rt.block_on(sink.run(rx)),
             }
             let _ = done_tx.send(());
         })?;

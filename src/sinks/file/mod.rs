@@ -16,7 +16,7 @@
 //! acknowledged, so a forward client resends them.
 
 mod config;
-mod path;
+pub(crate) mod path;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};

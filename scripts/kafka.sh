@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# A single-node Apache Kafka broker (KRaft: broker and controller in one JVM)
+# on 127.0.0.1, for logferry's Kafka tests and for trying the Kafka sink.
+#
+#   scripts/kafka.sh start    start (or find running) and print the bootstrap address
+#   scripts/kafka.sh stop     stop it; its data stays for the next start
+#   scripts/kafka.sh status   print the address and exit 0 if it runs, else exit 1
+#   scripts/kafka.sh clean    stop it and delete its data
+#   scripts/kafka.sh fetch    only fetch the broker's jars
+#
+# State (config, data, log, pid, address) lives in $LOGFERRY_KAFKA_DIR,
+# default target/kafka. Several brokers can run at once with different dirs.
+# The first start picks free ports and keeps them, so a stopped broker comes
+# back on the same address with the same topics.
+# The broker's jars come from Maven Central (scripts/kafka/pom.xml) and are
+# cached in target/kafka-jars. Needs java 17+ and mvn.
+# KAFKA_HEAP (default -Xmx1g) sets the JVM heap.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+STATE=${LOGFERRY_KAFKA_DIR:-$ROOT/target/kafka}
+JARS=$ROOT/target/kafka-jars
+POM=$ROOT/scripts/kafka/pom.xml
+HEAP=${KAFKA_HEAP:--Xmx1g}
+READY_TIMEOUT=${KAFKA_READY_TIMEOUT:-90}
+
+mkdir -p "$STATE"
+STATE=$(cd "$STATE" && pwd)
+
+die() { echo "kafka.sh: $*" >&2; exit 1; }
+
+running() {
+  [[ -f $STATE/pid ]] && kill -0 "$(cat "$STATE/pid")" 2>/dev/null
+}
+
+address() { cat "$STATE/address"; }
+
+jars() {
+  if [[ -f $JARS/.stamp && $JARS/.stamp -nt $POM ]]; then return; fi
+  command -v mvn >/dev/null || die "mvn not found on PATH (apt-get install maven)"
+  rm -rf "$JARS"
+  local log
+  if ! log=$(cd "$ROOT/scripts/kafka" && mvn -q -B dependency:copy-dependencies \
+      -DoutputDirectory="$JARS" -DincludeScope=runtime 2>&1); then
+    printf '%s\n' "$log" >&2
+    die "fetching the broker's jars with mvn failed"
+  fi
+  touch "$JARS/.stamp"
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+configure() {
+  [[ -f $STATE/server.properties ]] && return
+  local port ctl
+  port=$(free_port); ctl=$(free_port)
+  while [[ $ctl == "$port" ]]; do ctl=$(free_port); done
+  mkdir -p "$STATE/data"
+  cat > "$STATE/server.properties" <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$ctl
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$ctl
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs=$STATE/data
+num.partitions=1
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+min.insync.replicas=1
+default.replication.factor=1
+group.initial.rebalance.delay.ms=0
+message.max.bytes=1048588
+PROPS
+  cat > "$STATE/log4j2.properties" <<PROPS
+appender.file.type=File
+appender.file.name=file
+appender.file.fileName=$STATE/broker.log
+appender.file.layout.type=PatternLayout
+appender.file.layout.pattern=[%d] %p %m (%c)%n
+rootLogger.level=INFO
+rootLogger.appenderRef.file.ref=file
+logger.kafka.name=kafka
+logger.kafka.level=INFO
+logger.state.name=state.change.logger
+logger.state.level=WARN
+PROPS
+  echo "127.0.0.1:$port" > "$STATE/address"
+  java -cp "$JARS/*" -Dlog4j2.configurationFile="$STATE/log4j2.properties" \
+    kafka.tools.StorageTool format -t "$(python3 -c 'import uuid,base64;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+    -c "$STATE/server.properties" > "$STATE/format.log" 2>&1 \
+    || { cat "$STATE/format.log" >&2; rm -f "$STATE/server.properties"; die "formatting the broker's storage failed"; }
+}
+
+start() {
+  if running; then address; return; fi
+  jars
+  configure
+  local port; port=$(address); port=${port##*:}
+  # readiness is read from the logs: start them afresh
+  [[ -f $STATE/broker.log ]] && mv "$STATE/broker.log" "$STATE/broker.log.1"
+  : > "$STATE/stdout.log"
+  # setsid: the broker outlives the shell (and test process) that started it
+  setsid java $HEAP -cp "$JARS/*" \
+    -Dlog4j2.configurationFile="$STATE/log4j2.properties" \
+    kafka.Kafka "$STATE/server.properties" >> "$STATE/stdout.log" 2>&1 < /dev/null 9>&- &
+  echo $! > "$STATE/pid"
+  local deadline=$((SECONDS + READY_TIMEOUT))
+  until grep -q 'Kafka Server started' "$STATE/broker.log" "$STATE/stdout.log" 2>/dev/null \
+      && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    if ! running; then
+      tail -20 "$STATE/stdout.log" "$STATE/broker.log" >&2 2>/dev/null || true
+      die "the broker exited during start-up (see $STATE/broker.log)"
+    fi
+    ((SECONDS < deadline)) || die "the broker was not ready after ${READY_TIMEOUT}s (see $STATE/broker.log)"
+    sleep 0.3
+  done
+  address
+}
+
+stop() {
+  running || { rm -f "$STATE/pid"; return 0; }
+  local pid; pid=$(cat "$STATE/pid")
+  kill "$pid"
+  for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.3; done
+  kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+  rm -f "$STATE/pid"
+}
+
+# One command at a time per state dir: concurrent test binaries or threads
+# asking for the same broker must not start two.
+exec 9> "$STATE/.lock"
+flock 9
+
+case ${1:-} in
+  start) start ;;
+  stop) stop ;;
+  status) running && address || { echo "kafka.sh: not running" >&2; exit 1; } ;;
+  clean) stop; rm -rf "${STATE:?}"/* ;;
+  fetch) jars ;;
+  *) echo "usage: $0 start|stop|status|clean|fetch" >&2; exit 2 ;;
+esac

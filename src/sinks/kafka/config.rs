@@ -1,0 +1,237 @@
+//! Configuration of the Kafka sink.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::config::units;
+use crate::format::FormatConfig;
+use crate::sinks::file::path::PathTemplate;
+
+/// `type = "kafka"`: produces every record as one Kafka message.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct KafkaSinkConfig {
+    /// Bootstrap brokers, `host:port` each.
+    pub brokers: Vec<String>,
+    /// Topic. May contain `${tag}` and `${tag[N]}` (as the file sink's `path`).
+    pub topic: String,
+    /// Record field whose value becomes the message key; without it,
+    /// messages have no key (librdkafka spreads them over partitions).
+    #[serde(default)]
+    pub key_field: Option<String>,
+    /// `"none"` (default), `"gzip"`, `"snappy"`, `"lz4"` or `"zstd"`.
+    #[serde(default)]
+    pub compression: Compression,
+    /// Acknowledgements the leader waits for: `"all"` (default), `"1"`, `"0"`.
+    #[serde(default = "default_acks")]
+    pub acks: String,
+    /// Idempotent producer (no duplicates from librdkafka's own retries,
+    /// order kept). Needs `acks = "all"`.
+    #[serde(default = "default_true")]
+    pub idempotence: bool,
+    /// How long librdkafka waits to fill a batch (`linger.ms`).
+    #[serde(default = "default_linger_ms")]
+    pub linger_ms: u64,
+    /// Largest message batch per partition request (`batch.size`).
+    #[serde(default = "default_batch_bytes", deserialize_with = "units::bytes")]
+    pub batch_bytes: usize,
+    /// `"raw"` (default), `"json"`, `"msgpack"`, or a template table: the
+    /// same formats as the file sink, one record per message, without the
+    /// trailing newline.
+    #[serde(default)]
+    pub format: FormatConfig,
+    /// If set, each message gets a header of this name holding the tag.
+    #[serde(default)]
+    pub tag_header: Option<String>,
+    /// If set, each message gets a header of this name holding the event
+    /// time as `seconds.nanoseconds`. The message timestamp is always the
+    /// event time (milliseconds).
+    #[serde(default)]
+    pub time_header: Option<String>,
+    /// First wait before a failed message is produced again; doubles per
+    /// attempt up to `retry_backoff_max`. Failed messages are retried until
+    /// delivered, never dropped, unless Kafka can never take them.
+    #[serde(
+        default = "default_retry_backoff",
+        deserialize_with = "units::duration"
+    )]
+    pub retry_backoff: Duration,
+    /// Longest wait between two attempts of one message.
+    #[serde(
+        default = "default_retry_backoff_max",
+        deserialize_with = "units::duration"
+    )]
+    pub retry_backoff_max: Duration,
+    /// At shutdown, how long to keep trying to deliver what is in flight.
+    #[serde(
+        default = "default_drain_timeout",
+        deserialize_with = "units::duration"
+    )]
+    pub drain_timeout: Duration,
+    /// Any librdkafka producer property, passed as it is (TLS, SASL,
+    /// `message.max.bytes`, `message.timeout.ms`…). These win over the
+    /// settings above.
+    #[serde(default)]
+    pub librdkafka_options: BTreeMap<String, String>,
+}
+
+/// Message compression (librdkafka `compression.type`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    #[default]
+    None,
+    Gzip,
+    Snappy,
+    Lz4,
+    Zstd,
+}
+
+impl Compression {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Gzip => "gzip",
+            Compression::Snappy => "snappy",
+            Compression::Lz4 => "lz4",
+            Compression::Zstd => "zstd",
+        }
+    }
+}
+
+fn default_acks() -> String {
+    "all".into()
+}
+const fn default_true() -> bool {
+    true
+}
+const fn default_linger_ms() -> u64 {
+    5
+}
+const fn default_batch_bytes() -> usize {
+    1024 * 1024
+}
+const fn default_retry_backoff() -> Duration {
+    Duration::from_millis(500)
+}
+const fn default_retry_backoff_max() -> Duration {
+    Duration::from_secs(30)
+}
+const fn default_drain_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+
+impl KafkaSinkConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        self.format.validate()?;
+        if self.brokers.is_empty() || self.brokers.iter().any(|b| b.trim().is_empty()) {
+            return Err("brokers must list at least one `host:port`".into());
+        }
+        PathTemplate::parse(&self.topic).map_err(|e| e.replacen("path", "topic", 1))?;
+        if !matches!(self.acks.as_str(), "all" | "-1" | "1" | "0") {
+            return Err(format!(
+                "acks = {:?}: use \"all\", \"1\" or \"0\"",
+                self.acks
+            ));
+        }
+        if self.idempotence && !matches!(self.acks.as_str(), "all" | "-1") {
+            return Err(format!(
+                "idempotence needs acks = \"all\" (acks is {:?}); set idempotence = false to use it",
+                self.acks
+            ));
+        }
+        if self.batch_bytes == 0 {
+            return Err("batch_bytes must be greater than 0".into());
+        }
+        if self.retry_backoff.is_zero() || self.retry_backoff > self.retry_backoff_max {
+            return Err("retry_backoff must be above 0 and at most retry_backoff_max".into());
+        }
+        // librdkafka checks each property as it is set, without connecting
+        self.client_config()
+            .create_native_config()
+            .map_err(|e| format!("librdkafka_options: {e}"))?;
+        Ok(())
+    }
+
+    /// The librdkafka client configuration for these settings.
+    pub fn client_config(&self) -> rdkafka::ClientConfig {
+        let mut client = rdkafka::ClientConfig::new();
+        for (k, v) in self.client_properties() {
+            client.set(k, v);
+        }
+        client
+    }
+
+    /// The librdkafka producer properties for these settings.
+    pub fn client_properties(&self) -> BTreeMap<String, String> {
+        let mut p = BTreeMap::new();
+        let mut set = |k: &str, v: String| {
+            p.insert(k.to_string(), v);
+        };
+        set("bootstrap.servers", self.brokers.join(","));
+        set("compression.type", self.compression.as_str().into());
+        set("acks", self.acks.clone());
+        set("enable.idempotence", self.idempotence.to_string());
+        set("linger.ms", self.linger_ms.to_string());
+        set("batch.size", self.batch_bytes.to_string());
+        for (k, v) in &self.librdkafka_options {
+            p.insert(k.clone(), v.clone());
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(extra: &str) -> Result<KafkaSinkConfig, String> {
+        let c: KafkaSinkConfig = toml::from_str(&format!(
+            "brokers = [\"127.0.0.1:9092\"]\ntopic = \"logs.${{tag}}\"\n{extra}"
+        ))
+        .map_err(|e| e.to_string())?;
+        c.validate().map(|()| c)
+    }
+
+    #[test]
+    fn defaults_are_safe() {
+        let c = parse("").unwrap();
+        let p = c.client_properties();
+        assert_eq!(p["acks"], "all");
+        assert_eq!(p["enable.idempotence"], "true");
+        assert_eq!(p["compression.type"], "none");
+        assert_eq!(p["bootstrap.servers"], "127.0.0.1:9092");
+    }
+
+    #[test]
+    fn passed_options_win() {
+        let c = parse("compression = \"zstd\"\n[librdkafka_options]\n\"linger.ms\" = \"50\"\n\"security.protocol\" = \"ssl\"").unwrap();
+        let p = c.client_properties();
+        assert_eq!(p["linger.ms"], "50");
+        assert_eq!(p["security.protocol"], "ssl");
+        assert_eq!(p["compression.type"], "zstd");
+    }
+
+    #[test]
+    fn bad_settings_are_errors() {
+        assert!(parse("acks = \"some\"").unwrap_err().contains("acks"));
+        assert!(parse("acks = \"1\"").unwrap_err().contains("idempotence"));
+        assert!(parse("acks = \"1\"\nidempotence = false").is_ok());
+        assert!(parse("compression = \"brotli\"").is_err());
+        assert!(parse("topicc = \"x\"").is_err());
+        let e: Result<KafkaSinkConfig, _> = toml::from_str("brokers = []\ntopic = \"t\"");
+        assert!(e.unwrap().validate().unwrap_err().contains("brokers"));
+        let e: KafkaSinkConfig =
+            toml::from_str("brokers = [\"b:1\"]\ntopic = \"${tags}\"").unwrap();
+        assert!(e.validate().unwrap_err().contains("topic"));
+        let e = parse("[librdkafka_options]\n\"no.such.option\" = \"1\"").unwrap_err();
+        assert!(
+            e.contains("librdkafka_options") && e.contains("no.such.option"),
+            "{e}"
+        );
+        let e = parse("[librdkafka_options]\n\"linger.ms\" = \"soon\"").unwrap_err();
+        assert!(e.contains("linger.ms"), "{e}");
+    }
+}

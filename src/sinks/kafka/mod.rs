@@ -1,0 +1,83 @@
+//! `type = "kafka"`: produces every record as one Kafka message through
+//! librdkafka (the `rdkafka` crate, built from its bundled source).
+//!
+//! - `config.rs`: settings and the librdkafka properties they become;
+//! - `encode.rs`: record → payload, key and timestamp;
+//! - `sink.rs`: produce, delivery reports, retry and settlement.
+//!
+//! Delivery is at least once: a batch is acknowledged to its source only
+//! when every one of its messages has a successful delivery report.
+
+mod config;
+mod encode;
+mod sink;
+
+pub use config::{Compression, KafkaSinkConfig};
+pub use sink::KafkaSink;
+
+use crate::metrics::{Counter, Registry};
+
+/// The kinds of rejection, each a `kind` label of
+/// `logferry_kafka_sink_rejected_records_total`.
+const REJECTION_KINDS: [&str; 5] = [
+    "message_too_large",
+    "unknown_topic",
+    "not_authorized",
+    "invalid_record",
+    "bad_record",
+];
+
+/// Counters of the Kafka sink, on top of [`crate::sinks::SinkMetrics`].
+#[derive(Clone)]
+pub struct KafkaMetrics {
+    /// Messages with a successful delivery report.
+    pub delivered: Counter,
+    /// Messages produced again after a failed attempt.
+    pub retries: Counter,
+    /// Times the sink waited because librdkafka's queue was full.
+    pub queue_full_waits: Counter,
+    /// Records Kafka can never take, by kind (same order as `REJECTION_KINDS`).
+    rejected: Vec<Counter>,
+}
+
+impl KafkaMetrics {
+    pub fn new(r: &Registry, sink: &str) -> Self {
+        let l = &[("component", sink)];
+        KafkaMetrics {
+            delivered: r.counter(
+                "logferry_kafka_sink_messages_delivered_total",
+                "Messages Kafka confirmed (one per record).",
+                l,
+            ),
+            retries: r.counter(
+                "logferry_kafka_sink_retries_total",
+                "Messages produced again after a failed attempt.",
+                l,
+            ),
+            queue_full_waits: r.counter(
+                "logferry_kafka_sink_queue_full_waits_total",
+                "Waits because librdkafka's producer queue was full (backpressure).",
+                l,
+            ),
+            rejected: REJECTION_KINDS
+                .iter()
+                .map(|kind| {
+                    r.counter(
+                        "logferry_kafka_sink_rejected_records_total",
+                        "Records Kafka can never take (not acknowledged to their source), by kind.",
+                        &[("component", sink), ("kind", kind)],
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// The counter of rejections of `kind` (one of `REJECTION_KINDS`).
+    pub fn rejected(&self, kind: &str) -> &Counter {
+        let i = REJECTION_KINDS
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or(REJECTION_KINDS.len() - 1);
+        &self.rejected[i]
+    }
+}

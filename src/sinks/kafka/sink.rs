@@ -1,0 +1,465 @@
+//! The produce loop: batches in, one Kafka message per record, each batch
+//! settled once every message of it has a delivery report.
+//!
+//! The sink's thread reads its queue and produces each batch's messages;
+//! a full librdkafka queue (`QueueFull`) makes it wait and try again, so
+//! backpressure reaches the sources and nothing is dropped. Each produced
+//! batch is then watched by a task of its own, which waits for every
+//! delivery report, produces failed messages again after a backoff, and
+//! settles the batch: accepted when all are delivered, rejected (counted,
+//! not acknowledged upstream) when Kafka can never take one of them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use rdkafka::error::{KafkaError, RDKafkaErrorCode};
+use rdkafka::message::{Header, OwnedHeaders, OwnedMessage};
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
+use rdkafka::Message as _;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use super::config::KafkaSinkConfig;
+use super::encode::Encoder;
+use super::KafkaMetrics;
+use crate::buffer::{Delivery, QueueReceiver};
+use crate::format::Formatter;
+use crate::sinks::file::path::PathTemplate;
+use crate::sinks::verdict::{backoff, Rejection, Verdict};
+use crate::sinks::SinkMetrics;
+use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
+use crate::warn_limited;
+
+/// How long to wait before asking librdkafka again after `QueueFull`.
+const QUEUE_FULL_WAIT: Duration = Duration::from_millis(5);
+
+pub struct KafkaSink {
+    shared: Arc<Shared>,
+    encoder: Encoder,
+    topic: PathTemplate,
+}
+
+/// What the produce loop and the batch tasks share (one thread).
+struct Shared {
+    name: String,
+    config: KafkaSinkConfig,
+    producer: FutureProducer,
+    sink: SinkMetrics,
+    kafka: KafkaMetrics,
+    log: RateLimitedLog,
+    /// When the stop's `drain_timeout` ends; set once the queue is closed.
+    stop_at: OnceLock<Instant>,
+    /// Records of batches produced and not yet settled.
+    in_flight: AtomicUsize,
+}
+
+/// Why a message was not handed to librdkafka.
+enum Unproduced {
+    /// Kafka can never take it.
+    Rejected(Rejection),
+    /// The stop's `drain_timeout` has passed.
+    Stopped,
+}
+
+/// A batch being watched: if it ends unsettled (the stop cut it short),
+/// its records are counted as not kept.
+struct Watched {
+    shared: Arc<Shared>,
+    records: usize,
+    settled: bool,
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        self.shared
+            .in_flight
+            .fetch_sub(self.records, Ordering::AcqRel);
+        if !self.settled {
+            self.shared.sink.rejected_records.add(self.records as u64);
+        }
+    }
+}
+
+/// A message whose delivery report failed, kept to be produced again.
+struct Failed {
+    error: KafkaError,
+    message: OwnedMessage,
+}
+
+impl KafkaSink {
+    pub fn new(
+        name: &str,
+        config: KafkaSinkConfig,
+        sink: SinkMetrics,
+        kafka: KafkaMetrics,
+    ) -> Result<Self, String> {
+        config.validate()?;
+        let producer: FutureProducer = config
+            .client_config()
+            .create()
+            .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
+        let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
+        let topic = PathTemplate::parse(&config.topic)?;
+        Ok(KafkaSink {
+            shared: Arc::new(Shared {
+                name: name.to_string(),
+                config,
+                producer,
+                sink,
+                kafka,
+                log: RateLimitedLog::new(WARN_INTERVAL),
+                stop_at: OnceLock::new(),
+                in_flight: AtomicUsize::new(0),
+            }),
+            encoder,
+            topic,
+        })
+    }
+
+    /// Runs until the queue is closed, then drains what is in flight for at
+    /// most `drain_timeout`.
+    pub async fn run(mut self, mut rx: QueueReceiver) {
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async move {
+                let mut watching = JoinSet::new();
+                while let Some(d) = rx.recv().await {
+                    while watching.try_join_next().is_some() {}
+                    if let Some(watch) = self.produce_batch(d, &rx).await {
+                        watching.spawn_local(watch);
+                    }
+                }
+                self.drain(watching).await;
+            })
+            .await;
+    }
+
+    async fn drain(&self, mut watching: JoinSet<()>) {
+        let s = &self.shared;
+        let deadline = s.stop_deadline();
+        while !watching.is_empty() {
+            match tokio::time::timeout_at(deadline, watching.join_next()).await {
+                Ok(_) => {}
+                Err(_) => {
+                    // dropping the tasks drops their deliveries unsettled:
+                    // rejected, so their sources do not see an ack
+                    let batches = watching.len();
+                    let records = s.in_flight.load(Ordering::Acquire);
+                    watching.abort_all();
+                    while watching.join_next().await.is_some() {}
+                    s.sink.errors.inc();
+                    tracing::error!(sink = %s.name, batches, records, drain_timeout = ?s.config.drain_timeout,
+                        "drain_timeout passed with undelivered messages; their records are not acknowledged");
+                    break;
+                }
+            }
+        }
+        let _ = s.producer.flush(Duration::from_secs(1));
+    }
+
+    /// Produces every record of `d` and returns the task that settles it.
+    async fn produce_batch(
+        &mut self,
+        d: Delivery,
+        rx: &QueueReceiver,
+    ) -> Option<impl std::future::Future<Output = ()>> {
+        let s = Arc::clone(&self.shared);
+        let batch = d.batch();
+        let topic = self.topic.render(&batch.tag, &chrono::Local::now());
+        let messages = match self.encoder.encode(batch) {
+            Ok(m) => m,
+            Err(e) => {
+                // cannot happen for frames the decoder accepted; never silent
+                s.reject(
+                    d,
+                    &Rejection {
+                        kind: "bad_record",
+                        message: format!("cannot read the batch's records: {e}"),
+                    },
+                );
+                return None;
+            }
+        };
+        let headers = s.headers(&batch.tag);
+        let mut reports = Vec::with_capacity(messages.len());
+        let mut rejected: Option<Rejection> = None;
+        for m in &messages {
+            let mut record = FutureRecord::to(&topic)
+                .payload(m.payload.as_ref())
+                .timestamp(m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64);
+            if let Some(k) = &m.key {
+                record = record.key(k.as_ref());
+            }
+            if let Some(h) = &headers {
+                record = record.headers(with_time(h.clone(), &s.config, m.time));
+            }
+            match s.produce(record, Some(rx)).await {
+                Ok(report) => reports.push(report),
+                Err(Unproduced::Rejected(r)) => {
+                    s.count_rejected(&r, 1, m.payload.len());
+                    rejected.get_or_insert(r);
+                }
+                Err(Unproduced::Stopped) => {
+                    let records = batch.count;
+                    s.sink.rejected_records.add(records as u64);
+                    s.sink.errors.inc();
+                    warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
+                        "drain_timeout passed while Kafka's queue was full; records not acknowledged");
+                    drop(messages);
+                    d.reject();
+                    return None;
+                }
+            }
+        }
+        drop(messages);
+        s.in_flight.fetch_add(batch.count, Ordering::AcqRel);
+        let watched = Watched {
+            shared: Arc::clone(&s),
+            records: batch.count,
+            settled: false,
+        };
+        Some(watch(s, d, reports, rejected, watched))
+    }
+}
+
+impl Shared {
+    /// Hands one message to librdkafka, waiting while its queue is full and
+    /// retrying other local errors with backoff; `Err` if Kafka can never
+    /// take it.
+    async fn produce<K, P>(
+        &self,
+        mut record: FutureRecord<'_, K, P>,
+        queue: Option<&QueueReceiver>,
+    ) -> Result<DeliveryFuture, Unproduced>
+    where
+        K: rdkafka::message::ToBytes + ?Sized,
+        P: rdkafka::message::ToBytes + ?Sized,
+    {
+        let mut attempt = 0;
+        loop {
+            match self.producer.send_result(record) {
+                Ok(report) => return Ok(report),
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
+                    record = r;
+                    if queue.is_some_and(QueueReceiver::is_closed) {
+                        self.stop_deadline();
+                    }
+                    if self.stop_at.get().is_some_and(|t| Instant::now() >= *t) {
+                        return Err(Unproduced::Stopped);
+                    }
+                    self.kafka.queue_full_waits.inc();
+                    tokio::time::sleep(QUEUE_FULL_WAIT).await;
+                }
+                Err((e, r)) => {
+                    record = r;
+                    attempt += 1;
+                    match self.verdict(&e, attempt) {
+                        Verdict::Rejected { reason } => return Err(Unproduced::Rejected(reason)),
+                        Verdict::Retry { after } => {
+                            self.count_retry(&e, after);
+                            tokio::time::sleep(after).await;
+                        }
+                        Verdict::Delivered => unreachable!("an error is never a delivery"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// When a stop must end; starts the `drain_timeout` on the first call.
+    fn stop_deadline(&self) -> Instant {
+        *self
+            .stop_at
+            .get_or_init(|| Instant::now() + self.config.drain_timeout)
+    }
+
+    /// What to do after `error` on the `attempt`th try of a message.
+    fn verdict(&self, error: &KafkaError, attempt: u32) -> Verdict {
+        match classify(error) {
+            Some(reason) => Verdict::Rejected { reason },
+            None => Verdict::Retry {
+                after: backoff(
+                    self.config.retry_backoff,
+                    self.config.retry_backoff_max,
+                    attempt,
+                ),
+            },
+        }
+    }
+
+    fn headers(&self, tag: &str) -> Option<OwnedHeaders> {
+        let c = &self.config;
+        if c.tag_header.is_none() && c.time_header.is_none() {
+            return None;
+        }
+        let mut h = OwnedHeaders::new();
+        if let Some(name) = &c.tag_header {
+            h = h.insert(Header {
+                key: name,
+                value: Some(tag),
+            });
+        }
+        Some(h)
+    }
+
+    fn count_retry(&self, e: &KafkaError, after: Duration) {
+        self.kafka.retries.inc();
+        warn_limited!(self.log, "retry", sink = %self.name, error = %e, retry_in = ?after,
+            "Kafka did not take a message; producing it again");
+    }
+
+    fn count_rejected(&self, r: &Rejection, records: u64, bytes: usize) {
+        self.sink.rejected_records.add(records);
+        self.sink.errors.inc();
+        self.kafka.rejected(r.kind).add(records);
+        warn_limited!(self.log, r.kind, sink = %self.name, kind = r.kind, bytes,
+            error = %r.message, "Kafka can never take this message; it is rejected");
+    }
+
+    fn reject(&self, d: Delivery, r: &Rejection) {
+        let n = d.batch().count as u64;
+        self.count_rejected(r, n, d.batch().byte_len());
+        d.reject();
+    }
+}
+
+fn with_time(h: OwnedHeaders, c: &KafkaSinkConfig, t: crate::event::EventTime) -> OwnedHeaders {
+    match &c.time_header {
+        Some(name) => h.insert(Header {
+            key: name,
+            value: Some(&format!("{}.{:09}", t.secs, t.nanos)),
+        }),
+        None => h,
+    }
+}
+
+/// Errors after which Kafka will never take the message as it is.
+fn classify(e: &KafkaError) -> Option<Rejection> {
+    use RDKafkaErrorCode as C;
+    let (kind, hint) = match e.rdkafka_error_code()? {
+        C::MessageSizeTooLarge | C::InvalidMessageSize | C::MessageBatchTooLarge => (
+            "message_too_large",
+            "raise message.max.bytes on the topic/broker and in librdkafka_options, or send smaller records",
+        ),
+        C::UnknownTopic | C::UnknownTopicOrPartition | C::InvalidTopic => (
+            "unknown_topic",
+            "create the topic, or enable auto-creation on the broker",
+        ),
+        C::TopicAuthorizationFailed => ("not_authorized", "grant this client write access to the topic"),
+        C::InvalidRecord | C::InvalidMessage => ("invalid_record", "the broker refused the record"),
+        _ => return None,
+    };
+    Some(Rejection {
+        kind,
+        message: format!("{e}: {hint}"),
+    })
+}
+
+/// Waits for every delivery report of one batch, produces failed messages
+/// again, and settles the batch.
+async fn watch(
+    s: Arc<Shared>,
+    d: Delivery,
+    mut reports: Vec<DeliveryFuture>,
+    mut rejected: Option<Rejection>,
+    mut watched: Watched,
+) {
+    let mut attempt = 0u32;
+    loop {
+        let mut failed = Vec::new();
+        for report in reports.drain(..) {
+            match report.await {
+                Ok(Ok(delivery)) => {
+                    let _ = delivery;
+                    s.kafka.delivered.inc();
+                }
+                Ok(Err((error, message))) => failed.push(Failed { error, message }),
+                // librdkafka dropped the report (producer gone): never
+                // counted as delivered
+                Err(_) => {
+                    s.sink.errors.inc();
+                    tracing::error!(sink = %s.name, "a delivery report was lost; the batch is not acknowledged");
+                    return;
+                }
+            }
+        }
+        if failed.is_empty() {
+            break;
+        }
+        attempt += 1;
+        let mut after = Duration::ZERO;
+        let mut again = Vec::new();
+        for f in failed {
+            match s.verdict(&f.error, attempt) {
+                Verdict::Rejected { reason } => {
+                    s.count_rejected(&reason, 1, f.message.payload().map_or(0, <[u8]>::len));
+                    rejected.get_or_insert(reason);
+                }
+                Verdict::Retry { after: a } => {
+                    s.count_retry(&f.error, a);
+                    after = after.max(a);
+                    again.push(f.message);
+                }
+                Verdict::Delivered => {}
+            }
+        }
+        tokio::time::sleep(after).await;
+        for m in &again {
+            let mut record = FutureRecord::to(m.topic())
+                .payload(m.payload().unwrap_or_default())
+                .timestamp(m.timestamp().to_millis().unwrap_or(0));
+            if let Some(k) = m.key() {
+                record = record.key(k);
+            }
+            if let Some(h) = m.headers() {
+                record = record.headers(h.clone());
+            }
+            match s.produce(record, None).await {
+                Ok(r) => reports.push(r),
+                Err(Unproduced::Rejected(r)) => {
+                    s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
+                    rejected.get_or_insert(r);
+                }
+                // unsettled: `watched` counts the records as not kept
+                Err(Unproduced::Stopped) => return,
+            }
+        }
+    }
+    let n = d.batch().count as u64;
+    watched.settled = true;
+    match rejected {
+        None => {
+            s.sink.records.add(n);
+            s.sink.bytes.add(d.batch().byte_len() as u64);
+            d.accept();
+        }
+        // the rejected messages are counted already; the batch is not
+        // acknowledged so its sender knows part of it was not kept
+        Some(_) => d.reject(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_errors_kafka_can_never_get_past_are_rejections() {
+        let e = KafkaError::MessageProduction(RDKafkaErrorCode::MessageSizeTooLarge);
+        assert_eq!(classify(&e).unwrap().kind, "message_too_large");
+        let e = KafkaError::MessageProduction(RDKafkaErrorCode::UnknownTopicOrPartition);
+        assert_eq!(classify(&e).unwrap().kind, "unknown_topic");
+        for code in [
+            RDKafkaErrorCode::MessageTimedOut,
+            RDKafkaErrorCode::BrokerTransportFailure,
+            RDKafkaErrorCode::NotLeaderForPartition,
+            RDKafkaErrorCode::AllBrokersDown,
+        ] {
+            assert!(
+                classify(&KafkaError::MessageProduction(code)).is_none(),
+                "{code:?}"
+            );
+        }
+    }
+}

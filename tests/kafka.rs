@@ -1,0 +1,429 @@
+//! Forward → Kafka against a real broker (scripts/kafka.sh), read back with
+//! a real consumer (kcat). These tests fail, never skip, when the broker or
+//! kcat is missing: scripts/test-deps.sh installs what they need.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use common::*;
+use logferry::protocol::forward::write_packed_forward;
+use logferry::protocol::msgpack::{write, Reader, Value};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `scripts/kafka.sh <cmd>` with its state in `dir` (None: the shared
+/// broker in target/kafka) and returns what it printed.
+fn kafka_sh(cmd: &str, dir: Option<&Path>) -> String {
+    let mut c = Command::new(repo().join("scripts/kafka.sh"));
+    c.arg(cmd);
+    if let Some(d) = dir {
+        c.env("LOGFERRY_KAFKA_DIR", d).env("KAFKA_HEAP", "-Xmx512m");
+    }
+    let out = c.output().expect("run scripts/kafka.sh");
+    assert!(
+        out.status.success(),
+        "scripts/kafka.sh {cmd} failed; the Kafka tests need java 17+, mvn and Maven Central \
+         (see scripts/test-deps.sh):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// The shared broker, started on first use (and left running for the next
+/// test binary; scripts/test.sh stops it).
+fn shared_broker() -> &'static str {
+    static ADDR: OnceLock<String> = OnceLock::new();
+    ADDR.get_or_init(|| kafka_sh("start", None))
+}
+
+/// A broker of one test's own, which it may stop and start.
+struct OwnBroker {
+    dir: tempfile::TempDir,
+    addr: String,
+}
+
+impl OwnBroker {
+    fn start() -> OwnBroker {
+        let dir = tempfile::tempdir().unwrap();
+        let addr = kafka_sh("start", Some(dir.path()));
+        OwnBroker { dir, addr }
+    }
+    fn stop(&self) {
+        kafka_sh("stop", Some(self.dir.path()));
+    }
+    fn restart(&self) {
+        assert_eq!(kafka_sh("start", Some(self.dir.path())), self.addr);
+    }
+}
+
+impl Drop for OwnBroker {
+    fn drop(&mut self) {
+        let _ = Command::new(repo().join("scripts/kafka.sh"))
+            .arg("stop")
+            .env("LOGFERRY_KAFKA_DIR", self.dir.path())
+            .status();
+    }
+}
+
+/// One consumed message.
+#[derive(Debug)]
+struct Consumed {
+    key: Option<String>,
+    payload: String,
+    headers: BTreeMap<String, String>,
+}
+
+/// Reads the whole topic with kcat until it holds at least `n` messages.
+fn consume(broker: &str, topic: &str, n: usize, timeout: Duration) -> Vec<Consumed> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let out = Command::new("kcat")
+            .args([
+                "-C",
+                "-b",
+                broker,
+                "-t",
+                topic,
+                "-o",
+                "beginning",
+                "-e",
+                "-q",
+                "-J",
+            ])
+            .output()
+            .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
+        let got: Vec<Consumed> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let mut headers = BTreeMap::new();
+                if let Some(h) = v["headers"].as_array() {
+                    for kv in h.chunks(2) {
+                        headers.insert(
+                            kv[0].as_str().unwrap().to_string(),
+                            kv[1].as_str().unwrap_or("").to_string(),
+                        );
+                    }
+                }
+                Consumed {
+                    key: v["key"].as_str().map(str::to_string),
+                    payload: v["payload"].as_str().unwrap_or("").to_string(),
+                    headers,
+                }
+            })
+            .collect();
+        if got.len() >= n || Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// A PackedForward frame with chunk id `chunk` holding records
+/// `{"message": "<prefix>-<i>", "user": "u<i % 7>"}` for i in `range`.
+fn frame(tag: &str, prefix: &str, range: std::ops::Range<usize>, chunk: &str) -> Vec<u8> {
+    let mut e = Vec::new();
+    let n = range.len();
+    for i in range {
+        write::array_len(&mut e, 2);
+        write::event_time(&mut e, 1_700_000_000, i as u32);
+        write::map_len(&mut e, 2);
+        write::str(&mut e, b"message");
+        write::str(&mut e, format!("{prefix}-{i}").as_bytes());
+        write::str(&mut e, b"user");
+        write::str(&mut e, format!("u{}", i % 7).as_bytes());
+    }
+    let mut out = Vec::new();
+    write_packed_forward(&mut out, tag, &e, n, Some(chunk.as_bytes()));
+    out
+}
+
+/// Reads one `{"ack": id}`; `None` if none came within `timeout`.
+fn read_ack(s: &mut TcpStream, timeout: Duration) -> Option<String> {
+    s.set_read_timeout(Some(timeout)).unwrap();
+    let mut buf = Vec::new();
+    // one byte at a time: nothing past this ack is taken from the socket
+    let mut byte = [0u8; 1];
+    loop {
+        if let Ok(end) = logferry::protocol::msgpack::skip(&buf, 0) {
+            let mut r = Reader::new(&buf[..end]);
+            assert_eq!(r.read(), Ok(Value::Map(1)));
+            assert_eq!(r.read(), Ok(Value::Str(b"ack")));
+            let Ok(Value::Str(id)) = r.read() else {
+                panic!("ack id must be a string")
+            };
+            return Some(String::from_utf8(id.to_vec()).unwrap());
+        }
+        match s.read(&mut byte) {
+            Ok(0) => panic!("connection closed before the ack"),
+            Ok(n) => buf.extend_from_slice(&byte[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return None
+            }
+            Err(e) => panic!("reading the ack: {e}"),
+        }
+    }
+}
+
+fn send_frame(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(bytes).unwrap();
+    s
+}
+
+/// A topic name no earlier run has used.
+fn unique(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{name}{}x{nanos}", std::process::id())
+}
+
+fn config(broker: &str, topic: &str, extra: &str) -> String {
+    format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.k]
+type = "kafka"
+match = "**"
+brokers = ["{broker}"]
+topic = "{topic}"
+key_field = "user"
+tag_header = "fluent_tag"
+time_header = "fluent_time"
+{extra}
+"#
+    )
+}
+
+#[test]
+fn forward_to_kafka_delivers_every_record_once_with_keys_and_headers() {
+    let broker = shared_broker();
+    let tag = unique("basic");
+    let mut lf = Logferry::start(&config(broker, "lf-${tag}", "compression = \"zstd\""));
+    let addr = lf.forward_addr("in");
+    const FRAMES: usize = 3;
+    const PER: usize = 1000;
+    let mut s = TcpStream::connect(addr).unwrap();
+    for k in 0..FRAMES {
+        s.write_all(&frame(
+            &tag,
+            "rec",
+            k * PER..(k + 1) * PER,
+            &format!("c{k}"),
+        ))
+        .unwrap();
+    }
+    // batches settle on their own delivery reports, in any order
+    let acks: HashSet<String> = (0..FRAMES)
+        .map(|_| {
+            read_ack(&mut s, Duration::from_secs(60)).unwrap_or_else(|| {
+                panic!(
+                    "every frame is acknowledged once Kafka has it:\n{}",
+                    lf.log_text()
+                )
+            })
+        })
+        .collect();
+    assert_eq!(acks, (0..FRAMES).map(|k| format!("c{k}")).collect());
+    let got = consume(
+        broker,
+        &format!("lf-{tag}"),
+        FRAMES * PER,
+        Duration::from_secs(30),
+    );
+    assert_eq!(got.len(), FRAMES * PER, "exactly every record, once");
+    let mut seen = HashSet::new();
+    for m in &got {
+        let i: usize = m.payload.strip_prefix("rec-").unwrap().parse().unwrap();
+        assert!(seen.insert(i), "record {i} twice");
+        assert_eq!(m.key.as_deref(), Some(format!("u{}", i % 7).as_str()));
+        assert_eq!(m.headers["fluent_tag"], tag);
+        assert_eq!(m.headers["fluent_time"], format!("1700000000.{i:09}"));
+    }
+    assert_eq!(seen.len(), FRAMES * PER);
+    lf.stop();
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"k\"}"),
+        (FRAMES * PER) as u64
+    );
+}
+
+#[test]
+fn broker_outage_holds_acks_and_loses_nothing() {
+    let broker = OwnBroker::start();
+    let tag = unique("outage");
+    // librdkafka gives up on a message after 3s, so the sink's own retries
+    // (not only librdkafka's) carry the records through the outage
+    let mut lf = Logferry::start(&config(
+        &broker.addr,
+        "${tag}",
+        "retry_backoff = \"200ms\"\nretry_backoff_max = \"1s\"\n\
+         [sinks.k.librdkafka_options]\n\"message.timeout.ms\" = \"3000\"",
+    ));
+    let addr = lf.forward_addr("in");
+
+    let mut s = send_frame(addr, &frame(&tag, "rec", 0..500, "before"));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("before"),
+        "{}",
+        lf.log_text()
+    );
+
+    broker.stop();
+    s.write_all(&frame(&tag, "rec", 500..1000, "during"))
+        .unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(10)),
+        None,
+        "no ack while the broker is down"
+    );
+    broker.restart();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(120)).as_deref(),
+        Some("during"),
+        "the ack comes once the broker is back:\n{}",
+        lf.log_text()
+    );
+
+    let got = consume(&broker.addr, &tag, 1000, Duration::from_secs(30));
+    let seen: HashSet<String> = got.iter().map(|m| m.payload.clone()).collect();
+    let want: HashSet<String> = (0..1000).map(|i| format!("rec-{i}")).collect();
+    assert_eq!(seen, want, "every record arrives (at least once)");
+    lf.stop();
+    assert!(
+        lf.final_counter("logferry_kafka_sink_retries_total{component=\"k\"}") > 0,
+        "timed-out messages were produced again"
+    );
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"k\"}"),
+        0
+    );
+}
+
+#[test]
+fn a_message_too_large_is_rejected_and_counted_and_the_rest_delivered() {
+    let broker = shared_broker();
+    let tag = unique("large");
+    // librdkafka lets it through; the broker (message.max.bytes 1 MiB)
+    // refuses it in the delivery report
+    let mut lf = Logferry::start(&config(
+        broker,
+        "${tag}",
+        "[sinks.k.librdkafka_options]\n\"message.max.bytes\" = \"4000000\"",
+    ));
+    let addr = lf.forward_addr("in");
+
+    let mut s = send_frame(addr, &frame(&tag, "small", 0..10, "a"));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("a")
+    );
+
+    let mut e = Vec::new();
+    write::array_len(&mut e, 2);
+    write::event_time(&mut e, 1_700_000_000, 0);
+    write::map_len(&mut e, 1);
+    write::str(&mut e, b"message");
+    write::str(&mut e, &vec![b'x'; 1_500_000]);
+    let mut big = Vec::new();
+    write_packed_forward(&mut big, &tag, &e, 1, Some(b"big"));
+    let mut b = send_frame(addr, &big);
+
+    s.write_all(&frame(&tag, "small", 10..20, "b")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("b")
+    );
+    assert_eq!(
+        read_ack(&mut b, Duration::from_secs(5)),
+        None,
+        "a rejected record is not acknowledged"
+    );
+    lf.wait_for_log("it is rejected", Duration::from_secs(30));
+
+    let got = consume(broker, &tag, 20, Duration::from_secs(30));
+    let mut payloads: Vec<&str> = got.iter().map(|m| m.payload.as_str()).collect();
+    payloads.sort();
+    let mut want: Vec<String> = (0..20).map(|i| format!("small-{i}")).collect();
+    want.sort();
+    assert_eq!(payloads, want, "the others are delivered, once each");
+    lf.stop();
+    assert_eq!(
+        lf.final_counter(
+            "logferry_kafka_sink_rejected_records_total{component=\"k\",kind=\"message_too_large\"}"
+        ),
+        1
+    );
+}
+
+#[test]
+fn a_full_producer_queue_is_backpressure_and_a_stop_is_bounded_by_drain_timeout() {
+    // no broker at all: nothing can be delivered, librdkafka's queue fills
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.k]
+type = "kafka"
+match = "**"
+brokers = ["127.0.0.1:1"]
+topic = "never"
+drain_timeout = "2s"
+[sinks.k.librdkafka_options]
+"queue.buffering.max.messages" = "50"
+"#,
+    );
+    let addr = lf.forward_addr("in");
+    let mut s = TcpStream::connect(addr).unwrap();
+    for k in 0..5 {
+        s.write_all(&frame("t", "rec", k * 100..(k + 1) * 100, &format!("c{k}")))
+            .unwrap();
+    }
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(3)),
+        None,
+        "nothing delivered, nothing acked"
+    );
+    let started = Instant::now();
+    lf.stop();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a stop waits drain_timeout (2s), not for the broker: took {:?}",
+        started.elapsed()
+    );
+    assert!(lf.final_counter("logferry_kafka_sink_queue_full_waits_total{component=\"k\"}") > 0);
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"k\"}"),
+        0
+    );
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"k\"}"),
+        500,
+        "every undelivered record is counted at the stop:\n{}",
+        lf.log_text()
+    );
+}
