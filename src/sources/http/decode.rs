@@ -164,7 +164,43 @@ fn time_of_f64(f: f64) -> Option<EventTime> {
     Some(EventTime::new(f.trunc() as u32, (f.fract() * 1e9) as u32))
 }
 
+/// Deepest JSON nesting accepted. serde_json parses (and drops) values
+/// recursively; this keeps the stack a body can use small and fixed.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// Rejects JSON nested deeper than [`MAX_JSON_DEPTH`] before it is parsed.
+fn check_depth(text: &[u8], line: usize) -> Result<(), DecodeError> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &c in text {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(DecodeError::Json {
+                        line,
+                        reason: format!("nested deeper than {MAX_JSON_DEPTH} levels"),
+                    });
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn parse_json(text: &[u8], line: usize) -> Result<Json, DecodeError> {
+    check_depth(text, line)?;
     serde_json::from_slice(text).map_err(|e| DecodeError::Json {
         line,
         reason: e.to_string(),
@@ -302,8 +338,10 @@ impl Entries {
         let mut time_pair = None;
         for _ in 0..pairs {
             let pair_start = r.pos();
-            let key = r.read().map_err(bad)?;
-            let is_time = matches!(key, Value::Str(b"time") | Value::Bin(b"time"));
+            // a key may be any value, a container too: skip it whole
+            r.skip().map_err(bad)?;
+            let key = Reader::new(&body[pair_start..r.pos()]).read();
+            let is_time = matches!(key, Ok(Value::Str(b"time") | Value::Bin(b"time")));
             if is_time && self.time.is_none() && own_time.is_none() {
                 let at = r.pos();
                 own_time = Some(
@@ -347,8 +385,8 @@ fn describe_msgpack(b: &[u8]) -> String {
     }
 }
 
-/// JSON to msgpack. serde_json refuses nesting deeper than 128 levels, so
-/// the recursion is bounded.
+/// JSON to msgpack. Nesting is at most [`MAX_JSON_DEPTH`] levels, so the
+/// recursion is bounded.
 fn json_to_msgpack(v: &Json, out: &mut Vec<u8>) {
     match v {
         Json::Null => out.push(0xc0),
@@ -530,6 +568,18 @@ mod tests {
     }
 
     #[test]
+    fn msgpack_keys_may_be_containers() {
+        // {{"time": 1}: 2, "time": 3}: the first key is a map holding "time"
+        let m = [
+            0x82, 0x81, 0xa4, b't', b'i', b'm', b'e', 0x01, 0x02, 0xa4, b't', b'i', b'm', b'e',
+            0x03,
+        ];
+        let got = records(BodyKind::Msgpack, &m, None);
+        // (JSON output names a container key null)
+        assert_eq!(got, vec![(EventTime::new(3, 0), r#"{"null":2}"#.into())]);
+    }
+
+    #[test]
     fn form_fields() {
         let got = records(
             BodyKind::Form,
@@ -549,6 +599,14 @@ mod tests {
             DecodeError::Json { .. }
         ));
         assert_eq!(err(BodyKind::Json, b"[1]"), DecodeError::Shape(NOT_OBJECTS));
+        let deep = |n: usize| {
+            let open = "[".repeat(n - 1);
+            let close = "]".repeat(n - 1);
+            Bytes::from(format!("{{\"a\":{open}\"[\\\"]\"{close}}}"))
+        };
+        assert!(decode(BodyKind::Json, deep(MAX_JSON_DEPTH), None, NOW).is_ok());
+        let too_deep = decode(BodyKind::Json, deep(MAX_JSON_DEPTH + 1), None, NOW).unwrap_err();
+        assert!(too_deep.to_string().contains("nested deeper"), "{too_deep}");
         assert!(err(BodyKind::Ndjson, b"{}\n{")
             .to_string()
             .contains("line 2"));
