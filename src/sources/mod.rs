@@ -2,6 +2,7 @@
 
 pub mod forward;
 pub mod generator;
+pub mod http;
 pub mod tail;
 
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use crate::metrics::Registry;
 use crate::router::Router;
 use forward::{ForwardSource, ForwardSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
+use http::{HttpSource, HttpSourceConfig};
 use tail::{TailSource, TailSourceConfig};
 
 /// The configured type of a source.
@@ -20,16 +22,18 @@ use tail::{TailSource, TailSourceConfig};
 pub enum SourceKind {
     Forward(ForwardSourceConfig),
     Generator(GeneratorConfig),
+    Http(HttpSourceConfig),
     Tail(Box<TailSourceConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN: &str = "forward, generator, tail";
+const KNOWN: &str = "forward, generator, http, tail";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
     Ok(match name {
         "forward" => SourceKind::Forward(table.parse()?),
         "generator" => SourceKind::Generator(table.parse()?),
+        "http" => SourceKind::Http(table.parse()?),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
         _ => return Err(KindError::Unknown(KNOWN)),
     })
@@ -40,6 +44,7 @@ impl SourceKind {
         match self {
             SourceKind::Forward(c) => c.validate(),
             SourceKind::Generator(c) => c.validate(),
+            SourceKind::Http(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
         }
     }
@@ -66,6 +71,10 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
             Box::pin(source.run())
         }
         SourceKind::Generator(c) => Box::pin(GeneratorSource::new(c, cx).run()),
+        SourceKind::Http(c) => {
+            let source = HttpSource::bind(c, cx).await?;
+            Box::pin(source.run())
+        }
         SourceKind::Tail(c) => {
             let source = TailSource::new(*c, cx)?;
             on_own_thread("tail", source.run())?

@@ -1,0 +1,640 @@
+//! One HTTP connection: hyper serves HTTP/1.1 with keep-alive; this file
+//! bounds the connection (idle time, header and body size) and turns each
+//! request into one routed batch and one answer.
+//!
+//! A request is answered once its records are settled: with `ack =
+//! "sinks"`, after every sink accepted them; with `ack = "received"`, once
+//! they are queued. Routing waits while a sink queue is full, and while it
+//! waits the connection reads nothing more, so backpressure reaches the
+//! client; past `request_timeout` the client is told to retry (503 with
+//! `Retry-After`).
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::{Instant, Sleep};
+use tokio_rustls::TlsAcceptor;
+
+use super::decode::{self, BodyKind};
+use super::{AckMode, HttpMetrics, HttpSourceConfig};
+use crate::ack::{AckHandle, AckOutcome};
+use crate::event::{Batch, EventTime};
+use crate::net::Stream;
+use crate::router::Router;
+use crate::sources::Shutdown;
+
+/// What `Retry-After` tells a client that should send again.
+const RETRY_AFTER_SECS: &str = "1";
+
+/// hyper's default read buffer; raised when `max_header_bytes` is larger.
+const DEFAULT_BUF_BYTES: usize = 8192 + 4096 * 100;
+
+/// At shutdown, how much longer than `request_timeout` a connection may
+/// take to finish the request it is serving and send the answer.
+const SHUTDOWN_SLACK: Duration = Duration::from_secs(1);
+
+/// Settings shared by every connection of one source.
+pub(super) struct Settings {
+    pub config: HttpSourceConfig,
+    pub tls: Option<TlsAcceptor>,
+}
+
+pub(super) struct Connection {
+    pub stream: TcpStream,
+    pub peer: SocketAddr,
+    pub settings: Arc<Settings>,
+    pub metrics: Arc<HttpMetrics>,
+    pub router: Router,
+    pub shutdown: Shutdown,
+}
+
+impl Connection {
+    pub async fn serve(self) {
+        let Connection {
+            stream,
+            peer,
+            settings,
+            metrics,
+            router,
+            mut shutdown,
+        } = self;
+        let _ = stream.set_nodelay(true);
+        let config = &settings.config;
+        let stream: Box<dyn Stream> = match &settings.tls {
+            None => Box::new(stream),
+            Some(acceptor) => {
+                match tokio::time::timeout(config.idle_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => Box::new(tls),
+                    Ok(Err(e)) => {
+                        return metrics.error(
+                            peer,
+                            "tls",
+                            &format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
+                        )
+                    }
+                    Err(_) => return metrics.error(peer, "tls", "TLS handshake timed out"),
+                }
+            }
+        };
+        let busy = Arc::new(AtomicUsize::new(0));
+        let io = Watched::new(stream, config.idle_timeout, busy.clone());
+        let handler = Arc::new(Handler {
+            settings: settings.clone(),
+            metrics: metrics.clone(),
+            router: tokio::sync::Mutex::new(Some(router)),
+            shutdown: shutdown.clone(),
+            peer,
+            busy,
+        });
+        let service = {
+            let handler = handler.clone();
+            service_fn(move |req| {
+                let handler = handler.clone();
+                async move { Ok::<_, Infallible>(handler.handle(req).await) }
+            })
+        };
+        let mut builder = http1::Builder::new();
+        builder
+            .keep_alive(true)
+            .timer(TokioTimer::new())
+            // from the end of one request to the end of the next one's headers
+            .header_read_timeout(config.idle_timeout)
+            .max_header_size(config.max_header_bytes)
+            .max_buf_size(config.max_header_bytes.max(DEFAULT_BUF_BYTES));
+        let conn = builder.serve_connection(TokioIo::new(io), service);
+        tokio::pin!(conn);
+        let result = tokio::select! {
+            r = conn.as_mut() => r,
+            _ = shutdown.wait() => {
+                // no new request is read; the one being served finishes
+                conn.as_mut().graceful_shutdown();
+                handler.release_router_if_idle();
+                let bound = config.request_timeout + SHUTDOWN_SLACK;
+                match tokio::time::timeout(bound, conn.as_mut()).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        metrics.error(peer, "shutdown_timeout",
+                            &format!("request not finished {bound:?} after the stop signal; connection closed"));
+                        Ok(())
+                    }
+                }
+            }
+        };
+        if let Err(e) = result {
+            let (kind, reason) = classify(&e);
+            metrics.error(peer, kind, &reason);
+        }
+    }
+}
+
+/// The error kind and message of a connection hyper ended with an error.
+fn classify(e: &hyper::Error) -> (&'static str, String) {
+    let timed_out = {
+        let mut source = std::error::Error::source(e);
+        let mut found = false;
+        while let Some(s) = source {
+            if let Some(io) = s.downcast_ref::<std::io::Error>() {
+                found |= io.kind() == std::io::ErrorKind::TimedOut;
+            }
+            source = s.source();
+        }
+        found
+    };
+    if e.is_timeout() || timed_out {
+        ("idle_timeout", format!("connection idle too long: {e}"))
+    } else if e.is_parse_too_large() {
+        (
+            "header_too_large",
+            format!("request headers larger than max_header_bytes: {e}"),
+        )
+    } else if e.is_parse() || e.is_parse_status() {
+        ("bad_request", format!("not a valid HTTP/1.1 request: {e}"))
+    } else if e.is_incomplete_message() {
+        ("truncated", format!("client closed inside a request: {e}"))
+    } else {
+        ("io", e.to_string())
+    }
+}
+
+/// Serves the requests of one connection (one at a time: HTTP/1.1).
+struct Handler {
+    settings: Arc<Settings>,
+    metrics: Arc<HttpMetrics>,
+    /// Taken at shutdown, so the sink queues can close while answers still
+    /// wait for acks.
+    router: tokio::sync::Mutex<Option<Router>>,
+    shutdown: Shutdown,
+    peer: SocketAddr,
+    /// Requests being served: the connection is not idle meanwhile.
+    busy: Arc<AtomicUsize>,
+}
+
+/// A request answered with an error.
+struct Refusal {
+    status: StatusCode,
+    /// The `kind` label of `logferry_http_errors_total`.
+    kind: &'static str,
+    message: String,
+    /// Tell the client to send again (`Retry-After`).
+    retry: bool,
+    /// Close the connection after the answer (the body was not read whole).
+    close: bool,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, kind: &'static str, message: impl Into<String>) -> Self {
+        Refusal {
+            status,
+            kind,
+            message: message.into(),
+            retry: false,
+            close: false,
+        }
+    }
+
+    fn retry(mut self) -> Self {
+        self.retry = true;
+        self
+    }
+
+    fn close(mut self) -> Self {
+        self.close = true;
+        self
+    }
+
+    fn response(&self) -> Response<Full<Bytes>> {
+        let mut r = text(self.status, format!("{}\n", self.message));
+        if self.retry {
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
+        }
+        if self.close {
+            r.headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        if self.status == StatusCode::METHOD_NOT_ALLOWED {
+            r.headers_mut()
+                .insert(ALLOW, HeaderValue::from_static("POST"));
+        }
+        r
+    }
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Decrements the busy count when a request is done, however it ends.
+struct BusyGuard<'a>(&'a AtomicUsize);
+
+impl Drop for BusyGuard<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Handler {
+    async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+        self.busy.fetch_add(1, Ordering::Relaxed);
+        let _busy = BusyGuard(&self.busy);
+        let deadline = Instant::now() + self.settings.config.request_timeout;
+        let (parts, body) = req.into_parts();
+        let mut body = Some(body);
+        let response = match self.serve(&parts, &mut body, deadline).await {
+            Ok(r) => r,
+            Err(mut refusal) => {
+                self.metrics
+                    .error(self.peer, refusal.kind, &refusal.message);
+                // a refused request's body is read and dropped, so the
+                // connection can serve the next request
+                if let (Some(body), false) = (body, refusal.close) {
+                    let limit = self.settings.config.max_body_bytes;
+                    let drained =
+                        tokio::time::timeout_at(deadline, Limited::new(body, limit).collect());
+                    refusal.close = !matches!(drained.await, Ok(Ok(_)));
+                }
+                refusal.response()
+            }
+        };
+        self.metrics.response(response.status().as_u16());
+        response
+    }
+
+    /// At shutdown: lets go of the router unless a request is being
+    /// served (which lets go of it once routed).
+    fn release_router_if_idle(&self) {
+        if self.busy.load(Ordering::Relaxed) > 0 {
+            return;
+        }
+        if let Ok(mut router) = self.router.try_lock() {
+            router.take();
+        }
+    }
+
+    async fn serve(
+        &self,
+        req: &hyper::http::request::Parts,
+        body: &mut Option<Incoming>,
+        deadline: Instant,
+    ) -> Result<Response<Full<Bytes>>, Refusal> {
+        let config = &self.settings.config;
+        let path = req.uri.path();
+        if path == "/health" && matches!(req.method, Method::GET | Method::HEAD) {
+            return Ok(text(StatusCode::OK, "ok\n"));
+        }
+        if req.method != Method::POST {
+            return Err(Refusal::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "method",
+                format!(
+                    "{} is not served: send records with POST /<tag>",
+                    req.method
+                ),
+            ));
+        }
+        let tag = path.trim_matches('/').replace('/', ".");
+        if tag.is_empty() {
+            return Err(Refusal::new(
+                StatusCode::NOT_FOUND,
+                "no_tag",
+                "the path names the tag: POST /<tag> (for example POST /app.access)",
+            ));
+        }
+        let kind = BodyKind::from_content_type(
+            req.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes),
+        )
+        .ok_or_else(|| {
+            Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_type",
+                format!(
+                    "Content-Type {:?} is not read here: use application/json, application/msgpack, \
+                     application/x-ndjson, text/plain or application/x-www-form-urlencoded",
+                    req.headers
+                        .get(CONTENT_TYPE)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                        .unwrap_or_default()
+                ),
+            )
+        })?;
+        let time = query_time(req.uri.query())?;
+        let too_large = || {
+            Refusal::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "too_large",
+                format!(
+                    "body larger than max_body_bytes ({}): send fewer records per request",
+                    config.max_body_bytes
+                ),
+            )
+            .close()
+        };
+        let announced = req
+            .headers
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if announced.is_some_and(|n| n > config.max_body_bytes as u64) {
+            return Err(too_large());
+        }
+        let Some(incoming) = body.take() else {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                "body_read",
+                "no body",
+            ));
+        };
+        let body = Limited::new(incoming, config.max_body_bytes).collect();
+        let body = match tokio::time::timeout_at(deadline, body).await {
+            Ok(Ok(collected)) => collected.to_bytes(),
+            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(too_large()),
+            Ok(Err(e)) => {
+                return Err(Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "body_read",
+                    format!("cannot read the body: {e}"),
+                )
+                .close())
+            }
+            Err(_) => {
+                return Err(Refusal::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "body_timeout",
+                    format!(
+                        "body not received within request_timeout ({:?})",
+                        config.request_timeout
+                    ),
+                )
+                .close())
+            }
+        };
+        let bytes = body.len();
+        let decoded = decode::decode(kind, body, time, EventTime::now())
+            .map_err(|e| Refusal::new(StatusCode::BAD_REQUEST, "malformed", e.to_string()))?;
+        if decoded.count == 0 {
+            return Ok(text(StatusCode::OK, ""));
+        }
+        self.metrics.records.add(decoded.count as u64);
+        self.metrics.bytes.add(bytes as u64);
+        let (ack, verdict) = match config.ack {
+            AckMode::Received => (AckHandle::none(), None),
+            AckMode::Sinks => {
+                let (tx, rx) = tokio::sync::oneshot::channel();
+                let ack = AckHandle::new(move |outcome| {
+                    let _ = tx.send(outcome);
+                });
+                (ack, Some(rx))
+            }
+        };
+        let batch = Batch::new(tag.into(), decoded.records, decoded.count).with_ack(ack);
+        self.route(batch, deadline).await?;
+        let Some(verdict) = verdict else {
+            return Ok(text(StatusCode::OK, ""));
+        };
+        match tokio::time::timeout_at(deadline, verdict).await {
+            Ok(Ok(AckOutcome::Accepted)) => Ok(text(StatusCode::OK, "")),
+            Ok(Ok(AckOutcome::Rejected)) | Ok(Err(_)) => Err(Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "rejected",
+                "a sink could not keep the records: send them again",
+            )
+            .retry()),
+            Err(_) => Err(Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "ack_timeout",
+                format!(
+                    "the sinks did not accept the records within request_timeout ({:?}): send them again",
+                    config.request_timeout
+                ),
+            )
+            .retry()),
+        }
+    }
+
+    /// Routes the batch, waiting at most until `deadline` for room in the
+    /// sink queues. At shutdown a batch that does not fit at once is
+    /// refused (the client sends it again to whoever serves next).
+    async fn route(&self, batch: Batch, deadline: Instant) -> Result<(), Refusal> {
+        let stopping = || {
+            Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "logferry is shutting down: send again later",
+            )
+            .retry()
+        };
+        let mut router = self.router.lock().await;
+        let Some(r) = router.as_mut() else {
+            return Err(stopping());
+        };
+        let mut shutdown = self.shutdown.clone();
+        let routed = tokio::select! {
+            biased;
+            routed = tokio::time::timeout_at(deadline, r.route(batch)) => routed,
+            _ = shutdown.wait() => return Err(stopping()),
+        };
+        if self.shutdown.is_triggered() {
+            router.take();
+        }
+        match routed {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "sink_stopped",
+                format!("{e}: send again later"),
+            )
+            .retry()),
+            Err(_) => Err(Refusal::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "backpressure",
+                format!(
+                    "the sink queues stayed full for request_timeout ({:?}): send again later",
+                    self.settings.config.request_timeout
+                ),
+            )
+            .retry()),
+        }
+    }
+}
+
+/// The `time` query parameter, if any.
+fn query_time(query: Option<&str>) -> Result<Option<EventTime>, Refusal> {
+    let bad =
+        |e: decode::DecodeError| Refusal::new(StatusCode::BAD_REQUEST, "malformed", e.to_string());
+    for pair in query.unwrap_or("").split('&') {
+        if let Some(value) = pair.strip_prefix("time=") {
+            let value = decode::percent_decode(value.as_bytes()).map_err(bad)?;
+            return decode::parse_time(&value).map(Some).map_err(bad);
+        }
+    }
+    Ok(None)
+}
+
+/// A stream that fails with `TimedOut` once it has neither read nor
+/// written anything for `idle` while no request is being served: covers a
+/// client that stalls inside a body or stops reading its answers.
+struct Watched {
+    io: Box<dyn Stream>,
+    idle: Duration,
+    /// Last successful read or write.
+    last: Instant,
+    timer: Pin<Box<Sleep>>,
+    busy: Arc<AtomicUsize>,
+}
+
+impl Watched {
+    fn new(io: Box<dyn Stream>, idle: Duration, busy: Arc<AtomicUsize>) -> Self {
+        let now = Instant::now();
+        Watched {
+            io,
+            idle,
+            last: now,
+            timer: Box::pin(tokio::time::sleep_until(now + idle)),
+            busy,
+        }
+    }
+
+    /// On a pending read or write: whether the connection has been idle
+    /// too long. Otherwise the timer is armed to wake this task when it
+    /// would be.
+    fn expired(&mut self, cx: &mut Context<'_>) -> bool {
+        loop {
+            if self.timer.as_mut().poll(cx).is_pending() {
+                return false;
+            }
+            let now = Instant::now();
+            let deadline = if self.busy.load(Ordering::Relaxed) > 0 {
+                now + self.idle
+            } else {
+                self.last + self.idle
+            };
+            if deadline <= now {
+                return true;
+            }
+            self.timer.as_mut().reset(deadline);
+        }
+    }
+
+    fn timed_out() -> std::io::Error {
+        std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "no data sent or read within idle_timeout",
+        )
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.io).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                this.last = Instant::now();
+                Poll::Ready(r)
+            }
+            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.io).poll_write(cx, buf) {
+            Poll::Ready(r) => {
+                this.last = Instant::now();
+                Poll::Ready(r)
+            }
+            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.io).poll_write_vectored(cx, bufs) {
+            Poll::Ready(r) => {
+                this.last = Instant::now();
+                Poll::Ready(r)
+            }
+            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_client_times_out_unless_a_request_is_being_served() {
+        let (ours, mut theirs) = tokio::io::duplex(64);
+        let busy = Arc::new(AtomicUsize::new(1));
+        let mut w = Watched::new(Box::new(ours), Duration::from_secs(1), busy.clone());
+        let mut buf = [0u8; 8];
+        // while a request is served (waiting for the sinks), silence is fine
+        let waited = tokio::time::timeout(Duration::from_secs(5), w.read(&mut buf)).await;
+        assert!(waited.is_err(), "timed out while busy: {waited:?}");
+        busy.store(0, Ordering::Relaxed);
+        theirs.write_all(b"hi").await.unwrap();
+        assert_eq!(w.read(&mut buf).await.unwrap(), 2, "data resets the clock");
+        let e = w.read(&mut buf).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_stops_reading_times_out() {
+        let (ours, _theirs) = tokio::io::duplex(16);
+        let busy = Arc::new(AtomicUsize::new(0));
+        let mut w = Watched::new(Box::new(ours), Duration::from_secs(1), busy);
+        let e = w.write_all(&[0u8; 64]).await.unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    }
+}

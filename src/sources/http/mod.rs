@@ -1,0 +1,178 @@
+//! `type = "http"`: receives records over HTTP/1.1 (hyper), compatible
+//! with Fluentd's `in_http`.
+//!
+//! - `config.rs`: the settings and their limits;
+//! - `decode.rs`: request bodies to records;
+//! - `conn.rs`: one connection: limits, timeouts, requests and answers;
+//! - this file: the listener, the connection limit and the counters.
+
+mod config;
+mod conn;
+pub mod decode;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+pub use config::{AckMode, HttpSourceConfig};
+
+use super::SourceContext;
+use crate::metrics::{Counter, Registry};
+use crate::telemetry::RateLimitedLog;
+
+/// A bound HTTP listener, ready to serve.
+pub struct HttpSource {
+    listener: TcpListener,
+    config: HttpSourceConfig,
+    cx: SourceContext,
+    metrics: Arc<HttpMetrics>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl HttpSource {
+    /// Binds the listening socket, so a taken port fails start-up rather
+    /// than the running pipeline.
+    pub async fn bind(config: HttpSourceConfig, cx: SourceContext) -> Result<Self, String> {
+        let tls = config.tls.as_ref().map(|t| t.acceptor()).transpose()?;
+        let listener = TcpListener::bind(&config.address)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
+            "http source listening");
+        let metrics = Arc::new(HttpMetrics::new(&cx.metrics, &cx.name));
+        Ok(HttpSource {
+            listener,
+            config,
+            cx,
+            metrics,
+            tls,
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts connections until shutdown; then every connection finishes
+    /// the request it is serving (bounded by `request_timeout`) and closes.
+    pub async fn run(self) {
+        let HttpSource {
+            listener,
+            config,
+            mut cx,
+            metrics,
+            tls,
+        } = self;
+        let slots = Arc::new(Semaphore::new(config.max_connections));
+        let settings = Arc::new(conn::Settings {
+            config: config.clone(),
+            tls,
+        });
+        let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
+        let mut connections = JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = cx.shutdown.wait() => break,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            accept_errors.handle(&e).await;
+                            continue;
+                        }
+                    };
+                    let Ok(slot) = slots.clone().try_acquire_owned() else {
+                        metrics.error(peer, "max_connections",
+                            &format!("connection refused: max_connections ({}) reached", config.max_connections));
+                        continue;
+                    };
+                    metrics.connections.inc();
+                    let task = conn::Connection {
+                        stream,
+                        peer,
+                        settings: settings.clone(),
+                        metrics: metrics.clone(),
+                        router: cx.router.clone(),
+                        shutdown: cx.shutdown.clone(),
+                    };
+                    connections.spawn(async move {
+                        task.serve().await;
+                        drop(slot);
+                    });
+                }
+            }
+        }
+        drop(listener);
+        // the queues close once no source holds a router
+        drop(cx.router);
+        tracing::debug!(source = %cx.name, open = connections.len(), "http source stopping");
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Counters of one HTTP source; see `docs/operations.md`.
+pub(crate) struct HttpMetrics {
+    records: Counter,
+    bytes: Counter,
+    connections: Counter,
+    /// Warnings, rate-limited per kind.
+    warnings: RateLimitedLog,
+    registry: Registry,
+    source: Arc<str>,
+}
+
+impl HttpMetrics {
+    fn new(r: &Registry, source: &str) -> Self {
+        let l = &[("component", source)];
+        HttpMetrics {
+            records: r.counter(
+                "logferry_source_records_total",
+                "Records received by a source.",
+                l,
+            ),
+            bytes: r.counter(
+                "logferry_source_bytes_total",
+                "Bytes of records received by a source.",
+                l,
+            ),
+            connections: r.counter(
+                "logferry_http_connections_total",
+                "HTTP connections accepted.",
+                l,
+            ),
+            warnings: RateLimitedLog::default(),
+            registry: r.clone(),
+            source: source.into(),
+        }
+    }
+
+    /// Counts one answered request under its status code.
+    fn response(&self, code: u16) {
+        let code = code.to_string();
+        self.registry
+            .counter(
+                "logferry_http_requests_total",
+                "HTTP requests answered, by status code.",
+                &[("component", &self.source), ("code", &code)],
+            )
+            .inc();
+    }
+
+    /// The one place where an HTTP error is counted and logged.
+    fn error(&self, peer: SocketAddr, kind: &'static str, reason: &str) {
+        self.registry
+            .counter(
+                "logferry_http_errors_total",
+                "HTTP requests refused or connections closed on an error, by kind.",
+                &[("component", &self.source), ("kind", kind)],
+            )
+            .inc();
+        crate::warn_limited!(self.warnings, kind, source = %self.source, %peer, reason,
+            "http request or connection failed");
+    }
+}
