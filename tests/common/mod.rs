@@ -69,6 +69,11 @@ impl Logferry {
         }
     }
 
+    /// The process id, for signals.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
