@@ -168,16 +168,16 @@ impl Formatter {
                 spill(out);
             }
         };
-        match (self.kind, &batch.records) {
+        match (self.writes_raw_text_as_is(), &batch.records) {
             // the fast path: tailed lines to a raw file are copied as they are
-            (FormatKind::Raw, Records::Lines { data, .. }) if !self.escape => {
+            (true, Records::Lines { data, .. }) => {
                 for piece in data.chunks(spill_at.max(1)) {
                     out.extend_from_slice(piece);
                     check(out);
                 }
                 Ok(())
             }
-            (FormatKind::Raw, Records::Entries(entries)) if !self.escape => {
+            (true, Records::Entries(entries)) => {
                 let mut r = Reader::new(entries);
                 while !r.is_empty() {
                     write_raw_record(RecordRef::Map(next_record(&mut r)?), out);
@@ -243,6 +243,7 @@ impl Formatter {
 /// `escape_newlines`: rewrites `out[start..]` with each newline as `\\n`
 /// and each backslash as `\\\\` (untouched, and not copied, if it has
 /// neither).
+#[inline(never)]
 fn escape_newlines_from(out: &mut Vec<u8>, start: usize) {
     let Some(first) = memchr::memchr2(b'\n', b'\\', &out[start..]) else {
         return;
@@ -263,7 +264,7 @@ fn escape_newlines_from(out: &mut Vec<u8>, start: usize) {
 pub fn raw_text(rec: RecordRef<'_>) -> Option<&[u8]> {
     match rec {
         RecordRef::Line(l) => Some(l),
-        RecordRef::Map(m) => match Reader::new(message_field(m)?).read().ok()? {
+        RecordRef::Map(m) => match message_field(m)?.1 {
             Value::Str(s) | Value::Bin(s) => Some(s),
             _ => None,
         },
@@ -282,16 +283,20 @@ pub fn write_raw_record(rec: RecordRef<'_>, out: &mut Vec<u8>) {
 /// any other value (number, array, map…) as JSON. A record with neither
 /// field is written whole as JSON; a line (tail, generator) as it is.
 pub fn write_message(rec: RecordRef<'_>, out: &mut Vec<u8>) {
-    match rec {
-        RecordRef::Line(l) => out.extend_from_slice(l),
-        RecordRef::Map(m) => match message_field(m) {
-            Some(v) => write_value_text(out, v),
-            None => {
-                if json::write_value(out, &mut Reader::new(m)).is_err() {
-                    out.extend_from_slice(b"null");
-                }
-            }
-        },
+    let map = match rec {
+        RecordRef::Line(l) => return out.extend_from_slice(l),
+        RecordRef::Map(m) => m,
+    };
+    let written = match message_field(map) {
+        Some((_, Value::Str(s) | Value::Bin(s))) => {
+            out.extend_from_slice(s);
+            return;
+        }
+        Some((start, _)) => json::write_value(out, &mut Reader::at(map, start)),
+        None => json::write_value(out, &mut Reader::new(map)),
+    };
+    if written.is_err() {
+        out.extend_from_slice(b"null");
     }
 }
 
@@ -309,28 +314,32 @@ pub(crate) fn write_value_text(out: &mut Vec<u8>, raw: &[u8]) {
     }
 }
 
-/// The encoded value of a record's `message` field, else of its `log`
-/// field, whatever their types and order.
-fn message_field(map: &[u8]) -> Option<&[u8]> {
+/// The value of a record's `message` field, else of its `log` field,
+/// whatever their types and order: where it starts in `map`, and the value
+/// (for a container, its header). Reads no further than it must: this
+/// runs once per record on the raw and template paths.
+fn message_field(map: &[u8]) -> Option<(usize, Value<'_>)> {
     let mut r = Reader::new(map);
     let n = r.read_map_len().ok()?;
     let mut log = None;
     for _ in 0..n {
-        let key = r.read().ok()?;
-        let (is_message, is_log) = match key {
-            Value::Str(k) | Value::Bin(k) => (k == b"message", k == b"log"),
-            _ => (false, false),
-        };
-        // a non-string key was only read as far as its header
-        crate::event::skip_rest(&mut r, key).ok()?;
-        let start = r.pos();
-        r.skip().ok()?;
-        let value = &map[start..r.pos()];
-        if is_message {
-            return Some(value);
-        }
-        if is_log && log.is_none() {
-            log = Some(value);
+        match r.read().ok()? {
+            Value::Str(b"message") | Value::Bin(b"message") => {
+                let start = r.pos();
+                return Some((start, r.read().ok()?));
+            }
+            Value::Str(b"log") | Value::Bin(b"log") if log.is_none() => {
+                let start = r.pos();
+                let v = r.read().ok()?;
+                crate::event::skip_rest(&mut r, v).ok()?;
+                log = Some((start, v));
+            }
+            Value::Str(_) | Value::Bin(_) => r.skip().ok()?,
+            // a non-string key was only read as far as its header
+            other => {
+                crate::event::skip_rest(&mut r, other).ok()?;
+                r.skip().ok()?;
+            }
         }
     }
     log
