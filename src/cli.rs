@@ -62,6 +62,7 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Run { config } => {
+            ignore_hangup_until_handled();
             let config = match config {
                 Some(path) => Config::load(&path),
                 None => Config::embedded_default(),
@@ -105,6 +106,10 @@ fn run(config: Config) -> ExitCode {
                 return (ExitCode::FAILURE, false);
             }
         };
+        if let Err(e) = reopen_on_hangup() {
+            eprintln!("error: cannot install the SIGHUP handler: {e}");
+            return (ExitCode::FAILURE, false);
+        }
         let pipeline = match Pipeline::start(config).await {
             Ok(p) => p,
             Err(e) => {
@@ -189,6 +194,30 @@ async fn signal_number(signals: &mut tokio::sync::watch::Receiver<u32>, n: u32) 
     if signals.wait_for(|got| *got >= n).await.is_err() {
         std::future::pending::<()>().await;
     }
+}
+
+/// SIGHUP's default action ends the process; until [`reopen_on_hangup`]
+/// installs its handler, a SIGHUP (from a logrotate postrotate, say) is
+/// ignored instead.
+fn ignore_hangup_until_handled() {
+    // SAFETY: setting a signal's disposition to SIG_IGN runs no code in
+    // the handler context.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+}
+
+/// Installs the SIGHUP handler now, before start-up: each SIGHUP asks the
+/// file sinks to reopen their outputs (what logrotate's `postrotate kill
+/// -HUP` expects). It never stops the process.
+fn reopen_on_hangup() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut hup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        while hup.recv().await.is_some() {
+            tracing::info!("SIGHUP received: reopening file outputs");
+            crate::sinks::file::request_reopen();
+        }
+    });
+    Ok(())
 }
 
 fn init_logging(filter: &str) {

@@ -226,6 +226,7 @@ impl<'a> RecordRef<'a> {
 
 /// Reads the next `[time, record]` entry of a packed stream without
 /// decoding its time, and returns the record's encoded bytes.
+#[inline]
 pub fn next_record<'a>(r: &mut Reader<'a>) -> msgpack::Result<&'a [u8]> {
     r.read_array_len()?;
     r.skip()?; // time

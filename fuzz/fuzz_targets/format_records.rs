@@ -96,6 +96,7 @@ fn check(data: &[u8]) {
         kind,
         template,
         time_format: time_format.map(str::to_string),
+        escape_newlines: matches!(kind, FormatKind::Raw | FormatKind::Template) && (sel / 12) % 2 == 1,
     };
     // only a fuzzed template can be invalid; config validation rejects it
     let Ok(mut formatter) = Formatter::new(&config) else {
@@ -128,6 +129,10 @@ fn check(data: &[u8]) {
     }
 
     match (kind, lines) {
+        (FormatKind::Raw | FormatKind::Template, _) if config.escape_newlines && result.is_ok() => {
+            let n = out.iter().filter(|b| **b == b'\n').count();
+            assert_eq!(n, seen.len(), "escape_newlines: {n} lines for {} records", seen.len());
+        }
         (FormatKind::Raw, true) => assert_eq!(out, rest, "raw lines are not copied byte for byte"),
         (FormatKind::Json, _) if time_format.is_none() => {
             let text = std::str::from_utf8(&out).unwrap_or_else(|e| panic!("json output is not UTF-8: {e}"));

@@ -2,7 +2,7 @@
 //!
 //! | format     | one line per record                                             |
 //! |------------|-----------------------------------------------------------------|
-//! | `raw`      | the `message` (else `log`) field, or the original line; records with neither are written as JSON |
+//! | `raw`      | the record's message (see [`write_message`]), or the original line |
 //! | `json`     | `{"time": "<RFC 3339>", "tag": "…", "record": {…}}`             |
 //! | `msgpack`  | not lines: one Message-mode frame `[tag, time, record]` per record, so the file can be replayed into a forward port |
 //! | `template` | a template such as `{time} {host} {message}`; `{{`/`}}` are literal braces |
@@ -32,6 +32,11 @@ pub struct FormatConfig {
     /// strftime pattern for `{time}` and JSON `time` (UTC); RFC 3339 with
     /// nanoseconds if unset.
     pub time_format: Option<String>,
+    /// `raw` and `template` only: write a newline inside a record as the
+    /// two characters `\n` and a backslash as `\\`, so every record is
+    /// exactly one line and the text can be restored. Off by default:
+    /// records are written byte for byte.
+    pub escape_newlines: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -51,6 +56,8 @@ struct FormatTable {
     kind: FormatKind,
     template: Option<String>,
     time_format: Option<String>,
+    #[serde(default)]
+    escape_newlines: bool,
 }
 
 impl<'de> Deserialize<'de> for FormatConfig {
@@ -74,6 +81,7 @@ impl<'de> Deserialize<'de> for FormatConfig {
                     kind: t.kind,
                     template: t.template,
                     time_format: t.time_format,
+                    escape_newlines: t.escape_newlines,
                 })
             }
         }
@@ -93,6 +101,9 @@ impl FormatConfig {
             (_, Some(_)) => return Err("`template` is only used with type = \"template\"".into()),
             _ => {}
         }
+        if self.escape_newlines && !matches!(self.kind, FormatKind::Raw | FormatKind::Template) {
+            return Err("`escape_newlines` applies to type \"raw\" and \"template\" only (json escapes newlines already; msgpack is not lines)".into());
+        }
         TimeFormat::new(self.time_format.as_deref())?;
         Ok(())
     }
@@ -104,6 +115,8 @@ pub struct Formatter {
     template: Option<Template>,
     time: TimeFormat,
     host: Arc<str>,
+    /// `escape_newlines`.
+    escape: bool,
 }
 
 impl Formatter {
@@ -118,11 +131,19 @@ impl Formatter {
                 .transpose()?,
             time: TimeFormat::new(config.time_format.as_deref())?,
             host: hostname().into(),
+            escape: config.escape_newlines,
         })
     }
 
     pub fn kind(&self) -> FormatKind {
         self.kind
+    }
+
+    /// True if a record's raw text ([`raw_text`]) plus a newline is exactly
+    /// what this formatter writes for it, so a sink may write it straight
+    /// from the received frame.
+    pub fn writes_raw_text_as_is(&self) -> bool {
+        self.kind == FormatKind::Raw && !self.escape
     }
 
     /// Appends every record of `batch` to `out`.
@@ -147,16 +168,16 @@ impl Formatter {
                 spill(out);
             }
         };
-        match (self.kind, &batch.records) {
+        match (self.writes_raw_text_as_is(), &batch.records) {
             // the fast path: tailed lines to a raw file are copied as they are
-            (FormatKind::Raw, Records::Lines { data, .. }) => {
+            (true, Records::Lines { data, .. }) => {
                 for piece in data.chunks(spill_at.max(1)) {
                     out.extend_from_slice(piece);
                     check(out);
                 }
                 Ok(())
             }
-            (FormatKind::Raw, Records::Entries(entries)) => {
+            (true, Records::Entries(entries)) => {
                 let mut r = Reader::new(entries);
                 while !r.is_empty() {
                     write_raw_record(RecordRef::Map(next_record(&mut r)?), out);
@@ -182,8 +203,15 @@ impl Formatter {
         rec: RecordRef<'_>,
         out: &mut Vec<u8>,
     ) {
+        let start = out.len();
         match self.kind {
-            FormatKind::Raw => write_raw_record(rec, out),
+            FormatKind::Raw => {
+                write_message(rec, out);
+                if self.escape {
+                    escape_newlines_from(out, start);
+                }
+                out.push(b'\n');
+            }
             FormatKind::Json => {
                 out.extend_from_slice(b"{\"time\":\"");
                 self.time.write(out, time);
@@ -210,19 +238,40 @@ impl Formatter {
                 if let Some(t) = &self.template {
                     t.render(out, tag, time, rec, &self.host, &mut self.time);
                 }
+                if self.escape {
+                    escape_newlines_from(out, start);
+                }
                 out.push(b'\n');
             }
         }
     }
 }
 
-/// The raw-format text of a record when it is a string as it stands (the
-/// `message` or `log` field, or the line), so a sink can write it without
-/// copying; `None` when it must be formatted with [`write_raw_record`].
+/// `escape_newlines`: rewrites `out[start..]` with each newline as `\\n`
+/// and each backslash as `\\\\` (untouched, and not copied, if it has
+/// neither).
+#[inline(never)]
+fn escape_newlines_from(out: &mut Vec<u8>, start: usize) {
+    let Some(first) = memchr::memchr2(b'\n', b'\\', &out[start..]) else {
+        return;
+    };
+    let tail = out.split_off(start + first);
+    for &b in &tail {
+        match b {
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b => out.push(b),
+        }
+    }
+}
+
+/// The raw-format text of a record when it is a string as it stands (see
+/// [`write_message`]), so a sink can write it without copying; `None` when
+/// it must be formatted with [`write_raw_record`].
 pub fn raw_text(rec: RecordRef<'_>) -> Option<&[u8]> {
     match rec {
         RecordRef::Line(l) => Some(l),
-        RecordRef::Map(m) => match message_of(m)? {
+        RecordRef::Map(m) => match message_field(m)?.1 {
             Value::Str(s) | Value::Bin(s) => Some(s),
             _ => None,
         },
@@ -231,41 +280,69 @@ pub fn raw_text(rec: RecordRef<'_>) -> Option<&[u8]> {
 
 /// Appends one record in raw format, newline included.
 pub fn write_raw_record(rec: RecordRef<'_>, out: &mut Vec<u8>) {
-    let map = match rec {
-        RecordRef::Line(l) => {
-            out.extend_from_slice(l);
-            out.push(b'\n');
-            return;
-        }
-        RecordRef::Map(m) => m,
-    };
-    match message_of(map) {
-        Some(Value::Str(s) | Value::Bin(s)) => out.extend_from_slice(s),
-        Some(other) => json::write_scalar(out, other),
-        None => {
-            let _ = json::write_value(out, &mut Reader::new(map));
-        }
-    }
+    write_message(rec, out);
     out.push(b'\n');
 }
 
-/// The `message` field of a record, else its `log` field (Docker and
-/// Fluent Bit name the line `log`).
-fn message_of(map: &[u8]) -> Option<Value<'_>> {
+/// Appends a record's message, the text `raw` writes and `{message}`
+/// inserts: the record's `message` field if it has one, else its `log`
+/// field (Docker and Fluent Bit name the line `log`); a string as it is,
+/// any other value (number, array, map…) as JSON. A record with neither
+/// field is written whole as JSON; a line (tail, generator) as it is.
+pub fn write_message(rec: RecordRef<'_>, out: &mut Vec<u8>) {
+    let map = match rec {
+        RecordRef::Line(l) => return out.extend_from_slice(l),
+        RecordRef::Map(m) => m,
+    };
+    let written = match message_field(map) {
+        Some((_, Value::Str(s) | Value::Bin(s))) => {
+            out.extend_from_slice(s);
+            return;
+        }
+        Some((start, _)) => json::write_value(out, &mut Reader::at(map, start)),
+        None => json::write_value(out, &mut Reader::new(map)),
+    };
+    if written.is_err() {
+        out.extend_from_slice(b"null");
+    }
+}
+
+/// An encoded value as text: a string as it is, anything else as JSON.
+pub(crate) fn write_value_text(out: &mut Vec<u8>, raw: &[u8]) {
+    let mut r = Reader::new(raw);
+    match r.clone().read() {
+        Ok(Value::Str(s) | Value::Bin(s)) => out.extend_from_slice(s),
+        Ok(_) => {
+            if json::write_value(out, &mut r).is_err() {
+                out.extend_from_slice(b"null");
+            }
+        }
+        Err(_) => {}
+    }
+}
+
+/// The value of a record's `message` field, else of its `log` field,
+/// whatever their types and order: where it starts in `map`, and the value
+/// (for a container, its header). Reads no further than it must: this
+/// runs once per record on the raw and template paths.
+fn message_field(map: &[u8]) -> Option<(usize, Value<'_>)> {
     let mut r = Reader::new(map);
     let n = r.read_map_len().ok()?;
     let mut log = None;
     for _ in 0..n {
-        let key = r.read().ok()?;
-        match key {
+        match r.read().ok()? {
             Value::Str(b"message") | Value::Bin(b"message") => {
-                return r.read().ok().filter(is_scalar)
+                let start = r.pos();
+                return Some((start, r.read().ok()?));
             }
             Value::Str(b"log") | Value::Bin(b"log") if log.is_none() => {
-                // a container value cannot be the line; fall back to JSON
-                log = Some(r.read().ok().filter(is_scalar)?);
+                let start = r.pos();
+                let v = r.read().ok()?;
+                crate::event::skip_rest(&mut r, v).ok()?;
+                log = Some((start, v));
             }
             Value::Str(_) | Value::Bin(_) => r.skip().ok()?,
+            // a non-string key was only read as far as its header
             other => {
                 crate::event::skip_rest(&mut r, other).ok()?;
                 r.skip().ok()?;
@@ -273,10 +350,6 @@ fn message_of(map: &[u8]) -> Option<Value<'_>> {
         }
     }
     log
-}
-
-fn is_scalar(v: &Value<'_>) -> bool {
-    !matches!(v, Value::Array(_) | Value::Map(_))
 }
 
 fn write_record_json(rec: RecordRef<'_>, out: &mut Vec<u8>) {
@@ -412,6 +485,7 @@ mod tests {
                 "{time} +0000 {{'message':'{message}','host':'{host}','level':'{level}'}}".into(),
             ),
             time_format: Some("%H:%M:%S".into()),
+            escape_newlines: false,
         };
         let text = render(cfg, &sample());
         let host = hostname();
@@ -419,7 +493,166 @@ mod tests {
             text.lines().next().unwrap(),
             format!("22:13:20 +0000 {{'message':'hello','host':'{host}','level':'info'}}")
         );
-        assert!(text.lines().nth(2).unwrap().contains("'message':''"));
+        // no message field: the record as JSON, as raw writes it
+        assert!(text
+            .lines()
+            .nth(2)
+            .unwrap()
+            .contains("'message':'{\"other\":\"x\\\"y\"}'"));
+    }
+
+    fn template(text: &str) -> FormatConfig {
+        FormatConfig {
+            kind: FormatKind::Template,
+            template: Some(text.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn raw_and_template_message_follow_one_rule() {
+        use crate::protocol::msgpack::write;
+        let mut e = Vec::new();
+        let mut n = 0;
+        let mut rec = |fields: &dyn Fn(&mut Vec<u8>) -> usize| {
+            write::array_len(&mut e, 2);
+            write::uint(&mut e, 1);
+            let mut body = Vec::new();
+            let len = fields(&mut body);
+            write::map_len(&mut e, len);
+            e.extend(body);
+            n += 1;
+        };
+        // message is an array
+        rec(&|b| {
+            write::str(b, b"message");
+            write::array_len(b, 2);
+            write::str(b, b"a");
+            write::uint(b, 1);
+            1
+        });
+        // log (a map) comes first, message is a string
+        rec(&|b| {
+            write::str(b, b"log");
+            write::map_len(b, 1);
+            write::str(b, b"k");
+            write::str(b, b"v");
+            write::str(b, b"message");
+            write::str(b, b"the message");
+            2
+        });
+        // only log, a map
+        rec(&|b| {
+            write::str(b, b"log");
+            write::map_len(b, 1);
+            write::str(b, b"k");
+            write::uint(b, 2);
+            1
+        });
+        // message is a number, log a string
+        rec(&|b| {
+            write::str(b, b"log");
+            write::str(b, b"from log");
+            write::str(b, b"message");
+            write::uint(b, 42);
+            2
+        });
+        // neither
+        rec(&|b| {
+            write::str(b, b"level");
+            write::str(b, b"info");
+            1
+        });
+        let batch = Batch::new("t".into(), Records::Entries(e.into()), n);
+        let raw = render(FormatConfig::default(), &batch);
+        assert_eq!(
+            raw,
+            "[\"a\",1]\nthe message\n{\"k\":2}\n42\n{\"level\":\"info\"}\n"
+        );
+        assert_eq!(render(template("{message}"), &batch), raw);
+        // the zero-copy text agrees: only string messages have one
+        let entries = batch.records.bytes().clone();
+        let mut r = Reader::new(&entries);
+        let mut texts = Vec::new();
+        while !r.is_empty() {
+            texts.push(raw_text(RecordRef::Map(next_record(&mut r).unwrap())).map(<[u8]>::to_vec));
+        }
+        assert_eq!(
+            texts,
+            vec![None, Some(b"the message".to_vec()), None, None, None]
+        );
+    }
+
+    fn unescape(line: &str) -> String {
+        let mut out = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match (c, c == '\\') {
+                (_, true) => match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('\\') => out.push('\\'),
+                    other => panic!("bad escape {other:?} in {line:?}"),
+                },
+                (c, false) => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn escape_newlines_keeps_one_line_per_record_and_is_reversible() {
+        let messages = ["one\ntwo\n", "back\\slash\\n", "plain", "\n", ""];
+        let mut e = Vec::new();
+        for m in messages {
+            entry(&mut e, &[("message", m)]);
+        }
+        let batch = Batch::new("t".into(), Records::Entries(e.into()), messages.len());
+        // default: byte for byte, so a message with newlines spans lines
+        let plain = render(FormatConfig::default(), &batch);
+        assert!(plain.lines().count() > messages.len());
+        let raw = FormatConfig {
+            escape_newlines: true,
+            ..Default::default()
+        };
+        let text = render(raw, &batch);
+        assert_eq!(text.lines().count(), messages.len(), "{text:?}");
+        assert_eq!(text.lines().next(), Some("one\\ntwo\\n"));
+        let back: Vec<String> = text.lines().map(unescape).collect();
+        assert_eq!(back, messages);
+        // a template escapes its whole line
+        let mut t = template("[{message}]");
+        t.escape_newlines = true;
+        let text = render(t, &batch);
+        let back: Vec<String> = text.lines().map(unescape).collect();
+        assert_eq!(back[0], "[one\ntwo\n]");
+        assert_eq!(back[1], "[back\\slash\\n]");
+        // tailed lines hold no newline, but their backslashes are escaped
+        let lines = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: Bytes::from_static(b"a\\b\nc\n"),
+                time: EventTime::new(1, 0),
+            },
+            2,
+        );
+        let raw = FormatConfig {
+            escape_newlines: true,
+            ..Default::default()
+        };
+        assert_eq!(render(raw, &lines), "a\\\\b\nc\n");
+        // json escapes already; msgpack is not lines
+        let json = FormatConfig {
+            kind: FormatKind::Json,
+            escape_newlines: true,
+            ..Default::default()
+        };
+        assert!(json.validate().unwrap_err().contains("escape_newlines"));
+        #[derive(Deserialize)]
+        struct S {
+            format: FormatConfig,
+        }
+        let s: S = toml::from_str("format = { type = \"raw\", escape_newlines = true }").unwrap();
+        assert!(s.format.escape_newlines);
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Line templates: `{time}`, `{tag}`, `{host}`, `{message}` and any
 //! top-level record field by name; `{{` and `}}` are literal braces.
 //! A missing field renders as nothing; a non-string field as JSON.
+//! `{message}` is exactly what the `raw` format writes for the record
+//! ([`super::write_message`]).
 
-use super::json;
 use super::time::TimeFormat;
 use crate::event::{EventTime, RecordRef};
-use crate::protocol::msgpack::{Reader, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Piece {
@@ -13,7 +13,7 @@ enum Piece {
     Time,
     Tag,
     Host,
-    /// `{message}`: the message field, or `log`, or the line.
+    /// `{message}`: the record's message as `raw` writes it.
     Message,
     Field(Vec<u8>),
 }
@@ -95,43 +95,15 @@ impl Template {
                 Piece::Time => time_format.write(out, time),
                 Piece::Tag => out.extend_from_slice(tag.as_bytes()),
                 Piece::Host => out.extend_from_slice(host.as_bytes()),
-                Piece::Message => match rec {
-                    RecordRef::Line(l) => out.extend_from_slice(l),
-                    RecordRef::Map(m) => {
-                        if let Some(v) = super::message_of(m) {
-                            write_scalar_text(out, v);
-                        }
-                    }
-                },
+                Piece::Message => super::write_message(rec, out),
                 // a line record has no field but its message
                 Piece::Field(name) => {
                     if let Some(raw) = rec.field_raw(name) {
-                        write_encoded(out, raw);
+                        super::write_value_text(out, raw);
                     }
                 }
             }
         }
-    }
-}
-
-/// A string as its text, a container as JSON, anything else as JSON.
-fn write_encoded(out: &mut Vec<u8>, raw: &[u8]) {
-    let mut r = Reader::new(raw);
-    match r.clone().read() {
-        Ok(Value::Array(_) | Value::Map(_)) => {
-            if json::write_value(out, &mut r).is_err() {
-                out.extend_from_slice(b"null");
-            }
-        }
-        Ok(v) => write_scalar_text(out, v),
-        Err(_) => {}
-    }
-}
-
-fn write_scalar_text(out: &mut Vec<u8>, v: Value<'_>) {
-    match v {
-        Value::Str(s) | Value::Bin(s) => out.extend_from_slice(s),
-        other => json::write_scalar(out, other),
     }
 }
 
@@ -184,7 +156,8 @@ mod tests {
             "h",
             &mut tf,
         );
-        assert_eq!(out, b"[a]  n=42");
+        // no message field: `{message}` is the record as JSON, as in raw
+        assert_eq!(out, b"[a] {\"n\":42} n=42");
     }
 
     #[test]

@@ -126,7 +126,7 @@ pub enum SinkRunner {
 pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<SinkRunner, String> {
     let m = SinkMetrics::new(metrics, name);
     Ok(match kind {
-        SinkKind::File(c) => SinkRunner::Blocking(Box::new(FileSink::new(name, c, m)?)),
+        SinkKind::File(c) => SinkRunner::Blocking(Box::new(FileSink::new(name, c, m, metrics)?)),
         SinkKind::Forward(c) => {
             SinkRunner::Async(Box::new(ForwardSink::new(name, *c, metrics, m)?))
         }

@@ -75,7 +75,7 @@ impl Logferry {
         }
     }
 
-    /// The process id, for reading /proc.
+    /// The process id, for signals and /proc.
     pub fn pid(&self) -> u32 {
         self.child.as_ref().unwrap().id()
     }

@@ -2,7 +2,11 @@
 //!
 //! - `config.rs`: settings;
 //! - `path.rs`: `${tag}` and strftime placeholders in `path`;
-//! - this file: open files, buffered writes, rotation, acknowledgement.
+//! - `output.rs`: one open file, its writes, and whether its path still
+//!   names it;
+//! - `reopen.rs`: SIGHUP's request to reopen every output;
+//! - `telemetry.rs`: what is logged and counted;
+//! - this file: which file a batch goes to, rotation, acknowledgement.
 //!
 //! Records are formatted into a per-file buffer and written with one
 //! `write` per `write_buffer_bytes` (also whenever the queue runs empty),
@@ -14,26 +18,40 @@
 //! the end of the last acknowledged data, so it never holds a partial line,
 //! and the unacknowledged batches are rejected: counted, logged, and not
 //! acknowledged, so a forward client resends them.
+//!
+//! Before a round of writes is acknowledged, one stat(2) checks that the
+//! path still names the file written (device and inode). If it does not
+//! (the file or its directory was removed, or it was renamed away), the
+//! round is cut from the old file, a new file is opened at the path (its
+//! directory created again), and the round's batches, still held, are
+//! written there: records are never acknowledged into a file nobody can
+//! find, and none is lost or duplicated.
 
 mod config;
+mod output;
 pub(crate) mod path;
+mod reopen;
+mod telemetry;
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{self, IoSlice, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chrono::Local;
 
 pub use config::FileSinkConfig;
+use output::{open_append, write_raw_vectored, OpenFile};
 use path::PathTemplate;
+pub use reopen::request_reopen;
+use telemetry::{FileTelemetry, Op, Reopen};
 
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
-use crate::event::{next_record, RecordRef, Records};
-use crate::format::{self, FormatKind, Formatter};
-use crate::protocol::msgpack::{self, Reader};
+use crate::event::{Batch, Records};
+use crate::format::Formatter;
+use crate::metrics::Registry;
+use crate::protocol::msgpack;
 
 /// Bytes formatted before they are written: small enough to still be in
 /// the CPU cache when the kernel copies them.
@@ -43,49 +61,44 @@ const WRITE_SLICE: usize = 256 * 1024;
 /// the received frame with writev(2) instead of being copied first.
 const ZERO_COPY_MIN_RECORD: usize = 1024;
 
-/// Most iovecs per writev(2) (Linux's IOV_MAX).
-const MAX_IOVECS: usize = 1024;
-
 pub struct FileSink {
     name: String,
     config: FileSinkConfig,
     template: PathTemplate,
     formatter: Formatter,
     files: HashMap<PathBuf, OpenFile>,
-    metrics: SinkMetrics,
+    telemetry: FileTelemetry,
     /// The single path of a static template, rendered once.
     static_path: Option<PathBuf>,
-}
-
-/// One open output file and what is waiting to be written to it.
-struct OpenFile {
-    out: Output,
-    /// Bytes in the file up to the end of the last settled delivery: where a
-    /// failed write is cut back to.
-    settled: u64,
-    opened: Instant,
-    last_used: Instant,
-    /// Formatted records not yet written.
-    pending: Vec<u8>,
-    /// Deliveries whose records are in `pending`.
-    held: Vec<Delivery>,
+    /// The last SIGHUP reopen request acted on.
+    reopen_seen: u64,
+    /// Directories fsynced so far (with `fsync`): the entries of created
+    /// directories and files, so they survive a power loss.
+    dirs_synced: usize,
 }
 
 impl FileSink {
-    pub fn new(name: &str, config: FileSinkConfig, metrics: SinkMetrics) -> Result<Self, String> {
+    pub fn new(
+        name: &str,
+        config: FileSinkConfig,
+        metrics: SinkMetrics,
+        registry: &Registry,
+    ) -> Result<Self, String> {
         config.validate()?;
         let template = PathTemplate::parse(&config.path)?;
         let static_path = template
             .is_static()
-            .then(|| PathBuf::from(template.render("", &Local::now())));
+            .then(|| PathBuf::from(template.render("", &Local::now()).0));
         let mut sink = FileSink {
             name: name.to_string(),
             formatter: Formatter::new(&config.format)?,
             template,
             config,
             files: HashMap::new(),
-            metrics,
+            telemetry: FileTelemetry::new(name, registry, metrics),
             static_path,
+            reopen_seen: reopen::current(),
+            dirs_synced: 0,
         };
         // a unified file that cannot be opened is a start-up error, not a
         // surprise at the first record
@@ -101,10 +114,16 @@ impl FileSink {
             if self.files.len() >= self.config.max_open_files {
                 self.close_least_recently_used();
             }
-            let f = open_append(path)?;
+            let f = self.open_new(path)?;
             self.files.insert(path.to_path_buf(), f);
         }
         Ok(self.files.get_mut(path).expect("inserted above"))
+    }
+
+    fn open_new(&mut self, path: &Path) -> io::Result<OpenFile> {
+        let (f, synced) = open_append(path, self.config.fsync)?;
+        self.dirs_synced += synced;
+        Ok(f)
     }
 
     fn close_least_recently_used(&mut self) {
@@ -122,31 +141,33 @@ impl FileSink {
     }
 
     /// Writes a file's pending bytes and settles its deliveries.
-    fn write_out(&self, path: &Path, f: &mut OpenFile) {
+    fn write_out(&mut self, path: &Path, f: &mut OpenFile) {
         f.out.write(&mut f.pending);
-        if f.out.error.is_none() && self.config.fsync {
-            if let Err(e) = f.out.file.sync_data() {
-                f.out.error = Some(e);
+        if self.config.fsync {
+            f.out.sync();
+        }
+        // one stat per file per round, and only for a round with records
+        if f.out.error.is_none() && !f.held.is_empty() {
+            if let Some(reason) = f.gone_from(path) {
+                self.write_again_to_new_file(path, f, reason);
             }
         }
+        let metrics = &self.telemetry.sink;
         match f.out.error.take() {
             None => {
-                self.metrics.bytes.add(f.out.size - f.settled);
+                metrics.bytes.add(f.out.size - f.settled);
                 f.settled = f.out.size;
                 for d in f.held.drain(..) {
-                    self.metrics.records.add(d.batch().count as u64);
+                    metrics.records.add(d.batch().count as u64);
                     d.accept();
                 }
             }
-            Some(e) => {
+            Some((op, e)) => {
                 // cut back to the last settled write: no partial line stays
                 let _ = f.out.file.set_len(f.settled);
                 f.out.size = f.settled;
                 let records: usize = f.held.iter().map(|d| d.batch().count).sum();
-                self.metrics.errors.inc();
-                self.metrics.rejected_records.add(records as u64);
-                tracing::error!(sink = %self.name, path = %path.display(), error = %e, records,
-                    "write failed; records not acknowledged");
+                self.telemetry.error(op, path, &e, records);
                 for d in f.held.drain(..) {
                     d.reject();
                 }
@@ -162,8 +183,70 @@ impl FileSink {
         }
     }
 
+    /// The round just written went to a file no longer at `path`: cuts it
+    /// from that file, opens a new one at the path and writes the round's
+    /// batches there. A failure to open is the round's error (rejected).
+    fn write_again_to_new_file(&mut self, path: &Path, f: &mut OpenFile, reason: Reopen) {
+        // whoever looks at the renamed file sees what was acknowledged there
+        let _ = f.out.file.set_len(f.settled);
+        let new = match self.open_new(path) {
+            Ok(new) => new,
+            Err(e) => {
+                f.out.error = Some((Op::Open, e));
+                return;
+            }
+        };
+        self.telemetry.reopened(reason, path, 1);
+        let held = std::mem::take(&mut f.held);
+        let pending = std::mem::take(&mut f.pending);
+        *f = OpenFile { pending, ..new };
+        for d in &held {
+            self.format_into(f, d.batch());
+        }
+        f.held = held;
+        f.out.write(&mut f.pending);
+        if self.config.fsync {
+            f.out.sync();
+        }
+    }
+
+    /// Formats `batch` into the file's buffer, writing full slices (and,
+    /// for large raw records, the records themselves) as it goes.
+    fn format_into(&mut self, f: &mut OpenFile, batch: &Batch) {
+        if f.pending.capacity() == 0 {
+            f.pending.reserve(WRITE_SLICE + 64 * 1024);
+        }
+        let out = &mut f.out;
+        let result: msgpack::Result<()> = match &batch.records {
+            Records::Entries(entries)
+                if self.formatter.writes_raw_text_as_is()
+                    && entries.len() >= ZERO_COPY_MIN_RECORD * batch.count =>
+            {
+                // keep the order: what is buffered goes first
+                out.write(&mut f.pending);
+                write_raw_vectored(out, entries)
+            }
+            _ => self.formatter.write_batch_spilling(
+                batch,
+                &mut f.pending,
+                WRITE_SLICE,
+                &mut |buf| out.write(buf),
+            ),
+        };
+        if let Err(e) = result {
+            // cannot happen for frames the decoder accepted; never silent,
+            // and never acknowledged: the round is cut back and rejected
+            f.out.error.get_or_insert_with(|| {
+                (
+                    Op::Format,
+                    io::Error::other(format!("cannot format batch: {e}")),
+                )
+            });
+        }
+    }
+
     /// Renames the file to `path.YYYYmmdd-HHMMSS[.N]` and starts a new one.
-    fn rotate(&self, path: &Path, f: &mut OpenFile) {
+    fn rotate(&mut self, path: &Path, f: &mut OpenFile) {
         let stamp = Local::now().format("%Y%m%d-%H%M%S").to_string();
         let mut target = PathBuf::from(format!("{}.{stamp}", path.display()));
         let mut n = 1;
@@ -171,7 +254,9 @@ impl FileSink {
             target = PathBuf::from(format!("{}.{stamp}.{n}", path.display()));
             n += 1;
         }
-        let renamed = std::fs::rename(path, &target).and_then(|()| open_append(path));
+        // with fsync, opening the new file fsyncs the directory, which
+        // makes the rename durable too
+        let renamed = std::fs::rename(path, &target).and_then(|()| self.open_new(path));
         match renamed {
             Ok(new) => {
                 let pending = std::mem::take(&mut f.pending);
@@ -183,161 +268,66 @@ impl FileSink {
                 };
                 tracing::info!(sink = %self.name, path = %path.display(), rotated_to = %target.display(), "file rotated");
             }
-            Err(e) => {
-                self.metrics.errors.inc();
-                tracing::error!(sink = %self.name, path = %path.display(), error = %e,
-                    "rotation failed; still writing to the current file");
+            Err(e) => self.telemetry.error(Op::Rotate, path, &e, 0),
+        }
+    }
+
+    /// Writes out and closes every file (SIGHUP), then opens the unified
+    /// file again; other paths are opened at their next record.
+    fn reopen_all(&mut self) {
+        let files = std::mem::take(&mut self.files);
+        let n = files.len();
+        for (path, mut f) in files {
+            self.write_out(&path, &mut f);
+        }
+        self.telemetry
+            .reopened(Reopen::Signal, Path::new(&self.config.path), n);
+        if let Some(p) = self.static_path.clone() {
+            if let Err(e) = self.open(&p) {
+                self.telemetry.error(Op::Open, &p, &e, 0);
             }
         }
     }
 
-    fn path_for(&self, tag: &str) -> PathBuf {
+    fn reopen_if_requested(&mut self) {
+        if reopen::requested_since(&mut self.reopen_seen) {
+            self.reopen_all();
+        }
+    }
+
+    /// The path for `tag`, and whether the tag had to be escaped in it.
+    fn path_for(&self, tag: &str) -> (PathBuf, bool) {
         match &self.static_path {
-            Some(p) => p.clone(),
-            None => PathBuf::from(self.template.render(tag, &Local::now())),
-        }
-    }
-}
-
-/// The file itself, and what the writes since the last settlement did.
-struct Output {
-    file: File,
-    /// Bytes in the file, including writes not yet settled.
-    size: u64,
-    /// The first write error since the last settlement.
-    error: Option<io::Error>,
-}
-
-impl Output {
-    /// Writes the slices with writev(2) and clears them (unless an earlier
-    /// write of this round failed).
-    fn write_slices(&mut self, slices: &mut Vec<IoSlice<'_>>) {
-        let mut rest = &mut slices[..];
-        while self.error.is_none() && !rest.is_empty() {
-            match self.file.write_vectored(rest) {
-                Ok(0) => self.error = Some(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.size += n as u64;
-                    IoSlice::advance_slices(&mut rest, n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => self.error = Some(e),
-            }
-        }
-        slices.clear();
-    }
-
-    /// Writes and clears `buf` (unless an earlier write of this round failed).
-    fn write(&mut self, buf: &mut Vec<u8>) {
-        if self.error.is_none() && !buf.is_empty() {
-            match self.file.write_all(buf) {
-                Ok(()) => self.size += buf.len() as u64,
-                Err(e) => self.error = Some(e),
-            }
-        }
-        buf.clear();
-    }
-}
-
-/// Raw format for large records: each message is written from the frame
-/// it arrived in, with its newline, in writev(2) calls of up to
-/// [`MAX_IOVECS`] slices. Records that are not a plain string go through
-/// the formatter, in order.
-fn write_raw_vectored(out: &mut Output, entries: &[u8]) -> msgpack::Result<()> {
-    let mut slices: Vec<IoSlice<'_>> = Vec::with_capacity(MAX_IOVECS);
-    let mut scratch = Vec::new();
-    let mut r = Reader::new(entries);
-    while !r.is_empty() {
-        let rec = RecordRef::Map(next_record(&mut r)?);
-        match format::raw_text(rec) {
-            Some(text) => {
-                slices.push(IoSlice::new(text));
-                slices.push(IoSlice::new(b"\n"));
-                if slices.len() + 2 > MAX_IOVECS {
-                    out.write_slices(&mut slices);
-                }
-            }
+            Some(p) => (p.clone(), false),
             None => {
-                out.write_slices(&mut slices);
-                format::write_raw_record(rec, &mut scratch);
-                out.write(&mut scratch);
+                let (p, escaped) = self.template.render(tag, &Local::now());
+                (PathBuf::from(p), escaped)
             }
         }
     }
-    out.write_slices(&mut slices);
-    Ok(())
-}
-
-fn open_append(path: &Path) -> io::Result<OpenFile> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
-    let size = file.metadata()?.len();
-    let now = Instant::now();
-    Ok(OpenFile {
-        out: Output {
-            file,
-            size,
-            error: None,
-        },
-        settled: size,
-        opened: now,
-        last_used: now,
-        pending: Vec::new(),
-        held: Vec::new(),
-    })
 }
 
 impl Sink for FileSink {
     fn take(&mut self, d: Delivery) {
-        let path = self.path_for(&d.batch().tag);
+        let (path, escaped) = self.path_for(&d.batch().tag);
+        if escaped {
+            let first = !self.files.contains_key(&path);
+            self.telemetry.escaped(&d.batch().tag, &path, first);
+        }
         let threshold = self.config.write_buffer_bytes;
         if let Err(e) = self.open(&path) {
-            self.metrics.errors.inc();
-            self.metrics.rejected_records.add(d.batch().count as u64);
-            tracing::error!(sink = %self.name, path = %path.display(), error = %e,
-                "cannot open output file; records not acknowledged");
+            self.telemetry.error(Op::Open, &path, &e, d.batch().count);
             d.reject();
             return;
         }
-        let f = self.files.get_mut(&path).expect("opened above");
+        let mut f = self.files.remove(&path).expect("opened above");
         f.last_used = Instant::now();
-        if f.pending.capacity() == 0 {
-            f.pending.reserve(WRITE_SLICE + 64 * 1024);
-        }
-        let out = &mut f.out;
-        let result = match &d.batch().records {
-            Records::Entries(entries)
-                if self.formatter.kind() == FormatKind::Raw
-                    && entries.len() >= ZERO_COPY_MIN_RECORD * d.batch().count =>
-            {
-                // keep the order: what is buffered goes first
-                out.write(&mut f.pending);
-                write_raw_vectored(out, entries)
-            }
-            _ => self.formatter.write_batch_spilling(
-                d.batch(),
-                &mut f.pending,
-                WRITE_SLICE,
-                &mut |buf| out.write(buf),
-            ),
-        };
-        if let Err(e) = result {
-            // cannot happen for frames the decoder accepted; never silent,
-            // and never acknowledged: the round is cut back and rejected
-            self.metrics.errors.inc();
-            tracing::error!(sink = %self.name, error = %e, "cannot format batch");
-            f.out
-                .error
-                .get_or_insert_with(|| io::Error::other(format!("cannot format batch: {e}")));
-        }
+        self.format_into(&mut f, d.batch());
         f.held.push(d);
         if f.out.size - f.settled + f.pending.len() as u64 >= threshold as u64 {
-            let mut f = self.files.remove(&path).expect("present");
             self.write_out(&path, &mut f);
-            self.files.insert(path, f);
         }
+        self.files.insert(path, f);
     }
 
     fn flush(&mut self) {
@@ -346,16 +336,20 @@ impl Sink for FileSink {
             self.write_out(path, f);
         }
         self.files = files;
+        self.reopen_if_requested();
     }
 
     fn tick_interval(&self) -> Option<Duration> {
         // also closes files of paths no longer written (old dates, old tags)
+        // and acts on SIGHUP within a second
         Some(Duration::from_secs(1))
     }
 
     fn tick(&mut self) {
+        self.reopen_if_requested();
         let now = Instant::now();
         let mut files = std::mem::take(&mut self.files);
+        let mut reopen_static = None;
         files.retain(|path, f| {
             if let Some(every) = self.config.rotate_interval {
                 if now.duration_since(f.opened) >= every
@@ -368,11 +362,26 @@ impl Sink for FileSink {
                     }
                 }
             }
+            if f.held.is_empty() && f.pending.is_empty() {
+                // an output removed or renamed away is closed, so its space
+                // is freed; the unified file is opened again at once
+                if let Some(reason) = f.gone_from(path) {
+                    if Some(path) == self.static_path.as_ref() {
+                        reopen_static = Some((path.clone(), reason));
+                    }
+                    return false;
+                }
+            }
             let idle = now.duration_since(f.last_used) > Duration::from_secs(60);
-            let keep = Some(path) == self.static_path.as_ref() || !idle || !f.held.is_empty();
-            keep
+            Some(path) == self.static_path.as_ref() || !idle || !f.held.is_empty()
         });
         self.files = files;
+        if let Some((path, reason)) = reopen_static {
+            match self.open(&path) {
+                Ok(_) => self.telemetry.reopened(reason, &path, 1),
+                Err(e) => self.telemetry.error(Op::Open, &path, &e, 0),
+            }
+        }
     }
 }
 

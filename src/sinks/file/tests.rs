@@ -25,7 +25,7 @@ fn deliver(batch: Batch) -> Delivery {
 fn sink(config_toml: &str) -> (FileSink, Registry) {
     let config: FileSinkConfig = toml::from_str(config_toml).unwrap();
     let registry = Registry::new();
-    let s = FileSink::new("f", config, SinkMetrics::new(&registry, "f")).unwrap();
+    let s = FileSink::new("f", config, SinkMetrics::new(&registry, "f"), &registry).unwrap();
     (s, registry)
 }
 
@@ -175,4 +175,283 @@ fn large_raw_records_are_written_in_order_without_copying() {
         registry.value("logferry_sink_bytes_total", &[]),
         want.len() as u64
     );
+}
+
+/// A batch of `n` raw records `<prefix>-<i>` padded past
+/// `ZERO_COPY_MIN_RECORD`, so the sink writes them during `take`.
+fn big_records(prefix: &str, range: std::ops::Range<usize>) -> Batch {
+    let mut entries = Vec::new();
+    let n = range.len();
+    for i in range {
+        crate::protocol::forward::write_message_entry(
+            &mut entries,
+            1,
+            0,
+            format!("{prefix}-{i} {}", "p".repeat(ZERO_COPY_MIN_RECORD)).as_bytes(),
+        );
+    }
+    Batch::new("t".into(), Records::Entries(entries.into()), n)
+}
+
+/// The record numbers in a file, sorted.
+fn numbers_in(path: &Path, prefix: &str) -> Vec<usize> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let mut n: Vec<usize> = text
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix(prefix)?
+                .strip_prefix('-')?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    n.sort_unstable();
+    n
+}
+
+fn acked(batch: Batch) -> (Delivery, mpsc::Receiver<AckOutcome>) {
+    let (tx, rx) = mpsc::channel();
+    (
+        deliver(batch.with_ack(AckHandle::new(move |o| tx.send(o).unwrap()))),
+        rx,
+    )
+}
+
+#[test]
+fn a_round_written_into_a_renamed_file_is_written_again_at_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.log");
+    let moved = dir.path().join("out.log.1");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    s.take(deliver(big_records("r", 0..10)));
+    s.flush();
+    // the next round is written while the file is still at the path...
+    let (d, rx) = acked(big_records("r", 10..20));
+    s.take(d);
+    assert_eq!(numbers_in(&path, "r"), (0..20).collect::<Vec<_>>());
+    // ...and renamed away before it is acknowledged
+    std::fs::rename(&path, &moved).unwrap();
+    s.flush();
+    assert_eq!(rx.try_recv(), Ok(AckOutcome::Accepted));
+    assert_eq!(numbers_in(&moved, "r"), (0..10).collect::<Vec<_>>());
+    assert_eq!(numbers_in(&path, "r"), (10..20).collect::<Vec<_>>());
+    assert_eq!(
+        registry.value("logferry_file_reopened_total", &[("reason", "missing")]),
+        1
+    );
+    // and later rounds go to the new file
+    s.take(deliver(big_records("r", 20..30)));
+    s.flush();
+    assert_eq!(numbers_in(&path, "r"), (10..30).collect::<Vec<_>>());
+    assert_eq!(registry.value("logferry_sink_records_total", &[]), 30);
+}
+
+#[test]
+fn a_file_replaced_at_its_path_is_noticed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.log");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    s.take(deliver(lines("t", "a-0\n")));
+    s.flush();
+    std::fs::rename(&path, dir.path().join("old")).unwrap();
+    std::fs::write(&path, "").unwrap();
+    s.take(deliver(lines("t", "a-1\n")));
+    s.flush();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "a-1\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("old")).unwrap(),
+        "a-0\n"
+    );
+    assert_eq!(
+        registry.value("logferry_file_reopened_total", &[("reason", "replaced")]),
+        1
+    );
+}
+
+#[test]
+fn a_removed_directory_is_created_again_for_the_round_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("deep/out");
+    let path = out.join("x.log");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    let (d, rx) = acked(big_records("d", 0..10));
+    s.take(d);
+    std::fs::remove_dir_all(dir.path().join("deep")).unwrap();
+    s.flush();
+    assert_eq!(rx.try_recv(), Ok(AckOutcome::Accepted));
+    assert_eq!(numbers_in(&path, "d"), (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        registry.value("logferry_file_reopened_total", &[("reason", "missing")]),
+        1
+    );
+}
+
+#[test]
+fn a_round_that_cannot_be_written_again_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out/x.log");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    let (d, rx) = acked(lines("t", "lost\n"));
+    s.take(d);
+    // the directory becomes a file: nothing can be created at the path
+    std::fs::remove_dir_all(dir.path().join("out")).unwrap();
+    std::fs::write(dir.path().join("out"), "").unwrap();
+    s.flush();
+    assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
+    assert_eq!(
+        registry.value(
+            "logferry_file_errors_total",
+            &[("op", "open"), ("kind", "not_a_directory")]
+        ),
+        1
+    );
+    assert_eq!(
+        registry.value("logferry_sink_rejected_records_total", &[]),
+        1
+    );
+}
+
+#[test]
+fn tick_closes_a_removed_output_and_opens_the_unified_file_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out/u.log");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    s.take(deliver(lines("t", "a\n")));
+    s.flush();
+    std::fs::remove_dir_all(dir.path().join("out")).unwrap();
+    s.tick();
+    assert!(path.exists(), "the unified file is there again");
+    assert_eq!(
+        registry.value("logferry_file_reopened_total", &[("reason", "missing")]),
+        1
+    );
+    s.take(deliver(lines("t", "b\n")));
+    s.flush();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\n");
+}
+
+#[test]
+fn reopen_closes_every_file_and_opens_the_unified_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("u.log");
+    let moved = dir.path().join("u.log.1");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    s.take(deliver(lines("t", "a\n")));
+    s.flush();
+    // logrotate: rename, then SIGHUP
+    std::fs::rename(&path, &moved).unwrap();
+    s.reopen_all();
+    assert!(path.exists());
+    s.take(deliver(lines("t", "b\n")));
+    s.flush();
+    assert_eq!(std::fs::read_to_string(&moved).unwrap(), "a\n");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "b\n");
+    assert_eq!(
+        registry.value("logferry_file_reopened_total", &[("reason", "signal")]),
+        1
+    );
+}
+
+#[test]
+fn a_reopen_request_is_seen_once() {
+    let mut seen = reopen::current();
+    assert!(!reopen::requested_since(&mut seen));
+    request_reopen();
+    assert!(reopen::requested_since(&mut seen));
+    assert!(!reopen::requested_since(&mut seen));
+}
+
+#[test]
+fn open_and_write_errors_are_counted_by_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, "").unwrap();
+    let (mut s, registry) = sink(&format!("path = \"{}/${{tag}}.log\"", file.display()));
+    s.take(deliver(lines("t", "x\n")));
+    assert_eq!(
+        registry.value(
+            "logferry_file_errors_total",
+            &[
+                ("component", "f"),
+                ("op", "open"),
+                ("kind", "not_a_directory")
+            ]
+        ),
+        1
+    );
+    if Path::new("/dev/full").exists() {
+        let (mut s, registry) = sink("path = \"/dev/full\"");
+        s.take(deliver(lines("t", "x\n")));
+        s.flush();
+        assert_eq!(
+            registry.value(
+                "logferry_file_errors_total",
+                &[("op", "write"), ("kind", "no_space")]
+            ),
+            1
+        );
+    }
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        eprintln!("running as root: permission checks do not apply");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let locked = dir.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o500)).unwrap();
+    let (mut s, registry) = sink(&format!("path = \"{}/${{tag}}.log\"", locked.display()));
+    s.take(deliver(lines("t", "x\n")));
+    assert_eq!(
+        registry.value(
+            "logferry_file_errors_total",
+            &[("op", "open"), ("kind", "permission_denied")]
+        ),
+        1
+    );
+}
+
+#[test]
+fn escaped_tags_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = format!("path = \"{}/out/${{tag}}/x.log\"", dir.path().display());
+    let (mut s, registry) = sink(&cfg);
+    s.take(deliver(lines("..", "a\n")));
+    s.take(deliver(lines("..", "b\n")));
+    s.take(deliver(lines("fine", "c\n")));
+    s.flush();
+    assert_eq!(registry.value("logferry_file_escaped_paths_total", &[]), 2);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out/%2E%2E/x.log")).unwrap(),
+        "a\nb\n"
+    );
+    assert!(!dir.path().join("x.log").exists());
+}
+
+#[test]
+fn fsync_syncs_the_directories_of_new_files_and_rotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/out.log");
+    let cfg = format!(
+        "path = {:?}\nfsync = true\nrotate_bytes = 4",
+        path.display().to_string()
+    );
+    let (mut s, _) = sink(&cfg);
+    // the entries of a/, b/ and out.log: in the temp dir, a/ and b/
+    assert_eq!(s.dirs_synced, 3);
+    s.take(deliver(lines("t", "12345\n")));
+    s.flush();
+    // rotated: the rename and the new file, one fsync of b/
+    assert_eq!(s.dirs_synced, 4);
+    drop(s);
+    // an existing file changes no directory
+    let (s, _) = sink(&cfg);
+    assert_eq!(s.dirs_synced, 0);
+    let (s, _) = sink(&format!(
+        "path = {:?}",
+        dir.path().join("c/out.log").display().to_string()
+    ));
+    assert_eq!(s.dirs_synced, 0, "only with fsync");
 }

@@ -166,7 +166,7 @@ impl KafkaSink {
     ) -> Option<impl std::future::Future<Output = ()>> {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
-        let topic = self.topic.render(&batch.tag, &chrono::Local::now());
+        let (topic, _) = self.topic.render(&batch.tag, &chrono::Local::now());
         let messages = match self.encoder.encode(batch) {
             Ok(m) => m,
             Err(e) => {
