@@ -3,6 +3,7 @@
 pub mod forward;
 pub mod generator;
 pub mod tail;
+pub mod tcp;
 
 use std::sync::Arc;
 
@@ -14,6 +15,7 @@ use crate::router::Router;
 use forward::{ForwardSource, ForwardSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
 use tail::{TailSource, TailSourceConfig};
+use tcp::{TcpSource, TcpSourceConfig};
 
 /// The configured type of a source.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,16 +23,18 @@ pub enum SourceKind {
     Forward(ForwardSourceConfig),
     Generator(GeneratorConfig),
     Tail(Box<TailSourceConfig>),
+    Tcp(TcpSourceConfig),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN: &str = "forward, generator, tail";
+const KNOWN: &str = "forward, generator, tail, tcp";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
     Ok(match name {
         "forward" => SourceKind::Forward(table.parse()?),
         "generator" => SourceKind::Generator(table.parse()?),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
+        "tcp" => SourceKind::Tcp(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN)),
     })
 }
@@ -41,6 +45,7 @@ impl SourceKind {
             SourceKind::Forward(c) => c.validate(),
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
+            SourceKind::Tcp(c) => c.validate(),
         }
     }
 }
@@ -69,6 +74,10 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
         SourceKind::Tail(c) => {
             let source = TailSource::new(*c, cx)?;
             on_own_thread("tail", source.run())?
+        }
+        SourceKind::Tcp(c) => {
+            let source = TcpSource::bind(c, cx).await?;
+            Box::pin(source.run())
         }
     })
 }
