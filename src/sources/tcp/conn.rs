@@ -131,7 +131,7 @@ impl Connection {
                 peer,
                 "truncated",
                 &format!(
-                    "connection ended inside an octet-counted message ({} bytes dropped)",
+                    "connection ended inside a message ({} bytes dropped): an unfinished octet-counted frame",
                     conn.buf.len()
                 ),
             );

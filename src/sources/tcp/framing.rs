@@ -184,11 +184,8 @@ impl Framer {
         if buf.is_empty() || self.skipping != Skipping::Nothing {
             return None;
         }
-        if self.framing == Framing::OctetCounting
-            && buf[0].is_ascii_digit()
-            && buf.iter().take_while(|c| c.is_ascii_digit()).count() < buf.len()
-            && buf[buf.iter().take_while(|c| c.is_ascii_digit()).count()] == b' '
-        {
+        let digits = buf.iter().take_while(|c| c.is_ascii_digit()).count();
+        if self.framing == Framing::OctetCounting && digits > 0 && buf.get(digits) == Some(&b' ') {
             return None;
         }
         let end = if buf.ends_with(b"\r") {
@@ -298,5 +295,38 @@ mod tests {
         // an unfinished frame at the end is not a message
         let (m, _) = frame_all(Framing::OctetCounting, 10, b"4 ab", 100);
         assert!(m.is_empty());
+    }
+
+    #[test]
+    fn read_boundaries_do_not_change_the_messages() {
+        // the fuzz target's main property, over small random streams built
+        // from the bytes framing cares about
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let alphabet = b"0123 \n\r\nab1";
+        for round in 0..3000 {
+            let len = (next() % 60) as usize;
+            let input: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let max = (next() % 12) as usize + 1;
+            for framing in [Framing::Newline, Framing::OctetCounting] {
+                let whole = frame_all(framing, max, &input, input.len());
+                for chunk in [1, 2, 5] {
+                    assert_eq!(
+                        frame_all(framing, max, &input, chunk),
+                        whole,
+                        "round {round} {framing:?} max {max} chunk {chunk}: {:?}",
+                        String::from_utf8_lossy(&input)
+                    );
+                }
+                assert!(whole.0.iter().all(|m| m.len() <= max));
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@
 
 mod config;
 mod conn;
-mod encode;
+pub mod encode;
 pub mod framing;
 pub mod syslog;
 

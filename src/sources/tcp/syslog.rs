@@ -30,9 +30,12 @@ pub struct Syslog<'a> {
     pub procid: Option<&'a [u8]>,
     pub msgid: Option<&'a [u8]>,
     /// RFC 5424 STRUCTURED-DATA: SD-ID → (PARAM-NAME, unescaped value).
-    pub structured_data: Vec<(&'a [u8], Vec<(&'a [u8], Cow<'a, [u8]>)>)>,
+    pub structured_data: Vec<SdElement<'a>>,
     pub message: &'a [u8],
 }
+
+/// One SD-ELEMENT: its SD-ID and its (PARAM-NAME, unescaped value) pairs.
+pub type SdElement<'a> = (&'a [u8], Vec<(&'a [u8], Cow<'a, [u8]>)>);
 
 /// Why a message is not syslog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
