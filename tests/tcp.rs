@@ -329,6 +329,157 @@ fn tls_clients_deliver_and_plain_clients_on_the_tls_port_are_counted() {
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_stops_reading_the_socket() {
+    use logferry::buffer::{queue, BufferConfig, WhenFull};
+    use logferry::metrics::{Counter, Registry};
+    use logferry::router::{Route, Router, TagPattern};
+    use logferry::sources::tcp::{TcpSource, TcpSourceConfig};
+    use logferry::sources::{shutdown_channel, SourceContext};
+
+    const QUEUE_BYTES: usize = 1 << 20;
+    let registry = Registry::new();
+    let config = BufferConfig {
+        max_bytes: QUEUE_BYTES,
+        when_full: WhenFull::Block,
+    };
+    let (tx, mut rx) = queue("stalled", config, &registry);
+    let route = Route {
+        sink: "stalled".into(),
+        pattern: TagPattern::new("**").unwrap(),
+        queue: tx.clone(),
+    };
+    let (trigger, shutdown) = shutdown_channel();
+    let cx = SourceContext {
+        name: "in".into(),
+        router: Router::new(vec![route], Counter::detached()),
+        shutdown,
+        metrics: registry.clone(),
+    };
+    let source_config: TcpSourceConfig = toml::from_str("address = \"127.0.0.1:0\"").unwrap();
+    let source = TcpSource::bind(source_config, cx).await.unwrap();
+    let addr = source.local_addr().unwrap();
+    let running = tokio::spawn(source.run());
+
+    // 100 KB of 100-byte lines per write; try to push 400 MB into a sink
+    // that takes nothing
+    let block: Vec<u8> = (0..1000)
+        .flat_map(|i| format!("{i:099}\n").into_bytes())
+        .collect();
+    let blocks_wanted = 400_000_000 / block.len();
+    let sender = std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut sent = 0;
+        while sent < blocks_wanted {
+            if s.write_all(&block).is_err() {
+                // blocked for 2 s: the server stopped reading
+                return (sent, None);
+            }
+            sent += 1;
+        }
+        (sent, Some(s))
+    });
+    let (sent_while_stalled, stream) = tokio::task::spawn_blocking(move || sender.join().unwrap())
+        .await
+        .unwrap();
+    assert!(
+        stream.is_none(),
+        "the sender was never blocked: backpressure did not reach it"
+    );
+    assert!(
+        sent_while_stalled < blocks_wanted / 10,
+        "{sent_while_stalled} blocks accepted with a stalled sink"
+    );
+    assert!(
+        tx.queued_bytes() <= QUEUE_BYTES,
+        "queue over its limit: {}",
+        tx.queued_bytes()
+    );
+
+    // the sink resumes: every whole line the sender wrote arrives
+    let mut records = 0;
+    while records < sent_while_stalled * 1000 {
+        let d = tokio::time::timeout(Duration::from_secs(10), rx.recv())
+            .await
+            .expect("records keep coming once the sink takes them")
+            .unwrap();
+        records += d.batch().count;
+        d.accept();
+    }
+    drop(tx);
+    trigger.trigger();
+    // the stop hands over the rest of what was read: part of the block
+    // whose write blocked, no more
+    while let Some(d) = tokio::time::timeout(WAIT, rx.recv()).await.unwrap() {
+        records += d.batch().count;
+        d.accept();
+    }
+    assert!(
+        records <= (sent_while_stalled + 1) * 1000,
+        "{records} records from {sent_while_stalled} blocks and a part"
+    );
+    running.await.unwrap();
+}
+
+#[test]
+fn out_of_descriptors_backs_off_and_recovers() {
+    use std::os::unix::process::CommandExt;
+    const NOFILE: u64 = 64;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("logferry.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "[sources.in]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\nmax_connections = 1000\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{}/received.log\"\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "--config"]).arg(&path);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs here.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: NOFILE as libc::rlim_t,
+                rlim_max: NOFILE as libc::rlim_t,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut r = Logferry::spawn(&mut cmd, dir);
+    let addr = r.address("tcp source listening source=in ");
+    let idle: Vec<TcpStream> = (0..2 * NOFILE)
+        .map(|_| TcpStream::connect(addr).unwrap())
+        .collect();
+    let warning = r.wait_for_log("accept failed", WAIT);
+    assert!(warning.contains("out of file descriptors"), "{warning}");
+    let cpu = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let f: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+        let ticks: u64 = f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap();
+        // SAFETY: sysconf only reads a constant.
+        ticks as f64 / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    };
+    let before = cpu(r.pid());
+    std::thread::sleep(Duration::from_secs(2));
+    let used = cpu(r.pid()) - before;
+    assert!(
+        used < 0.5,
+        "{used:.2} s of CPU in 2 s out of descriptors: the accept loop spins"
+    );
+    drop(idle);
+    drop(send(addr, b"line-0\n"));
+    let lines = wait_for_lines(&r.path("received.log"), 1, WAIT);
+    assert_exactly(&lines, "line", 1);
+    assert!(r.stop().success());
+    assert!(counter(&r, "logferry_accept_errors_total", "emfile") >= 1);
+}
+
 /// The path of a program the test needs, or a failure that says how to
 /// install it.
 fn which(program: &str) -> String {

@@ -57,6 +57,10 @@ impl TcpSource {
         })
     }
 
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
     /// Accepts connections until shutdown, then lets every connection hand
     /// over what it has read.
     pub async fn run(self) {
