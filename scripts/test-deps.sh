@@ -4,6 +4,7 @@
 #   target/interop/venv/bin/python tests/interop/python/send.py   (fluent-logger, PyPI)
 #   java -jar target/interop/fluency-sender.jar                   (Fluency, Maven Central)
 #   target/interop/go-sender                                      (fluent-logger-golang)
+#   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 # Idempotent: each step is skipped while its output is newer than its sources.
 # Needs python3, java 17 + mvn, go; reaches only the package registries.
 set -euo pipefail
@@ -81,4 +82,15 @@ if stale "$GO_BIN" "$GO_DIR/go.mod" "$GO_DIR/go.sum" "$GO_DIR/main.go"; then
   echo "go: built $GO_BIN"
 else
   echo "go: skip, $GO_BIN is up to date"
+fi
+
+# --- util-linux logger: a real syslog client for tests/tcp.rs ----------------
+if command -v logger >/dev/null && logger --help 2>&1 | grep -q -- --octet-count; then
+  echo "logger: skip, $(command -v logger) supports --octet-count"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  apt-get install -y bsdutils
+  echo "logger: installed bsdutils"
+else
+  echo "test-deps: 'logger' with --octet-count not found: install util-linux's logger (Debian: apt-get install -y bsdutils)" >&2
+  exit 1
 fi
