@@ -331,3 +331,75 @@ fn too_long(len: usize, config: &TcpSourceConfig) -> String {
 fn looks_like_tls(buf: &[u8]) -> bool {
     buf.len() >= 2 && buf[0] == 0x16 && buf[1] == 0x03
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(extra: &str) -> Framed {
+        let config: TcpSourceConfig = toml::from_str(&format!(
+            "address = \"127.0.0.1:0\"\nmax_line_bytes = 8\n{extra}"
+        ))
+        .unwrap();
+        Framed {
+            buf: BytesMut::new(),
+            framer: Framer::new(config.framing, config.max_line_bytes),
+            settings: Arc::new(Settings {
+                tag: "t".into(),
+                config,
+                tls: None,
+            }),
+            metrics: Arc::new(TcpMetrics::new(&crate::metrics::Registry::new(), "in")),
+            peer: "127.0.0.1:1".parse().unwrap(),
+        }
+    }
+
+    fn lines(f: &mut Framed, input: &[u8], last: bool) -> (Bytes, usize, bool) {
+        f.buf.extend_from_slice(input);
+        let start = f.buf.as_ptr() as usize;
+        let Some(batch) = f.take_batch(last) else {
+            return (Bytes::new(), 0, false);
+        };
+        let Records::Lines { data, .. } = batch.records else {
+            panic!("raw newline lines are Records::Lines")
+        };
+        let at = data.as_ptr() as usize;
+        // zero copy: the batch points into the read buffer
+        let shared = at >= start && at < start + input.len();
+        (data, batch.count, shared)
+    }
+
+    #[test]
+    fn clean_lines_are_handed_on_without_a_copy() {
+        let mut f = framed("");
+        let (data, n, shared) = lines(&mut f, b"one\ntwo\nthr", false);
+        assert_eq!((&data[..], n, shared), (&b"one\ntwo\n"[..], 2, true));
+        assert_eq!(&f.buf[..], b"thr");
+        // an over-long line before clean ones is skipped, still no copy
+        let (data, n, shared) = lines(&mut f, b"eeeeeeeeee\nfour\nfive\n", false);
+        assert_eq!((&data[..], n, shared), (&b"four\nfive\n"[..], 2, true));
+        assert!(f.buf.is_empty());
+    }
+
+    #[test]
+    fn crlf_empty_and_over_long_lines_in_between_are_copied_out() {
+        let mut f = framed("");
+        let (data, n, shared) = lines(&mut f, b"a\r\nb\n\nccccccccccc\nd\n", false);
+        assert_eq!((&data[..], n, shared), (&b"a\nb\nd\n"[..], 3, false));
+        // at the end, an unterminated last line is a line too
+        let (data, n, _) = lines(&mut f, b"e\nlast", true);
+        assert_eq!((&data[..], n), (&b"e\nlast\n"[..], 2));
+        assert!(f.buf.is_empty());
+    }
+
+    #[test]
+    fn other_settings_make_entries() {
+        let mut f = framed("framing = \"octet_counting\"\nparser = \"syslog\"");
+        f.buf.extend_from_slice(b"7 <13>1 -4 <1>x3 <1");
+        let batch = f.take_batch(true).unwrap();
+        assert_eq!(batch.count, 2);
+        assert!(matches!(batch.records, Records::Entries(_)));
+        // the unfinished frame stays, for the connection to count
+        assert_eq!(&f.buf[..], b"3 <1");
+    }
+}
