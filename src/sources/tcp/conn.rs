@@ -253,6 +253,7 @@ impl Framed {
     /// Any other format, framing or parser: one msgpack entry per message.
     fn take_entries(&mut self, last: bool) -> (Records, usize) {
         let now = EventTime::now();
+        let clock = syslog::Clock::new(now);
         let mut out = Vec::new();
         let (mut pos, mut count) = (0, 0);
         loop {
@@ -262,7 +263,7 @@ impl Framed {
                     start,
                     end,
                 } => {
-                    self.encode(&mut out, now, pos + start, pos + end);
+                    self.encode(&mut out, &clock, pos + start, pos + end);
                     count += 1;
                     pos += consumed;
                 }
@@ -280,7 +281,7 @@ impl Framed {
         }
         if last {
             if let Some((start, end)) = self.framer.last_line(&self.buf[pos..]) {
-                self.encode(&mut out, now, pos + start, pos + end);
+                self.encode(&mut out, &clock, pos + start, pos + end);
                 count += 1;
                 pos = self.buf.len();
             }
@@ -289,7 +290,8 @@ impl Framed {
         (Records::Entries(out.into()), count)
     }
 
-    fn encode(&self, out: &mut Vec<u8>, now: EventTime, start: usize, end: usize) {
+    fn encode(&self, out: &mut Vec<u8>, clock: &syslog::Clock, start: usize, end: usize) {
+        let now = clock.now();
         let msg = &self.buf[start..end];
         let config = &self.settings.config;
         match (config.format, config.parser) {
@@ -303,7 +305,7 @@ impl Framed {
                     encode::message(out, now, msg);
                 }
             }
-            (LineFormat::Raw, Parser::Syslog) => match syslog::parse(msg, now) {
+            (LineFormat::Raw, Parser::Syslog) => match syslog::parse_with(msg, clock) {
                 Ok(p) => encode::syslog(out, now, &p),
                 Err(e) => {
                     self.metrics.message_error(

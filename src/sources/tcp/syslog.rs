@@ -86,9 +86,43 @@ pub const SEVERITIES: [&str; 8] = [
     "emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
 ];
 
+/// What reading an RFC 3164 timestamp needs (the year and the local UTC
+/// offset), worked out once per batch: asking the time zone for every
+/// message costs more than parsing it.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    now: EventTime,
+    year: i32,
+    /// Seconds east of UTC, at `now`.
+    utc_offset: i64,
+}
+
+impl Clock {
+    pub fn new(now: EventTime) -> Self {
+        let (year, utc_offset) = match Local.timestamp_opt(i64::from(now.secs), 0).single() {
+            Some(t) => (t.year(), i64::from(t.offset().local_minus_utc())),
+            None => (1970, 0),
+        };
+        Clock {
+            now,
+            year,
+            utc_offset,
+        }
+    }
+
+    pub fn now(&self) -> EventTime {
+        self.now
+    }
+}
+
 /// Parses one message (without its framing). `now` decides the year of an
 /// RFC 3164 timestamp, which has none.
 pub fn parse(msg: &[u8], now: EventTime) -> Result<Syslog<'_>, SyslogError> {
+    parse_with(msg, &Clock::new(now))
+}
+
+/// [`parse`] with the clock worked out beforehand.
+pub fn parse_with<'a>(msg: &'a [u8], clock: &Clock) -> Result<Syslog<'a>, SyslogError> {
     let msg = trim_end(msg);
     let (pri, rest) = pri(msg).ok_or(SyslogError::NoPri)?;
     let mut out = Syslog {
@@ -99,7 +133,7 @@ pub fn parse(msg: &[u8], now: EventTime) -> Result<Syslog<'_>, SyslogError> {
     if let Some(rest) = rest.strip_prefix(b"1 ") {
         rfc5424(&mut out, rest)?;
     } else {
-        rfc3164(&mut out, rest, now);
+        rfc3164(&mut out, rest, clock);
     }
     Ok(out)
 }
@@ -251,10 +285,10 @@ const MONTHS: [&[u8; 3]; 12] = [
     b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec",
 ];
 
-fn rfc3164<'a>(out: &mut Syslog<'a>, mut rest: &'a [u8], now: EventTime) {
+fn rfc3164<'a>(out: &mut Syslog<'a>, mut rest: &'a [u8], clock: &Clock) {
     // `Mmm dd hh:mm:ss `, local time of the sender (taken as ours)
     if rest.len() >= 16 && rest[15] == b' ' {
-        if let Some(t) = bsd_timestamp(&rest[..15], now) {
+        if let Some(t) = bsd_timestamp(&rest[..15], clock) {
             out.time = Some(t);
             rest = &rest[16..];
             rest = host_then_tag(out, rest);
@@ -317,7 +351,7 @@ fn tag<'a>(out: &mut Syslog<'a>, rest: &'a [u8]) -> &'a [u8] {
     msg.strip_prefix(b" ").unwrap_or(msg)
 }
 
-fn bsd_timestamp(ts: &[u8], now: EventTime) -> Option<EventTime> {
+fn bsd_timestamp(ts: &[u8], clock: &Clock) -> Option<EventTime> {
     let month = MONTHS.iter().position(|m| ts[..3] == m[..])? as u32 + 1;
     let num = |b: &[u8]| -> Option<u32> {
         let s = std::str::from_utf8(b).ok()?.trim_start();
@@ -331,17 +365,18 @@ fn bsd_timestamp(ts: &[u8], now: EventTime) -> Option<EventTime> {
     }
     let day = num(&ts[4..6])?;
     let (h, m, s) = (num(&ts[7..9])?, num(&ts[10..12])?, num(&ts[13..15])?);
-    let now_local = Local.timestamp_opt(i64::from(now.secs), 0).single()?;
-    let at = |year: i32| {
+    // the offset of now, not of the message's own time: a message from the
+    // other side of a daylight-saving change is an hour off
+    let at = |year: i32| -> Option<i64> {
         let t = NaiveDate::from_ymd_opt(year, month, day)?.and_hms_opt(h, m, s)?;
-        Local.from_local_datetime(&t).earliest()
+        Some(t.and_utc().timestamp() - clock.utc_offset)
     };
-    let mut t = at(now_local.year())?;
+    let mut t = at(clock.year)?;
     // a December message read in January belongs to last year
-    if t.timestamp() > i64::from(now.secs) + 86_400 {
-        t = at(now_local.year() - 1)?;
+    if t > i64::from(clock.now.secs) + 86_400 {
+        t = at(clock.year - 1)?;
     }
-    Some(EventTime::new(u32::try_from(t.timestamp()).ok()?, 0))
+    Some(EventTime::new(u32::try_from(t).ok()?, 0))
 }
 
 #[cfg(test)]
