@@ -90,7 +90,7 @@ impl Connection {
         };
         let mut first_bytes = settings.tls.is_none();
         let end = loop {
-            conn.buf.reserve(READ_CHUNK);
+            prepare_read(&mut conn.buf);
             let read = tokio::select! {
                 biased;
                 _ = shutdown.wait() => None,
@@ -137,6 +137,17 @@ impl Connection {
             );
         }
         tracing::debug!(source = %metrics.source, %peer, "connection closed");
+    }
+}
+
+/// Makes room for the next read. A batch of lines keeps the allocation it
+/// was read into alive until every sink is done with it, so small reads
+/// (a client writing a line at a time) fill one allocation until little
+/// room is left, instead of each pinning a fresh `READ_CHUNK`; a long
+/// partial line grows the buffer geometrically.
+fn prepare_read(buf: &mut BytesMut) {
+    if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+        buf.reserve(READ_CHUNK.max(buf.len()));
     }
 }
 
@@ -381,6 +392,27 @@ mod tests {
         let (data, n, shared) = lines(&mut f, b"eeeeeeeeee\nfour\nfive\n", false);
         assert_eq!((&data[..], n, shared), (&b"four\nfive\n"[..], 2, true));
         assert!(f.buf.is_empty());
+    }
+
+    #[test]
+    fn small_reads_share_one_allocation() {
+        let mut f = framed("");
+        let mut first = None;
+        let mut held = Vec::new();
+        for _ in 0..1000 {
+            prepare_read(&mut f.buf);
+            let (data, n, _) = lines(&mut f, b"ab\n", false);
+            assert_eq!(n, 1);
+            let at = data.as_ptr() as usize;
+            let first = *first.get_or_insert(at);
+            // 1000 lines of 3 bytes fit in the first allocation
+            assert!(
+                at >= first && at < first + READ_CHUNK,
+                "a new allocation per read"
+            );
+            // as a slow sink would
+            held.push(data);
+        }
     }
 
     #[test]
