@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
@@ -91,10 +91,15 @@ impl Connection {
         let mut first_bytes = settings.tls.is_none();
         let end = loop {
             prepare_read(&mut conn.buf);
-            let read = tokio::select! {
-                biased;
-                _ = shutdown.wait() => None,
-                read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut conn.buf)) => Some(read),
+            let read = {
+                // one read at a time: the buffer holds at most one message
+                // plus one read
+                let mut room = (&mut conn.buf).limit(READ_CHUNK);
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => None,
+                    read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut room)) => Some(read),
+                }
             };
             match read {
                 None | Some(Ok(Ok(0))) => break End::Clean,
