@@ -8,6 +8,7 @@
 # and what the Kafka sink's build and tests need: cmake, g++ and the
 # libcurl/OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central).
+#   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 # Idempotent: each step is skipped while its output is newer than its sources.
 # Needs python3, java 17 + mvn, go; reaches only the package registries.
 set -euo pipefail
@@ -102,3 +103,13 @@ fi
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"
+# --- util-linux logger: a real syslog client for tests/tcp.rs ----------------
+if command -v logger >/dev/null && logger --help 2>&1 | grep -q -- --octet-count; then
+  echo "logger: skip, $(command -v logger) supports --octet-count"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  apt-get install -y bsdutils
+  echo "logger: installed bsdutils"
+else
+  echo "test-deps: 'logger' with --octet-count not found: install util-linux's logger (Debian: apt-get install -y bsdutils)" >&2
+  exit 1
+fi

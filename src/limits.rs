@@ -61,8 +61,8 @@ pub fn raise_nofile() {
     }
 }
 
-/// Descriptors the configuration may hold at once: every forward source's
-/// `max_connections`, every file a file sink may keep open, a connection
+/// Descriptors the configuration may hold at once: every forward and tcp
+/// source's `max_connections`, every file a file sink may keep open, a connection
 /// per forward sink server, and a reserve.
 pub fn descriptors_needed(config: &Config) -> u64 {
     let connections: u64 = config
@@ -71,6 +71,7 @@ pub fn descriptors_needed(config: &Config) -> u64 {
         .map(|s| match &s.kind {
             SourceKind::Forward(f) => f.max_connections as u64,
             SourceKind::Http(h) => h.max_connections as u64,
+            SourceKind::Tcp(t) => t.max_connections as u64,
             // by default the tail's budget is a share of the limit itself
             SourceKind::Tail(t) => t.max_open_files.unwrap_or(0) as u64,
             _ => 0,

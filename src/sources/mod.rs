@@ -4,6 +4,7 @@ pub mod forward;
 pub mod generator;
 pub mod http;
 pub mod tail;
+pub mod tcp;
 
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use forward::{ForwardSource, ForwardSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
 use http::{HttpSource, HttpSourceConfig};
 use tail::{TailSource, TailSourceConfig};
+use tcp::{TcpSource, TcpSourceConfig};
 
 /// The configured type of a source.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,10 +26,11 @@ pub enum SourceKind {
     Generator(GeneratorConfig),
     Http(HttpSourceConfig),
     Tail(Box<TailSourceConfig>),
+    Tcp(TcpSourceConfig),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN: &str = "forward, generator, http, tail";
+const KNOWN: &str = "forward, generator, http, tail, tcp";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
     Ok(match name {
@@ -35,6 +38,7 @@ pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, K
         "generator" => SourceKind::Generator(table.parse()?),
         "http" => SourceKind::Http(table.parse()?),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
+        "tcp" => SourceKind::Tcp(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN)),
     })
 }
@@ -46,6 +50,7 @@ impl SourceKind {
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Http(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
+            SourceKind::Tcp(c) => c.validate(),
         }
     }
 }
@@ -78,6 +83,10 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
         SourceKind::Tail(c) => {
             let source = TailSource::new(*c, cx)?;
             on_own_thread("tail", source.run())?
+        }
+        SourceKind::Tcp(c) => {
+            let source = TcpSource::bind(c, cx).await?;
+            Box::pin(source.run())
         }
     })
 }

@@ -1,0 +1,444 @@
+//! One TCP connection: read, frame, encode, route.
+//!
+//! TCP has no acknowledgements, so flow control is the only way to push
+//! back: routing waits while a sink queue is full, and while it waits
+//! nothing more is read from the socket. Each read becomes one batch.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use tokio::io::AsyncReadExt;
+use tokio::net::TcpStream;
+use tokio_rustls::TlsAcceptor;
+
+use super::config::{LineFormat, Parser, TcpSourceConfig};
+use super::framing::{Framer, Step};
+use super::{encode, syslog, TcpMetrics};
+use crate::event::{Batch, EventTime, Records, Tag};
+use crate::net::Stream;
+use crate::router::Router;
+use crate::sources::Shutdown;
+
+/// Bytes requested from the socket per read.
+const READ_CHUNK: usize = 128 * 1024;
+
+/// At shutdown, how long a connection may wait for queue room to hand
+/// over what it has read; past it those records are counted as lost.
+const HANDOVER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Settings shared by every connection of one source.
+pub(super) struct Settings {
+    pub config: TcpSourceConfig,
+    pub tag: Tag,
+    pub tls: Option<TlsAcceptor>,
+}
+
+pub(super) struct Connection {
+    pub stream: TcpStream,
+    pub peer: SocketAddr,
+    pub settings: Arc<Settings>,
+    pub metrics: Arc<TcpMetrics>,
+    pub router: Router,
+    pub shutdown: Shutdown,
+}
+
+/// Why reading stopped.
+enum End {
+    /// EOF or shutdown.
+    Clean,
+    Error(&'static str, String),
+}
+
+impl Connection {
+    pub async fn serve(self) {
+        let Connection {
+            stream,
+            peer,
+            settings,
+            metrics,
+            mut router,
+            mut shutdown,
+        } = self;
+        let config = &settings.config;
+        tracing::debug!(source = %metrics.source, %peer, "connection opened");
+        let mut stream: Box<dyn Stream> = match &settings.tls {
+            None => Box::new(stream),
+            Some(acceptor) => {
+                match tokio::time::timeout(config.idle_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => Box::new(tls),
+                    Ok(Err(e)) => {
+                        return metrics.connection_error(
+                            peer,
+                            "tls",
+                            &format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
+                        )
+                    }
+                    Err(_) => {
+                        return metrics.connection_error(peer, "tls", "TLS handshake timed out")
+                    }
+                }
+            }
+        };
+        let mut conn = Framed {
+            buf: BytesMut::with_capacity(READ_CHUNK),
+            framer: Framer::new(config.framing, config.max_line_bytes),
+            settings: settings.clone(),
+            metrics: metrics.clone(),
+            peer,
+        };
+        let mut first_bytes = settings.tls.is_none();
+        let end = loop {
+            prepare_read(&mut conn.buf);
+            let read = {
+                // one read at a time: the buffer holds at most one message
+                // plus one read
+                let mut room = (&mut conn.buf).limit(READ_CHUNK);
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => None,
+                    read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut room)) => Some(read),
+                }
+            };
+            match read {
+                None | Some(Ok(Ok(0))) => break End::Clean,
+                Some(Err(_)) => {
+                    break End::Error(
+                        "idle_timeout",
+                        format!("no data for {:?}", config.idle_timeout),
+                    )
+                }
+                Some(Ok(Err(e))) => break End::Error("io", e.to_string()),
+                Some(Ok(Ok(_))) if first_bytes && looks_like_tls(&conn.buf) => {
+                    break End::Error(
+                        "tls_on_plain_port",
+                        "TLS handshake on a plain port: the client uses TLS, this source has no [tls] settings".into(),
+                    )
+                }
+                Some(Ok(Ok(_))) => first_bytes = false,
+            }
+            if let Some(batch) = conn.take_batch(false) {
+                if let Err(e) = hand_over(batch, &mut router, &mut shutdown, &metrics, peer).await {
+                    break End::Error("sink_stopped", e);
+                }
+            }
+        };
+        if let End::Error(kind, reason) = &end {
+            metrics.connection_error(peer, kind, reason);
+        }
+        // what was read is handed over, however the connection ended
+        if let Some(batch) = conn.take_batch(true) {
+            let _ = hand_over(batch, &mut router, &mut shutdown, &metrics, peer).await;
+        }
+        if !conn.buf.is_empty() {
+            metrics.connection_error(
+                peer,
+                "truncated",
+                &format!(
+                    "connection ended inside a message ({} bytes dropped): an unfinished octet-counted frame",
+                    conn.buf.len()
+                ),
+            );
+        }
+        tracing::debug!(source = %metrics.source, %peer, "connection closed");
+    }
+}
+
+/// Makes room for the next read. A batch of lines keeps the allocation it
+/// was read into alive until every sink is done with it, so small reads
+/// (a client writing a line at a time) fill one allocation until little
+/// room is left, instead of each pinning a fresh `READ_CHUNK`; a long
+/// partial line grows the buffer geometrically.
+fn prepare_read(buf: &mut BytesMut) {
+    if buf.capacity() - buf.len() < READ_CHUNK / 4 {
+        buf.reserve(READ_CHUNK.max(buf.len()));
+    }
+}
+
+/// Routes one batch; once the stop signal is given, waits at most
+/// [`HANDOVER_TIMEOUT`] for queue room.
+async fn hand_over(
+    batch: Batch,
+    router: &mut Router,
+    shutdown: &mut Shutdown,
+    metrics: &TcpMetrics,
+    peer: SocketAddr,
+) -> Result<(), String> {
+    let count = batch.count;
+    metrics.records.add(count as u64);
+    metrics.bytes.add(batch.byte_len() as u64);
+    let mut stopping = shutdown.clone();
+    let deadline = async move {
+        stopping.wait().await;
+        tokio::time::sleep(HANDOVER_TIMEOUT).await;
+    };
+    tokio::select! {
+        routed = router.route(batch) => routed.map_err(|e| e.to_string()),
+        _ = deadline => {
+            metrics.connection_error(peer, "shutdown_timeout", &format!(
+                "no queue room within {HANDOVER_TIMEOUT:?} of the stop signal: {count} records read from this connection are lost"));
+            Err("stopping".into())
+        }
+    }
+}
+
+/// A connection's read buffer and framing state.
+struct Framed {
+    buf: BytesMut,
+    framer: Framer,
+    settings: Arc<Settings>,
+    metrics: Arc<TcpMetrics>,
+    peer: SocketAddr,
+}
+
+impl Framed {
+    /// Frames the complete messages in the buffer (and, if `last`, an
+    /// unterminated last line) into one batch.
+    fn take_batch(&mut self, last: bool) -> Option<Batch> {
+        let (records, count) = if self.settings.config.plain_lines() {
+            self.take_lines(last)
+        } else {
+            self.take_entries(last)
+        };
+        (count > 0).then(|| Batch::new(self.settings.tag.clone(), records, count))
+    }
+
+    /// Raw newline-delimited lines: handed on as the received bytes where
+    /// they are already `line\n` lines back to back (no `\r`, no empty or
+    /// over-long line in between), else copied without those.
+    fn take_lines(&mut self, last: bool) -> (Records, usize) {
+        let time = EventTime::now();
+        let (mut pos, mut front, mut clean_end, mut count) = (0, 0, 0, 0);
+        let mut copy: Option<Vec<u8>> = None;
+        loop {
+            match self.framer.step(&self.buf[pos..]) {
+                Step::Message {
+                    consumed,
+                    start,
+                    end,
+                } => {
+                    if copy.is_none() && pos == clean_end && start == 0 && end + 1 == consumed {
+                        clean_end += consumed;
+                    } else {
+                        let c = copy.get_or_insert_with(|| self.buf[front..clean_end].to_vec());
+                        c.extend_from_slice(&self.buf[pos + start..pos + end]);
+                        c.push(b'\n');
+                    }
+                    count += 1;
+                    pos += consumed;
+                }
+                step @ (Step::Skip { consumed } | Step::TooLong { consumed, .. }) => {
+                    if let Step::TooLong { len, .. } = step {
+                        let reason = too_long(len, &self.settings.config);
+                        self.metrics.message_error(self.peer, "too_long", &reason);
+                    }
+                    if copy.is_none() && pos == clean_end && count == 0 {
+                        front += consumed;
+                        clean_end = front;
+                    }
+                    pos += consumed;
+                }
+                Step::NeedMore => break,
+            }
+        }
+        if last {
+            if let Some((start, end)) = self.framer.last_line(&self.buf[pos..]) {
+                let c = copy.get_or_insert_with(|| self.buf[front..clean_end].to_vec());
+                c.extend_from_slice(&self.buf[pos + start..pos + end]);
+                c.push(b'\n');
+                count += 1;
+                pos = self.buf.len();
+            }
+        }
+        let data = match copy {
+            Some(c) => {
+                self.buf.advance(pos);
+                Bytes::from(c)
+            }
+            None => {
+                self.buf.advance(front);
+                let data = self.buf.split_to(clean_end - front).freeze();
+                self.buf.advance(pos - clean_end);
+                data
+            }
+        };
+        (Records::Lines { data, time }, count)
+    }
+
+    /// Any other format, framing or parser: one msgpack entry per message.
+    fn take_entries(&mut self, last: bool) -> (Records, usize) {
+        let now = EventTime::now();
+        let clock = syslog::Clock::new(now);
+        let mut out = Vec::new();
+        let (mut pos, mut count) = (0, 0);
+        loop {
+            match self.framer.step(&self.buf[pos..]) {
+                Step::Message {
+                    consumed,
+                    start,
+                    end,
+                } => {
+                    self.encode(&mut out, &clock, pos + start, pos + end);
+                    count += 1;
+                    pos += consumed;
+                }
+                Step::Skip { consumed } => pos += consumed,
+                Step::TooLong { consumed, len } => {
+                    self.metrics.message_error(
+                        self.peer,
+                        "too_long",
+                        &too_long(len, &self.settings.config),
+                    );
+                    pos += consumed;
+                }
+                Step::NeedMore => break,
+            }
+        }
+        if last {
+            if let Some((start, end)) = self.framer.last_line(&self.buf[pos..]) {
+                self.encode(&mut out, &clock, pos + start, pos + end);
+                count += 1;
+                pos = self.buf.len();
+            }
+        }
+        self.buf.advance(pos);
+        (Records::Entries(out.into()), count)
+    }
+
+    fn encode(&self, out: &mut Vec<u8>, clock: &syslog::Clock, start: usize, end: usize) {
+        let now = clock.now();
+        let msg = &self.buf[start..end];
+        let config = &self.settings.config;
+        match (config.format, config.parser) {
+            (LineFormat::Json, _) => {
+                if let Err(e) = encode::json(out, now, msg) {
+                    self.metrics.message_error(
+                        self.peer,
+                        "invalid_json",
+                        &format!("{e}; kept as {{\"message\": line}}"),
+                    );
+                    encode::message(out, now, msg);
+                }
+            }
+            (LineFormat::Raw, Parser::Syslog) => match syslog::parse_with(msg, clock) {
+                Ok(p) => encode::syslog(out, now, &p),
+                Err(e) => {
+                    self.metrics.message_error(
+                        self.peer,
+                        "invalid_syslog",
+                        &format!("{e}; kept as {{\"message\": line}}"),
+                    );
+                    encode::message(out, now, msg);
+                }
+            },
+            (LineFormat::Raw, Parser::None) => encode::message(out, now, msg),
+        }
+    }
+}
+
+fn too_long(len: usize, config: &TcpSourceConfig) -> String {
+    format!(
+        "message of {len}+ bytes is longer than max_line_bytes ({}); dropped (raise max_line_bytes to keep such messages)",
+        config.max_line_bytes
+    )
+}
+
+/// True if `buf` starts like a TLS ClientHello (record type 0x16, version
+/// 3.x).
+fn looks_like_tls(buf: &[u8]) -> bool {
+    buf.len() >= 2 && buf[0] == 0x16 && buf[1] == 0x03
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(extra: &str) -> Framed {
+        let config: TcpSourceConfig = toml::from_str(&format!(
+            "address = \"127.0.0.1:0\"\nmax_line_bytes = 8\n{extra}"
+        ))
+        .unwrap();
+        Framed {
+            buf: BytesMut::new(),
+            framer: Framer::new(config.framing, config.max_line_bytes),
+            settings: Arc::new(Settings {
+                tag: "t".into(),
+                config,
+                tls: None,
+            }),
+            metrics: Arc::new(TcpMetrics::new(&crate::metrics::Registry::new(), "in")),
+            peer: "127.0.0.1:1".parse().unwrap(),
+        }
+    }
+
+    fn lines(f: &mut Framed, input: &[u8], last: bool) -> (Bytes, usize, bool) {
+        f.buf.extend_from_slice(input);
+        let start = f.buf.as_ptr() as usize;
+        let Some(batch) = f.take_batch(last) else {
+            return (Bytes::new(), 0, false);
+        };
+        let Records::Lines { data, .. } = batch.records else {
+            panic!("raw newline lines are Records::Lines")
+        };
+        let at = data.as_ptr() as usize;
+        // zero copy: the batch points into the read buffer
+        let shared = at >= start && at < start + input.len();
+        (data, batch.count, shared)
+    }
+
+    #[test]
+    fn clean_lines_are_handed_on_without_a_copy() {
+        let mut f = framed("");
+        let (data, n, shared) = lines(&mut f, b"one\ntwo\nthr", false);
+        assert_eq!((&data[..], n, shared), (&b"one\ntwo\n"[..], 2, true));
+        assert_eq!(&f.buf[..], b"thr");
+        // an over-long line before clean ones is skipped, still no copy
+        let (data, n, shared) = lines(&mut f, b"eeeeeeeeee\nfour\nfive\n", false);
+        assert_eq!((&data[..], n, shared), (&b"four\nfive\n"[..], 2, true));
+        assert!(f.buf.is_empty());
+    }
+
+    #[test]
+    fn small_reads_share_one_allocation() {
+        let mut f = framed("");
+        let mut first = None;
+        let mut held = Vec::new();
+        for _ in 0..1000 {
+            prepare_read(&mut f.buf);
+            let (data, n, _) = lines(&mut f, b"ab\n", false);
+            assert_eq!(n, 1);
+            let at = data.as_ptr() as usize;
+            let first = *first.get_or_insert(at);
+            // 1000 lines of 3 bytes fit in the first allocation
+            assert!(
+                at >= first && at < first + READ_CHUNK,
+                "a new allocation per read"
+            );
+            // as a slow sink would
+            held.push(data);
+        }
+    }
+
+    #[test]
+    fn crlf_empty_and_over_long_lines_in_between_are_copied_out() {
+        let mut f = framed("");
+        let (data, n, shared) = lines(&mut f, b"a\r\nb\n\nccccccccccc\nd\n", false);
+        assert_eq!((&data[..], n, shared), (&b"a\nb\nd\n"[..], 3, false));
+        // at the end, an unterminated last line is a line too
+        let (data, n, _) = lines(&mut f, b"e\nlast", true);
+        assert_eq!((&data[..], n), (&b"e\nlast\n"[..], 2));
+        assert!(f.buf.is_empty());
+    }
+
+    #[test]
+    fn other_settings_make_entries() {
+        let mut f = framed("framing = \"octet_counting\"\nparser = \"syslog\"");
+        f.buf.extend_from_slice(b"7 <13>1 -4 <1>x3 <1");
+        let batch = f.take_batch(true).unwrap();
+        assert_eq!(batch.count, 2);
+        assert!(matches!(batch.records, Records::Entries(_)));
+        // the unfinished frame stays, for the connection to count
+        assert_eq!(&f.buf[..], b"3 <1");
+    }
+}

@@ -1,0 +1,189 @@
+//! `type = "tcp"`: newline-delimited or octet-counted messages over TCP
+//! (or TLS), kept raw, read as JSON objects, or parsed as syslog.
+//!
+//! - `config.rs`: the settings and their limits;
+//! - `framing.rs`: splitting the byte stream into messages;
+//! - `syslog.rs`: RFC 5424 / RFC 3164 parsing;
+//! - `encode.rs`: messages into forward-protocol entries;
+//! - `conn.rs`: one connection: read, frame, route;
+//! - this file: the listener, the connection limit and the counters.
+
+mod config;
+mod conn;
+pub mod encode;
+pub mod framing;
+pub mod syslog;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+pub use config::{Framing, LineFormat, Parser, TcpSourceConfig};
+
+use super::SourceContext;
+use crate::metrics::{Counter, Registry};
+use crate::telemetry::RateLimitedLog;
+
+/// A bound TCP listener, ready to serve.
+pub struct TcpSource {
+    listener: TcpListener,
+    config: TcpSourceConfig,
+    cx: SourceContext,
+    metrics: Arc<TcpMetrics>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl TcpSource {
+    /// Binds the listening socket, so a taken port fails start-up rather
+    /// than the running pipeline.
+    pub async fn bind(config: TcpSourceConfig, cx: SourceContext) -> Result<Self, String> {
+        let tls = config.tls.as_ref().map(|t| t.acceptor()).transpose()?;
+        let listener = TcpListener::bind(&config.address)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
+            "tcp source listening");
+        let metrics = Arc::new(TcpMetrics::new(&cx.metrics, &cx.name));
+        Ok(TcpSource {
+            listener,
+            config,
+            cx,
+            metrics,
+            tls,
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts connections until shutdown, then lets every connection hand
+    /// over what it has read.
+    pub async fn run(self) {
+        let TcpSource {
+            listener,
+            config,
+            mut cx,
+            metrics,
+            tls,
+        } = self;
+        let max_connections = config.max_connections;
+        let slots = Arc::new(Semaphore::new(max_connections));
+        let settings = Arc::new(conn::Settings {
+            tag: config.tag.as_str().into(),
+            config,
+            tls,
+        });
+        let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
+        let mut connections = JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = cx.shutdown.wait() => break,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            // EMFILE and friends: back off instead of spinning
+                            accept_errors.handle(&e).await;
+                            continue;
+                        }
+                    };
+                    let Ok(slot) = slots.clone().try_acquire_owned() else {
+                        metrics.connections_rejected.inc();
+                        crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
+                            %peer, limit = max_connections,
+                            "connection refused: max_connections reached");
+                        continue;
+                    };
+                    metrics.connections.inc();
+                    let task = conn::Connection {
+                        stream,
+                        peer,
+                        settings: settings.clone(),
+                        metrics: metrics.clone(),
+                        router: cx.router.clone(),
+                        shutdown: cx.shutdown.clone(),
+                    };
+                    connections.spawn(async move {
+                        task.serve().await;
+                        drop(slot);
+                    });
+                }
+            }
+        }
+        drop(listener);
+        drop(cx.router);
+        tracing::debug!(source = %cx.name, open = connections.len(), "tcp source stopping");
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Counters of one TCP source; see `docs/operations.md`.
+pub(crate) struct TcpMetrics {
+    records: Counter,
+    bytes: Counter,
+    connections: Counter,
+    connections_rejected: Counter,
+    /// Per-message and per-connection warnings, rate-limited per kind.
+    warnings: RateLimitedLog,
+    registry: Registry,
+    source: Arc<str>,
+}
+
+impl TcpMetrics {
+    fn new(r: &Registry, source: &str) -> Self {
+        let l = &[("component", source)];
+        TcpMetrics {
+            records: r.counter(
+                "logferry_source_records_total",
+                "Records received by a source.",
+                l,
+            ),
+            bytes: r.counter(
+                "logferry_source_bytes_total",
+                "Bytes of records received by a source.",
+                l,
+            ),
+            connections: r.counter("logferry_tcp_connections_total", "Connections accepted.", l),
+            connections_rejected: r.counter(
+                "logferry_tcp_connections_rejected_total",
+                "Connections closed at once because max_connections was reached.",
+                l,
+            ),
+            warnings: RateLimitedLog::default(),
+            registry: r.clone(),
+            source: source.into(),
+        }
+    }
+
+    /// Counts and logs a bad message: the one place where they become
+    /// visible. The connection continues.
+    fn message_error(&self, peer: SocketAddr, kind: &'static str, reason: &str) {
+        self.registry
+            .counter(
+                "logferry_tcp_message_errors_total",
+                "Bad messages, by kind (too_long: dropped; invalid_json, invalid_syslog: kept as {\"message\": line}).",
+                &[("component", &self.source), ("kind", kind)],
+            )
+            .inc();
+        crate::warn_limited!(self.warnings, kind, source = %self.source, %peer, reason,
+            "bad message; connection continues");
+    }
+
+    fn connection_error(&self, peer: SocketAddr, kind: &'static str, reason: &str) {
+        self.registry
+            .counter(
+                "logferry_tcp_connection_errors_total",
+                "Connections ended on an error, by kind (idle_timeout, io, tls, tls_on_plain_port, truncated, sink_stopped, shutdown_timeout).",
+                &[("component", &self.source), ("kind", kind)],
+            )
+            .inc();
+        crate::warn_limited!(self.warnings, kind, source = %self.source, %peer, reason,
+            "closing connection");
+    }
+}
