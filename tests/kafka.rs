@@ -427,3 +427,134 @@ drain_timeout = "2s"
         lf.log_text()
     );
 }
+
+/// Produces `prefix-<i>` for i in `range`, one message each, with a real
+/// producer (kcat).
+fn produce(broker: &str, topic: &str, prefix: &str, range: std::ops::Range<usize>) {
+    let mut child = Command::new("kcat")
+        .args(["-P", "-b", broker, "-t", topic])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
+    let mut input = String::new();
+    for i in range {
+        input.push_str(&format!("{prefix}-{i}\n"));
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "kcat -P failed");
+}
+
+fn source_config(broker: &str, topic: &str, group: &str, out: &Path) -> String {
+    format!(
+        r#"
+[sources.k]
+type = "kafka"
+brokers = ["{broker}"]
+group_id = "{group}"
+topics = ["{topic}"]
+tag = "kafka.${{topic}}"
+commit_interval = "100ms"
+batch_records = 50
+
+[sinks.f]
+type = "file"
+match = "kafka.**"
+path = "{}"
+"#,
+        out.display()
+    )
+}
+
+#[test]
+fn kafka_source_consumes_every_record_and_a_kill_loses_none() {
+    let broker = shared_broker();
+    let topic = unique("src");
+    let group = unique("group");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.log");
+    let config = source_config(broker, &topic, &group, &out);
+    const N: usize = 2000;
+
+    produce(broker, &topic, "rec", 0..N);
+    let mut lf = Logferry::start(&config);
+    wait_for_lines(&out, N, Duration::from_secs(60));
+    // every record once, and no more arrive
+    std::thread::sleep(Duration::from_millis(500));
+    assert_exactly(&read_lines(&out), "rec", N);
+
+    // let the commits of the acknowledged records happen, then more
+    // records, and a kill in the middle of them
+    std::thread::sleep(Duration::from_millis(500));
+    produce(broker, &topic, "rec", N..5 * N);
+    wait_for_lines(&out, N + 100, Duration::from_secs(60));
+    lf.kill();
+    let before_restart = read_lines(&out).len();
+
+    let mut lf = Logferry::start(&config);
+    let counts = {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let counts = distinct(read_lines(&out));
+            if counts.len() >= 5 * N || Instant::now() > deadline {
+                break counts;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let missing: Vec<usize> = (0..5 * N)
+        .filter(|i| !counts.contains_key(&format!("rec-{i}")))
+        .collect();
+    assert!(missing.is_empty(), "records lost: {missing:?}");
+    assert_eq!(counts.len(), 5 * N, "only rec-* records");
+    lf.stop();
+    // the restart resumed from the last commit, not from the beginning
+    let again = lf.final_counter("logferry_source_records_total{component=\"k\"}");
+    assert!(
+        (again as usize) < 5 * N && again as usize >= 5 * N - before_restart,
+        "the restart consumed {again} records; {before_restart} were written before the kill"
+    );
+    assert!(lf.final_counter("logferry_kafka_source_commits_total{component=\"k\"}") > 0);
+}
+
+#[test]
+fn kafka_source_commits_nothing_a_sink_rejected_so_a_restart_delivers_it() {
+    let broker = shared_broker();
+    let topic = unique("srcrej");
+    let group = unique("group");
+    let dir = tempfile::tempdir().unwrap();
+    // a path under a regular file cannot be opened (at the first record,
+    // as the path depends on the tag): the file sink rejects
+    let blocker = dir.path().join("blocker");
+    std::fs::write(&blocker, "").unwrap();
+    const N: usize = 500;
+    produce(broker, &topic, "rej", 0..N);
+
+    let mut lf = Logferry::start(&source_config(
+        broker,
+        &topic,
+        &group,
+        &blocker.join("${tag}.log"),
+    ));
+    lf.wait_for_log("blocker", Duration::from_secs(60));
+    // several commit intervals pass: nothing may be committed
+    std::thread::sleep(Duration::from_millis(500));
+    lf.stop();
+    assert_eq!(
+        lf.final_counter("logferry_kafka_source_commits_total{component=\"k\"}"),
+        0
+    );
+    assert!(
+        lf.final_counter(
+            "logferry_kafka_source_errors_total{component=\"k\",kind=\"rejected_batch\"}"
+        ) >= 1
+    );
+
+    let out = dir.path().join("out.log");
+    let mut lf = Logferry::start(&source_config(broker, &topic, &group, &out));
+    wait_for_lines(&out, N, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_exactly(&read_lines(&out), "rej", N);
+    lf.stop();
+}

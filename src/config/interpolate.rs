@@ -5,7 +5,8 @@
 //! it holds: quotes, backslashes and newlines cannot change the file's
 //! structure. `$${` writes a literal `${`. `${tag}` (and `${tag[N]}`) is
 //! left alone: it is the per-record tag placeholder of sink paths, not an
-//! environment variable.
+//! environment variable; so is `${topic}`, the Kafka source's tag
+//! placeholder.
 
 use std::fmt;
 
@@ -68,7 +69,7 @@ pub fn interpolate(
             Some((n, d)) => (n, Some(d)),
             None => (expr, None),
         };
-        if name == "tag" || name.starts_with("tag[") {
+        if name == "tag" || name.starts_with("tag[") || name == "topic" {
             out.push_str(&rest[i..i + 2 + close]);
         } else {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -151,6 +152,10 @@ mod tests {
         assert_eq!(
             interpolate("/var/${tag}.log", env).unwrap(),
             "/var/${tag}.log"
+        );
+        assert_eq!(
+            interpolate("kafka.${topic}", env).unwrap(),
+            "kafka.${topic}"
         );
     }
 

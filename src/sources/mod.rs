@@ -3,6 +3,7 @@
 pub mod forward;
 pub mod generator;
 pub mod http;
+pub mod kafka;
 pub mod tail;
 pub mod tcp;
 
@@ -16,6 +17,7 @@ use crate::router::Router;
 use forward::{ForwardSource, ForwardSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
 use http::{HttpSource, HttpSourceConfig};
+use kafka::{KafkaSource, KafkaSourceConfig};
 use tail::{TailSource, TailSourceConfig};
 use tcp::{TcpSource, TcpSourceConfig};
 
@@ -25,18 +27,20 @@ pub enum SourceKind {
     Forward(ForwardSourceConfig),
     Generator(GeneratorConfig),
     Http(HttpSourceConfig),
+    Kafka(Box<KafkaSourceConfig>),
     Tail(Box<TailSourceConfig>),
     Tcp(TcpSourceConfig),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN: &str = "forward, generator, http, tail, tcp";
+const KNOWN: &str = "forward, generator, http, kafka, tail, tcp";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
     Ok(match name {
         "forward" => SourceKind::Forward(table.parse()?),
         "generator" => SourceKind::Generator(table.parse()?),
         "http" => SourceKind::Http(table.parse()?),
+        "kafka" => SourceKind::Kafka(Box::new(table.parse()?)),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
         "tcp" => SourceKind::Tcp(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN)),
@@ -49,6 +53,7 @@ impl SourceKind {
             SourceKind::Forward(c) => c.validate(),
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Http(c) => c.validate(),
+            SourceKind::Kafka(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
             SourceKind::Tcp(c) => c.validate(),
         }
@@ -80,6 +85,7 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
             let source = HttpSource::bind(c, cx).await?;
             Box::pin(source.run())
         }
+        SourceKind::Kafka(c) => Box::pin(KafkaSource::new(*c, cx)?.run()),
         SourceKind::Tail(c) => {
             let source = TailSource::new(*c, cx)?;
             on_own_thread("tail", source.run())?

@@ -387,7 +387,7 @@ fn describe_msgpack(b: &[u8]) -> String {
 
 /// JSON to msgpack. Nesting is at most [`MAX_JSON_DEPTH`] levels, so the
 /// recursion is bounded.
-fn json_to_msgpack(v: &Json, out: &mut Vec<u8>) {
+pub(crate) fn json_to_msgpack(v: &Json, out: &mut Vec<u8>) {
     match v {
         Json::Null => out.push(0xc0),
         Json::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
