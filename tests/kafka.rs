@@ -431,14 +431,21 @@ drain_timeout = "2s"
 /// Produces `prefix-<i>` for i in `range`, one message each, with a real
 /// producer (kcat).
 fn produce(broker: &str, topic: &str, prefix: &str, range: std::ops::Range<usize>) {
+    let lines: Vec<String> = range.map(|i| format!("{prefix}-{i}")).collect();
+    produce_lines(broker, topic, &lines);
+}
+
+/// Produces each of `lines` as one message (kcat -P).
+fn produce_lines(broker: &str, topic: &str, lines: &[String]) {
     let mut child = Command::new("kcat")
         .args(["-P", "-b", broker, "-t", topic])
         .stdin(std::process::Stdio::piped())
         .spawn()
         .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
     let mut input = String::new();
-    for i in range {
-        input.push_str(&format!("{prefix}-{i}\n"));
+    for l in lines {
+        input.push_str(l);
+        input.push('\n');
     }
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(input.as_bytes()).unwrap();
@@ -557,4 +564,38 @@ fn kafka_source_commits_nothing_a_sink_rejected_so_a_restart_delivers_it() {
     std::thread::sleep(Duration::from_millis(300));
     assert_exactly(&read_lines(&out), "rej", N);
     lf.stop();
+}
+
+#[test]
+fn kafka_source_skips_and_counts_values_that_are_not_json_objects() {
+    let broker = shared_broker();
+    let topic = unique("srcjson");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.log");
+    const N: usize = 100;
+    let mut lines = Vec::new();
+    for i in 0..N {
+        lines.push(format!(r#"{{"message":"ok-{i}","n":{i}}}"#));
+        if i % 10 == 0 {
+            lines.push(format!("not json {i}"));
+            lines.push("[1, 2]".to_string());
+        }
+    }
+    produce_lines(broker, &topic, &lines);
+    let config = source_config(broker, &topic, &unique("group"), &out).replace(
+        "batch_records = 50",
+        "batch_records = 50\nformat = \"json\"",
+    );
+    let mut lf = Logferry::start(&config);
+    wait_for_lines(&out, N, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    lf.stop();
+    assert_exactly(&read_lines(&out), "ok", N);
+    assert_eq!(
+        lf.final_counter(
+            "logferry_kafka_source_errors_total{component=\"k\",kind=\"invalid_json\"}"
+        ),
+        20
+    );
+    assert!(lf.log_text().contains("not a JSON object"));
 }

@@ -112,6 +112,10 @@ impl KafkaSourceConfig {
                 self.auto_offset_reset
             ));
         }
+        // librdkafka checks each property as it is set, without connecting
+        self.client_config()
+            .create_native_config()
+            .map_err(|e| format!("librdkafka_options: {e}"))?;
         Ok(())
     }
 
@@ -132,5 +136,51 @@ impl KafkaSourceConfig {
     /// The tag of records from `topic`.
     pub fn tag_for(&self, topic: &str) -> String {
         self.tag.replace("${topic}", topic)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(extra: &str) -> Result<KafkaSourceConfig, String> {
+        let c: KafkaSourceConfig = toml::from_str(&format!(
+            "brokers = [\"b:9092\"]\ngroup_id = \"g\"\ntopics = [\"t\", \"^logs-.*\"]\n{extra}"
+        ))
+        .map_err(|e| e.to_string())?;
+        c.validate().map(|()| c)
+    }
+
+    #[test]
+    fn defaults_and_the_properties_they_become() {
+        let c = parse("[librdkafka_options]\n\"enable.auto.commit\" = \"true\"\n\"session.timeout.ms\" = \"7000\"").unwrap();
+        assert_eq!(c.tag_for("app"), "app");
+        assert_eq!(c.format, ValueFormat::Raw);
+        let props = c.client_config();
+        assert_eq!(props.get("auto.offset.reset"), Some("earliest"));
+        assert_eq!(props.get("group.id"), Some("g"));
+        assert_eq!(props.get("session.timeout.ms"), Some("7000"));
+        assert_eq!(
+            props.get("enable.auto.commit"),
+            Some("false"),
+            "offsets are committed only once the sinks have the records"
+        );
+        let c = parse("tag = \"kafka.${topic}\"").unwrap();
+        assert_eq!(c.tag_for("app"), "kafka.app");
+    }
+
+    #[test]
+    fn bad_settings_are_errors_naming_the_setting() {
+        let e = parse("[librdkafka_options]\n\"no.such.option\" = \"1\"").unwrap_err();
+        assert!(
+            e.contains("librdkafka_options") && e.contains("no.such.option"),
+            "{e}"
+        );
+        let e = parse("auto_offset_reset = \"oldest\"").unwrap_err();
+        assert!(e.contains("auto_offset_reset"), "{e}");
+        let e = parse("batch_records = 0").unwrap_err();
+        assert!(e.contains("batch_records"), "{e}");
+        let e = parse("format = \"xml\"").unwrap_err();
+        assert!(e.contains("format") || e.contains("xml"), "{e}");
     }
 }
