@@ -21,6 +21,13 @@ pub struct KafkaSinkConfig {
     /// messages have no key (librdkafka spreads them over partitions).
     #[serde(default)]
     pub key_field: Option<String>,
+    /// How a keyed message picks its partition (librdkafka's
+    /// `partitioner`): `"consistent_random"` (default: a hash of the key,
+    /// random without a key), `"consistent"`, `"murmur2"`,
+    /// `"murmur2_random"` (the Java client's), `"fnv1a"`, `"fnv1a_random"`
+    /// or `"random"`.
+    #[serde(default = "default_partitioner")]
+    pub partitioner: String,
     /// `"none"` (default), `"gzip"`, `"snappy"`, `"lz4"` or `"zstd"`.
     #[serde(default)]
     pub compression: Compression,
@@ -101,6 +108,9 @@ impl Compression {
     }
 }
 
+fn default_partitioner() -> String {
+    "consistent_random".into()
+}
 fn default_acks() -> String {
     "all".into()
 }
@@ -130,6 +140,22 @@ impl KafkaSinkConfig {
             return Err("brokers must list at least one `host:port`".into());
         }
         PathTemplate::parse(&self.topic).map_err(|e| e.replacen("path", "topic", 1))?;
+        const PARTITIONERS: &[&str] = &[
+            "consistent_random",
+            "consistent",
+            "murmur2",
+            "murmur2_random",
+            "fnv1a",
+            "fnv1a_random",
+            "random",
+        ];
+        if !PARTITIONERS.contains(&self.partitioner.as_str()) {
+            return Err(format!(
+                "partitioner = {:?}: use one of {}",
+                self.partitioner,
+                PARTITIONERS.join(", ")
+            ));
+        }
         if !matches!(self.acks.as_str(), "all" | "-1" | "1" | "0") {
             return Err(format!(
                 "acks = {:?}: use \"all\", \"1\" or \"0\"",
@@ -173,6 +199,7 @@ impl KafkaSinkConfig {
         set("bootstrap.servers", self.brokers.join(","));
         set("compression.type", self.compression.as_str().into());
         set("acks", self.acks.clone());
+        set("partitioner", self.partitioner.clone());
         set("enable.idempotence", self.idempotence.to_string());
         set("linger.ms", self.linger_ms.to_string());
         set("batch.size", self.batch_bytes.to_string());
@@ -203,6 +230,9 @@ mod tests {
         assert_eq!(p["enable.idempotence"], "true");
         assert_eq!(p["compression.type"], "none");
         assert_eq!(p["bootstrap.servers"], "127.0.0.1:9092");
+        assert_eq!(p["partitioner"], "consistent_random");
+        let c = parse("partitioner = \"murmur2_random\"").unwrap();
+        assert_eq!(c.client_properties()["partitioner"], "murmur2_random");
     }
 
     #[test]
@@ -217,6 +247,9 @@ mod tests {
     #[test]
     fn bad_settings_are_errors() {
         assert!(parse("acks = \"some\"").unwrap_err().contains("acks"));
+        assert!(parse("partitioner = \"round\"")
+            .unwrap_err()
+            .contains("partitioner"));
         assert!(parse("acks = \"1\"").unwrap_err().contains("idempotence"));
         assert!(parse("acks = \"1\"\nidempotence = false").is_ok());
         assert!(parse("compression = \"brotli\"").is_err());
