@@ -599,3 +599,103 @@ fn kafka_source_skips_and_counts_values_that_are_not_json_objects() {
     );
     assert!(lf.log_text().contains("not a JSON object"));
 }
+
+/// HTTP → Kafka: each request is answered only once Kafka's delivery
+/// reports say its lines are stored; the topic then holds every line once.
+#[test]
+fn http_to_kafka_answers_after_delivery_and_delivers_every_line_once() {
+    let broker = shared_broker();
+    let topic = unique("http");
+    let mut lf = Logferry::start(&format!(
+        "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n[sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{broker}\"]\ntopic = \"{topic}\"\n"
+    ));
+    let addr = lf.address("http source listening");
+    const REQUESTS: usize = 20;
+    const PER: usize = 100;
+    for r in 0..REQUESTS {
+        let body: String = (r * PER..(r + 1) * PER)
+            .map(|i| format!("h-{i}\n"))
+            .collect();
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        write!(
+            s,
+            "POST /app.web HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200"),
+            "request {r}: {answer}\n{}",
+            lf.log_text()
+        );
+        // answered after delivery: the topic already holds this request
+        let stored = consume(broker, &topic, (r + 1) * PER, Duration::from_secs(5));
+        assert!(
+            stored.len() >= (r + 1) * PER,
+            "request {r} answered before Kafka had it"
+        );
+    }
+    let got = consume(broker, &topic, REQUESTS * PER, Duration::from_secs(30));
+    let seen: HashSet<String> = got.iter().map(|m| m.payload.clone()).collect();
+    assert_eq!(got.len(), REQUESTS * PER, "every line once");
+    assert_eq!(
+        seen,
+        (0..REQUESTS * PER).map(|i| format!("h-{i}")).collect()
+    );
+    assert!(lf.stop().success());
+}
+
+/// tail → Kafka: the broker goes down while lines are being read, logferry
+/// is killed (-9) during the outage, then both come back: every line
+/// arrives at least once.
+#[test]
+fn tail_to_kafka_with_kill_9_during_a_broker_outage_loses_nothing() {
+    let broker = OwnBroker::start();
+    let topic = unique("tail");
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("app.log");
+    let append = |range: std::ops::Range<usize>| {
+        let text: String = range.map(|i| format!("t-{i}\n")).collect();
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&live)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    };
+    append(0..20_000);
+    let cfg = format!(
+        "[sources.tail]\ntype = \"tail\"\npaths = [\"{live}\"]\ntag = \"app\"\nread_from_head = true\ncheckpoint_dir = \"{state}\"\n\n[sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{b}\"]\ntopic = \"{topic}\"\nretry_backoff = \"200ms\"\nretry_backoff_max = \"1s\"\n[sinks.k.librdkafka_options]\n\"message.timeout.ms\" = \"3000\"\n",
+        live = live.display(),
+        state = dir.path().join("state").display(),
+        b = broker.addr
+    );
+    let mut lf = Logferry::start(&cfg);
+    consume(&broker.addr, &topic, 20_000, Duration::from_secs(60));
+    broker.stop();
+    append(20_000..30_000);
+    std::thread::sleep(Duration::from_secs(2)); // read, not deliverable
+    lf.kill();
+    broker.restart();
+    let mut again = Logferry::start(&cfg);
+    let want: HashSet<String> = (0..30_000).map(|i| format!("t-{i}")).collect();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let got = consume(&broker.addr, &topic, 30_000, Duration::from_secs(5));
+        let seen: HashSet<String> = got.into_iter().map(|m| m.payload).collect();
+        let missing = want.difference(&seen).count();
+        if missing == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} lines never reached Kafka:\n{}",
+            again.log_text()
+        );
+    }
+    assert!(again.stop().success());
+}
