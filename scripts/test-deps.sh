@@ -89,17 +89,7 @@ else
 fi
 
 # --- Kafka: librdkafka build tools, kcat, the local broker's jars ------------
-apt_missing=()
-for pkg in cmake g++ pkg-config libssl-dev libcurl4-openssl-dev kcat; do
-  dpkg -s "$pkg" >/dev/null 2>&1 || apt_missing+=("$pkg")
-done
-if ((${#apt_missing[@]})); then
-  echo "kafka: installing ${apt_missing[*]} with apt-get"
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${apt_missing[@]}" >/dev/null
-else
-  echo "kafka: skip, cmake, g++, libssl-dev, libcurl4-openssl-dev and kcat are installed"
-fi
+"$ROOT/scripts/build-deps.sh" kcat
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"
