@@ -1,4 +1,5 @@
-//! Byte-stream helpers shared by the forward source and sink.
+//! Network helpers shared by the listening sources and the forward sink:
+//! byte streams, and the accept loop with its connection limit.
 
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -85,4 +86,54 @@ impl AcceptErrors {
         };
         tokio::time::sleep(pause).await;
     }
+}
+
+/// The accept loop every listening source shares: accepts connections on
+/// `listener` until `shutdown`, at most `max_connections` at once. A
+/// connection over the limit is closed at once and `refused(peer)` is
+/// called (to count and warn); each other one runs `serve(stream, peer)`
+/// and holds its slot until that ends. Accept failures go to `errors`
+/// (back-off, no spin). Returns the connections still running, for the
+/// caller to wait for once it has let go of what they may wait on (its
+/// router, so the sink queues can drain).
+pub async fn accept_until_stop<F, Fut>(
+    listener: tokio::net::TcpListener,
+    max_connections: usize,
+    shutdown: &mut crate::sources::Shutdown,
+    errors: &AcceptErrors,
+    mut refused: impl FnMut(std::net::SocketAddr),
+    mut serve: F,
+) -> tokio::task::JoinSet<()>
+where
+    F: FnMut(tokio::net::TcpStream, std::net::SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = shutdown.wait() => break,
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            accepted = listener.accept() => {
+                let (stream, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        // EMFILE and friends: back off instead of spinning
+                        errors.handle(&e).await;
+                        continue;
+                    }
+                };
+                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                    refused(peer);
+                    continue;
+                };
+                let task = serve(stream, peer);
+                connections.spawn(async move {
+                    task.await;
+                    drop(slot);
+                });
+            }
+        }
+    }
+    connections
 }

@@ -11,8 +11,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 pub use config::{ForwardSourceConfig, UserConfig};
 
@@ -66,7 +64,7 @@ impl ForwardSource {
             metrics,
             tls,
         } = self;
-        let slots = Arc::new(Semaphore::new(config.max_connections));
+        let max_connections = config.max_connections;
         let settings = Arc::new(conn::Settings {
             limits: config.limits(),
             idle_timeout: config.idle_timeout,
@@ -75,44 +73,32 @@ impl ForwardSource {
             auth: config.auth(),
         });
         let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
-        let mut connections = JoinSet::new();
-        loop {
-            tokio::select! {
-                _ = cx.shutdown.wait() => break,
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            // EMFILE and friends: back off instead of spinning
-                            accept_errors.handle(&e).await;
-                            continue;
-                        }
-                    };
-                    let Ok(slot) = slots.clone().try_acquire_owned() else {
-                        metrics.connections_rejected.inc();
-                        crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
-                            %peer, limit = config.max_connections,
-                            "connection refused: max_connections reached");
-                        continue;
-                    };
-                    metrics.connections.inc();
-                    let task = conn::Connection {
-                        stream,
-                        peer,
-                        settings: settings.clone(),
-                        metrics: metrics.clone(),
-                        router: cx.router.clone(),
-                        shutdown: cx.shutdown.clone(),
-                    };
-                    connections.spawn(async move {
-                        task.serve().await;
-                        drop(slot);
-                    });
+        let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
+        let mut connections = crate::net::accept_until_stop(
+            listener,
+            max_connections,
+            &mut cx.shutdown,
+            &accept_errors,
+            |peer| {
+                metrics.connections_rejected.inc();
+                crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
+                    %peer, limit = max_connections,
+                    "connection refused: max_connections reached");
+            },
+            |stream, peer| {
+                metrics.connections.inc();
+                conn::Connection {
+                    stream,
+                    peer,
+                    settings: settings.clone(),
+                    metrics: metrics.clone(),
+                    router: router.clone(),
+                    shutdown: conn_shutdown.clone(),
                 }
-            }
-        }
-        drop(listener);
+                .serve()
+            },
+        )
+        .await;
         // the queues close once no source holds a router: the drain starts
         // now, while connections still wait for their acks
         drop(cx.router);

@@ -14,8 +14,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 pub use config::{AckMode, HttpSourceConfig};
 
@@ -67,47 +65,39 @@ impl HttpSource {
             metrics,
             tls,
         } = self;
-        let slots = Arc::new(Semaphore::new(config.max_connections));
+        let max_connections = config.max_connections;
         let settings = Arc::new(conn::Settings {
             config: config.clone(),
             tls,
         });
         let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
-        let mut connections = JoinSet::new();
-        loop {
-            tokio::select! {
-                _ = cx.shutdown.wait() => break,
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            accept_errors.handle(&e).await;
-                            continue;
-                        }
-                    };
-                    let Ok(slot) = slots.clone().try_acquire_owned() else {
-                        metrics.error(peer, "max_connections",
-                            &format!("connection refused: max_connections ({}) reached", config.max_connections));
-                        continue;
-                    };
-                    metrics.connections.inc();
-                    let task = conn::Connection {
-                        stream,
-                        peer,
-                        settings: settings.clone(),
-                        metrics: metrics.clone(),
-                        router: cx.router.clone(),
-                        shutdown: cx.shutdown.clone(),
-                    };
-                    connections.spawn(async move {
-                        task.serve().await;
-                        drop(slot);
-                    });
+        let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
+        let mut connections = crate::net::accept_until_stop(
+            listener,
+            max_connections,
+            &mut cx.shutdown,
+            &accept_errors,
+            |peer| {
+                metrics.error(
+                    peer,
+                    "max_connections",
+                    &format!("connection refused: max_connections ({max_connections}) reached"),
+                )
+            },
+            |stream, peer| {
+                metrics.connections.inc();
+                conn::Connection {
+                    stream,
+                    peer,
+                    settings: settings.clone(),
+                    metrics: metrics.clone(),
+                    router: router.clone(),
+                    shutdown: conn_shutdown.clone(),
                 }
-            }
-        }
-        drop(listener);
+                .serve()
+            },
+        )
+        .await;
         // the queues close once no source holds a router
         drop(cx.router);
         tracing::debug!(source = %cx.name, open = connections.len(), "http source stopping");

@@ -18,8 +18,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 pub use config::{Framing, LineFormat, Parser, TcpSourceConfig};
 
@@ -72,51 +70,38 @@ impl TcpSource {
             tls,
         } = self;
         let max_connections = config.max_connections;
-        let slots = Arc::new(Semaphore::new(max_connections));
         let settings = Arc::new(conn::Settings {
             tag: config.tag.as_str().into(),
             config,
             tls,
         });
         let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
-        let mut connections = JoinSet::new();
-        loop {
-            tokio::select! {
-                _ = cx.shutdown.wait() => break,
-                Some(_) = connections.join_next(), if !connections.is_empty() => {}
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            // EMFILE and friends: back off instead of spinning
-                            accept_errors.handle(&e).await;
-                            continue;
-                        }
-                    };
-                    let Ok(slot) = slots.clone().try_acquire_owned() else {
-                        metrics.connections_rejected.inc();
-                        crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
-                            %peer, limit = max_connections,
-                            "connection refused: max_connections reached");
-                        continue;
-                    };
-                    metrics.connections.inc();
-                    let task = conn::Connection {
-                        stream,
-                        peer,
-                        settings: settings.clone(),
-                        metrics: metrics.clone(),
-                        router: cx.router.clone(),
-                        shutdown: cx.shutdown.clone(),
-                    };
-                    connections.spawn(async move {
-                        task.serve().await;
-                        drop(slot);
-                    });
+        let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
+        let mut connections = crate::net::accept_until_stop(
+            listener,
+            max_connections,
+            &mut cx.shutdown,
+            &accept_errors,
+            |peer| {
+                metrics.connections_rejected.inc();
+                crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
+                    %peer, limit = max_connections,
+                    "connection refused: max_connections reached");
+            },
+            |stream, peer| {
+                metrics.connections.inc();
+                conn::Connection {
+                    stream,
+                    peer,
+                    settings: settings.clone(),
+                    metrics: metrics.clone(),
+                    router: router.clone(),
+                    shutdown: conn_shutdown.clone(),
                 }
-            }
-        }
-        drop(listener);
+                .serve()
+            },
+        )
+        .await;
         drop(cx.router);
         tracing::debug!(source = %cx.name, open = connections.len(), "tcp source stopping");
         while connections.join_next().await.is_some() {}
