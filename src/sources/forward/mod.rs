@@ -99,6 +99,8 @@ impl ForwardSource {
             },
         )
         .await;
+        // the accept loop handed out clones of this router; it goes too
+        drop(router);
         // the queues close once no source holds a router: the drain starts
         // now, while connections still wait for their acks
         drop(cx.router);

@@ -98,6 +98,8 @@ impl HttpSource {
             },
         )
         .await;
+        // the accept loop handed out clones of this router; it goes too
+        drop(router);
         // the queues close once no source holds a router
         drop(cx.router);
         tracing::debug!(source = %cx.name, open = connections.len(), "http source stopping");

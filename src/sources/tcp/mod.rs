@@ -102,6 +102,8 @@ impl TcpSource {
             },
         )
         .await;
+        // the accept loop handed out clones of this router; it goes too
+        drop(router);
         drop(cx.router);
         tracing::debug!(source = %cx.name, open = connections.len(), "tcp source stopping");
         while connections.join_next().await.is_some() {}
