@@ -50,13 +50,22 @@ fn shared_broker() -> &'static str {
 struct OwnBroker {
     dir: tempfile::TempDir,
     addr: String,
+    /// One own broker at a time: two formatting and starting at once on
+    /// two cores fail to start.
+    _one: std::sync::MutexGuard<'static, ()>,
 }
 
 impl OwnBroker {
     fn start() -> OwnBroker {
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
         let addr = kafka_sh("start", Some(dir.path()));
-        OwnBroker { dir, addr }
+        OwnBroker {
+            dir,
+            addr,
+            _one: one,
+        }
     }
     fn stop(&self) {
         kafka_sh("stop", Some(self.dir.path()));
