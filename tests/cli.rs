@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::io::{Read, Write};
 use std::process::Command;
 use std::time::Duration;
 
@@ -65,9 +66,11 @@ fn run_without_config_uses_the_embedded_default() {
     let mut cmd = Command::new(BIN);
     cmd.arg("run")
         .current_dir(dir.path())
-        .env("LOGFERRY_FORWARD_ADDRESS", "127.0.0.1:0");
+        .env("LOGFERRY_FORWARD_ADDRESS", "127.0.0.1:0")
+        .env("LOGFERRY_HTTP_ADDRESS", "127.0.0.1:0");
     let mut lf = Logferry::spawn(&mut cmd, dir);
     let addr = lf.forward_addr("forward");
+    let http = lf.address("http source listening source=http ");
     let mut entries = Vec::new();
     for i in 0..10 {
         logferry::protocol::forward::write_message_entry(
@@ -80,9 +83,20 @@ fn run_without_config_uses_the_embedded_default() {
     let mut frame = Vec::new();
     logferry::protocol::forward::write_packed_forward(&mut frame, "x", &entries, 10, None);
     drop(send(addr, &frame));
+    let body = (10..15).map(|i| format!("d-{i}\n")).collect::<String>();
+    let mut req = std::net::TcpStream::connect(http).unwrap();
+    write!(
+        req,
+        "POST /web HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    req.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     let out = lf.path("logferry-data/unified.log");
-    let lines = wait_for_lines(&out, 10, Duration::from_secs(20));
-    assert_exactly(&lines, "d", 10);
+    let lines = wait_for_lines(&out, 15, Duration::from_secs(20));
+    assert_exactly(&lines, "d", 15);
     assert!(lf.stop().success());
 }
 
@@ -404,7 +418,7 @@ fn a_bad_address_for_the_embedded_default_is_an_error_not_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("<embedded default>:6:") && stderr.contains("0 to 65535"),
+        stderr.contains("<embedded default>:8:") && stderr.contains("0 to 65535"),
         "{stderr}"
     );
 }

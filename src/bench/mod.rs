@@ -9,9 +9,10 @@
 //! - `process.rs`: logferry processes under measurement;
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
-//! - `forward_file.rs`, `relay.rs`: the scenarios.
+//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios.
 
 mod forward_file;
+mod kafka;
 mod load;
 mod pki;
 mod process;
@@ -44,6 +45,14 @@ pub enum Scenario {
     /// A file written before the start, tailed into a raw file. Baseline:
     /// `cat in > out`.
     TailFile(tail_file::TailFileArgs),
+    /// One forward connection → Kafka sink → a real broker, timed until the
+    /// topic holds every record (`--tls`: also with TLS on the forward
+    /// hop). Baseline: `kcat -P` producing the same records.
+    ForwardKafka(kafka::ForwardKafkaArgs),
+    /// Keep-alive HTTP writers → HTTP source → Kafka sink, answered after
+    /// Kafka's delivery report; requests/s and latency percentiles.
+    /// Baseline: `kcat -P` producing the same records.
+    HttpKafka(kafka::HttpKafkaArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -52,6 +61,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::Relay(a) => relay::relay(a),
         Scenario::ForwardSink(a) => relay::forward_sink(a),
         Scenario::TailFile(a) => tail_file::run(a),
+        Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
+        Scenario::HttpKafka(a) => kafka::http_kafka(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

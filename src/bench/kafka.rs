@@ -1,0 +1,691 @@
+//! `bench forward-kafka` and `bench http-kafka`: records into logferry,
+//! out to a real Kafka broker, timed until the topic holds every record
+//! (its partitions' end offsets, read from the broker). The baseline is a
+//! direct producer, `kcat -P`, sending the same records with the same
+//! producer settings to a topic of its own in the same run, so the numbers
+//! read as a ratio to what the broker on this machine can take.
+//!
+//! Each run gets fresh topics, so offsets count exactly this run's records:
+//! a lost record shows as a run that never completes, a duplicate as more
+//! offsets than records (both are errors).
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::ClientConfig;
+
+use super::load::{packed_frame, send_frames};
+use super::pki;
+use super::process::{wait_until, Proc};
+use super::report::{self, Run, RunArgs, WorkDir};
+
+/// Producer settings shared by logferry's Kafka sink and the `kcat`
+/// baseline (librdkafka property, value).
+const PRODUCER: &[(&str, &str)] = &[
+    ("acks", "all"),
+    ("enable.idempotence", "true"),
+    ("linger.ms", "5"),
+    ("batch.size", "1048576"),
+    ("compression.type", "none"),
+];
+
+/// Options of both Kafka scenarios.
+#[derive(Debug, clap::Args)]
+pub struct KafkaArgs {
+    /// Bootstrap address of the broker (`scripts/kafka.sh start` prints it).
+    #[arg(long)]
+    pub brokers: String,
+    /// Partitions of each topic the benchmark creates.
+    #[arg(long, default_value_t = 1)]
+    pub partitions: i32,
+    /// Bytes per record (one Kafka message each).
+    #[arg(long, default_value_t = 100)]
+    pub record_size: usize,
+    /// Records per run.
+    #[arg(long, default_value_t = 2_000_000)]
+    pub records: usize,
+    /// Skip the `kcat -P` baseline.
+    #[arg(long)]
+    pub no_baseline: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ForwardKafkaArgs {
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    /// Records per PackedForward chunk.
+    #[arg(long, default_value_t = 1000)]
+    pub batch: usize,
+    /// Also measure the same pipeline with TLS on the forward connection.
+    #[arg(long)]
+    pub tls: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HttpKafkaArgs {
+    #[command(flatten)]
+    pub kafka: KafkaArgs,
+    /// Lines (records) per POST request.
+    #[arg(long, default_value_t = 100)]
+    pub lines_per_request: usize,
+    /// Keep-alive connections posting at once.
+    #[arg(long, default_value_t = 64)]
+    pub connections: usize,
+}
+
+impl KafkaArgs {
+    fn check(&self) -> Result<(), String> {
+        if self.records == 0 || self.record_size < 8 || self.run.runs == 0 || self.partitions < 1 {
+            return Err(
+                "records, runs and partitions must be positive, record-size at least 8".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
+    let k = &a.kafka;
+    k.check()?;
+    if a.batch == 0 {
+        return Err("batch must be positive".into());
+    }
+    let chunks = k.records.div_ceil(a.batch);
+    let records = chunks * a.batch;
+    let frame = packed_frame("bench", a.batch, k.record_size);
+    let dir = WorkDir::new(k.run.dir.clone())?;
+    let pki = if a.tls {
+        Some(pki::generate(&dir.path)?)
+    } else {
+        None
+    };
+    let broker = Broker::new(&k.brokers)?;
+    println!(
+        "forward → Kafka: {records} records of {} B, one forward connection, PackedForward chunks of {}, {} partition(s), acks=all, idempotent; {} runs",
+        k.record_size, a.batch, k.partitions, k.run.runs
+    );
+    let lines = records_file(&dir.path, records, k.record_size)?;
+    let mut base = Vec::new();
+    let mut plain = Vec::new();
+    let mut tls = Vec::new();
+    for i in 0..k.run.runs {
+        if !k.no_baseline {
+            base.push(kcat(&broker, k, &lines, records, &format!("kcat-{i}"))?);
+        }
+        let sink = sink_config(&broker, k, &format!("plain-{i}"))?;
+        plain.push(forward_run(
+            &dir.path, &broker, &sink, &frame, chunks, records, k, None,
+        )?);
+        eprintln!("run {}: {}", i + 1, plain[i].row("logferry"));
+        if let Some(p) = &pki {
+            let sink = sink_config(&broker, k, &format!("tls-{i}"))?;
+            tls.push(forward_run(
+                &dir.path,
+                &broker,
+                &sink,
+                &frame,
+                chunks,
+                records,
+                k,
+                Some(p),
+            )?);
+            eprintln!("run {}: {}", i + 1, tls[i].row("logferry, TLS"));
+        }
+    }
+    let mut table: Vec<(&str, &[Run])> = Vec::new();
+    if !base.is_empty() {
+        table.push(("baseline: kcat -P (direct producer)", &base));
+    }
+    table.push(("logferry forward → Kafka", &plain));
+    if !tls.is_empty() {
+        table.push(("logferry forward (TLS) → Kafka", &tls));
+    }
+    report::print(&table);
+    let p = report::median(&plain);
+    println!(
+        "\nmedians: logferry {:.0} records/s, peak RSS {:.1} MiB",
+        p.records_per_sec(),
+        p.peak_rss.unwrap_or(0) as f64 / (1024.0 * 1024.0)
+    );
+    if !base.is_empty() {
+        let b = report::median(&base);
+        println!(
+            "kcat -P {:.0} records/s; logferry / kcat rate: {:.2}",
+            b.records_per_sec(),
+            p.records_per_sec() / b.records_per_sec()
+        );
+    }
+    if !tls.is_empty() {
+        let t = report::median(&tls);
+        println!(
+            "TLS {:.0} records/s; TLS / plain rate: {:.2}",
+            t.records_per_sec(),
+            t.records_per_sec() / p.records_per_sec()
+        );
+    }
+    Ok(())
+}
+
+pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
+    let k = &a.kafka;
+    k.check()?;
+    if a.lines_per_request == 0 || a.connections == 0 {
+        return Err("lines-per-request and connections must be positive".into());
+    }
+    let requests = k.records.div_ceil(a.lines_per_request);
+    let records = requests * a.lines_per_request;
+    let dir = WorkDir::new(k.run.dir.clone())?;
+    let broker = Broker::new(&k.brokers)?;
+    println!(
+        "HTTP → Kafka: {records} records of {} B in {requests} POST requests of {} line(s), {} keep-alive connections, answers after Kafka's delivery report, {} partition(s); {} runs",
+        k.record_size, a.lines_per_request, a.connections, k.partitions, k.run.runs
+    );
+    let lines = records_file(&dir.path, records, k.record_size)?;
+    let mut base = Vec::new();
+    let mut ours = Vec::new();
+    let mut latencies = Vec::new();
+    for i in 0..k.run.runs {
+        if !k.no_baseline {
+            base.push(kcat(&broker, k, &lines, records, &format!("kcat-{i}"))?);
+        }
+        let sink = sink_config(&broker, k, &format!("http-{i}"))?;
+        let (run, lat) = http_run(&dir.path, &broker, &sink, &a, requests, records)?;
+        eprintln!(
+            "run {}: {} | {:.0} requests/s | {lat}",
+            i + 1,
+            run.row("logferry"),
+            requests as f64 / run.seconds
+        );
+        ours.push(run);
+        latencies.push((run.seconds, lat));
+    }
+    let mut table: Vec<(&str, &[Run])> = Vec::new();
+    if !base.is_empty() {
+        table.push(("baseline: kcat -P (direct producer)", &base));
+    }
+    table.push(("logferry HTTP → Kafka", &ours));
+    report::print(&table);
+    let o = report::median(&ours);
+    let lat = latencies
+        .iter()
+        .find(|(s, _)| *s == o.seconds)
+        .map(|(_, l)| l.to_string())
+        .unwrap_or_default();
+    println!(
+        "\nmedians: logferry {:.0} records/s, {:.0} requests/s; latency of the median run: {lat}",
+        o.records_per_sec(),
+        requests as f64 / o.seconds
+    );
+    if !base.is_empty() {
+        let b = report::median(&base);
+        println!(
+            "kcat -P {:.0} records/s; logferry / kcat rate: {:.2}",
+            b.records_per_sec(),
+            o.records_per_sec() / b.records_per_sec()
+        );
+    }
+    Ok(())
+}
+
+/// The broker: creates topics and reads how many messages they hold.
+struct Broker {
+    brokers: String,
+    admin: AdminClient<DefaultClientContext>,
+    consumer: BaseConsumer,
+    rt: tokio::runtime::Runtime,
+}
+
+impl Broker {
+    fn new(brokers: &str) -> Result<Broker, String> {
+        let mut c = ClientConfig::new();
+        c.set("bootstrap.servers", brokers);
+        let admin = c.create().map_err(|e| format!("Kafka admin client: {e}"))?;
+        let consumer = c
+            .clone()
+            .set("group.id", "logferry-bench")
+            .create()
+            .map_err(|e| format!("Kafka client: {e}"))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(Broker {
+            brokers: brokers.to_string(),
+            admin,
+            consumer,
+            rt,
+        })
+    }
+
+    /// Creates a topic of its own for one measured pipeline.
+    fn topic(&self, k: &KafkaArgs, name: &str) -> Result<String, String> {
+        let topic = format!("logferry-bench-{}-{name}", std::process::id());
+        let new = NewTopic::new(&topic, k.partitions, TopicReplication::Fixed(1));
+        let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+        let results = self
+            .rt
+            .block_on(self.admin.create_topics([&new], &opts))
+            .map_err(|e| format!("create topic {topic} on {}: {e}", self.brokers))?;
+        for r in results {
+            r.map_err(|(t, e)| format!("create topic {t}: {e}"))?;
+        }
+        // wait until every partition has a leader that answers
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.messages(&topic, k.partitions).is_err() {
+            if Instant::now() > deadline {
+                return Err(format!("topic {topic} has no leader after 30 s"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(topic)
+    }
+
+    /// Messages in `topic`: the sum of its partitions' end offsets.
+    fn messages(&self, topic: &str, partitions: i32) -> Result<usize, String> {
+        let mut sum = 0;
+        for p in 0..partitions {
+            let (low, high) = self
+                .consumer
+                .fetch_watermarks(topic, p, Duration::from_secs(5))
+                .map_err(|e| format!("offsets of {topic}/{p}: {e}"))?;
+            sum += (high - low).max(0) as usize;
+        }
+        Ok(sum)
+    }
+
+    /// Waits until `topic` holds `records` messages, failing on more (a
+    /// duplicate) or if a watched process exits.
+    fn wait_for(
+        &self,
+        topic: &str,
+        partitions: i32,
+        records: usize,
+        watched: &mut [&mut Proc],
+    ) -> Result<(), String> {
+        let mut last = 0;
+        wait_until(watched, || {
+            if let Ok(n) = self.messages(topic, partitions) {
+                last = n;
+            }
+            (
+                last >= records,
+                format!("topic {topic} holds {last} of {records} records"),
+            )
+        })?;
+        std::thread::sleep(Duration::from_millis(200));
+        let n = self.messages(topic, partitions)?;
+        if n != records {
+            return Err(format!(
+                "topic {topic} holds {n} records, {records} were sent"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The records as lines, for `kcat -l`: the same sizes and numbering as the
+/// messages the load writers send.
+fn records_file(dir: &Path, records: usize, size: usize) -> Result<std::path::PathBuf, String> {
+    let path = dir.join("records.txt");
+    let f = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, f);
+    let mut line = vec![b'x'; size + 1];
+    line[size] = b'\n';
+    for i in 0..records {
+        let digits = format!("{i:08}");
+        line[..8].copy_from_slice(&digits.as_bytes()[digits.len() - 8..]);
+        out.write_all(&line).map_err(|e| e.to_string())?;
+    }
+    out.flush().map_err(|e| e.to_string())?;
+    Ok(path)
+}
+
+/// The Kafka sink's table for a fresh topic, with the shared producer
+/// settings.
+fn sink_config(broker: &Broker, k: &KafkaArgs, name: &str) -> Result<(String, String), String> {
+    let topic = broker.topic(k, name)?;
+    let mut s = format!(
+        "[sinks.kafka]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{}\"]\ntopic = \"{topic}\"\n[sinks.kafka.librdkafka_options]\n",
+        broker.brokers
+    );
+    for (key, value) in PRODUCER {
+        s.push_str(&format!("\"{key}\" = \"{value}\"\n"));
+    }
+    Ok((topic, s))
+}
+
+/// Baseline: `kcat -P` produces the records file to a fresh topic. Its
+/// start-up (process, connection, metadata: the time and CPU of producing
+/// one record) is measured in the same run and taken off, as logferry's
+/// start-up is not in its time either.
+fn kcat(
+    broker: &Broker,
+    k: &KafkaArgs,
+    lines: &Path,
+    records: usize,
+    name: &str,
+) -> Result<Run, String> {
+    let one = lines.with_file_name("one-record.txt");
+    std::fs::write(&one, format!("{}\n", "x".repeat(k.record_size)))
+        .map_err(|e| format!("{}: {e}", one.display()))?;
+    let (start_secs, start_cpu, _) = kcat_produce(broker, k, &one, 1, &format!("{name}-start"))?;
+    let (secs, cpu, rss) = kcat_produce(broker, k, lines, records, name)?;
+    Ok(Run {
+        seconds: (secs - start_secs).max(secs / 2.0),
+        records,
+        bytes: (records * k.record_size) as u64,
+        cpu: Some(cpu.saturating_sub(start_cpu)),
+        peak_rss: Some(rss),
+    })
+}
+
+/// Runs `kcat -P` on `lines` into a fresh topic and checks the topic holds
+/// `records`: seconds, CPU time and peak RSS of kcat.
+fn kcat_produce(
+    broker: &Broker,
+    k: &KafkaArgs,
+    lines: &Path,
+    records: usize,
+    name: &str,
+) -> Result<(f64, Duration, u64), String> {
+    let topic = broker.topic(k, name)?;
+    let mut cmd = Command::new("kcat");
+    cmd.args(["-P", "-b", &broker.brokers, "-t", &topic, "-l"])
+        .arg(lines);
+    for (key, value) in PRODUCER {
+        cmd.arg("-X").arg(format!("{key}={value}"));
+    }
+    let start = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run kcat (apt-get install kcat): {e}"))?;
+    let (status, (cpu, rss)) = wait_usage(child.id())?;
+    let seconds = start.elapsed().as_secs_f64();
+    if status != 0 {
+        return Err(format!("kcat failed (wait status {status})"));
+    }
+    broker.wait_for(&topic, k.partitions, records, &mut [])?;
+    Ok((seconds, cpu, rss))
+}
+
+/// Waits for child `pid` and returns its wait status, CPU time and peak RSS.
+fn wait_usage(pid: u32) -> Result<(i32, (Duration, u64)), String> {
+    let mut status = 0;
+    // SAFETY: rusage is plain data; wait4 fills it for our own child.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut ru) };
+    if r < 0 {
+        return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec * 1000) as u32);
+    Ok((
+        status,
+        (
+            tv(ru.ru_utime) + tv(ru.ru_stime),
+            ru.ru_maxrss as u64 * 1024,
+        ),
+    ))
+}
+
+/// One run of forward → logferry → Kafka over one connection.
+#[allow(clippy::too_many_arguments)]
+fn forward_run(
+    dir: &Path,
+    broker: &Broker,
+    (topic, sink): &(String, String),
+    frame: &[u8],
+    chunks: usize,
+    records: usize,
+    k: &KafkaArgs,
+    pki: Option<&pki::Pki>,
+) -> Result<Run, String> {
+    let tls = pki
+        .map(|p| {
+            format!(
+                "tls = {{ cert_file = \"{}\", key_file = \"{}\" }}\n",
+                p.cert.display(),
+                p.key.display()
+            )
+        })
+        .unwrap_or_default();
+    let config =
+        format!("[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{tls}\n{sink}");
+    let mut p = Proc::start(dir, "forward-kafka", &config)?;
+    let addr = p.address("source=in ")?;
+    let before = p.sample()?;
+    let start = Instant::now();
+    let frame = frame.to_vec();
+    let ca = pki.map(|p| p.ca.clone());
+    let sender = std::thread::spawn(move || send_frames(addr, &frame, chunks, ca.as_deref()));
+    broker.wait_for(topic, k.partitions, records, &mut [&mut p])?;
+    let seconds = start.elapsed().as_secs_f64();
+    let after = p.sample()?;
+    sender.join().map_err(|_| "sender panicked".to_string())??;
+    Ok(Run {
+        seconds,
+        records,
+        bytes: (records * k.record_size) as u64,
+        cpu: Some(after.cpu().saturating_sub(before.cpu())),
+        peak_rss: Some(after.peak_rss),
+    })
+}
+
+/// One run of HTTP writers → logferry → Kafka.
+fn http_run(
+    dir: &Path,
+    broker: &Broker,
+    (topic, sink): &(String, String),
+    a: &HttpKafkaArgs,
+    requests: usize,
+    records: usize,
+) -> Result<(Run, Latency), String> {
+    let k = &a.kafka;
+    let config = format!(
+        "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_connections = {}\n\n{sink}",
+        a.connections.max(1024)
+    );
+    let mut p = Proc::start(dir, "http-kafka", &config)?;
+    let addr = p.address("source=in ")?;
+    let before = p.sample()?;
+    let start = Instant::now();
+    let next = Arc::new(AtomicUsize::new(0));
+    let writers: Vec<_> = (0..a.connections)
+        .map(|w| {
+            let next = next.clone();
+            let (lines, size) = (a.lines_per_request, k.record_size);
+            std::thread::spawn(move || http_writer(addr, w, &next, requests, lines, size))
+        })
+        .collect();
+    let mut micros = Vec::with_capacity(requests);
+    let (mut failed, mut refused) = (None, 0);
+    for w in writers {
+        match w.join().map_err(|_| "HTTP writer panicked".to_string())? {
+            Ok((mut m, r)) => {
+                micros.append(&mut m);
+                refused += r;
+            }
+            Err(e) => failed = Some(e),
+        }
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    broker.wait_for(topic, k.partitions, records, &mut [&mut p])?;
+    let seconds = start.elapsed().as_secs_f64();
+    let after = p.sample()?;
+    Ok((
+        Run {
+            seconds,
+            records,
+            bytes: (records * k.record_size) as u64,
+            cpu: Some(after.cpu().saturating_sub(before.cpu())),
+            peak_rss: Some(after.peak_rss),
+        },
+        Latency::of(micros, refused),
+    ))
+}
+
+/// One keep-alive connection posting requests (taken from a shared count)
+/// until all are sent; returns each request's latency in microseconds and
+/// how many attempts were refused with 503.
+/// A 503 (logferry's backpressure answer) is retried after its
+/// `Retry-After`; any other failure ends the run.
+fn http_writer(
+    addr: SocketAddr,
+    writer: usize,
+    next: &AtomicUsize,
+    requests: usize,
+    lines: usize,
+    size: usize,
+) -> Result<(Vec<u32>, usize), String> {
+    let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    let mut out = stream.try_clone().map_err(|e| e.to_string())?;
+    let mut input = BufReader::new(stream);
+    let mut body = vec![b'x'; lines * (size + 1)];
+    for (i, line) in body.chunks_mut(size + 1).enumerate() {
+        let digits = format!("{writer:04}{i:04}");
+        line[..8].copy_from_slice(&digits.as_bytes()[digits.len() - 8..]);
+        line[size] = b'\n';
+    }
+    let head = format!(
+        "POST /bench HTTP/1.1\r\nhost: bench\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    let mut request = head.into_bytes();
+    request.extend_from_slice(&body);
+    let (mut micros, mut refused) = (Vec::new(), 0);
+    while next.fetch_add(1, Ordering::Relaxed) < requests {
+        let start = Instant::now();
+        loop {
+            out.write_all(&request).map_err(|e| format!("send: {e}"))?;
+            match read_response(&mut input)? {
+                (200, _) => break,
+                (503, retry) => {
+                    refused += 1;
+                    std::thread::sleep(Duration::from_secs(retry.unwrap_or(1)));
+                }
+                (status, _) => return Err(format!("logferry answered {status}")),
+            }
+        }
+        micros.push(start.elapsed().as_micros().min(u32::MAX as u128) as u32);
+    }
+    Ok((micros, refused))
+}
+
+/// Reads one HTTP/1.1 response: its status and `Retry-After` seconds.
+fn read_response(input: &mut impl BufRead) -> Result<(u16, Option<u64>), String> {
+    let mut line = String::new();
+    let e = |e: std::io::Error| format!("read response: {e}");
+    input.read_line(&mut line).map_err(e)?;
+    let status = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("not an HTTP response: {line:?}"))?;
+    let (mut length, mut retry) = (0usize, None);
+    loop {
+        line.clear();
+        if input.read_line(&mut line).map_err(e)? == 0 {
+            return Err("connection closed mid-response".into());
+        }
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = l.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value
+                    .parse()
+                    .map_err(|_| format!("bad content-length {value}"))?;
+            } else if name.eq_ignore_ascii_case("retry-after") {
+                retry = value.parse().ok();
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    input.read_exact(&mut body).map_err(e)?;
+    Ok((status, retry))
+}
+
+/// Request latency percentiles.
+#[derive(Debug, Clone, Copy, Default)]
+struct Latency {
+    /// Attempts answered 503 (backpressure) and sent again.
+    refused: usize,
+    p50: u32,
+    p90: u32,
+    p99: u32,
+    p999: u32,
+    max: u32,
+}
+
+impl Latency {
+    fn of(mut micros: Vec<u32>, refused: usize) -> Latency {
+        if micros.is_empty() {
+            return Latency {
+                refused,
+                ..Latency::default()
+            };
+        }
+        micros.sort_unstable();
+        let at = |q: f64| micros[((micros.len() - 1) as f64 * q).round() as usize];
+        Latency {
+            refused,
+            p50: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            p999: at(0.999),
+            max: micros[micros.len() - 1],
+        }
+    }
+}
+
+impl std::fmt::Display for Latency {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |us: u32| us as f64 / 1000.0;
+        write!(
+            f,
+            "latency ms p50 {:.2}, p90 {:.2}, p99 {:.2}, p99.9 {:.2}, max {:.2}; {} attempts refused (503) and retried",
+            ms(self.p50),
+            ms(self.p90),
+            ms(self.p99),
+            ms(self.p999),
+            ms(self.max),
+            self.refused
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_pick_the_right_ranks() {
+        let l = Latency::of((1..=1000).rev().collect(), 0);
+        assert_eq!((l.p50, l.p90, l.p99, l.max), (501, 900, 990, 1000));
+        assert_eq!(Latency::of(Vec::new(), 3).max, 0);
+    }
+
+    #[test]
+    fn a_response_is_read_whole_with_its_retry_after() {
+        let wire = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\ncontent-length: 4\r\n\r\nbusyHTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
+        let mut r = BufReader::new(&wire[..]);
+        assert_eq!(read_response(&mut r).unwrap(), (503, Some(2)));
+        assert_eq!(read_response(&mut r).unwrap(), (200, None));
+        assert!(read_response(&mut r).is_err());
+    }
+}
