@@ -19,6 +19,11 @@ run tail-file --line-size 10 --lines 30000000 --runs 3
 run tail-file --line-size 100 --lines 5000000 --runs 3
 run tail-file --line-size 1024 --lines 1000000 --runs 3
 run tail-file --line-size 4096 --lines 250000 --runs 3
+# Kafka: a local broker (scripts/kafka.sh), left running afterwards
+brokers=$(scripts/kafka.sh start)
+run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls
+run http-kafka --brokers "$brokers" --records 2000000 --lines-per-request 100 --connections 64 --runs 3
+run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3
 if [[ ${1:-} != --no-criterion ]]; then
   cargo bench --locked --bench forward_decode --bench file_writer -- --warm-up-time 1 --measurement-time 3
 fi

@@ -8,15 +8,21 @@
 //! delivery report, produces failed messages again after a backoff, and
 //! settles the batch: accepted when all are delivered, rejected (counted,
 //! not acknowledged upstream) when Kafka can never take one of them.
+//!
+//! Delivery reports arrive on librdkafka's polling thread. Every message of
+//! a batch carries the batch's [`Pending`] (a reference count, not an
+//! allocation per message), whose count the report callback takes down;
+//! only a failed message is copied out, to be produced again.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders, OwnedMessage};
-use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
-use rdkafka::Message as _;
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientContext, Message as _};
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -44,7 +50,7 @@ pub struct KafkaSink {
 struct Shared {
     name: String,
     config: KafkaSinkConfig,
-    producer: FutureProducer,
+    producer: ThreadedProducer<Reports>,
     sink: SinkMetrics,
     kafka: KafkaMetrics,
     log: RateLimitedLog,
@@ -87,6 +93,69 @@ struct Failed {
     message: OwnedMessage,
 }
 
+/// The messages of one batch that librdkafka holds. Each carries a clone
+/// of the batch's `Arc<Pending>` as its delivery opaque.
+#[derive(Default)]
+struct Pending {
+    /// Messages handed to librdkafka and not reported yet, plus one while
+    /// the sink is still producing the batch (so the count cannot reach
+    /// zero half-way).
+    outstanding: AtomicUsize,
+    /// Messages whose delivery failed, since the watcher last looked.
+    failed: Mutex<Vec<Failed>>,
+    /// Woken when `outstanding` reaches zero.
+    done: Notify,
+}
+
+impl Pending {
+    fn add(&self, n: usize) {
+        self.outstanding.fetch_add(n, Ordering::AcqRel);
+    }
+
+    fn report(&self) {
+        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.done.notify_one();
+        }
+    }
+
+    /// Waits until every message handed over has its report.
+    async fn all_reported(&self) {
+        while self.outstanding.load(Ordering::Acquire) != 0 {
+            self.done.notified().await;
+        }
+    }
+
+    fn take_failed(&self) -> Vec<Failed> {
+        std::mem::take(&mut *self.failed.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// Receives librdkafka's delivery reports (on its polling thread).
+struct Reports;
+
+impl ClientContext for Reports {}
+
+impl ProducerContext for Reports {
+    type DeliveryOpaque = Arc<Pending>;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, pending: Arc<Pending>) {
+        if let Err((error, message)) = result {
+            let failed = Failed {
+                error: error.clone(),
+                message: message.detach(),
+            };
+            pending
+                .failed
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(failed);
+        }
+        pending.report();
+    }
+}
+
+type Record<'a> = BaseRecord<'a, [u8], [u8], Arc<Pending>>;
+
 impl KafkaSink {
     pub fn new(
         name: &str,
@@ -95,9 +164,9 @@ impl KafkaSink {
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
-        let producer: FutureProducer = config
+        let producer = config
             .client_config()
-            .create()
+            .create_with_context(Reports)
             .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
         let topic = PathTemplate::parse(&config.topic)?;
@@ -182,10 +251,11 @@ impl KafkaSink {
             }
         };
         let headers = s.headers(&batch.tag);
-        let mut reports = Vec::with_capacity(messages.len());
+        let pending = Arc::new(Pending::default());
+        pending.add(1); // held while producing
         let mut rejected: Option<Rejection> = None;
         for m in &messages {
-            let mut record = FutureRecord::to(&topic)
+            let mut record = Record::with_opaque_to(&topic, Arc::clone(&pending))
                 .payload(m.payload.as_ref())
                 .timestamp(m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64);
             if let Some(k) = &m.key {
@@ -194,9 +264,11 @@ impl KafkaSink {
             if let Some(h) = &headers {
                 record = record.headers(with_time(h.clone(), &s.config, m.time));
             }
+            pending.add(1);
             match s.produce(record, Some(rx)).await {
-                Ok(report) => reports.push(report),
+                Ok(()) => {}
                 Err(Unproduced::Rejected(r)) => {
+                    pending.report();
                     s.count_rejected(&r, 1, m.payload.len());
                     rejected.get_or_insert(r);
                 }
@@ -212,14 +284,16 @@ impl KafkaSink {
                 }
             }
         }
+        let produced = messages.len();
         drop(messages);
+        pending.report(); // producing is over
         s.in_flight.fetch_add(batch.count, Ordering::AcqRel);
         let watched = Watched {
             shared: Arc::clone(&s),
             records: batch.count,
             settled: false,
         };
-        Some(watch(s, d, reports, rejected, watched))
+        Some(watch(s, d, pending, produced, rejected, watched))
     }
 }
 
@@ -227,19 +301,15 @@ impl Shared {
     /// Hands one message to librdkafka, waiting while its queue is full and
     /// retrying other local errors with backoff; `Err` if Kafka can never
     /// take it.
-    async fn produce<K, P>(
+    async fn produce(
         &self,
-        mut record: FutureRecord<'_, K, P>,
+        mut record: Record<'_>,
         queue: Option<&QueueReceiver>,
-    ) -> Result<DeliveryFuture, Unproduced>
-    where
-        K: rdkafka::message::ToBytes + ?Sized,
-        P: rdkafka::message::ToBytes + ?Sized,
-    {
+    ) -> Result<(), Unproduced> {
         let mut attempt = 0;
         loop {
-            match self.producer.send_result(record) {
-                Ok(report) => return Ok(report),
+            match self.producer.send(record) {
+                Ok(()) => return Ok(()),
                 Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
                     record = r;
                     if queue.is_some_and(QueueReceiver::is_closed) {
@@ -361,29 +431,18 @@ fn classify(e: &KafkaError) -> Option<Rejection> {
 async fn watch(
     s: Arc<Shared>,
     d: Delivery,
-    mut reports: Vec<DeliveryFuture>,
+    pending: Arc<Pending>,
+    mut produced: usize,
     mut rejected: Option<Rejection>,
     mut watched: Watched,
 ) {
     let mut attempt = 0u32;
     loop {
-        let mut failed = Vec::new();
-        for report in reports.drain(..) {
-            match report.await {
-                Ok(Ok(delivery)) => {
-                    let _ = delivery;
-                    s.kafka.delivered.inc();
-                }
-                Ok(Err((error, message))) => failed.push(Failed { error, message }),
-                // librdkafka dropped the report (producer gone): never
-                // counted as delivered
-                Err(_) => {
-                    s.sink.errors.inc();
-                    tracing::error!(sink = %s.name, "a delivery report was lost; the batch is not acknowledged");
-                    return;
-                }
-            }
-        }
+        pending.all_reported().await;
+        let failed = pending.take_failed();
+        s.kafka
+            .delivered
+            .add(produced.saturating_sub(failed.len()) as u64);
         if failed.is_empty() {
             break;
         }
@@ -405,8 +464,10 @@ async fn watch(
             }
         }
         tokio::time::sleep(after).await;
+        produced = 0;
+        pending.add(1); // held while producing
         for m in &again {
-            let mut record = FutureRecord::to(m.topic())
+            let mut record = Record::with_opaque_to(m.topic(), Arc::clone(&pending))
                 .payload(m.payload().unwrap_or_default())
                 .timestamp(m.timestamp().to_millis().unwrap_or(0));
             if let Some(k) = m.key() {
@@ -415,9 +476,11 @@ async fn watch(
             if let Some(h) = m.headers() {
                 record = record.headers(h.clone());
             }
+            pending.add(1);
             match s.produce(record, None).await {
-                Ok(r) => reports.push(r),
+                Ok(()) => produced += 1,
                 Err(Unproduced::Rejected(r)) => {
+                    pending.report();
                     s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
                     rejected.get_or_insert(r);
                 }
@@ -425,6 +488,7 @@ async fn watch(
                 Err(Unproduced::Stopped) => return,
             }
         }
+        pending.report(); // producing is over
     }
     let n = d.batch().count as u64;
     watched.settled = true;
