@@ -23,8 +23,13 @@ fn repo() -> PathBuf {
 /// Runs `scripts/kafka.sh <cmd>` with its state in `dir` (None: the shared
 /// broker in target/kafka) and returns what it printed.
 fn kafka_sh(cmd: &str, dir: Option<&Path>) -> String {
+    kafka_sh_with(cmd, dir, &[])
+}
+
+/// `kafka_sh` with extra environment variables (e.g. `KAFKA_SSL_DIR`).
+fn kafka_sh_with(cmd: &str, dir: Option<&Path>, env: &[(&str, &Path)]) -> String {
     let mut c = Command::new(repo().join("scripts/kafka.sh"));
-    c.arg(cmd);
+    c.arg(cmd).envs(env.iter().copied());
     if let Some(d) = dir {
         c.env("LOGFERRY_KAFKA_DIR", d).env("KAFKA_HEAP", "-Xmx512m");
     }
@@ -57,10 +62,14 @@ struct OwnBroker {
 
 impl OwnBroker {
     fn start() -> OwnBroker {
+        Self::start_with(&[])
+    }
+    /// Started with extra environment variables for scripts/kafka.sh.
+    fn start_with(env: &[(&str, &Path)]) -> OwnBroker {
         static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let addr = kafka_sh("start", Some(dir.path()));
+        let addr = kafka_sh_with("start", Some(dir.path()), env);
         OwnBroker {
             dir,
             addr,
@@ -707,4 +716,116 @@ fn tail_to_kafka_with_kill_9_during_a_broker_outage_loses_nothing() {
         );
     }
     assert!(again.stop().success());
+}
+
+/// Forward → Kafka → file over TLS with client certificates, against a
+/// broker of its own whose SSL listener requires them (scripts/kafka.sh
+/// with KAFKA_SSL_DIR). A client without a certificate is refused: the
+/// error is logged and counted, and none of its records is acknowledged
+/// or stored.
+#[test]
+fn kafka_sink_and_source_over_mtls_and_a_client_without_a_certificate_is_refused() {
+    let certs = tempfile::tempdir().unwrap();
+    // ca.pem, server.pem, server.key: the names KAFKA_SSL_DIR wants
+    let pki = pki(certs.path());
+    let broker = OwnBroker::start_with(&[("KAFKA_SSL_DIR", certs.path())]);
+    let ssl = kafka_sh("ssl-address", Some(broker.dir.path()));
+    assert_ne!(ssl, broker.addr);
+    let topic = unique("mtls");
+    let q = |p: &Path| format!("{:?}", p.display().to_string());
+    let with_cert = format!(
+        "tls = {{ ca_file = {}, cert_file = {}, key_file = {} }}",
+        q(&pki.ca),
+        q(&pki.client_cert),
+        q(&pki.client_key)
+    );
+    let without_cert = format!("tls = {{ ca_file = {} }}", q(&pki.ca));
+    let pipeline = |tls: &str| {
+        format!(
+            r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.k]
+type = "kafka"
+match = "app"
+brokers = ["{ssl}"]
+topic = "{topic}"
+drain_timeout = "1s"
+{tls}
+
+[sources.kin]
+type = "kafka"
+brokers = ["{ssl}"]
+group_id = "mtls"
+topics = ["{topic}"]
+tag = "kafka.${{topic}}"
+commit_interval = "100ms"
+{tls}
+
+[sinks.f]
+type = "file"
+match = "kafka.**"
+path = "{{dir}}/out.log"
+"#
+        )
+    };
+    const N: usize = 1000;
+    let mut lf = Logferry::start(&pipeline(&with_cert));
+    let mut s = send_frame(lf.forward_addr("in"), &frame("app", "tls", 0..N, "c0"));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("c0"),
+        "acknowledged once Kafka has it over TLS:\n{}",
+        lf.log_text()
+    );
+    let out = lf.path("out.log");
+    wait_for_lines(&out, N, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_exactly(&read_lines(&out), "tls", N);
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        lf.final_counter("logferry_kafka_client_errors_total{component=\"k\",kind=\"tls\"}"),
+        0
+    );
+
+    let mut bad = Logferry::start(
+        &pipeline(&without_cert).replace("group_id = \"mtls\"", "group_id = \"mtls-bad\""),
+    );
+    let mut s = send_frame(bad.forward_addr("in"), &frame("app", "bad", 0..100, "b0"));
+    bad.wait_for_log("kafka client error", Duration::from_secs(30));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(5)),
+        None,
+        "nothing is acknowledged without a certificate the broker accepts"
+    );
+    // it exits 1 after drain_timeout if the stop finds records undelivered
+    bad.stop();
+    let log = bad.log_text();
+    assert!(
+        log.contains("tls.cert_file"),
+        "the error says what to set:\n{log}"
+    );
+    assert!(
+        bad.final_counter("logferry_kafka_client_errors_total{component=\"k\",kind=\"tls\"}") >= 1,
+        "{log}"
+    );
+    assert!(
+        bad.final_counter("logferry_kafka_client_errors_total{component=\"kin\",kind=\"tls\"}")
+            >= 1,
+        "{log}"
+    );
+    assert_eq!(
+        bad.final_counter("logferry_sink_records_total{component=\"k\"}"),
+        0
+    );
+    assert!(
+        read_lines(&bad.path("out.log")).is_empty(),
+        "the source without a certificate reads nothing"
+    );
+    // the topic holds the first client's records only
+    let stored = consume(&broker.addr, &topic, N + 1, Duration::from_secs(5));
+    assert_eq!(stored.len(), N);
+    assert!(stored.iter().all(|m| m.payload.starts_with("tls-")));
 }

@@ -25,6 +25,7 @@ use super::encode::Encoder;
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
+use crate::kafka_client::ClientErrors;
 use crate::sinks::file::path::PathTemplate;
 use crate::sinks::verdict::{backoff, Rejection, Verdict};
 use crate::sinks::SinkMetrics;
@@ -44,7 +45,7 @@ pub struct KafkaSink {
 struct Shared {
     name: String,
     config: KafkaSinkConfig,
-    producer: FutureProducer,
+    producer: FutureProducer<ClientErrors>,
     sink: SinkMetrics,
     kafka: KafkaMetrics,
     log: RateLimitedLog,
@@ -95,9 +96,9 @@ impl KafkaSink {
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
-        let producer: FutureProducer = config
+        let producer: FutureProducer<ClientErrors> = config
             .client_config()
-            .create()
+            .create_with_context(kafka.client.clone())
             .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
         let topic = PathTemplate::parse(&config.topic)?;
