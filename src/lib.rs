@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod event;
 pub mod format;
+pub mod kafka_client;
 pub mod limits;
 pub mod metrics;
 pub mod net;

@@ -47,7 +47,8 @@ pub struct ClientTlsConfig {
     pub insecure_skip_verify: bool,
 }
 
-const SYSTEM_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+/// Where CA certificates are read from when `ca_file` is unset.
+pub const SYSTEM_CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(ring::default_provider())

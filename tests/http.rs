@@ -634,3 +634,51 @@ fn https_with_the_forward_source_tls_settings() {
         1
     );
 }
+
+#[test]
+fn https_with_client_certificates_refuses_clients_without_a_valid_one() {
+    let certs = tempfile::tempdir().unwrap();
+    let pki = pki(certs.path());
+    let mut lf = Logferry::start(&config(&format!(
+        "tls = {{ cert_file = {:?}, key_file = {:?}, ca_file = {:?}, verify_client = true }}",
+        pki.server_cert, pki.server_key, pki.ca
+    )));
+    let addr = http_addr(&mut lf);
+    let client = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
+    let mut good = Client {
+        reader: BufReader::new(tls_connect(addr, &pki.ca, client)),
+    };
+    let r = good.post("/secure", Some("text/plain"), b"tls-0\n");
+    assert_eq!(r.status, 200, "{r:?}");
+
+    // no certificate, then one the CA signed but that has expired
+    let expired = Some((pki.expired_cert.as_path(), pki.expired_key.as_path()));
+    for (i, cert) in [None, expired].into_iter().enumerate() {
+        let mut s = tls_connect(addr, &pki.ca, cert);
+        let _ = write!(
+            s,
+            "POST /refused HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nrefused-{i}\n"
+        );
+        let _ = s.flush();
+        let mut answer = Vec::new();
+        let read = s.read_to_end(&mut answer);
+        assert!(
+            read.is_err() || !answer.starts_with(b"HTTP"),
+            "client {i} without a valid certificate was answered: {}",
+            String::from_utf8_lossy(&answer)
+        );
+    }
+
+    // the client with a certificate is still served
+    let r = good.post("/secure", Some("text/plain"), b"tls-1\n");
+    assert_eq!(r.status, 200, "{r:?}");
+    lf.stop();
+    let lines = read_lines(&lf.path("unified.log"));
+    assert_exactly(&lines, "tls", 2);
+    assert!(!lines.iter().any(|l| l.starts_with("refused")), "{lines:?}");
+    assert_eq!(
+        lf.final_counter("logferry_http_errors_total{component=\"in\",kind=\"tls\"}"),
+        2
+    );
+    assert!(lf.log_text().contains("TLS handshake failed"));
+}

@@ -23,8 +23,13 @@ fn repo() -> PathBuf {
 /// Runs `scripts/kafka.sh <cmd>` with its state in `dir` (None: the shared
 /// broker in target/kafka) and returns what it printed.
 fn kafka_sh(cmd: &str, dir: Option<&Path>) -> String {
+    kafka_sh_with(cmd, dir, &[])
+}
+
+/// `kafka_sh` with extra environment variables (e.g. `KAFKA_SSL_DIR`).
+fn kafka_sh_with(cmd: &str, dir: Option<&Path>, env: &[(&str, &Path)]) -> String {
     let mut c = Command::new(repo().join("scripts/kafka.sh"));
-    c.arg(cmd);
+    c.arg(cmd).envs(env.iter().copied());
     if let Some(d) = dir {
         c.env("LOGFERRY_KAFKA_DIR", d).env("KAFKA_HEAP", "-Xmx512m");
     }
@@ -57,10 +62,14 @@ struct OwnBroker {
 
 impl OwnBroker {
     fn start() -> OwnBroker {
+        Self::start_with(&[])
+    }
+    /// Started with extra environment variables for scripts/kafka.sh.
+    fn start_with(env: &[(&str, &Path)]) -> OwnBroker {
         static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
         let one = ONE.lock().unwrap_or_else(|e| e.into_inner());
         let dir = tempfile::tempdir().unwrap();
-        let addr = kafka_sh("start", Some(dir.path()));
+        let addr = kafka_sh_with("start", Some(dir.path()), env);
         OwnBroker {
             dir,
             addr,
@@ -707,4 +716,290 @@ fn tail_to_kafka_with_kill_9_during_a_broker_outage_loses_nothing() {
         );
     }
     assert!(again.stop().success());
+}
+
+/// Creates `topic` with `partitions` partitions (a real admin client:
+/// librdkafka's, as logferry links it anyway).
+fn create_topic(broker: &str, topic: &str, partitions: i32) {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    let admin: AdminClient<DefaultClientContext> = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", broker)
+        .create()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let topics = [NewTopic::new(topic, partitions, TopicReplication::Fixed(1))];
+    let done = rt
+        .block_on(admin.create_topics(&topics, &AdminOptions::new()))
+        .unwrap();
+    for r in done {
+        r.unwrap_or_else(|(t, e)| panic!("creating topic {t}: {e}"));
+    }
+}
+
+/// Produces `prefix-<i>` for i in `range`, keyed by `i`, so that the
+/// messages spread over every partition.
+fn produce_keyed(broker: &str, topic: &str, prefix: &str, range: std::ops::Range<usize>) {
+    let mut child = Command::new("kcat")
+        .args(["-P", "-K", ":", "-b", broker, "-t", topic])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
+    let input: String = range.map(|i| format!("{i}:{prefix}-{i}\n")).collect();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "kcat -P failed");
+}
+
+/// Waits until the files together hold every `prefix-<i>` for i in
+/// `range`; returns how often each line occurs.
+fn wait_for_union(
+    files: &[&Path],
+    prefix: &str,
+    range: std::ops::Range<usize>,
+    timeout: Duration,
+    log: impl Fn() -> String,
+) -> std::collections::HashMap<String, usize> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let counts = distinct(files.iter().flat_map(|f| read_lines(f)));
+        let missing = range
+            .clone()
+            .filter(|i| !counts.contains_key(&format!("{prefix}-{i}")))
+            .count();
+        if missing == 0 {
+            return counts;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{missing} of {prefix}-{range:?} never arrived:\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Two logferry processes in one consumer group on a topic of 4
+/// partitions: the second joins while records flow (a rebalance), then the
+/// first is killed (-9) while it consumes (another rebalance, once its
+/// session times out). Together their files hold every record; a record
+/// comes twice only if it was in flight at a rebalance, never one that was
+/// committed before it.
+#[test]
+fn kafka_source_rebalances_between_two_processes_and_loses_nothing() {
+    let broker = shared_broker();
+    let topic = unique("rebalance");
+    let group = unique("group");
+    create_topic(broker, &topic, 4);
+    let dir = tempfile::tempdir().unwrap();
+    let (out1, out2) = (dir.path().join("one.log"), dir.path().join("two.log"));
+    let config = |out: &Path| {
+        source_config(broker, &topic, &group, out).replace(
+            "batch_records = 50",
+            // a killed member leaves the group after 6s, not 45s
+            "batch_records = 50\n[sources.k.librdkafka_options]\n\
+             \"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"",
+        )
+    };
+    let files = [out1.as_path(), out2.as_path()];
+    const PHASE: usize = 2000;
+
+    // 1: one member has every partition
+    let mut one = Logferry::start(&config(&out1));
+    produce_keyed(broker, &topic, "r", 0..PHASE);
+    wait_for_union(&files, "r", 0..PHASE, Duration::from_secs(60), || {
+        one.log_text()
+    });
+    std::thread::sleep(Duration::from_millis(500)); // commits of all of it
+
+    // 2: the second member joins while records are produced
+    let producer = {
+        let (broker, topic) = (broker.to_string(), topic.clone());
+        std::thread::spawn(move || {
+            for k in 0..10 {
+                let from = PHASE + k * PHASE / 10;
+                produce_keyed(&broker, &topic, "r", from..from + PHASE / 10);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let two = Logferry::start(&config(&out2));
+    producer.join().unwrap();
+    wait_for_union(&files, "r", 0..2 * PHASE, Duration::from_secs(60), || {
+        format!("{}\n--- two:\n{}", one.log_text(), two.log_text())
+    });
+    // the second member has partitions of its own
+    let deadline = Instant::now() + Duration::from_secs(60);
+    produce_keyed(broker, &topic, "r", 2 * PHASE..3 * PHASE);
+    wait_for_union(&files, "r", 0..3 * PHASE, Duration::from_secs(60), || {
+        two.log_text()
+    });
+    while read_lines(&out2).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the second member got no partition:\n{}",
+            two.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(500)); // commits of all of it
+
+    // 3: the first member is killed while it consumes
+    let before = read_lines(&out1).len();
+    let producer = {
+        let (broker, topic) = (broker.to_string(), topic.clone());
+        std::thread::spawn(move || {
+            for k in 0..20 {
+                let from = 3 * PHASE + k * PHASE / 10;
+                produce_keyed(&broker, &topic, "r", from..from + PHASE / 10);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while read_lines(&out1).len() == before {
+        assert!(
+            Instant::now() < deadline,
+            "the first member stopped consuming:\n{}",
+            one.log_text()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    one.kill();
+    producer.join().unwrap();
+    const N: usize = 5 * PHASE;
+    let counts = wait_for_union(&files, "r", 0..N, Duration::from_secs(90), || {
+        two.log_text()
+    });
+    assert_eq!(counts.len(), N, "only r-* records");
+    // committed before a rebalance: never delivered again
+    for i in (0..PHASE).chain(2 * PHASE..3 * PHASE) {
+        let n = counts[&format!("r-{i}")];
+        assert_eq!(
+            n, 1,
+            "r-{i} was committed before the rebalance, yet came {n} times"
+        );
+    }
+    let duplicates: usize = counts.values().map(|n| n - 1).sum();
+    assert!(
+        counts.values().all(|n| *n <= 3) && duplicates < 2 * PHASE,
+        "{duplicates} duplicates"
+    );
+    drop(two);
+}
+
+/// Forward → Kafka → file over TLS with client certificates, against a
+/// broker of its own whose SSL listener requires them (scripts/kafka.sh
+/// with KAFKA_SSL_DIR). A client without a certificate is refused: the
+/// error is logged and counted, and none of its records is acknowledged
+/// or stored.
+#[test]
+fn kafka_sink_and_source_over_mtls_and_a_client_without_a_certificate_is_refused() {
+    let certs = tempfile::tempdir().unwrap();
+    // ca.pem, server.pem, server.key: the names KAFKA_SSL_DIR wants
+    let pki = pki(certs.path());
+    let broker = OwnBroker::start_with(&[("KAFKA_SSL_DIR", certs.path())]);
+    let ssl = kafka_sh("ssl-address", Some(broker.dir.path()));
+    assert_ne!(ssl, broker.addr);
+    let topic = unique("mtls");
+    let q = |p: &Path| format!("{:?}", p.display().to_string());
+    let with_cert = format!(
+        "tls = {{ ca_file = {}, cert_file = {}, key_file = {} }}",
+        q(&pki.ca),
+        q(&pki.client_cert),
+        q(&pki.client_key)
+    );
+    let without_cert = format!("tls = {{ ca_file = {} }}", q(&pki.ca));
+    let pipeline = |tls: &str| {
+        format!(
+            r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.k]
+type = "kafka"
+match = "app"
+brokers = ["{ssl}"]
+topic = "{topic}"
+drain_timeout = "1s"
+{tls}
+
+[sources.kin]
+type = "kafka"
+brokers = ["{ssl}"]
+group_id = "mtls"
+topics = ["{topic}"]
+tag = "kafka.${{topic}}"
+commit_interval = "100ms"
+{tls}
+
+[sinks.f]
+type = "file"
+match = "kafka.**"
+path = "{{dir}}/out.log"
+"#
+        )
+    };
+    const N: usize = 1000;
+    let mut lf = Logferry::start(&pipeline(&with_cert));
+    let mut s = send_frame(lf.forward_addr("in"), &frame("app", "tls", 0..N, "c0"));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("c0"),
+        "acknowledged once Kafka has it over TLS:\n{}",
+        lf.log_text()
+    );
+    let out = lf.path("out.log");
+    wait_for_lines(&out, N, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_exactly(&read_lines(&out), "tls", N);
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        lf.final_counter("logferry_kafka_client_errors_total{component=\"k\",kind=\"tls\"}"),
+        0
+    );
+
+    let mut bad = Logferry::start(
+        &pipeline(&without_cert).replace("group_id = \"mtls\"", "group_id = \"mtls-bad\""),
+    );
+    let mut s = send_frame(bad.forward_addr("in"), &frame("app", "bad", 0..100, "b0"));
+    bad.wait_for_log("kafka client error", Duration::from_secs(30));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(5)),
+        None,
+        "nothing is acknowledged without a certificate the broker accepts"
+    );
+    // it exits 1 after drain_timeout if the stop finds records undelivered
+    bad.stop();
+    let log = bad.log_text();
+    assert!(
+        log.contains("tls.cert_file"),
+        "the error says what to set:\n{log}"
+    );
+    assert!(
+        bad.final_counter("logferry_kafka_client_errors_total{component=\"k\",kind=\"tls\"}") >= 1,
+        "{log}"
+    );
+    assert!(
+        bad.final_counter("logferry_kafka_client_errors_total{component=\"kin\",kind=\"tls\"}")
+            >= 1,
+        "{log}"
+    );
+    assert_eq!(
+        bad.final_counter("logferry_sink_records_total{component=\"k\"}"),
+        0
+    );
+    assert!(
+        read_lines(&bad.path("out.log")).is_empty(),
+        "the source without a certificate reads nothing"
+    );
+    // the topic holds the first client's records only
+    let stored = consume(&broker.addr, &topic, N + 1, Duration::from_secs(5));
+    assert_eq!(stored.len(), N);
+    assert!(stored.iter().all(|m| m.payload.starts_with("tls-")));
 }

@@ -329,6 +329,49 @@ fn tls_clients_deliver_and_plain_clients_on_the_tls_port_are_counted() {
     );
 }
 
+#[test]
+fn with_verify_client_only_clients_with_a_valid_certificate_deliver() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let (mut r, addr) = receiver(
+        &format!(
+            "tls = {{ cert_file = {:?}, key_file = {:?}, ca_file = {:?}, verify_client = true }}",
+            pki.server_cert, pki.server_key, pki.ca
+        ),
+        "raw",
+    );
+    // no certificate, then one the CA signed but that has expired
+    let expired = Some((pki.expired_cert.as_path(), pki.expired_key.as_path()));
+    for (i, cert) in [None, expired].into_iter().enumerate() {
+        let mut s = tls_connect(addr, &pki.ca, cert);
+        let _ = writeln!(s, "refused-{i}");
+        let _ = s.flush();
+        // the server's alert ends the connection
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest);
+    }
+    let client = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
+    let mut tls = tls_connect(addr, &pki.ca, client);
+    for i in 0..500 {
+        writeln!(tls, "line-{i}").unwrap();
+    }
+    tls.flush().unwrap();
+    tls.conn.send_close_notify();
+    tls.flush().unwrap();
+    let lines = wait_for_lines(&r.path("received.log"), 500, WAIT);
+    assert!(r.stop().success());
+    let lines_now = read_lines(&r.path("received.log"));
+    assert_exactly(&lines, "line", 500);
+    assert!(
+        !lines_now.iter().any(|l| l.starts_with("refused")),
+        "{lines_now:?}"
+    );
+    assert_eq!(
+        counter(&r, "logferry_tcp_connection_errors_total", "tls"),
+        2
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_queue_stops_reading_the_socket() {
     use logferry::buffer::{queue, BufferConfig, WhenFull};

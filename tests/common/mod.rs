@@ -276,15 +276,24 @@ pub struct Pki {
     pub other_ca: PathBuf,
 }
 
+/// Every certificate has a subject name of its own: OpenSSL (librdkafka,
+/// a Kafka broker's Java) takes one whose issuer name is its own subject
+/// name for a self-signed one. The names are those scripts/kafka.sh wants
+/// in KAFKA_SSL_DIR (ca.pem, server.pem, server.key).
 pub fn pki(dir: &Path) -> Pki {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
+    let named = |names: Vec<String>, cn: &str| {
+        let mut p = CertificateParams::new(names).unwrap();
+        p.distinguished_name.push(DnType::CommonName, cn);
+        p
+    };
     let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    let mut ca_params = named(vec![], "logferry test CA");
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let ca = ca_params.self_signed(&ca_key).unwrap();
-    let leaf = |names: Vec<String>, expired: bool| {
+    let leaf = |names: Vec<String>, cn: &str, expired: bool| {
         let key = KeyPair::generate().unwrap();
-        let mut p = CertificateParams::new(names).unwrap();
+        let mut p = named(names, cn);
         if expired {
             p.not_before = rcgen::date_time_ymd(2000, 1, 1);
             p.not_after = rcgen::date_time_ymd(2001, 1, 1);
@@ -293,11 +302,11 @@ pub fn pki(dir: &Path) -> Pki {
         (cert.pem(), key.serialize_pem())
     };
     let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-    let (server_cert, server_key) = leaf(names.clone(), false);
-    let (client_cert, client_key) = leaf(vec!["client".to_string()], false);
-    let (expired_cert, expired_key) = leaf(names, true);
+    let (server_cert, server_key) = leaf(names.clone(), "server", false);
+    let (client_cert, client_key) = leaf(vec!["client".to_string()], "client", false);
+    let (expired_cert, expired_key) = leaf(names, "expired server", true);
     let other_key = KeyPair::generate().unwrap();
-    let mut other = CertificateParams::new(Vec::<String>::new()).unwrap();
+    let mut other = named(vec![], "other test CA");
     other.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
     let other = other.self_signed(&other_key).unwrap();
     let put = |name: &str, pem: &str| {
@@ -315,6 +324,43 @@ pub fn pki(dir: &Path) -> Pki {
         expired_key: put("expired.key", &expired_key),
         other_ca: put("other-ca.pem", &other.pem()),
     }
+}
+
+/// A TLS connection (rustls) to `addr` as `localhost`, trusting `ca`,
+/// presenting `client` (certificate, key) if given. With TLS 1.3 a server
+/// that refuses the client certificate says so only at the first read.
+pub fn tls_connect(
+    addr: SocketAddr,
+    ca: &Path,
+    client: Option<(&Path, &Path)>,
+) -> rustls::StreamOwned<rustls::ClientConnection, TcpStream> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pemfile::certs(&mut std::fs::read(ca).unwrap().as_slice()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots);
+    let config = match client {
+        None => builder.with_no_client_auth(),
+        Some((cert, key)) => {
+            let certs = rustls_pemfile::certs(&mut std::fs::read(cert).unwrap().as_slice())
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            let key = rustls_pemfile::private_key(&mut std::fs::read(key).unwrap().as_slice())
+                .unwrap()
+                .unwrap();
+            builder.with_client_auth_cert(certs, key).unwrap()
+        }
+    };
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(config), name).unwrap();
+    let tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    rustls::StreamOwned::new(conn, tcp)
 }
 
 /// Lines of every file, counted per distinct line.

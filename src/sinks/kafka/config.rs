@@ -7,7 +7,9 @@ use serde::Deserialize;
 
 use crate::config::units;
 use crate::format::FormatConfig;
+use crate::kafka_client;
 use crate::sinks::file::path::PathTemplate;
+use crate::tls::ClientTlsConfig;
 
 /// `type = "kafka"`: produces every record as one Kafka message.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -77,9 +79,14 @@ pub struct KafkaSinkConfig {
         deserialize_with = "units::duration"
     )]
     pub drain_timeout: Duration,
-    /// Any librdkafka producer property, passed as it is (TLS, SASL,
+    /// TLS to the brokers (`security.protocol = "ssl"`): `ca_file`, and
+    /// `cert_file`/`key_file` for brokers that require client
+    /// certificates. Unset: plaintext.
+    #[serde(default)]
+    pub tls: Option<ClientTlsConfig>,
+    /// Any librdkafka producer property, passed as it is (SASL,
     /// `message.max.bytes`, `message.timeout.ms`…). These win over the
-    /// settings above.
+    /// settings above, `tls` included.
     #[serde(default)]
     pub librdkafka_options: BTreeMap<String, String>,
 }
@@ -136,9 +143,7 @@ const fn default_drain_timeout() -> Duration {
 impl KafkaSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.format.validate()?;
-        if self.brokers.is_empty() || self.brokers.iter().any(|b| b.trim().is_empty()) {
-            return Err("brokers must list at least one `host:port`".into());
-        }
+        kafka_client::validate(&self.brokers, self.tls.as_ref())?;
         PathTemplate::parse(&self.topic).map_err(|e| e.replacen("path", "topic", 1))?;
         const PARTITIONERS: &[&str] = &[
             "consistent_random",
@@ -174,39 +179,29 @@ impl KafkaSinkConfig {
         if self.retry_backoff.is_zero() || self.retry_backoff > self.retry_backoff_max {
             return Err("retry_backoff must be above 0 and at most retry_backoff_max".into());
         }
-        // librdkafka checks each property as it is set, without connecting
-        self.client_config()
-            .create_native_config()
-            .map_err(|e| format!("librdkafka_options: {e}"))?;
-        Ok(())
+        kafka_client::check(&self.client_properties())
     }
 
     /// The librdkafka client configuration for these settings.
     pub fn client_config(&self) -> rdkafka::ClientConfig {
-        let mut client = rdkafka::ClientConfig::new();
-        for (k, v) in self.client_properties() {
-            client.set(k, v);
-        }
-        client
+        kafka_client::client_config(&self.client_properties())
     }
 
     /// The librdkafka producer properties for these settings.
     pub fn client_properties(&self) -> BTreeMap<String, String> {
-        let mut p = BTreeMap::new();
-        let mut set = |k: &str, v: String| {
-            p.insert(k.to_string(), v);
-        };
-        set("bootstrap.servers", self.brokers.join(","));
-        set("compression.type", self.compression.as_str().into());
-        set("acks", self.acks.clone());
-        set("partitioner", self.partitioner.clone());
-        set("enable.idempotence", self.idempotence.to_string());
-        set("linger.ms", self.linger_ms.to_string());
-        set("batch.size", self.batch_bytes.to_string());
-        for (k, v) in &self.librdkafka_options {
-            p.insert(k.clone(), v.clone());
-        }
-        p
+        kafka_client::properties(
+            &self.brokers,
+            self.tls.as_ref(),
+            [
+                ("compression.type", self.compression.as_str().into()),
+                ("acks", self.acks.clone()),
+                ("partitioner", self.partitioner.clone()),
+                ("enable.idempotence", self.idempotence.to_string()),
+                ("linger.ms", self.linger_ms.to_string()),
+                ("batch.size", self.batch_bytes.to_string()),
+            ],
+            &self.librdkafka_options,
+        )
     }
 }
 
@@ -242,6 +237,29 @@ mod tests {
         assert_eq!(p["linger.ms"], "50");
         assert_eq!(p["security.protocol"], "ssl");
         assert_eq!(p["compression.type"], "zstd");
+    }
+
+    #[test]
+    fn tls_becomes_ssl_properties_and_options_still_win() {
+        let c: KafkaSinkConfig = toml::from_str(
+            "brokers = [\"b:9093\"]\ntopic = \"t\"\n\
+             tls = { ca_file = \"/pki/ca.pem\", cert_file = \"/pki/c.pem\", key_file = \"/pki/c.key\" }\n\
+             [librdkafka_options]\n\"ssl.key.password\" = \"pw\"\n\"ssl.ca.location\" = \"/other.pem\"",
+        )
+        .unwrap();
+        let p = c.client_properties();
+        assert_eq!(p["security.protocol"], "ssl");
+        assert_eq!(p["ssl.certificate.location"], "/pki/c.pem");
+        assert_eq!(p["ssl.key.location"], "/pki/c.key");
+        assert_eq!(p["ssl.key.password"], "pw");
+        assert_eq!(p["ssl.ca.location"], "/other.pem");
+        assert_eq!(p["acks"], "all");
+        // the files are checked at start-up, with the key that names them
+        let e = c.validate().unwrap_err();
+        assert!(
+            e.contains("tls.ca_file") && e.contains("/pki/ca.pem"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod sink;
 pub use config::{Compression, KafkaSinkConfig};
 pub use sink::KafkaSink;
 
+use crate::kafka_client::ClientErrors;
 use crate::metrics::{Counter, Registry};
 
 /// The kinds of rejection, each a `kind` label of
@@ -38,6 +39,8 @@ pub struct KafkaMetrics {
     pub queue_full_waits: Counter,
     /// Records Kafka can never take, by kind (same order as `REJECTION_KINDS`).
     rejected: Vec<Counter>,
+    /// librdkafka's errors outside any one message (TLS, authentication…).
+    pub client: ClientErrors,
 }
 
 impl KafkaMetrics {
@@ -69,6 +72,7 @@ impl KafkaMetrics {
                     )
                 })
                 .collect(),
+            client: ClientErrors::new(r, sink),
         }
     }
 

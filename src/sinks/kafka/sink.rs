@@ -31,6 +31,7 @@ use super::encode::Encoder;
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
+use crate::kafka_client::ClientErrors;
 use crate::sinks::file::path::PathTemplate;
 use crate::sinks::verdict::{backoff, Rejection, Verdict};
 use crate::sinks::SinkMetrics;
@@ -130,10 +131,15 @@ impl Pending {
     }
 }
 
-/// Receives librdkafka's delivery reports (on its polling thread).
-struct Reports;
+/// Receives librdkafka's delivery reports (on its polling thread), and its
+/// errors outside any one message.
+struct Reports(ClientErrors);
 
-impl ClientContext for Reports {}
+impl ClientContext for Reports {
+    fn error(&self, error: KafkaError, reason: &str) {
+        self.0.error(error, reason);
+    }
+}
 
 impl ProducerContext for Reports {
     type DeliveryOpaque = Arc<Pending>;
@@ -166,7 +172,7 @@ impl KafkaSink {
         config.validate()?;
         let producer = config
             .client_config()
-            .create_with_context(Reports)
+            .create_with_context(Reports(kafka.client.clone()))
             .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
         let topic = PathTemplate::parse(&config.topic)?;

@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::units;
+use crate::kafka_client;
+use crate::tls::ClientTlsConfig;
 
 /// `type = "kafka"`: consumes messages from Kafka topics as a consumer group.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -52,8 +54,13 @@ pub struct KafkaSourceConfig {
     /// Most records per batch handed to the sinks.
     #[serde(default = "default_batch_records")]
     pub batch_records: usize,
-    /// Any librdkafka consumer property, passed as it is (TLS, SASL…).
-    /// These win over the settings above, except `enable.auto.commit`,
+    /// TLS to the brokers (`security.protocol = "ssl"`): `ca_file`, and
+    /// `cert_file`/`key_file` for brokers that require client
+    /// certificates. Unset: plaintext.
+    #[serde(default)]
+    pub tls: Option<ClientTlsConfig>,
+    /// Any librdkafka consumer property, passed as it is (SASL…).
+    /// These win over the settings above, `tls` included, except `enable.auto.commit`,
     /// which stays `false`: offsets are committed only once the sinks
     /// have the records.
     #[serde(default)]
@@ -85,9 +92,7 @@ const fn default_batch_records() -> usize {
 
 impl KafkaSourceConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.brokers.is_empty() {
-            return Err("brokers must list at least one host:port".into());
-        }
+        kafka_client::validate(&self.brokers, self.tls.as_ref())?;
         if self.group_id.is_empty() {
             return Err("group_id must not be empty".into());
         }
@@ -112,25 +117,28 @@ impl KafkaSourceConfig {
                 self.auto_offset_reset
             ));
         }
-        // librdkafka checks each property as it is set, without connecting
-        self.client_config()
-            .create_native_config()
-            .map_err(|e| format!("librdkafka_options: {e}"))?;
-        Ok(())
+        kafka_client::check(&self.client_properties())
+    }
+
+    /// The librdkafka consumer configuration.
+    pub fn client_config(&self) -> rdkafka::ClientConfig {
+        kafka_client::client_config(&self.client_properties())
     }
 
     /// The librdkafka consumer properties.
-    pub fn client_config(&self) -> rdkafka::ClientConfig {
-        let mut client = rdkafka::ClientConfig::new();
-        client.set("bootstrap.servers", self.brokers.join(","));
-        client.set("group.id", &self.group_id);
-        client.set("auto.offset.reset", &self.auto_offset_reset);
-        for (k, v) in &self.librdkafka_options {
-            client.set(k, v);
-        }
+    pub fn client_properties(&self) -> BTreeMap<String, String> {
+        let mut p = kafka_client::properties(
+            &self.brokers,
+            self.tls.as_ref(),
+            [
+                ("group.id", self.group_id.clone()),
+                ("auto.offset.reset", self.auto_offset_reset.clone()),
+            ],
+            &self.librdkafka_options,
+        );
         // the source commits acknowledged offsets itself
-        client.set("enable.auto.commit", "false");
-        client
+        p.insert("enable.auto.commit".into(), "false".into());
+        p
     }
 
     /// The tag of records from `topic`.
@@ -167,6 +175,25 @@ mod tests {
         );
         let c = parse("tag = \"kafka.${topic}\"").unwrap();
         assert_eq!(c.tag_for("app"), "kafka.app");
+    }
+
+    #[test]
+    fn tls_becomes_ssl_properties_and_auto_commit_stays_off() {
+        let c: KafkaSourceConfig = toml::from_str(
+            "brokers = [\"b:9093\"]\ngroup_id = \"g\"\ntopics = [\"t\"]\n\
+             tls = { ca_file = \"/pki/ca.pem\", cert_file = \"/pki/c.pem\", key_file = \"/pki/c.key\" }\n\
+             [librdkafka_options]\n\"enable.auto.commit\" = \"true\"",
+        )
+        .unwrap();
+        let p = c.client_properties();
+        assert_eq!(p["security.protocol"], "ssl");
+        assert_eq!(p["ssl.ca.location"], "/pki/ca.pem");
+        assert_eq!(p["ssl.certificate.location"], "/pki/c.pem");
+        assert_eq!(p["ssl.key.location"], "/pki/c.key");
+        assert_eq!(p["group.id"], "g");
+        assert_eq!(p["enable.auto.commit"], "false");
+        let e = c.validate().unwrap_err();
+        assert!(e.contains("tls.ca_file"), "{e}");
     }
 
     #[test]

@@ -30,6 +30,7 @@ use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, Records};
+use crate::kafka_client::ClientErrors;
 use crate::metrics::{Counter, Registry};
 use crate::telemetry::RateLimitedLog;
 use crate::warn_limited;
@@ -106,9 +107,15 @@ impl Telemetry {
 struct GroupContext {
     offsets: Arc<Offsets>,
     telemetry: Arc<Telemetry>,
+    /// Where librdkafka's errors outside any one message are counted.
+    client: ClientErrors,
 }
 
-impl ClientContext for GroupContext {}
+impl ClientContext for GroupContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        self.client.report(&error, reason);
+    }
+}
 
 impl ConsumerContext for GroupContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
@@ -171,6 +178,7 @@ impl KafkaSource {
         let context = GroupContext {
             offsets: offsets.clone(),
             telemetry: telemetry.clone(),
+            client: ClientErrors::new(&cx.metrics, &cx.name),
         };
         let consumer: StreamConsumer<GroupContext> = config
             .client_config()
