@@ -256,3 +256,71 @@ async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::{queue, BufferConfig};
+    use crate::event::{Batch, EventTime, Records};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Fails its first flush with a retry due shortly after.
+    struct Retrying {
+        held: Vec<Delivery>,
+        flushes: Arc<AtomicUsize>,
+        retry_at: Option<Instant>,
+    }
+
+    impl Sink for Retrying {
+        fn take(&mut self, d: Delivery) {
+            self.held.push(d);
+        }
+        fn flush(&mut self) {
+            let n = self.flushes.fetch_add(1, Ordering::AcqRel);
+            if n == 0 {
+                self.retry_at = Some(Instant::now() + Duration::from_millis(30));
+            } else if self.retry_at.is_some_and(|at| Instant::now() >= at) {
+                self.retry_at = None;
+                self.held.drain(..).for_each(Delivery::accept);
+            }
+        }
+        fn retry_at(&self) -> Option<Instant> {
+            self.retry_at
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pending_retry_is_flushed_when_due_without_new_batches() {
+        let registry = Registry::new();
+        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
+        let flushes = Arc::new(AtomicUsize::new(0));
+        let mut sink = Retrying {
+            held: Vec::new(),
+            flushes: flushes.clone(),
+            retry_at: None,
+        };
+        let gauge = tx.gauge();
+        let driver = tokio::spawn(async move {
+            drive(&mut sink, rx).await;
+            sink.held.len()
+        });
+        let batch = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: bytes::Bytes::from_static(b"x\n"),
+                time: EventTime::default(),
+            },
+            1,
+        );
+        tx.send(batch).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while gauge.held_records() > 0 {
+            assert!(Instant::now() < deadline, "the retry never ran");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(flushes.load(Ordering::Acquire) >= 2);
+        drop(tx);
+        assert_eq!(driver.await.unwrap(), 0);
+    }
+}

@@ -113,7 +113,9 @@ impl Settle for Delivery {
 
 /// The dead-letter file of one sink.
 pub struct DeadLetter {
+    /// For the log.
     path: PathBuf,
+    /// Opened for append; shared by a sink's tasks (forward servers).
     file: Mutex<File>,
 }
 
@@ -173,14 +175,24 @@ impl<T> std::fmt::Debug for Settled<T> {
 
 /// Settles the attempts of one sink; see the module docs.
 pub struct Settler {
+    /// The sink's name, for the log and the `component` label.
     name: Arc<str>,
+    /// For the counters labelled by rejection kind.
     registry: Registry,
+    /// The counters every sink keeps.
     metrics: SinkMetrics,
+    /// Backoff and give-up.
     retry: RetryConfig,
+    /// Where rejected records are kept, if configured.
     dead_letter: Option<DeadLetter>,
+    /// Records written to the dead-letter file.
     dead_letter_records: Counter,
+    /// Failed dead-letter appends.
     dead_letter_errors: Counter,
+    /// Records handed back for another attempt.
     retries: Counter,
+    /// Retry warnings, rate-limited: a destination down for long would
+    /// otherwise flood the log.
     log: RateLimitedLog,
 }
 

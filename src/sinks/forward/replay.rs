@@ -52,8 +52,11 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 /// What a replay did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReplayReport {
+    /// Frames read from the file.
     pub frames: usize,
+    /// Records in them.
     pub records: usize,
+    /// Records the receiver acknowledged.
     pub acknowledged: usize,
 }
 
