@@ -235,3 +235,53 @@ path = "{dir}/plain/${tag}"
         10
     );
 }
+
+/// Replay over TLS to a receiver that requires a shared key: the same
+/// client as the forward sink, so both work as configured there.
+#[test]
+fn replay_speaks_tls_and_the_shared_key_handshake() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let file = dir.path().join("dead.msgpack");
+    let mut data = frame("a", "tls", 0..20, None);
+    data.extend(frame("b", "tls", 20..30, None));
+    std::fs::write(&file, data).unwrap();
+    let mut rx = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\nshared_key = \"k\"\n\
+         tls = {{ cert_file = {:?}, key_file = {:?} }}\n\n\
+         [sinks.unified]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/unified.log\"\n",
+        pki.server_cert.display().to_string(),
+        pki.server_key.display().to_string()
+    ));
+    let addr = rx.forward_addr("in");
+    let run = |key: &str| {
+        Command::new(BIN)
+            .arg("replay")
+            .arg(&file)
+            .args(["--to", &addr.to_string(), "--timeout", "3s", "--tls-ca"])
+            .arg(&pki.ca)
+            .args(["--shared-key", key])
+            .output()
+            .unwrap()
+    };
+    let wrong = run("wrong");
+    assert!(
+        !wrong.status.success(),
+        "a refused handshake acknowledges nothing"
+    );
+    assert!(
+        String::from_utf8_lossy(&wrong.stdout).contains("0 acknowledged, 30 not acknowledged"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stdout)
+    );
+    let right = run("k");
+    let stdout = String::from_utf8_lossy(&right.stdout);
+    assert!(right.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("30 acknowledged, 0 not acknowledged"),
+        "{stdout}"
+    );
+    let lines = wait_for_lines(&rx.path("unified.log"), 30, Duration::from_secs(10));
+    assert_exactly(&lines, "tls", 30);
+    assert!(rx.stop().success());
+}
