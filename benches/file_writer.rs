@@ -27,7 +27,7 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
         dir.join("out.log").display().to_string()
     );
     let kind = SinkKind::File(toml::from_str(&config).unwrap());
-    match sinks::build("bench", kind, &Registry::new()).unwrap() {
+    match sinks::build("bench", kind, &Default::default(), &Registry::new()).unwrap() {
         sinks::SinkRunner::Blocking(s) => s,
         sinks::SinkRunner::Async(_) | sinks::SinkRunner::Kafka(_) => {
             unreachable!("the file sink is a blocking sink")

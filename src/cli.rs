@@ -1,4 +1,5 @@
-//! Command line: `logferry run`, `logferry validate`, `logferry bench`.
+//! Command line: `logferry run`, `logferry validate`, `logferry bench`,
+//! `logferry replay`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +41,8 @@ pub enum Command {
     Bench(crate::bench::BenchArgs),
     /// Print the embedded default configuration.
     DefaultConfig,
+    /// Send the records of a dead-letter file to a forward receiver.
+    Replay(crate::sinks::forward::replay::ReplayArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -80,6 +83,43 @@ pub fn main() -> ExitCode {
         Command::DefaultConfig => {
             print!("{}", crate::config::DEFAULT_CONFIG);
             ExitCode::SUCCESS
+        }
+        Command::Replay(args) => replay(&args),
+    }
+}
+
+/// `logferry replay`: success only if every record was acknowledged.
+fn replay(args: &crate::sinks::forward::replay::ReplayArgs) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(crate::sinks::forward::replay::replay(args)) {
+        Ok(r) => {
+            println!(
+                "{}: {} records in {} frames sent to {}: {} acknowledged, {} not acknowledged",
+                args.file.display(),
+                r.records,
+                r.frames,
+                args.to,
+                r.acknowledged,
+                r.records - r.acknowledged
+            );
+            if r.acknowledged == r.records {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
 }

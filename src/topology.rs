@@ -51,7 +51,7 @@ impl Pipeline {
         let mut sink_handles = Vec::new();
         let mut gauges = Vec::new();
         for s in config.sinks {
-            let sink = sinks::build(&s.name, s.kind, &metrics)
+            let sink = sinks::build(&s.name, s.kind, &s.settle, &metrics)
                 .map_err(|e| format!("sink {}: {e}", s.name))?;
             let (tx, rx) = queue(&s.name, s.buffer, &metrics);
             gauges.push((s.name.clone(), tx.gauge()));

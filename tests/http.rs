@@ -506,7 +506,8 @@ fn the_answer_waits_for_the_sinks_unless_ack_is_received() {
 
 #[test]
 fn a_batch_a_sink_rejects_is_answered_with_retry() {
-    // every write to /dev/full fails: the file sink rejects the batch
+    // every write to /dev/full fails (ENOSPC, retried): with one attempt
+    // allowed, the file sink rejects the batch
     let mut lf = Logferry::start(
         r#"
 [sources.in]
@@ -517,6 +518,7 @@ address = "127.0.0.1:0"
 type = "file"
 match = "**"
 path = "/dev/full"
+retry = { max_attempts = 1 }
 "#,
     );
     let addr = http_addr(&mut lf);

@@ -396,6 +396,48 @@ fn a_message_too_large_is_rejected_and_counted_and_the_rest_delivered() {
     );
 }
 
+/// With `dead_letter`, a batch Kafka refuses is kept there (as a forward
+/// frame, for `logferry replay`) and so acknowledged to its client.
+#[test]
+fn a_batch_kafka_refuses_goes_to_the_dead_letter_file() {
+    let broker = shared_broker();
+    let tag = unique("deadletter");
+    let mut lf = Logferry::start(&config(
+        broker,
+        "${tag}",
+        "dead_letter = \"{dir}/kafka.dead\"\n[sinks.k.librdkafka_options]\n\"message.max.bytes\" = \"4000000\"",
+    ));
+    let addr = lf.forward_addr("in");
+    let mut e = Vec::new();
+    write::array_len(&mut e, 2);
+    write::event_time(&mut e, 1_700_000_000, 0);
+    write::map_len(&mut e, 1);
+    write::str(&mut e, b"message");
+    write::str(&mut e, &vec![b'x'; 1_500_000]);
+    let mut big = Vec::new();
+    write_packed_forward(&mut big, &tag, &e, 1, Some(b"big"));
+    let mut b = send_frame(addr, &big);
+    assert_eq!(
+        read_ack(&mut b, Duration::from_secs(60)).as_deref(),
+        Some("big"),
+        "kept in the dead-letter file, so acknowledged:\n{}",
+        lf.log_text()
+    );
+    lf.stop();
+    let data = bytes::Bytes::from(std::fs::read(lf.path("kafka.dead")).unwrap());
+    let f = logferry::protocol::forward::decode_frame(data, &Default::default()).unwrap();
+    assert_eq!((f.tag.as_str(), f.count), (tag.as_str(), 1));
+    assert_eq!(f.entries.as_ref(), &e[..], "the record as it arrived");
+    assert_eq!(
+        lf.final_counter("logferry_sink_dead_letter_records_total{component=\"k\"}"),
+        1
+    );
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"k\"}"),
+        0
+    );
+}
+
 #[test]
 fn a_full_producer_queue_is_backpressure_and_a_stop_is_bounded_by_drain_timeout() {
     // no broker at all: nothing can be delivered, librdkafka's queue fills

@@ -27,6 +27,8 @@ use toml::{Table, Value};
 
 use crate::buffer::BufferConfig;
 use crate::router::TagPattern;
+use crate::sinks::settle::SettleConfig;
+use crate::sinks::verdict::RetryConfig;
 use crate::sinks::SinkKind;
 use crate::sources::SourceKind;
 pub use interpolate::interpolate;
@@ -54,6 +56,8 @@ pub struct SinkConfig {
     /// Which tags this sink receives.
     pub pattern: TagPattern,
     pub buffer: BufferConfig,
+    /// `dead_letter` and `retry`: what happens to records that fail.
+    pub settle: SettleConfig,
     pub kind: SinkKind,
 }
 
@@ -267,6 +271,7 @@ impl<'a> Parser<'a> {
             buffer
                 .validate()
                 .map_err(|e| self.invalid(&path, &format!("[sinks.{name}]: {e}"), &e))?;
+            let settle = self.settle(&mut rest, &path)?;
             let kind = self.component(
                 &path,
                 &kind,
@@ -274,12 +279,39 @@ impl<'a> Parser<'a> {
                 crate::sinks::parse_kind,
                 SinkKind::validate,
             )?;
+            if settle.retry.is_some() && !kind.takes_retry_table() {
+                return Err(self.error(
+                    self.locate(&path, Some("retry")),
+                    format!("[sinks.{name}].retry: this sink type has its own retry keys (forward: reconnect_min, reconnect_max, max_attempts; kafka: retry_backoff, retry_backoff_max); use those"),
+                ));
+            }
             config.sinks.push(SinkConfig {
                 name,
                 pattern,
                 buffer,
+                settle,
                 kind,
             });
+        }
+        // two sinks appending to one dead-letter file could interleave frames
+        for (i, a) in config.sinks.iter().enumerate() {
+            let Some(path) = &a.settle.dead_letter else {
+                continue;
+            };
+            if let Some(b) = config.sinks[..i]
+                .iter()
+                .find(|b| b.settle.dead_letter.as_ref() == Some(path))
+            {
+                return Err(self.error(
+                    self.locate(&["sinks", a.name.as_str()], Some("dead_letter")),
+                    format!(
+                        "[sinks.{}].dead_letter: {} is already the dead-letter file of sink {}; give each sink its own",
+                        a.name,
+                        path.display(),
+                        b.name
+                    ),
+                ));
+            }
         }
         if config.sources.is_empty() {
             return Err(self.error(None, "no sources: add a [sources.NAME] table"));
@@ -288,6 +320,30 @@ impl<'a> Parser<'a> {
             return Err(self.error(None, "no sinks: add a [sinks.NAME] table"));
         }
         Ok(config)
+    }
+
+    /// The `dead_letter` and `retry` keys every sink may have.
+    fn settle(&self, rest: &mut Table, path: &[&str; 2]) -> Result<SettleConfig, ConfigError> {
+        let name = path[1];
+        let dead_letter = match rest.remove("dead_letter") {
+            Some(Value::String(p)) => Some(std::path::PathBuf::from(p)),
+            Some(_) => {
+                return Err(self.error(
+                    self.locate(path, Some("dead_letter")),
+                    format!("[sinks.{name}].dead_letter must be a file path (a string)"),
+                ))
+            }
+            None => None,
+        };
+        let retry = match rest.remove("retry") {
+            Some(v) => Some(self.typed::<RetryConfig>(v, &["sinks", name, "retry"])?),
+            None => None,
+        };
+        let settle = SettleConfig { dead_letter, retry };
+        settle
+            .validate()
+            .map_err(|e| self.invalid(path, &format!("[sinks.{name}]: {e}"), &e))?;
+        Ok(settle)
     }
 
     /// Turns the type-specific keys of the component at `path` (`["sinks",

@@ -190,3 +190,70 @@ fn a_variable_outside_quotes_is_explained() {
     );
     assert!(e.message.contains("inside quoted strings only"), "{e}");
 }
+
+#[test]
+fn every_sink_takes_dead_letter_and_the_file_sink_a_retry_table() {
+    let c = parse(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.f]\ntype = \"file\"\nmatch = \"**\"\npath = \"/tmp/x.log\"\n\
+         dead_letter = \"/tmp/dl/f.msgpack\"\n\
+         retry = { initial = \"50ms\", max = \"5s\", jitter = 0.1, max_attempts = 3 }\n\n\
+         [sinks.fw]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{ address = \"h:1\" }]\n\
+         dead_letter = \"/tmp/dl/fw.msgpack\"\n\n\
+         [sinks.n]\ntype = \"null\"\nmatch = \"**\"\n",
+    )
+    .unwrap();
+    let f = &c.sinks[0].settle;
+    assert_eq!(
+        f.dead_letter.as_deref(),
+        Some(Path::new("/tmp/dl/f.msgpack"))
+    );
+    let r = f.retry.unwrap();
+    assert_eq!(
+        (r.initial, r.max, r.jitter, r.max_attempts),
+        (
+            std::time::Duration::from_millis(50),
+            std::time::Duration::from_secs(5),
+            0.1,
+            3
+        )
+    );
+    assert!(c.sinks[1].settle.dead_letter.is_some());
+    assert_eq!(c.sinks[2].settle, Default::default());
+}
+
+#[test]
+fn bad_retry_and_dead_letter_settings_are_explained() {
+    let head = "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n";
+    let e = err(&format!(
+        "{head}[sinks.f]\ntype = \"file\"\nmatch = \"**\"\npath = \"/tmp/x.log\"\nretry = {{ jitter = 2.0 }}\n"
+    ));
+    assert!(e.message.contains("retry.jitter"), "{e}");
+    let e = err(&format!(
+        "{head}[sinks.f]\ntype = \"file\"\nmatch = \"**\"\npath = \"/tmp/x.log\"\n\n[sinks.f.retry]\ntries = 2\n"
+    ));
+    assert!(e.message.contains("unknown key `tries`"), "{e}");
+    assert_eq!(e.line, Some(11));
+    let e = err(&format!(
+        "{head}[sinks.fw]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"h:1\" }}]\nretry = {{ max_attempts = 2 }}\n"
+    ));
+    assert!(e.message.contains("max_attempts"), "{e}");
+    assert_eq!(e.line, Some(9));
+    let e = err(&format!(
+        "{head}[sinks.f]\ntype = \"file\"\nmatch = \"**\"\npath = \"/tmp/x.log\"\ndead_letter = \"/tmp\"\n"
+    ));
+    assert!(e.message.contains("dead_letter"), "{e}");
+    let e = err(&format!(
+        "{head}[sinks.f]\ntype = \"file\"\nmatch = \"**\"\npath = \"/tmp/x.log\"\ndead_letter = 3\n"
+    ));
+    assert!(e.message.contains("dead_letter must be a file path"), "{e}");
+    let e = err(&format!(
+        "{head}[sinks.a]\ntype = \"null\"\nmatch = \"**\"\ndead_letter = \"/tmp/d\"\n\n\
+         [sinks.b]\ntype = \"null\"\nmatch = \"**\"\ndead_letter = \"/tmp/d\"\n"
+    ));
+    assert!(
+        e.message.contains("already the dead-letter file of sink a"),
+        "{e}"
+    );
+    assert_eq!(e.line, Some(13));
+}

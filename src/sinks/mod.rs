@@ -11,10 +11,11 @@ pub mod file;
 pub mod forward;
 pub mod kafka;
 pub mod null;
+pub mod settle;
 pub mod stdout;
 pub mod verdict;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::config::{ComponentTable, KindError};
@@ -24,7 +25,9 @@ use file::{FileSink, FileSinkConfig};
 use forward::{ForwardSink, ForwardSinkConfig};
 use kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
 use null::{NullSink, NullSinkConfig};
+use settle::{SettleConfig, Settler};
 use stdout::{StdoutSink, StdoutSinkConfig};
+use verdict::RetryConfig;
 
 /// The configured type of a sink.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,6 +55,12 @@ pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
 }
 
 impl SinkKind {
+    /// Whether the shared `retry` table applies (forward and Kafka sinks
+    /// keep their own, documented retry keys).
+    pub fn takes_retry_table(&self) -> bool {
+        !matches!(self, SinkKind::Forward(_) | SinkKind::Kafka(_))
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         match self {
             SinkKind::File(c) => c.validate(),
@@ -106,6 +115,10 @@ pub trait Sink: Send + 'static {
     }
     /// Periodic work (time-based rotation, rate reports).
     fn tick(&mut self) {}
+    /// When records held for a retry are due: [`Sink::flush`] runs then.
+    fn retry_at(&self) -> Option<Instant> {
+        None
+    }
     /// Called once after the queue is closed and drained.
     fn finish(&mut self) {
         self.flush();
@@ -122,23 +135,47 @@ pub enum SinkRunner {
     Kafka(Box<KafkaSink>),
 }
 
-/// Builds the sink for `kind`.
-pub fn build(name: &str, kind: SinkKind, metrics: &Registry) -> Result<SinkRunner, String> {
+/// Builds the sink for `kind`, with its dead-letter file and retry
+/// settings (`settle`).
+pub fn build(
+    name: &str,
+    kind: SinkKind,
+    settle: &SettleConfig,
+    metrics: &Registry,
+) -> Result<SinkRunner, String> {
     let m = SinkMetrics::new(metrics, name);
+    let settler =
+        |retry: RetryConfig, m: SinkMetrics| Settler::from_config(name, metrics, m, retry, settle);
+    let retry = settle.retry.unwrap_or_default();
     Ok(match kind {
-        SinkKind::File(c) => SinkRunner::Blocking(Box::new(FileSink::new(name, c, m, metrics)?)),
+        SinkKind::File(c) => SinkRunner::Blocking(Box::new(
+            FileSink::new(name, c, m.clone(), metrics)?.settled_by(settler(retry, m)?),
+        )),
         SinkKind::Forward(c) => {
-            SinkRunner::Async(Box::new(ForwardSink::new(name, *c, metrics, m)?))
+            let retry = c.retry_config();
+            SinkRunner::Async(Box::new(ForwardSink::new(
+                name,
+                *c,
+                metrics,
+                settler(retry, m.clone())?,
+                m,
+            )?))
         }
-        SinkKind::Stdout(c) => SinkRunner::Blocking(Box::new(StdoutSink::new(c, m)?)),
+        SinkKind::Stdout(c) => {
+            SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
+        }
         SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
         SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
-        SinkKind::Kafka(c) => SinkRunner::Kafka(Box::new(KafkaSink::new(
-            name,
-            *c,
-            m,
-            KafkaMetrics::new(metrics, name),
-        )?)),
+        SinkKind::Kafka(c) => {
+            let retry = c.retry_config();
+            SinkRunner::Kafka(Box::new(KafkaSink::new(
+                name,
+                *c,
+                settler(retry, m.clone())?,
+                m,
+                KafkaMetrics::new(metrics, name),
+            )?))
+        }
     })
 }
 
@@ -190,16 +227,18 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
                 next_tick = Some(at + e);
             }
         }
-        let next = match next_tick {
-            Some(at) => tokio::select! {
-                d = rx.recv() => d,
-                _ = tokio::time::sleep_until(at) => {
-                    sink.tick();
-                    next_tick = every.map(|e| at + e);
-                    continue;
-                }
-            },
-            None => rx.recv().await,
+        let retry_at = sink.retry_at().map(tokio::time::Instant::from_std);
+        let next = tokio::select! {
+            d = rx.recv() => d,
+            _ = sleep_until_opt(next_tick) => {
+                sink.tick();
+                next_tick = every.and_then(|e| next_tick.map(|at| at + e));
+                continue;
+            }
+            _ = sleep_until_opt(retry_at) => {
+                sink.flush();
+                continue;
+            }
         };
         match next {
             Some(d) => {
@@ -208,5 +247,80 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             }
             None => break,
         }
+    }
+}
+
+async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::{queue, BufferConfig};
+    use crate::event::{Batch, EventTime, Records};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Fails its first flush with a retry due shortly after.
+    struct Retrying {
+        held: Vec<Delivery>,
+        flushes: Arc<AtomicUsize>,
+        retry_at: Option<Instant>,
+    }
+
+    impl Sink for Retrying {
+        fn take(&mut self, d: Delivery) {
+            self.held.push(d);
+        }
+        fn flush(&mut self) {
+            let n = self.flushes.fetch_add(1, Ordering::AcqRel);
+            if n == 0 {
+                self.retry_at = Some(Instant::now() + Duration::from_millis(30));
+            } else if self.retry_at.is_some_and(|at| Instant::now() >= at) {
+                self.retry_at = None;
+                self.held.drain(..).for_each(Delivery::accept);
+            }
+        }
+        fn retry_at(&self) -> Option<Instant> {
+            self.retry_at
+        }
+    }
+
+    #[tokio::test]
+    async fn a_pending_retry_is_flushed_when_due_without_new_batches() {
+        let registry = Registry::new();
+        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
+        let flushes = Arc::new(AtomicUsize::new(0));
+        let mut sink = Retrying {
+            held: Vec::new(),
+            flushes: flushes.clone(),
+            retry_at: None,
+        };
+        let gauge = tx.gauge();
+        let driver = tokio::spawn(async move {
+            drive(&mut sink, rx).await;
+            sink.held.len()
+        });
+        let batch = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: bytes::Bytes::from_static(b"x\n"),
+                time: EventTime::default(),
+            },
+            1,
+        );
+        tx.send(batch).await.unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while gauge.held_records() > 0 {
+            assert!(Instant::now() < deadline, "the retry never ran");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(flushes.load(Ordering::Acquire) >= 2);
+        drop(tx);
+        assert_eq!(driver.await.unwrap(), 0);
     }
 }

@@ -1,9 +1,16 @@
 //! `type = "stdout"`: writes formatted records to standard output.
+//!
+//! A failed write ends in the verdict its error gives
+//! ([`crate::sinks::verdict::io_verdict`]): a closed pipe rejects the
+//! records; a shortage (stdout redirected to a full disk) retries them with
+//! the sink's `retry` settings, holding everything behind them.
 
 use std::io::Write;
 
 use serde::Deserialize;
 
+use super::settle::{Parked, Settled, Settler};
+use super::verdict::{io_verdict, Rejection, Verdict};
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
 use crate::format::{FormatConfig, FormatKind, Formatter};
@@ -28,48 +35,103 @@ pub struct StdoutSink {
     out: Vec<u8>,
     held: Vec<Delivery>,
     metrics: SinkMetrics,
+    settler: Settler,
+    /// Deliveries waiting for a retry, and everything behind them.
+    parked: Parked,
 }
 
 impl StdoutSink {
-    pub fn new(config: StdoutSinkConfig, metrics: SinkMetrics) -> Result<Self, String> {
+    pub fn new(
+        config: StdoutSinkConfig,
+        settler: Settler,
+        metrics: SinkMetrics,
+    ) -> Result<Self, String> {
         Ok(StdoutSink {
             formatter: Formatter::new(&config.format)?,
             out: Vec::with_capacity(64 * 1024),
             held: Vec::new(),
             metrics,
+            settler,
+            parked: Parked::default(),
         })
+    }
+
+    fn format(&mut self, d: Delivery) {
+        let before = self.out.len();
+        if let Err(e) = self.formatter.write_batch(d.batch(), &mut self.out) {
+            self.out.truncate(before);
+            let reason = Rejection {
+                kind: "bad_record",
+                message: format!("cannot format batch: {e}"),
+            };
+            self.settler
+                .settle(vec![d], 1, Verdict::Rejected { reason });
+            return;
+        }
+        self.held.push(d);
+    }
+
+    fn write(&mut self, force: bool) {
+        if let Some(due) = self.parked.take_due(force) {
+            for d in due {
+                self.format(d);
+            }
+        }
+        if self.held.is_empty() {
+            return;
+        }
+        let mut stdout = std::io::stdout().lock();
+        let verdict = match stdout.write_all(&self.out).and_then(|_| stdout.flush()) {
+            Ok(()) => {
+                self.metrics.bytes.add(self.out.len() as u64);
+                Verdict::Delivered
+            }
+            Err(e) => {
+                let attempt = self.parked.attempt + 1;
+                let v = io_verdict(&e, self.settler.retry().after(attempt));
+                tracing::error!(error = %e, "stdout sink: write failed");
+                v
+            }
+        };
+        self.out.clear();
+        let attempt = match verdict {
+            Verdict::Delivered => 0,
+            _ => self.parked.attempt + 1,
+        };
+        let held = std::mem::take(&mut self.held);
+        match self.settler.settle(held, attempt, verdict) {
+            Settled::Retry { after, items } => {
+                self.parked.attempt = attempt;
+                self.parked.park(items, after);
+            }
+            _ => self.parked.attempt = 0,
+        }
     }
 }
 
 impl Sink for StdoutSink {
     fn take(&mut self, d: Delivery) {
-        if let Err(e) = self.formatter.write_batch(d.batch(), &mut self.out) {
-            self.metrics.errors.inc();
-            tracing::error!(error = %e, "stdout sink: cannot format batch");
+        if !self.parked.is_empty() {
+            return self.parked.push(d);
         }
-        self.held.push(d);
+        self.format(d);
     }
 
     fn flush(&mut self) {
-        let mut stdout = std::io::stdout().lock();
-        let ok = stdout.write_all(&self.out).and_then(|_| stdout.flush());
-        self.metrics.bytes.add(self.out.len() as u64);
-        self.out.clear();
-        for d in self.held.drain(..) {
-            match &ok {
-                Ok(()) => {
-                    self.metrics.records.add(d.batch().count as u64);
-                    d.accept()
-                }
-                Err(_) => {
-                    self.metrics.rejected_records.add(d.batch().count as u64);
-                    d.reject()
-                }
-            }
+        self.write(false);
+    }
+
+    fn retry_at(&self) -> Option<std::time::Instant> {
+        self.parked.retry_at()
+    }
+
+    fn finish(&mut self) {
+        self.write(false);
+        if !self.parked.is_empty() {
+            // one last try now, then give up on what still fails
+            self.write(true);
         }
-        if let Err(e) = ok {
-            self.metrics.errors.inc();
-            tracing::error!(error = %e, "stdout sink: write failed");
-        }
+        let left = self.parked.take_all();
+        self.settler.stopped(left);
     }
 }

@@ -14,10 +14,15 @@
 //! are formatted, so the bytes are still in the CPU cache when the kernel
 //! copies them. A batch is acknowledged only once every byte of it has been
 //! written (and fsynced, with `fsync`) and the queue has run dry or the
-//! buffer filled. If any write fails (a full disk), the file is cut back to
-//! the end of the last acknowledged data, so it never holds a partial line,
-//! and the unacknowledged batches are rejected: counted, logged, and not
-//! acknowledged, so a forward client resends them.
+//! buffer filled. If any open or write fails, the file is cut back to the
+//! end of the last acknowledged data, so it never holds a partial line,
+//! and the error's verdict ([`io_verdict`]) decides: a shortage (a full
+//! disk, a quota, EIO) parks the batches and everything after them for a
+//! retry with the sink's `retry` settings (backpressure reaches the
+//! sources); an error that retrying cannot fix (permissions, a directory
+//! at the path, a read-only file system) rejects them: dead-lettered if
+//! `dead_letter` is set, else not acknowledged, so a forward client
+//! resends them. See [`crate::sinks::settle`].
 //!
 //! Before a round of writes is acknowledged, one stat(2) checks that the
 //! path still names the file written (device and inode). If it does not
@@ -46,6 +51,8 @@ use path::PathTemplate;
 pub use reopen::request_reopen;
 use telemetry::{FileTelemetry, Op, Reopen};
 
+use super::settle::{Parked, Settled, Settler};
+use super::verdict::{io_verdict, Rejection, RetryConfig, Verdict};
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
 use crate::event::{Batch, Records};
@@ -75,6 +82,13 @@ pub struct FileSink {
     /// Directories fsynced so far (with `fsync`): the entries of created
     /// directories and files, so they survive a power loss.
     dirs_synced: usize,
+    /// Accepts, retries, dead-letters or rejects what was written.
+    settler: Settler,
+    /// Deliveries waiting for a retry, and everything behind them.
+    parked: Parked,
+    /// The number of the failed attempt in the current round, once one
+    /// failed (several files failing in one flush are one attempt).
+    failing: Option<u32>,
 }
 
 impl FileSink {
@@ -95,10 +109,19 @@ impl FileSink {
             template,
             config,
             files: HashMap::new(),
+            settler: Settler::new(
+                name,
+                registry,
+                metrics.clone(),
+                RetryConfig::default(),
+                None,
+            ),
             telemetry: FileTelemetry::new(name, registry, metrics),
             static_path,
             reopen_seen: reopen::current(),
             dirs_synced: 0,
+            parked: Parked::default(),
+            failing: None,
         };
         // a unified file that cannot be opened is a start-up error, not a
         // surprise at the first record
@@ -107,6 +130,45 @@ impl FileSink {
                 .map_err(|e| format!("cannot open {}: {e}", p.display()))?;
         }
         Ok(sink)
+    }
+
+    /// Uses `settler` (its retry settings and dead-letter file).
+    pub fn settled_by(mut self, settler: Settler) -> Self {
+        self.settler = settler;
+        self
+    }
+
+    /// The number of the attempt that just failed.
+    fn failed_attempt(&mut self) -> u32 {
+        *self.failing.get_or_insert(self.parked.attempt + 1)
+    }
+
+    /// Settles the deliveries of a failed attempt by the error's verdict.
+    fn settle_failure(&mut self, held: Vec<Delivery>, op: Op, e: &io::Error) {
+        let attempt = self.failed_attempt();
+        let verdict = match op {
+            Op::Format => Verdict::Rejected {
+                reason: Rejection {
+                    kind: "bad_record",
+                    message: e.to_string(),
+                },
+            },
+            _ => io_verdict(e, self.settler.retry().after(attempt)),
+        };
+        if let Settled::Retry { after, items } = self.settler.settle(held, attempt, verdict) {
+            self.parked.attempt = attempt;
+            self.parked.park(items, after);
+        }
+    }
+
+    /// Takes again the deliveries whose retry is due (all with `force`).
+    fn retry_parked(&mut self, force: bool) {
+        if let Some(due) = self.parked.take_due(force) {
+            self.failing = None;
+            for d in due {
+                self.take(d);
+            }
+        }
     }
 
     fn open(&mut self, path: &Path) -> io::Result<&mut OpenFile> {
@@ -152,25 +214,21 @@ impl FileSink {
                 self.write_again_to_new_file(path, f, reason);
             }
         }
-        let metrics = &self.telemetry.sink;
         match f.out.error.take() {
             None => {
-                metrics.bytes.add(f.out.size - f.settled);
+                self.telemetry.sink.bytes.add(f.out.size - f.settled);
                 f.settled = f.out.size;
-                for d in f.held.drain(..) {
-                    metrics.records.add(d.batch().count as u64);
-                    d.accept();
-                }
+                let held = std::mem::take(&mut f.held);
+                self.settler.settle(held, 0, Verdict::Delivered);
             }
             Some((op, e)) => {
                 // cut back to the last settled write: no partial line stays
                 let _ = f.out.file.set_len(f.settled);
                 f.out.size = f.settled;
-                let records: usize = f.held.iter().map(|d| d.batch().count).sum();
-                self.telemetry.error(op, path, &e, records);
-                for d in f.held.drain(..) {
-                    d.reject();
-                }
+                f.pending.clear();
+                self.telemetry.error(op, path, &e, 0);
+                let held = std::mem::take(&mut f.held);
+                self.settle_failure(held, op, &e);
             }
         }
         if f.pending.capacity() > 4 * WRITE_SLICE.max(self.config.write_buffer_bytes) {
@@ -309,6 +367,10 @@ impl FileSink {
 
 impl Sink for FileSink {
     fn take(&mut self, d: Delivery) {
+        if !self.parked.is_empty() {
+            // behind the records waiting for their retry, in order
+            return self.parked.push(d);
+        }
         let (path, escaped) = self.path_for(&d.batch().tag);
         if escaped {
             let first = !self.files.contains_key(&path);
@@ -316,8 +378,8 @@ impl Sink for FileSink {
         }
         let threshold = self.config.write_buffer_bytes;
         if let Err(e) = self.open(&path) {
-            self.telemetry.error(Op::Open, &path, &e, d.batch().count);
-            d.reject();
+            self.telemetry.error(Op::Open, &path, &e, 0);
+            self.settle_failure(vec![d], Op::Open, &e);
             return;
         }
         let mut f = self.files.remove(&path).expect("opened above");
@@ -331,12 +393,37 @@ impl Sink for FileSink {
     }
 
     fn flush(&mut self) {
+        self.failing = None;
+        self.retry_parked(false);
         let mut files = std::mem::take(&mut self.files);
         for (path, f) in files.iter_mut() {
             self.write_out(path, f);
         }
         self.files = files;
+        if self.parked.is_empty() {
+            self.parked.attempt = 0;
+        }
         self.reopen_if_requested();
+    }
+
+    fn retry_at(&self) -> Option<std::time::Instant> {
+        self.parked.retry_at()
+    }
+
+    fn finish(&mut self) {
+        self.flush();
+        if !self.parked.is_empty() {
+            // one last try now, then give up on what still fails
+            self.failing = None;
+            self.retry_parked(true);
+            let mut files = std::mem::take(&mut self.files);
+            for (path, f) in files.iter_mut() {
+                self.write_out(path, f);
+            }
+            self.files = files;
+        }
+        let left = self.parked.take_all();
+        self.settler.stopped(left);
     }
 
     fn tick_interval(&self) -> Option<Duration> {

@@ -6,6 +6,8 @@ use super::*;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, EventTime, Records};
 use crate::metrics::Registry;
+use crate::sinks::settle::Settler;
+use crate::sinks::verdict::RetryConfig;
 
 fn lines(tag: &str, text: &'static str) -> Batch {
     Batch::new(
@@ -97,31 +99,131 @@ fn rotates_once_a_file_reaches_rotate_bytes() {
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "12345\n");
 }
 
+fn settled_sink(
+    config_toml: &str,
+    retry: RetryConfig,
+    dead_letter: Option<&Path>,
+) -> (FileSink, Registry) {
+    let config: FileSinkConfig = toml::from_str(config_toml).unwrap();
+    let registry = Registry::new();
+    let m = SinkMetrics::new(&registry, "f");
+    let dl = dead_letter.map(|p| crate::sinks::settle::DeadLetter::open(p).unwrap());
+    let settler = Settler::new("f", &registry, m.clone(), retry, dl);
+    let s = FileSink::new("f", config, m, &registry)
+        .unwrap()
+        .settled_by(settler);
+    (s, registry)
+}
+
 #[test]
-fn a_full_disk_rejects_the_batch_and_says_so() {
+fn a_full_disk_is_retried_then_rejected_after_max_attempts() {
     // /dev/full accepts opens and fails every write with ENOSPC
     if !Path::new("/dev/full").exists() {
         eprintln!("no /dev/full on this system");
         return;
     }
-    let (mut s, registry) = sink("path = \"/dev/full\"");
+    let retry = RetryConfig {
+        initial: Duration::from_millis(1),
+        max: Duration::from_millis(1),
+        jitter: 0.0,
+        max_attempts: 2,
+    };
+    let (mut s, registry) = settled_sink("path = \"/dev/full\"", retry, None);
+    let (tx, rx) = mpsc::channel();
+    let tx2 = tx.clone();
+    s.take(deliver(
+        lines("t", "lost\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap())),
+    ));
+    s.flush();
+    assert!(rx.try_recv().is_err(), "ENOSPC is retried, not settled");
+    assert!(s.retry_at().is_some());
+    assert_eq!(
+        registry.value("logferry_sink_retried_records_total", &[]),
+        1
+    );
+    // a batch that comes meanwhile waits behind it
+    s.take(deliver(
+        lines("t", "next\n").with_ack(AckHandle::new(move |o| tx2.send(o).unwrap())),
+    ));
+    assert!(rx.try_recv().is_err());
+    std::thread::sleep(Duration::from_millis(5));
+    s.flush();
+    assert_eq!(
+        rx.try_iter().collect::<Vec<_>>(),
+        vec![AckOutcome::Rejected; 2],
+        "the second failed attempt uses up max_attempts = 2"
+    );
+    assert_eq!(
+        registry.value("logferry_sink_rejected_records_total", &[]),
+        2
+    );
+    assert_eq!(
+        registry.value(
+            "logferry_sink_rejections_total",
+            &[("kind", "retries_exhausted")]
+        ),
+        2
+    );
+    assert!(s.retry_at().is_none());
+}
+
+#[test]
+fn a_full_disk_retries_until_the_stop_then_rejects() {
+    if !Path::new("/dev/full").exists() {
+        return;
+    }
+    let (mut s, registry) = settled_sink("path = \"/dev/full\"", RetryConfig::default(), None);
     let (tx, rx) = mpsc::channel();
     s.take(deliver(
         lines("t", "lost\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap())),
     ));
     s.flush();
+    assert!(rx.try_recv().is_err(), "retried forever by default");
+    s.finish();
     assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
-    assert_eq!(registry.value("logferry_sink_errors_total", &[]), 1);
     assert_eq!(
         registry.value("logferry_sink_rejected_records_total", &[]),
         1
     );
-    // the sink keeps working for the next batch (which fails the same way)
-    s.take(deliver(lines("t", "again\n")));
+}
+
+#[test]
+fn a_directory_at_the_path_is_rejected_into_the_dead_letter_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("taken")).unwrap();
+    let dl = dir.path().join("dead.msgpack");
+    let cfg = format!("path = \"{}/${{tag}}\"", dir.path().display());
+    let (mut s, registry) = settled_sink(&cfg, RetryConfig::default(), Some(&dl));
+    let (tx, rx) = mpsc::channel();
+    s.take(deliver(
+        lines("taken", "a\nb\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap())),
+    ));
     s.flush();
     assert_eq!(
-        registry.value("logferry_sink_rejected_records_total", &[]),
+        rx.try_recv(),
+        Ok(AckOutcome::Accepted),
+        "kept in the dead-letter file"
+    );
+    assert_eq!(
+        registry.value(
+            "logferry_sink_rejections_total",
+            &[("kind", "is_a_directory")]
+        ),
         2
+    );
+    assert_eq!(
+        registry.value("logferry_sink_dead_letter_records_total", &[]),
+        2
+    );
+    let data = bytes::Bytes::from(std::fs::read(&dl).unwrap());
+    let f = crate::protocol::forward::decode_frame(data, &Default::default()).unwrap();
+    assert_eq!((f.tag.as_str(), f.count), ("taken", 2));
+    // other tags are written as usual
+    s.take(deliver(lines("ok", "c\n")));
+    s.flush();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("ok")).unwrap(),
+        "c\n"
     );
 }
 

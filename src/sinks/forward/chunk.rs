@@ -14,13 +14,13 @@ use flate2::{write::GzEncoder, Compression};
 use super::config::Compress;
 use crate::buffer::Delivery;
 use crate::event::{Records, Tag};
-use crate::protocol::forward::write_message_entry;
 use crate::protocol::msgpack::write;
 
 pub struct Chunk {
     pub tag: Tag,
     /// Entry streams (`[time, record]` msgpack), sent back to back: batches
     /// that arrived as forward entries are sent as they are (no re-encoding).
+    /// Kept after the frame is encoded, for the dead-letter file.
     parts: Vec<Bytes>,
     pub count: usize,
     pub bytes: usize,
@@ -68,16 +68,7 @@ pub fn entry_bytes(b: &crate::event::Batch) -> usize {
 
 /// The entries of `b`: forward entries as they are, lines encoded.
 fn entries_of(b: &crate::event::Batch) -> Bytes {
-    match &b.records {
-        Records::Entries(e) => e.clone(),
-        Records::Lines { data, time } => {
-            let mut out = Vec::with_capacity(data.len() + b.count * 20);
-            for line in data.split(|c| *c == b'\n').take(b.count) {
-                write_message_entry(&mut out, time.secs, time.nanos, line);
-            }
-            Bytes::from(out)
-        }
-    }
+    crate::sinks::settle::batch_entries(b)
 }
 
 /// An encoded frame: a small head, the payload parts, a small tail.
@@ -151,7 +142,8 @@ impl Chunk {
             return f.clone();
         }
         let parts = match compress {
-            Compress::None => std::mem::take(&mut self.parts),
+            // reference counts, not copies
+            Compress::None => self.parts.clone(),
             Compress::Gzip => {
                 let mut gz =
                     GzEncoder::new(Vec::with_capacity(self.bytes / 4), Compression::fast());
@@ -159,7 +151,6 @@ impl Chunk {
                     // writing to a Vec cannot fail
                     let _ = gz.write_all(p);
                 }
-                self.parts.clear();
                 vec![Bytes::from(gz.finish().unwrap_or_default())]
             }
         };
@@ -194,6 +185,26 @@ impl Chunk {
                 Part::Piece(mut p) => p.settled = true,
             }
         }
+    }
+}
+
+impl crate::sinks::settle::Settle for Chunk {
+    fn tag(&self) -> &str {
+        &self.tag
+    }
+    fn records(&self) -> usize {
+        self.count
+    }
+    fn entries(&self) -> Vec<Bytes> {
+        self.parts.clone()
+    }
+    fn accept(self) {
+        Chunk::accept(self)
+    }
+    fn reject(self) {
+        // pieces dropped unsettled and whole deliveries dropped unaccepted
+        // reject their batches
+        drop(self)
     }
 }
 
@@ -288,7 +299,7 @@ pub fn split(d: Delivery, max: usize, max_records: usize) -> Result<(Tag, Pieces
 mod tests {
     use super::*;
     use crate::event::{Batch, EventTime};
-    use crate::protocol::forward::{decode_frame, Limits, Mode};
+    use crate::protocol::forward::{decode_frame, write_message_entry, Limits, Mode};
 
     fn delivery(batch: Batch) -> Delivery {
         Delivery::standalone(batch)

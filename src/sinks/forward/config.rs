@@ -196,6 +196,17 @@ impl ForwardSinkConfig {
         Ok(())
     }
 
+    /// The retry settings of the shared settlement: the reconnect backoff
+    /// and `max_attempts`.
+    pub fn retry_config(&self) -> crate::sinks::verdict::RetryConfig {
+        crate::sinks::verdict::RetryConfig {
+            initial: self.reconnect_min,
+            max: self.reconnect_max,
+            jitter: 0.25,
+            max_attempts: self.max_attempts,
+        }
+    }
+
     pub fn auth(&self) -> Option<ClientAuth> {
         self.shared_key.as_ref().map(|key| ClientAuth {
             shared_key: key.clone(),

@@ -158,10 +158,9 @@ impl ServerTask {
     }
 
     fn hand_back(&self, c: Chunk) {
-        if self.settings.max_attempts > 0 && c.attempts >= self.settings.max_attempts {
-            // dropping the chunk rejects its records
-            return self.metrics.given_up(&self.address, &c);
-        }
+        let Some(c) = self.metrics.failed(c, self.settings.max_attempts) else {
+            return;
+        };
         self.metrics.resent_chunks.inc();
         // if the dispatcher is gone, dropping the chunk rejects its records
         let _ = self.retry.send(c);
@@ -206,8 +205,7 @@ impl ServerTask {
                 ack = acks.recv() => match ack {
                     Some(Ok(id)) => match in_flight.remove(&id) {
                         Some((chunk, _, _)) => {
-                            self.metrics.settled(&chunk);
-                            chunk.accept();
+                            self.metrics.delivered(chunk);
                             self.settled_chunks += 1;
                             self.wake.notify_one();
                         }
@@ -243,8 +241,7 @@ impl ServerTask {
                             sent += 1;
                             in_flight.insert(chunk.id.clone(), (chunk, Instant::now() + s.ack_timeout, sent));
                         } else {
-                            self.metrics.settled(&chunk);
-                            chunk.accept();
+                            self.metrics.delivered(chunk);
                             self.settled_chunks += 1;
                             self.wake.notify_one();
                         }
@@ -259,8 +256,7 @@ impl ServerTask {
         let late_acks = async {
             while let Some(Ok(id)) = acks.recv().await {
                 if let Some((chunk, _, _)) = in_flight.remove(&id) {
-                    self.metrics.settled(&chunk);
-                    chunk.accept();
+                    self.metrics.delivered(chunk);
                     self.settled_chunks += 1;
                 }
             }

@@ -21,6 +21,7 @@ mod balance;
 mod chunk;
 mod config;
 mod conn;
+pub mod replay;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +34,8 @@ use tokio::time::Instant;
 
 pub use config::{BalanceMode, Compress, ForwardSinkConfig, ServerConfig};
 
+use super::settle::{Settled, Settler};
+use super::verdict::{Rejection, Verdict};
 use super::SinkMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::Tag;
@@ -56,12 +59,14 @@ pub struct ForwardSinkMetrics {
     resent_chunks: Counter,
     ack_timeouts: Counter,
     chunks_given_up: Counter,
+    /// Accepts, resends, dead-letters or rejects chunks.
+    settler: Settler,
     registry: Registry,
     name: Arc<str>,
 }
 
 impl ForwardSinkMetrics {
-    fn new(registry: &Registry, name: &str, sink: SinkMetrics) -> Self {
+    fn new(registry: &Registry, name: &str, sink: SinkMetrics, settler: Settler) -> Self {
         let l = &[("component", name)];
         ForwardSinkMetrics {
             sink,
@@ -77,6 +82,7 @@ impl ForwardSinkMetrics {
                 "Chunks rejected after max_attempts failed attempts (not acknowledged upstream).",
                 l,
             ),
+            settler,
             registry: registry.clone(),
             name: name.into(),
         }
@@ -94,8 +100,9 @@ impl ForwardSinkMetrics {
         self.sink.bytes.add(wire_bytes as u64);
     }
 
-    fn settled(&self, chunk: &Chunk) {
-        self.sink.records.add(chunk.count as u64);
+    /// The server acknowledged `chunk` (or it was written, without acks).
+    fn delivered(&self, chunk: Chunk) {
+        self.settler.settle(vec![chunk], 0, Verdict::Delivered);
     }
 
     fn count_connection_error(&self, server: &str, kind: &'static str) {
@@ -112,16 +119,36 @@ impl ForwardSinkMetrics {
             .inc();
     }
 
-    /// Logs and counts a chunk given up after `max_attempts`: the one place
-    /// this becomes visible. Dropping the chunk then rejects its records.
-    fn given_up(&self, server: &str, chunk: &Chunk) {
-        self.chunks_given_up.inc();
-        self.sink.rejected_records.add(chunk.count as u64);
-        tracing::error!(sink = %self.name, server, tag = %chunk.tag, records = chunk.count,
-            bytes = chunk.bytes, attempts = chunk.attempts,
-            "chunk given up: each attempt ended with the connection failing \
-             (a receiver refuses a frame over its max_frame_bytes by closing the connection; \
-             lower batch_bytes below it); its records are not acknowledged upstream");
+    /// A chunk whose connection failed: handed back for another attempt,
+    /// or, once it has failed `max_attempts` times, rejected (dead-lettered
+    /// if configured). `None` if it was given up.
+    fn failed(&self, chunk: Chunk, max_attempts: u32) -> Option<Chunk> {
+        let attempts = chunk.attempts;
+        let verdict = if max_attempts > 0 && attempts >= max_attempts {
+            Verdict::Rejected {
+                reason: Rejection {
+                    kind: "retries_exhausted",
+                    message: format!(
+                        "chunk given up: {attempts} attempts each ended with the connection failing \
+                         (a receiver refuses a frame over its max_frame_bytes by closing the connection; \
+                         lower batch_bytes below it)"
+                    ),
+                },
+            }
+        } else {
+            // the wait is the server's reconnect backoff
+            Verdict::Retry {
+                after: Duration::ZERO,
+            }
+        };
+        match self.settler.settle(vec![chunk], attempts, verdict) {
+            Settled::Retry { mut items, .. } => items.pop(),
+            Settled::Rejected { .. } => {
+                self.chunks_given_up.inc();
+                None
+            }
+            Settled::Accepted => None,
+        }
     }
 
     /// Logs a connection failure and counts it: the one place they become visible.
@@ -144,6 +171,7 @@ impl ForwardSink {
         name: &str,
         config: ForwardSinkConfig,
         registry: &Registry,
+        settler: Settler,
         sink: SinkMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
@@ -172,7 +200,7 @@ impl ForwardSink {
         });
         Ok(ForwardSink {
             name: name.into(),
-            metrics: Arc::new(ForwardSinkMetrics::new(registry, name, sink)),
+            metrics: Arc::new(ForwardSinkMetrics::new(registry, name, sink, settler)),
             config,
             settings,
         })

@@ -141,6 +141,17 @@ const fn default_drain_timeout() -> Duration {
 }
 
 impl KafkaSinkConfig {
+    /// The retry settings of the shared settlement: `retry_backoff` and
+    /// `retry_backoff_max`; retryable errors are retried until the stop.
+    pub fn retry_config(&self) -> crate::sinks::verdict::RetryConfig {
+        crate::sinks::verdict::RetryConfig {
+            initial: self.retry_backoff,
+            max: self.retry_backoff_max,
+            jitter: 0.2,
+            max_attempts: 0,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         self.format.validate()?;
         kafka_client::validate(&self.brokers, self.tls.as_ref())?;

@@ -6,8 +6,11 @@
 //! backpressure reaches the sources and nothing is dropped. Each produced
 //! batch is then watched by a task of its own, which waits for every
 //! delivery report, produces failed messages again after a backoff, and
-//! settles the batch: accepted when all are delivered, rejected (counted,
-//! not acknowledged upstream) when Kafka can never take one of them.
+//! settles the batch through the shared [`Settler`]: accepted when all are
+//! delivered; when Kafka can never take one of them, the batch is
+//! `Rejected`: dead-lettered if `dead_letter` is set (the whole batch, so
+//! a replay may repeat its other records: at least once), else counted and
+//! not acknowledged upstream.
 //!
 //! Delivery reports arrive on librdkafka's polling thread. Every message of
 //! a batch carries the batch's [`Pending`] (a reference count, not an
@@ -33,7 +36,8 @@ use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
 use crate::kafka_client::ClientErrors;
 use crate::sinks::file::path::PathTemplate;
-use crate::sinks::verdict::{backoff, Rejection, Verdict};
+use crate::sinks::settle::Settler;
+use crate::sinks::verdict::{backoff_with_jitter, Rejection, Verdict};
 use crate::sinks::SinkMetrics;
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
@@ -54,6 +58,8 @@ struct Shared {
     producer: ThreadedProducer<Reports>,
     sink: SinkMetrics,
     kafka: KafkaMetrics,
+    /// Accepts, dead-letters or rejects each batch.
+    settler: Settler,
     log: RateLimitedLog,
     /// When the stop's `drain_timeout` ends; set once the queue is closed.
     stop_at: OnceLock<Instant>,
@@ -166,6 +172,7 @@ impl KafkaSink {
     pub fn new(
         name: &str,
         config: KafkaSinkConfig,
+        settler: Settler,
         sink: SinkMetrics,
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
@@ -183,6 +190,7 @@ impl KafkaSink {
                 producer,
                 sink,
                 kafka,
+                settler,
                 log: RateLimitedLog::new(WARN_INTERVAL),
                 stop_at: OnceLock::new(),
                 in_flight: AtomicUsize::new(0),
@@ -355,10 +363,11 @@ impl Shared {
         match classify(error) {
             Some(reason) => Verdict::Rejected { reason },
             None => Verdict::Retry {
-                after: backoff(
+                after: backoff_with_jitter(
                     self.config.retry_backoff,
                     self.config.retry_backoff_max,
                     attempt,
+                    self.settler.retry().jitter,
                 ),
             },
         }
@@ -385,8 +394,9 @@ impl Shared {
             "Kafka did not take a message; producing it again");
     }
 
+    /// One message Kafka can never take: logged and counted by kind; its
+    /// batch is settled as `Rejected` (and counted) by the settler.
     fn count_rejected(&self, r: &Rejection, records: u64, bytes: usize) {
-        self.sink.rejected_records.add(records);
         self.sink.errors.inc();
         self.kafka.rejected(r.kind).add(records);
         warn_limited!(self.log, r.kind, sink = %self.name, kind = r.kind, bytes,
@@ -396,7 +406,8 @@ impl Shared {
     fn reject(&self, d: Delivery, r: &Rejection) {
         let n = d.batch().count as u64;
         self.count_rejected(r, n, d.batch().byte_len());
-        d.reject();
+        self.settler
+            .settle(vec![d], 1, Verdict::Rejected { reason: r.clone() });
     }
 }
 
@@ -496,18 +507,15 @@ async fn watch(
         }
         pending.report(); // producing is over
     }
-    let n = d.batch().count as u64;
     watched.settled = true;
-    match rejected {
+    let verdict = match rejected {
         None => {
-            s.sink.records.add(n);
             s.sink.bytes.add(d.batch().byte_len() as u64);
-            d.accept();
+            Verdict::Delivered
         }
-        // the rejected messages are counted already; the batch is not
-        // acknowledged so its sender knows part of it was not kept
-        Some(_) => d.reject(),
-    }
+        Some(reason) => Verdict::Rejected { reason },
+    };
+    s.settler.settle(vec![d], attempt.max(1), verdict);
 }
 
 #[cfg(test)]

@@ -1,0 +1,403 @@
+//! What happens to the records of one delivery attempt once its
+//! [`Verdict`] is known, for every sink: the one place that accepts,
+//! schedules a retry, gives up, dead-letters, rejects, logs and counts.
+//!
+//! - `Delivered`: the records are accepted (acknowledged to their source).
+//! - `Retry { after }`: they go back to the sink, to be tried again after
+//!   `after`; once `retry.max_attempts` attempts have failed, the verdict
+//!   becomes `Rejected` (kind `retries_exhausted`).
+//! - `Rejected { reason }`: never retried. With a `dead_letter` file, the
+//!   records are appended to it (fsynced) as Forward-protocol frames and
+//!   are then accepted: they are kept, and `logferry replay` can send them
+//!   on. Without one, or if the dead-letter write fails, they are rejected
+//!   to their source (not acknowledged: a forward client resends, a tail
+//!   source reads them again). Either way the reason is logged and counted.
+//!
+//! ## Dead-letter file format
+//!
+//! A plain concatenation of msgpack Forward-protocol frames, one per
+//! rejected batch (or forward chunk), each a PackedForward frame
+//! `[tag, bin(entries), {"size": count}]` where `entries` are
+//! `[time, record]` msgpack arrays back to back; a tailed line becomes
+//! `[time, {"message": line}]`. Every append is fsynced before the records
+//! are acknowledged. A failed append is cut back, so the file never ends in
+//! a partial frame.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+
+use super::verdict::{Rejection, RetryConfig, Verdict};
+use super::SinkMetrics;
+use crate::buffer::Delivery;
+use crate::event::{Batch, Records};
+use crate::metrics::{Counter, Registry};
+use crate::protocol::forward::{write_message_entry, write_packed_forward};
+use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
+use crate::warn_limited;
+
+/// The sink-level settings every sink type shares, from the sink's table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SettleConfig {
+    /// `dead_letter`: where rejected records are kept.
+    pub dead_letter: Option<PathBuf>,
+    /// `retry`: backoff and give-up; `None` when the table is absent.
+    pub retry: Option<RetryConfig>,
+}
+
+impl SettleConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(r) = &self.retry {
+            r.validate()?;
+        }
+        if let Some(p) = &self.dead_letter {
+            if p.as_os_str().is_empty() || p.to_string_lossy().ends_with('/') || p.is_dir() {
+                return Err(format!(
+                    "dead_letter {:?} must name a file, e.g. \"/var/lib/logferry/dead-letter.msgpack\"",
+                    p.display().to_string()
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Something settled as a whole: a sink's delivery, or a forward chunk.
+pub trait Settle {
+    fn tag(&self) -> &str;
+    fn records(&self) -> usize;
+    /// The records as concatenated `[time, record]` entries.
+    fn entries(&self) -> Vec<Bytes>;
+    /// Delivered (or kept in the dead-letter file): acknowledged.
+    fn accept(self);
+    /// Not kept: not acknowledged to the source.
+    fn reject(self);
+}
+
+/// The entries of `b`: forward entries as they are, lines encoded as
+/// `[time, {"message": line}]`.
+pub fn batch_entries(b: &Batch) -> Bytes {
+    match &b.records {
+        Records::Entries(e) => e.clone(),
+        Records::Lines { data, time } => {
+            let mut out = Vec::with_capacity(data.len() + b.count * 20);
+            for line in data.split(|c| *c == b'\n').take(b.count) {
+                write_message_entry(&mut out, time.secs, time.nanos, line);
+            }
+            Bytes::from(out)
+        }
+    }
+}
+
+impl Settle for Delivery {
+    fn tag(&self) -> &str {
+        &self.batch().tag
+    }
+    fn records(&self) -> usize {
+        self.batch().count
+    }
+    fn entries(&self) -> Vec<Bytes> {
+        vec![batch_entries(self.batch())]
+    }
+    fn accept(self) {
+        Delivery::accept(self)
+    }
+    fn reject(self) {
+        Delivery::reject(self)
+    }
+}
+
+/// The dead-letter file of one sink.
+pub struct DeadLetter {
+    /// For the log.
+    path: PathBuf,
+    /// Opened for append; shared by a sink's tasks (forward servers).
+    file: Mutex<File>,
+}
+
+impl DeadLetter {
+    /// Opens (creates) `path` for append, with its directory.
+    pub fn open(path: &Path) -> io::Result<DeadLetter> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(DeadLetter {
+            path: path.to_path_buf(),
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Appends `frames` and fsyncs; on failure the file is cut back to
+    /// where it was, so it never ends in a partial frame.
+    fn append(&self, frames: &[u8]) -> io::Result<()> {
+        let mut f = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        let before = f.metadata()?.len();
+        let written = f.write_all(frames).and_then(|()| f.sync_data());
+        if written.is_err() {
+            let _ = f.set_len(before);
+        }
+        written
+    }
+}
+
+/// How an attempt was settled.
+pub enum Settled<T> {
+    Accepted,
+    /// Give `items` another attempt after `after`.
+    Retry {
+        after: Duration,
+        items: Vec<T>,
+    },
+    /// Given up; `dead_lettered` if kept in the dead-letter file.
+    Rejected {
+        dead_lettered: bool,
+    },
+}
+
+impl<T> std::fmt::Debug for Settled<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Settled::Accepted => f.write_str("Accepted"),
+            Settled::Retry { after, items } => {
+                write!(f, "Retry {{ after: {after:?}, items: {} }}", items.len())
+            }
+            Settled::Rejected { dead_lettered } => {
+                write!(f, "Rejected {{ dead_lettered: {dead_lettered} }}")
+            }
+        }
+    }
+}
+
+/// Settles the attempts of one sink; see the module docs.
+pub struct Settler {
+    /// The sink's name, for the log and the `component` label.
+    name: Arc<str>,
+    /// For the counters labelled by rejection kind.
+    registry: Registry,
+    /// The counters every sink keeps.
+    metrics: SinkMetrics,
+    /// Backoff and give-up.
+    retry: RetryConfig,
+    /// Where rejected records are kept, if configured.
+    dead_letter: Option<DeadLetter>,
+    /// Records written to the dead-letter file.
+    dead_letter_records: Counter,
+    /// Failed dead-letter appends.
+    dead_letter_errors: Counter,
+    /// Records handed back for another attempt.
+    retries: Counter,
+    /// Retry warnings, rate-limited: a destination down for long would
+    /// otherwise flood the log.
+    log: RateLimitedLog,
+}
+
+impl Settler {
+    pub fn new(
+        name: &str,
+        registry: &Registry,
+        metrics: SinkMetrics,
+        retry: RetryConfig,
+        dead_letter: Option<DeadLetter>,
+    ) -> Settler {
+        let l = &[("component", name)];
+        Settler {
+            name: name.into(),
+            registry: registry.clone(),
+            metrics,
+            retry,
+            dead_letter,
+            dead_letter_records: registry.counter(
+                "logferry_sink_dead_letter_records_total",
+                "Rejected records written to the sink's dead-letter file (and acknowledged).",
+                l,
+            ),
+            dead_letter_errors: registry.counter(
+                "logferry_sink_dead_letter_errors_total",
+                "Failed appends to the dead-letter file (those records were rejected to their source).",
+                l,
+            ),
+            retries: registry.counter(
+                "logferry_sink_retried_records_total",
+                "Records handed back for another attempt (a failed attempt, or a forward server that went down).",
+                l,
+            ),
+            log: RateLimitedLog::new(WARN_INTERVAL),
+        }
+    }
+
+    /// Opens the dead-letter file of `config`, if any, and builds the settler.
+    pub fn from_config(
+        name: &str,
+        registry: &Registry,
+        metrics: SinkMetrics,
+        retry: RetryConfig,
+        config: &SettleConfig,
+    ) -> Result<Settler, String> {
+        let dead_letter = match &config.dead_letter {
+            Some(p) => Some(
+                DeadLetter::open(p)
+                    .map_err(|e| format!("dead_letter: cannot open {}: {e}", p.display()))?,
+            ),
+            None => None,
+        };
+        Ok(Settler::new(name, registry, metrics, retry, dead_letter))
+    }
+
+    pub fn metrics(&self) -> &SinkMetrics {
+        &self.metrics
+    }
+
+    pub fn retry(&self) -> &RetryConfig {
+        &self.retry
+    }
+
+    /// The `Retry` verdict after the `attempt`th failure (from 1).
+    pub fn retry_verdict(&self, attempt: u32) -> Verdict {
+        Verdict::Retry {
+            after: self.retry.after(attempt),
+        }
+    }
+
+    /// Settles `items`, the records of one attempt that was the
+    /// `attempt`th (from 1) to fail if the verdict is not `Delivered`.
+    pub fn settle<T: Settle>(&self, items: Vec<T>, attempt: u32, verdict: Verdict) -> Settled<T> {
+        let records: usize = items.iter().map(Settle::records).sum();
+        let reason = match verdict {
+            Verdict::Delivered => {
+                self.metrics.records.add(records as u64);
+                items.into_iter().for_each(Settle::accept);
+                return Settled::Accepted;
+            }
+            Verdict::Retry { after } if !self.retry.exhausted(attempt) => {
+                self.retries.add(records as u64);
+                warn_limited!(self.log, "retry", sink = %self.name, records, attempt,
+                    retry_in = ?after, "delivery failed; trying again");
+                return Settled::Retry { after, items };
+            }
+            Verdict::Retry { .. } => Rejection {
+                kind: "retries_exhausted",
+                message: format!(
+                    "{attempt} attempts failed (retry.max_attempts = {}); \
+                     the destination's errors are logged above",
+                    self.retry.max_attempts
+                ),
+            },
+            Verdict::Rejected { reason } => reason,
+        };
+        self.reject(items, records, &reason)
+    }
+
+    fn reject<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
+        self.registry
+            .counter(
+                "logferry_sink_rejections_total",
+                "Records given up by a sink (Rejected verdicts), by kind; dead-lettered or not.",
+                &[("component", &self.name), ("kind", reason.kind)],
+            )
+            .add(records as u64);
+        if let Some(dl) = &self.dead_letter {
+            let mut frames = Vec::new();
+            for item in &items {
+                let entries: Vec<u8> = item.entries().concat();
+                write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
+            }
+            match dl.append(&frames) {
+                Ok(()) => {
+                    self.dead_letter_records.add(records as u64);
+                    tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
+                        records, dead_letter = %dl.path.display(),
+                        "records rejected; written to the dead-letter file (replay them with `logferry replay`)");
+                    items.into_iter().for_each(Settle::accept);
+                    return Settled::Rejected {
+                        dead_lettered: true,
+                    };
+                }
+                Err(e) => {
+                    self.dead_letter_errors.inc();
+                    tracing::error!(sink = %self.name, dead_letter = %dl.path.display(), error = %e,
+                        records, "cannot write the dead-letter file");
+                }
+            }
+        }
+        self.metrics.rejected_records.add(records as u64);
+        tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message, records,
+            "records rejected; not acknowledged to their source");
+        items.into_iter().for_each(Settle::reject);
+        Settled::Rejected {
+            dead_lettered: false,
+        }
+    }
+}
+
+impl Settler {
+    /// The sink is stopping with `items` still failing: they are rejected
+    /// to their source (not dead-lettered: the destination may take them
+    /// after a restart), logged and counted.
+    pub fn stopped<T: Settle>(&self, items: Vec<T>) {
+        let records: usize = items.iter().map(Settle::records).sum();
+        if items.is_empty() {
+            return;
+        }
+        self.metrics.rejected_records.add(records as u64);
+        tracing::error!(sink = %self.name, records,
+            "stopping while a retry was pending; records not acknowledged to their source");
+        items.into_iter().for_each(Settle::reject);
+    }
+}
+
+/// Deliveries of a blocking sink waiting for their retry. While any wait,
+/// new deliveries wait behind them, so records keep their order.
+#[derive(Default)]
+pub struct Parked {
+    items: Vec<Delivery>,
+    /// Failed attempts so far of the oldest parked records.
+    pub attempt: u32,
+    /// When the retry is due.
+    at: Option<Instant>,
+}
+
+impl Parked {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn retry_at(&self) -> Option<Instant> {
+        self.at
+    }
+
+    /// Queues a new delivery behind those waiting.
+    pub fn push(&mut self, d: Delivery) {
+        self.items.push(d);
+    }
+
+    /// Parks `items` (the failed attempt's, oldest) ahead of the others.
+    pub fn park(&mut self, mut items: Vec<Delivery>, after: Duration) {
+        items.append(&mut self.items);
+        self.items = items;
+        self.at = Some(Instant::now() + after);
+    }
+
+    /// The parked deliveries, in order, if their retry is due (or `now`).
+    pub fn take_due(&mut self, force: bool) -> Option<Vec<Delivery>> {
+        let due = self.at.is_some_and(|at| force || Instant::now() >= at);
+        if !due {
+            return None;
+        }
+        self.at = None;
+        Some(std::mem::take(&mut self.items))
+    }
+
+    /// Everything parked, at a stop.
+    pub fn take_all(&mut self) -> Vec<Delivery> {
+        self.at = None;
+        std::mem::take(&mut self.items)
+    }
+}
+
+#[cfg(test)]
+mod tests;
