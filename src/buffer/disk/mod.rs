@@ -430,12 +430,16 @@ impl Shared {
         let (id, file) = st.active.clone().expect("rolled");
         let at = st.segments[&id].len;
         #[cfg(test)]
-        if st.full {
+        let written = if st.full {
+            // as a full disk does: part of the frame, then ENOSPC
             let _ = file.write_all_at(&frame[..frame.len() / 2], at);
-            let _ = file.set_len(at);
-            return Err(AppendError::Io(io::Error::from_raw_os_error(libc::ENOSPC)));
-        }
-        if let Err(e) = file.write_all_at(frame, at) {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        } else {
+            file.write_all_at(frame, at)
+        };
+        #[cfg(not(test))]
+        let written = file.write_all_at(frame, at);
+        if let Err(e) = written {
             // a partial frame must not count: cut it off (if that fails
             // too, a restart finds a torn frame and quarantines it)
             if file.set_len(at).is_err() {

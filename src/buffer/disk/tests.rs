@@ -272,7 +272,13 @@ async fn a_full_disk_holds_the_sender_back_until_space_returns() {
         errors >= 3,
         "retried with a backoff, each counted: {errors}"
     );
-    assert_eq!(disk.disk_bytes(), before, "no partial frame is kept");
+    assert_eq!(disk.disk_bytes(), before);
+    let seg = frames_file(dir.path());
+    assert_eq!(
+        fs::metadata(&seg).unwrap().len(),
+        before,
+        "no partial frame is left in the segment"
+    );
     disk.set_full(false);
     sending.await.unwrap().unwrap();
     assert_eq!(orx.try_recv(), Ok(AckOutcome::Accepted));
