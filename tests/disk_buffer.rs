@@ -307,3 +307,51 @@ fn a_full_disk_holds_acks_back_and_recovers_when_space_returns() {
     lf.stop();
     assert!(lf.final_counter("logferry_buffer_disk_write_errors_total{component=\"unified\"}") > 0);
 }
+
+#[test]
+fn a_stop_keeps_what_the_sink_could_not_deliver_for_the_next_start() {
+    let buffer = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let config = format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "forward"
+match = "**"
+require_ack = true
+drain_timeout = "1s"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+buffer = {{ type = "disk", dir = "{}" }}
+"#,
+        buffer.path().display()
+    );
+    let mut sender = Logferry::start(&config);
+    let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
+    s.write_all(&chunk("rec", 0..50, 0, "c0")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+        Some("c0")
+    );
+    drop(s);
+    assert!(sender.stop().success());
+    assert_eq!(
+        sender.final_counter("logferry_buffer_disk_kept_records_total{component=\"out\"}"),
+        50,
+        "{}",
+        sender.log_text()
+    );
+    sender.wait_for_log("stay in the disk buffer", Duration::from_secs(1));
+
+    let mut receiver = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{port}\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n"
+    ));
+    receiver.forward_addr("in");
+    let mut sender = Logferry::start(&config);
+    let lines = wait_for_lines(&receiver.path("received.log"), 50, Duration::from_secs(20));
+    assert_eq!(numbers(&lines, "rec"), (0..50).collect::<Vec<_>>());
+    sender.stop();
+    receiver.stop();
+}

@@ -206,6 +206,8 @@ pub(super) struct Shared {
     pub held: Arc<Held>,
     metrics: DiskMetrics,
     log: RateLimitedLog,
+    /// Holds the directory's lock for as long as the buffer is open.
+    _lock: File,
 }
 
 /// Sender half; the last one dropped closes the queue.
@@ -243,6 +245,7 @@ pub(super) fn open(
             dir.display()
         )
     })?;
+    let lock = lock_dir(&dir)?;
     let m = DiskMetrics::new(metrics, sink, dropped_records);
     let found = recover::recover(sink, &dir, &m.quarantined_bytes, &m.quarantined_frames)
         .map_err(|e| format!("cannot read the disk buffer {}: {e}", dir.display()))?;
@@ -306,12 +309,35 @@ pub(super) fn open(
         held,
         metrics: m,
         log: RateLimitedLog::default(),
+        _lock: lock,
     });
     if config.fsync == Fsync::Interval {
         spawn_syncer(Arc::downgrade(&shared), config.fsync_interval);
     }
     let alive = Arc::new(SenderAlive(shared.clone()));
     Ok((shared, alive))
+}
+
+/// Takes `dir/lock` (an exclusive `flock`), so that two sinks or two
+/// processes never share one buffer directory. The kernel releases it when
+/// the process ends, however it ends.
+fn lock_dir(dir: &std::path::Path) -> Result<File, String> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join("lock");
+    let f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    // SAFETY: flock on a descriptor we own; no memory is involved.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(format!(
+            "the disk buffer directory {} is in use by another sink or logferry process: give every sink its own dir",
+            dir.display()
+        ));
+    }
+    Ok(f)
 }
 
 /// Syncs the active segment every `every` while there is something to
@@ -790,6 +816,13 @@ impl Shared {
 
     pub(super) fn disk_bytes(&self) -> u64 {
         self.lock().disk_bytes
+    }
+
+    /// Lets go of the directory as a killed process does.
+    pub(super) fn unlock_dir(&self) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor we own.
+        unsafe { libc::flock(self._lock.as_raw_fd(), libc::LOCK_UN) };
     }
 }
 

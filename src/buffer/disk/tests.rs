@@ -106,7 +106,9 @@ async fn a_restart_replays_only_what_was_not_delivered() {
         for d in held.into_iter().rev() {
             d.accept();
         }
-        std::mem::forget(in_flight); // as a kill -9 would leave it
+        // as a kill -9 leaves it: never settled, the directory let go
+        shared(&tx).unlock_dir();
+        std::mem::forget(in_flight);
     }
     let m = Registry::new();
     let (tx, mut rx) = open(dir.path(), 1 << 20, 1, &m);
@@ -354,4 +356,16 @@ async fn undelivered_records_at_a_stop_are_counted_and_kept() {
     );
     let (_tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
     assert_eq!(number(&rx.recv().await.unwrap()), 1);
+}
+
+#[tokio::test]
+async fn one_directory_serves_one_buffer_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+    let err = open_queue("s", config(dir.path(), 1 << 20, 1 << 20), &Registry::new())
+        .err()
+        .unwrap();
+    assert!(err.contains("in use by another sink"), "{err}");
+    drop(first);
+    open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
 }
