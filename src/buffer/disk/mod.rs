@@ -149,8 +149,9 @@ pub(super) struct Held {
 struct Segment {
     /// Bytes in the file (header + complete frames).
     len: u64,
-    /// Frames in it that are not delivered yet.
-    outstanding: usize,
+    /// Bytes of its frames that are not delivered yet (bytes, not frames:
+    /// damage skipped while reading is subtracted by its length).
+    outstanding: u64,
 }
 
 /// A rejected delivery waiting for its next attempt.
@@ -263,7 +264,7 @@ pub(super) fn open(
             s.id,
             Segment {
                 len: s.len,
-                outstanding: s.frames,
+                outstanding: s.undelivered_bytes,
             },
         );
     }
@@ -475,7 +476,7 @@ impl Shared {
         }
         let seg = st.segments.get_mut(&id).expect("active segment");
         seg.len += len;
-        seg.outstanding += 1;
+        seg.outstanding += len;
         st.disk_bytes += len;
         st.dirty = true;
         self.held.bytes.fetch_add(len, Ordering::Relaxed);
@@ -669,6 +670,17 @@ impl Shared {
         let path = segment::quarantine(&self.dir, seg, &rest[..skip]);
         self.quarantined(seg, off, skip as u64, path);
         st.read = (seg, off + skip as u64);
+        // those bytes will never be delivered (their record count is
+        // unknown: the records gauge keeps them until the next start)
+        if let Some(s) = st.segments.get_mut(&seg) {
+            s.outstanding = s.outstanding.saturating_sub(skip as u64);
+        }
+        let _ = self
+            .held
+            .bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+                Some(b.saturating_sub(skip as u64))
+            });
         Ok(None)
     }
 
@@ -706,7 +718,7 @@ impl Shared {
                 let active = st.active.as_ref().map(|(id, _)| *id);
                 let done = match st.segments.get_mut(&seg) {
                     Some(s) => {
-                        s.outstanding -= 1;
+                        s.outstanding = s.outstanding.saturating_sub(len as u64);
                         s.outstanding == 0
                     }
                     None => false,

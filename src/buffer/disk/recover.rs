@@ -13,7 +13,6 @@ use crate::metrics::Counter;
 pub struct FoundSegment {
     pub id: u64,
     pub len: u64,
-    pub frames: usize,
     pub undelivered_bytes: u64,
     pub undelivered_records: usize,
 }
@@ -93,6 +92,17 @@ pub fn recover(
                 reason = first.reason, damaged = scan.damage.len(), bytes,
                 quarantine = %qpath.map(|p| p.display().to_string()).unwrap_or_default(),
                 "damaged disk buffer bytes skipped; the other frames are delivered");
+            if cursor.is_some_and(|c| c.0 == id) {
+                // the rewrite drops the delivered frames, so offsets move:
+                // point the cursor at the segment's start first (a crash in
+                // between replays delivered frames, never skips any)
+                let reset = cursor::open(dir).and_then(|f| {
+                    cursor::store(&f, (id, SEGMENT_HEADER as u64)).and(f.sync_data())
+                });
+                if let Err(e) = reset {
+                    tracing::error!(sink, error = %e, "cannot rewrite the disk buffer's delivered cursor");
+                }
+            }
             match segment::rewrite(dir, id, &buf, &scan.frames) {
                 Ok(l) => {
                     len = l;
@@ -114,7 +124,6 @@ pub fn recover(
             FoundSegment {
                 id,
                 len,
-                frames: frames.len(),
                 undelivered_bytes: frames.iter().map(|f| f.len as u64).sum(),
                 undelivered_records: frames.iter().map(|f| f.count as usize).sum(),
             },

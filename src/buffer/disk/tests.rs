@@ -369,3 +369,77 @@ async fn one_directory_serves_one_buffer_at_a_time() {
     drop(first);
     open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
 }
+
+#[tokio::test]
+async fn fsync_always_acknowledges_once_synced() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), 1 << 20, 1 << 20);
+    c.fsync = Fsync::Always;
+    let (tx, mut rx) = open_queue("s", c, &Registry::new()).unwrap();
+    send_acked(&tx, 0..3).await;
+    for i in 0..3 {
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), i);
+        d.accept();
+    }
+}
+
+#[tokio::test]
+async fn damage_in_the_cursor_segment_keeps_the_undelivered_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+        send_acked(&tx, 0..6).await;
+        for _ in 0..2 {
+            rx.recv().await.unwrap().accept();
+        }
+    }
+    // damage frame 4, after the cursor (which is at frame 2)
+    let path = frames_file(dir.path());
+    let mut bytes = fs::read(&path).unwrap();
+    let flen = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    bytes[SEGMENT_HEADER + 4 * flen + flen - 1] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, [2, 3, 5]);
+}
+
+#[tokio::test]
+async fn damage_found_while_running_is_quarantined_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    let gauge = tx.gauge();
+    send_acked(&tx, 0..5).await;
+    let flen = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    let f = OpenOptions::new()
+        .write(true)
+        .open(frames_file(dir.path()))
+        .unwrap();
+    f.write_all_at(b"\xff", (SEGMENT_HEADER + 2 * flen + flen - 1) as u64)
+        .unwrap();
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, [0, 1, 3, 4]);
+    assert_eq!(gauge.held_bytes(), 0, "skipped bytes are not held");
+    let l = &[("component", "s")];
+    assert_eq!(m.value("logferry_buffer_quarantined_frames_total", l), 1);
+    assert_eq!(
+        m.value("logferry_buffer_quarantined_bytes_total", l),
+        flen as u64
+    );
+}
