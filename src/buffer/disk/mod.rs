@@ -1,10 +1,10 @@
 //! The disk buffer: a sink queue kept in append-only segment files.
 //!
-//! A batch sent to the queue is framed (length + CRC32C, see [`format`])
+//! A batch sent to the queue is framed (length + CRC32C, see [`format`](mod@format))
 //! and appended to the active segment in `dir`; once it is written (with
 //! `fsync = "always"`: once synced) the source's acknowledgement is
 //! released, so the disk holds it from then on. The sink reads frames back
-//! in order as [`Delivery`]s. A frame leaves the buffer only when its
+//! in order as [`Delivery`](crate::buffer::Delivery)s. A frame leaves the buffer only when its
 //! delivery is accepted; a rejected (or dropped) delivery stays and is
 //! delivered again after a backoff. The delivered cursor (the `ack` file,
 //! see [`cursor`]) is rewritten as it advances, and a segment whose frames
@@ -16,36 +16,33 @@
 //! segment is rewritten with its good frames, so the buffer never refuses
 //! to start because of its own files.
 //!
-//! Byte layouts are documented in [`format`] and [`cursor`], and for users
+//! Byte layouts are documented in [`format`](mod@format) and [`cursor`], and for users
 //! in docs/disk-buffer.md.
 
 pub mod cursor;
 pub mod format;
 pub mod inspect;
+mod read;
 mod recover;
 pub mod segment;
+mod write;
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
 use serde::Deserialize;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::{BufferConfig, Delivery, SendError, Unsent, WhenFull};
-use crate::ack::{AckHandle, AckOutcome};
-use crate::event::{Batch, EventTime};
+use super::{BufferConfig, WhenFull};
+use crate::event::Batch;
 use crate::metrics::{Counter, Registry};
-use crate::sinks::verdict::backoff;
 use crate::telemetry::RateLimitedLog;
-use crate::warn_limited;
 use cursor::Pos;
 use format::SEGMENT_HEADER;
 
@@ -62,9 +59,6 @@ pub enum Fsync {
     Never,
 }
 
-/// Most bytes handed to the sink and not settled yet: bounds the memory a
-/// disk buffer uses for deliveries, whatever the sink does.
-const MAX_IN_FLIGHT_BYTES: usize = 16 << 20;
 /// Smallest segment size, whatever `max_bytes` is.
 const MIN_SEGMENT: u64 = 4 << 10;
 
@@ -361,185 +355,6 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Appends `batch`, waiting for room (or dropping it) as `when_full`
-    /// says, and retrying a failed write with a backoff until it succeeds.
-    pub(super) async fn send(self: &Arc<Self>, batch: Batch) -> Result<(), SendError> {
-        let unsent = Unsent(Some(batch));
-        let Some(b) = unsent.batch() else {
-            return Ok(());
-        };
-        let count = b.count;
-        let Some(frame) = format::encode(b, EventTime::now()) else {
-            tracing::error!(sink = %self.sink, records = count,
-                "batch cannot be framed for the disk buffer (tag over 65535 bytes or body over 1 GiB); rejected");
-            self.metrics.dropped_records.add(count as u64);
-            return Ok(());
-        };
-        let mut failures = 0;
-        let file = loop {
-            let room = self.room.notified();
-            tokio::pin!(room);
-            room.as_mut().enable();
-            match self.append(&frame, count) {
-                Ok(file) => break file,
-                Err(AppendError::NoRoom) => match self.when_full {
-                    WhenFull::Block => {
-                        // the poll is a safety net; settling wakes us at once
-                        let _ = tokio::time::timeout(Duration::from_secs(1), room).await;
-                    }
-                    WhenFull::DropNewest => {
-                        self.metrics.dropped_records.add(count as u64);
-                        warn_limited!(self.log, "full", sink = %self.sink, records = count,
-                            max_bytes = self.max_bytes, "disk buffer full; batch dropped");
-                        return Ok(());
-                    }
-                },
-                Err(AppendError::Io(e)) => {
-                    failures += 1;
-                    self.write_failed("write", &e);
-                    tokio::time::sleep(backoff(
-                        Duration::from_millis(50),
-                        Duration::from_secs(2),
-                        failures,
-                    ))
-                    .await;
-                }
-            }
-        };
-        if self.fsync == Fsync::Always {
-            let synced = tokio::task::spawn_blocking(move || file.sync_data()).await;
-            match synced {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    // the frame may or may not be durable: the source resends
-                    self.write_failed("sync", &e);
-                    return Ok(());
-                }
-                Err(_) => return Ok(()),
-            }
-        }
-        // the disk holds it now: releasing the batch acknowledges it
-        drop(unsent.take());
-        self.readable.notify_one();
-        Ok(())
-    }
-
-    fn write_failed(&self, op: &'static str, e: &io::Error) {
-        self.metrics.write_errors.inc();
-        let full = matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT));
-        let hint = if full {
-            "the file system is full: free space there (or lower other users of it); sends wait and resume by themselves"
-        } else {
-            "sends wait and retry; check the directory's file system"
-        };
-        warn_limited!(self.log, op, sink = %self.sink, dir = %self.dir.display(), error = %e,
-            "disk buffer {op} failed: {hint}");
-    }
-
-    /// Appends one frame to the active segment (rolling to a new one when
-    /// it is full); returns the active file for syncing.
-    fn append(&self, frame: &[u8], count: usize) -> Result<Arc<File>, AppendError> {
-        let mut st = self.lock();
-        let len = frame.len() as u64;
-        if !self.has_room(&mut st, len) {
-            return Err(AppendError::NoRoom);
-        }
-        let roll = match &st.active {
-            None => true,
-            Some((id, _)) => {
-                let cur = st.segments[id].len;
-                cur > SEGMENT_HEADER as u64 && cur + len > self.segment_bytes
-            }
-        };
-        if roll {
-            self.roll(&mut st).map_err(AppendError::Io)?;
-        }
-        let (id, file) = st.active.clone().expect("rolled");
-        let at = st.segments[&id].len;
-        #[cfg(test)]
-        let written = if st.full {
-            // as a full disk does: part of the frame, then ENOSPC
-            let _ = file.write_all_at(&frame[..frame.len() / 2], at);
-            Err(io::Error::from_raw_os_error(libc::ENOSPC))
-        } else {
-            file.write_all_at(frame, at)
-        };
-        #[cfg(not(test))]
-        let written = file.write_all_at(frame, at);
-        if let Err(e) = written {
-            // a partial frame must not count: cut it off (if that fails
-            // too, a restart finds a torn frame and quarantines it)
-            if file.set_len(at).is_err() {
-                st.active = None;
-            }
-            return Err(AppendError::Io(e));
-        }
-        let seg = st.segments.get_mut(&id).expect("active segment");
-        seg.len += len;
-        seg.outstanding += len;
-        st.disk_bytes += len;
-        st.dirty = true;
-        self.held.bytes.fetch_add(len, Ordering::Relaxed);
-        self.held.records.fetch_add(count, Ordering::Relaxed);
-        self.metrics.written_records.add(count as u64);
-        self.metrics.written_bytes.add(len);
-        Ok(file)
-    }
-
-    /// Whether `len` more bytes fit under `max_bytes`. A batch larger than
-    /// the whole buffer still passes when nothing else is undelivered.
-    fn has_room(&self, st: &mut State, len: u64) -> bool {
-        if st.disk_bytes + len <= self.max_bytes {
-            return true;
-        }
-        // the active segment may hold only delivered frames: start anew
-        if let Some(id) = st.active.as_ref().map(|(id, _)| *id) {
-            if st.segments[&id].outstanding == 0 {
-                st.active = None;
-                self.remove_segment(st, id);
-                if st.disk_bytes + len <= self.max_bytes {
-                    return true;
-                }
-            }
-        }
-        self.held.bytes.load(Ordering::Relaxed) == 0
-    }
-
-    fn roll(&self, st: &mut State) -> io::Result<()> {
-        let id = st.next_id;
-        let path = self.dir.join(segment::file_name(id));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)?;
-        if let Err(e) = file.write_all_at(&format::segment_header(id), 0) {
-            let _ = fs::remove_file(&path);
-            return Err(e);
-        }
-        st.next_id += 1;
-        if let Some((old, f)) = st.active.take() {
-            if self.fsync != Fsync::Never {
-                let _ = f.sync_data();
-            }
-            if st.segments.get(&old).is_some_and(|s| s.outstanding == 0) {
-                self.remove_segment(st, old);
-            }
-        }
-        let len = SEGMENT_HEADER as u64;
-        st.segments.insert(
-            id,
-            Segment {
-                len,
-                outstanding: 0,
-            },
-        );
-        st.disk_bytes += len;
-        st.active = Some((id, Arc::new(file)));
-        Ok(())
-    }
-
     /// Deletes a segment whose frames are all delivered.
     fn remove_segment(&self, st: &mut State, id: u64) {
         if let Some(s) = st.segments.remove(&id) {
@@ -554,249 +369,6 @@ impl Shared {
             self.room.notify_waiters();
         }
     }
-
-    /// Syncs the active segment if anything was written since last time.
-    fn sync(&self) {
-        let file = {
-            let mut st = self.lock();
-            if !std::mem::take(&mut st.dirty) {
-                return;
-            }
-            let _ = st.cursor_file.sync_data();
-            st.active.as_ref().map(|(_, f)| f.clone())
-        };
-        if let Some(f) = file {
-            if let Err(e) = f.sync_data() {
-                self.write_failed("sync", &e);
-            }
-        }
-    }
-
-    /// The next delivery for the sink, if one is ready now.
-    fn next(self: &Arc<Self>) -> Next {
-        let mut st = self.lock();
-        let now = Instant::now();
-        if st.retries.front().is_some_and(|r| r.due <= now) {
-            let r = st.retries.pop_front().expect("checked");
-            return Next::Ready(self.delivery(r.pos, r.len, r.batch, r.attempt));
-        }
-        let retry_due = st.retries.front().map(|r| r.due);
-        if st.in_flight >= MAX_IN_FLIGHT_BYTES {
-            return Next::Wait(retry_due);
-        }
-        loop {
-            let (seg, off) = st.read;
-            let end = match st.segments.get(&seg) {
-                Some(s) => s.len,
-                None => 0,
-            };
-            if off < end {
-                match self.read_frame(&mut st, seg, off, end) {
-                    Ok(Some((batch, len))) => {
-                        st.read = (seg, off + len as u64);
-                        st.unacked.insert((seg, off));
-                        st.in_flight += len;
-                        drop(st);
-                        return Next::Ready(self.delivery((seg, off), len, batch, 0));
-                    }
-                    Ok(None) => continue,
-                    Err(e) => {
-                        warn_limited!(self.log, "read", sink = %self.sink, segment = seg, offset = off,
-                            error = %e, "cannot read the disk buffer; retrying");
-                        return Next::Wait(Some(now + Duration::from_secs(1)));
-                    }
-                }
-            }
-            // past the end of this segment: on to the next, if it exists
-            let is_active = st.active.as_ref().is_some_and(|(id, _)| *id == seg);
-            match st.segments.range(seg + 1..).next() {
-                Some((&next, _)) => {
-                    st.read = start_of(next);
-                    if !is_active && st.segments.get(&seg).is_some_and(|s| s.outstanding == 0) {
-                        self.remove_segment(&mut st, seg);
-                    }
-                }
-                None => break,
-            }
-        }
-        // at a stop, what is not accepted (waiting for a retry, or still
-        // with the sink) stays on disk for the next start
-        if st.closed {
-            return Next::End;
-        }
-        Next::Wait(retry_due)
-    }
-
-    /// Reads the frame at `off` of segment `seg`. `Ok(None)`: it was
-    /// damaged, quarantined and skipped (the read position moved on).
-    fn read_frame(
-        &self,
-        st: &mut State,
-        seg: u64,
-        off: u64,
-        end: u64,
-    ) -> io::Result<Option<(Batch, usize)>> {
-        if st.reader.as_ref().is_none_or(|(id, _)| *id != seg) {
-            let f = File::open(self.dir.join(segment::file_name(seg)))?;
-            st.reader = Some((seg, f));
-        }
-        let (_, file) = st.reader.as_ref().expect("opened");
-        let mut header = [0u8; format::FRAME_HEADER];
-        let avail = (end - off) as usize;
-        let len = if avail >= header.len() {
-            file.read_exact_at(&mut header, off)?;
-            format::frame_len(&header).ok().filter(|l| *l <= avail)
-        } else {
-            None
-        };
-        if let Some(len) = len {
-            let mut buf = vec![0u8; len];
-            file.read_exact_at(&mut buf, off)?;
-            if let Ok((frame, _)) = format::decode(&Bytes::from(buf)) {
-                return Ok(Some((frame.into_batch(), len)));
-            }
-        }
-        // damaged under us: resync in what is left of the segment
-        let mut rest = vec![0u8; avail];
-        file.read_exact_at(&mut rest, off)?;
-        let mut with_header = format::segment_header(seg).to_vec();
-        with_header.extend_from_slice(&rest);
-        let scan = segment::scan(&Bytes::from(with_header), 0);
-        let skip = scan
-            .frames
-            .first()
-            .map(|f| f.offset - SEGMENT_HEADER)
-            .unwrap_or(avail);
-        let path = segment::quarantine(&self.dir, seg, &rest[..skip]);
-        self.quarantined(seg, off, skip as u64, path);
-        st.read = (seg, off + skip as u64);
-        // those bytes will never be delivered (their record count is
-        // unknown: the records gauge keeps them until the next start)
-        if let Some(s) = st.segments.get_mut(&seg) {
-            s.outstanding = s.outstanding.saturating_sub(skip as u64);
-        }
-        let _ = self
-            .held
-            .bytes
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
-                Some(b.saturating_sub(skip as u64))
-            });
-        Ok(None)
-    }
-
-    fn quarantined(&self, seg: u64, off: u64, bytes: u64, path: io::Result<PathBuf>) {
-        self.metrics.quarantined_bytes.add(bytes);
-        self.metrics.quarantined_frames.inc();
-        match path {
-            Ok(p) => tracing::error!(sink = %self.sink, segment = seg, offset = off, bytes,
-                quarantine = %p.display(), "damaged disk buffer frame skipped; its bytes are in the quarantine file"),
-            Err(e) => {
-                tracing::error!(sink = %self.sink, segment = seg, offset = off, bytes, error = %e,
-                "damaged disk buffer frame skipped; cannot write it to the quarantine directory")
-            }
-        }
-    }
-
-    /// Wraps a frame's batch in a delivery whose acknowledgement settles
-    /// the frame in this buffer.
-    fn delivery(self: &Arc<Self>, pos: Pos, len: usize, batch: Batch, attempt: u32) -> Delivery {
-        let shared = self.clone();
-        let kept = batch.clone();
-        let ack = AckHandle::new(move |outcome| shared.settle(pos, len, kept, attempt, outcome));
-        Delivery::standalone(batch.with_ack(ack))
-    }
-
-    fn settle(&self, pos: Pos, len: usize, batch: Batch, attempt: u32, outcome: AckOutcome) {
-        let mut st = self.lock();
-        match outcome {
-            AckOutcome::Accepted => {
-                st.in_flight -= len;
-                st.unacked.remove(&pos);
-                self.held.bytes.fetch_sub(len as u64, Ordering::Relaxed);
-                self.held.records.fetch_sub(batch.count, Ordering::Relaxed);
-                let (seg, _) = pos;
-                let active = st.active.as_ref().map(|(id, _)| *id);
-                let done = match st.segments.get_mut(&seg) {
-                    Some(s) => {
-                        s.outstanding = s.outstanding.saturating_sub(len as u64);
-                        s.outstanding == 0
-                    }
-                    None => false,
-                };
-                if done && active != Some(seg) && st.read.0 > seg {
-                    self.remove_segment(&mut st, seg);
-                }
-                self.store_cursor(&mut st);
-            }
-            AckOutcome::Rejected => {
-                self.metrics.retried_records.add(batch.count as u64);
-                let attempt = attempt + 1;
-                let due = Instant::now()
-                    + backoff(Duration::from_millis(200), Duration::from_secs(30), attempt);
-                // in position order, so retries go out oldest first
-                let at = st.retries.partition_point(|r| r.due <= due);
-                st.retries.insert(
-                    at,
-                    Retry {
-                        pos,
-                        len,
-                        batch,
-                        attempt,
-                        due,
-                    },
-                );
-            }
-        }
-        drop(st);
-        self.readable.notify_one();
-    }
-
-    /// Rewrites the `ack` file if the first undelivered frame moved.
-    fn store_cursor(&self, st: &mut State) {
-        let cursor = st.unacked.first().copied().unwrap_or(st.read);
-        if cursor != st.stored {
-            if let Err(e) = cursor::store(&st.cursor_file, cursor) {
-                self.write_failed("cursor", &e);
-            }
-            st.stored = cursor;
-        }
-    }
-
-    /// The next delivery; `None` once the senders are gone and everything
-    /// written has been handed out (what is not accepted stays on disk).
-    pub(super) async fn recv(self: &Arc<Self>) -> Option<Delivery> {
-        loop {
-            let readable = self.readable.notified();
-            tokio::pin!(readable);
-            readable.as_mut().enable();
-            match self.next() {
-                Next::Ready(d) => return Some(d),
-                Next::End => return None,
-                Next::Wait(until) => {
-                    let until = until.unwrap_or_else(|| Instant::now() + Duration::from_secs(1));
-                    let _ = tokio::time::timeout_at(until, readable).await;
-                }
-            }
-        }
-    }
-
-    pub(super) fn try_recv(self: &Arc<Self>) -> Option<Delivery> {
-        match self.next() {
-            Next::Ready(d) => Some(d),
-            _ => None,
-        }
-    }
-
-    pub(super) fn is_closed(&self) -> bool {
-        self.lock().closed
-    }
-}
-
-enum Next {
-    Ready(Delivery),
-    /// Nothing now; look again by then (or when woken).
-    Wait(Option<Instant>),
-    End,
 }
 
 impl Drop for Shared {

@@ -3,8 +3,12 @@ use std::sync::mpsc as std_mpsc;
 
 use bytes::Bytes;
 
+use std::os::unix::fs::FileExt;
+
 use super::*;
-use crate::buffer::{open as open_queue, BufferKind, QueueReceiver, QueueSender};
+use crate::ack::{AckHandle, AckOutcome};
+use crate::buffer::{open as open_queue, BufferKind, Delivery, QueueReceiver, QueueSender};
+use crate::event::EventTime;
 use crate::event::Records;
 
 fn config(dir: &Path, max_bytes: usize, segment_bytes: usize) -> BufferConfig {
