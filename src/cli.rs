@@ -1,5 +1,5 @@
 //! Command line: `logferry run`, `logferry validate`, `logferry bench`,
-//! `logferry replay`.
+//! `logferry replay`, `logferry buffer`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +43,23 @@ pub enum Command {
     DefaultConfig,
     /// Send the records of a dead-letter file to a forward receiver.
     Replay(crate::sinks::forward::replay::ReplayArgs),
+    /// Look into a sink's disk buffer directory (read-only).
+    #[command(subcommand)]
+    Buffer(BufferCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BufferCommand {
+    /// Segments, frames, records, bytes, oldest record time, delivered cursor.
+    Inspect {
+        /// The buffer's `dir`.
+        dir: PathBuf,
+    },
+    /// Verify every frame's CRC; exit status 1 if any damage is found.
+    Check {
+        /// The buffer's `dir`.
+        dir: PathBuf,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -85,6 +102,7 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Replay(args) => replay(&args),
+        Command::Buffer(cmd) => buffer(cmd),
     }
 }
 
@@ -121,6 +139,49 @@ fn replay(args: &crate::sinks::forward::replay::ReplayArgs) -> ExitCode {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn buffer(cmd: BufferCommand) -> ExitCode {
+    use crate::buffer::disk::inspect;
+    match cmd {
+        BufferCommand::Inspect { dir } => match inspect::inspect(&dir) {
+            Ok(report) => {
+                print!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", dir.display());
+                ExitCode::from(2)
+            }
+        },
+        BufferCommand::Check { dir } => match inspect::check(&dir) {
+            Ok(found) if found.is_empty() => {
+                println!("{}: ok, every frame's CRC matches", dir.display());
+                ExitCode::SUCCESS
+            }
+            Ok(found) => {
+                for f in &found {
+                    println!(
+                        "{}: damage at offset {} ({} bytes): {}",
+                        f.segment,
+                        f.damage.range.start,
+                        f.damage.range.len(),
+                        f.damage.reason
+                    );
+                }
+                println!(
+                    "{}: {} damaged stretches; logferry quarantines them at its next start",
+                    dir.display(),
+                    found.len()
+                );
+                ExitCode::FAILURE
+            }
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", dir.display());
+                ExitCode::from(2)
+            }
+        },
     }
 }
 

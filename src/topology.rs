@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use crate::buffer::queue;
+use crate::buffer::open as open_queue;
 use crate::config::Config;
 use crate::metrics::Registry;
 use crate::router::{Route, Router};
@@ -53,7 +53,8 @@ impl Pipeline {
         for s in config.sinks {
             let sink = sinks::build(&s.name, s.kind, &s.settle, &metrics)
                 .map_err(|e| format!("sink {}: {e}", s.name))?;
-            let (tx, rx) = queue(&s.name, s.buffer, &metrics);
+            let (tx, rx) = open_queue(&s.name, s.buffer, &metrics)
+                .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
             gauges.push((s.name.clone(), tx.gauge()));
             let done =
                 sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;

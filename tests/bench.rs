@@ -34,6 +34,22 @@ fn forward_file_reports_logferry_and_its_baseline() {
 }
 
 #[test]
+fn forward_file_behind_a_disk_buffer() {
+    let out = bench(&[
+        "forward-file",
+        "--records",
+        "20000",
+        "--runs",
+        "1",
+        "--disk-buffer",
+    ]);
+    assert!(
+        out.contains("disk buffer, fsync = interval") && out.contains("logferry forward → file"),
+        "{out}"
+    );
+}
+
+#[test]
 fn relay_with_tls_and_acks() {
     let out = bench(&[
         "relay",

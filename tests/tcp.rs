@@ -385,6 +385,7 @@ async fn a_full_queue_stops_reading_the_socket() {
     let config = BufferConfig {
         max_bytes: QUEUE_BYTES,
         when_full: WhenFull::Block,
+        ..BufferConfig::default()
     };
     let (tx, mut rx) = queue("stalled", config, &registry);
     let route = Route {

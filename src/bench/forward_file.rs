@@ -22,6 +22,10 @@ pub struct ForwardFileArgs {
     /// Records per PackedForward chunk.
     #[arg(long, default_value_t = 1000)]
     pub batch: usize,
+    /// Put the file sink behind a disk buffer (fsync = "interval") instead
+    /// of the memory queue, to compare the two.
+    #[arg(long)]
+    pub disk_buffer: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -36,8 +40,13 @@ pub fn run(a: ForwardFileArgs) -> Result<(), String> {
     let out_bytes = (records * (a.record_size + 1)) as u64;
     let wire_bytes = (frame.len() * chunks) as u64;
     let dir = WorkDir::new(a.run.dir.clone())?;
+    let buffer = if a.disk_buffer {
+        "disk buffer, fsync = interval"
+    } else {
+        "memory buffer"
+    };
     println!(
-        "forward → file (raw): {records} records of {} B in PackedForward chunks of {} ({:.1} MB on the wire, {:.1} MB written), {} runs",
+        "forward → file (raw, {buffer}): {records} records of {} B in PackedForward chunks of {} ({:.1} MB on the wire, {:.1} MB written), {} runs",
         a.record_size,
         a.batch,
         wire_bytes as f64 / 1e6,
@@ -54,7 +63,14 @@ pub fn run(a: ForwardFileArgs) -> Result<(), String> {
             records,
             wire_bytes,
         )?);
-        ours.push(logferry(&dir.path, &frame, chunks, records, out_bytes)?);
+        ours.push(logferry(
+            &dir.path,
+            &frame,
+            chunks,
+            records,
+            out_bytes,
+            a.disk_buffer,
+        )?);
         eprintln!("run {}: {}", i + 1, ours[i].row("logferry"));
     }
     report::print(&[
@@ -119,14 +135,25 @@ fn logferry(
     chunks: usize,
     records: usize,
     out_bytes: u64,
+    disk_buffer: bool,
 ) -> Result<Run, String> {
     let out = dir.join("forward-file.out");
     let _ = std::fs::remove_file(&out);
+    let buffer_dir = dir.join("forward-file.buffer");
+    let _ = std::fs::remove_dir_all(&buffer_dir);
+    let buffer = if disk_buffer {
+        format!(
+            "buffer = {{ type = \"disk\", dir = {:?}, max_bytes = \"1GiB\", fsync = \"interval\" }}\n",
+            buffer_dir.display().to_string()
+        )
+    } else {
+        String::new()
+    };
     let mut p = Proc::start(
         dir,
         "forward-file",
         &format!(
-            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"raw\"\n",
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"raw\"\n{buffer}",
             out.display().to_string()
         ),
     )?;
@@ -137,5 +164,6 @@ fn logferry(
     });
     drop(p);
     let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_dir_all(&buffer_dir);
     run
 }

@@ -8,10 +8,16 @@
 //! reading its socket), `drop_newest` drops the batch, counts it and rejects
 //! its acknowledgement so the sender can resend.
 //!
-//! The disk buffer (segments + CRC) will sit behind the same interface.
+//! A sink may instead have a disk buffer (`type = "disk"`, see [`disk`]):
+//! segment files behind the same interface, so neither sources nor sinks
+//! know which one a sink has.
 
+pub mod disk;
+
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -30,11 +36,28 @@ pub enum WhenFull {
     DropNewest,
 }
 
+/// Where a sink's queue keeps its batches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferKind {
+    /// In memory: lost if the process dies, so sources are acknowledged
+    /// only once the sink has delivered.
+    #[default]
+    Memory,
+    /// In segment files under `dir`: sources are acknowledged once a batch
+    /// is written there, and it survives a restart.
+    Disk,
+}
+
 /// The `buffer` table of a sink.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct BufferConfig {
-    /// Most bytes of records queued for (or being written by) this sink.
+    /// `memory` (default) or `disk`.
+    #[serde(default, rename = "type")]
+    pub kind: BufferKind,
+    /// Most bytes of records queued for (or being written by) this sink;
+    /// for a disk buffer, most bytes of segment files on disk.
     #[serde(
         default = "default_max_bytes",
         deserialize_with = "crate::config::units::bytes"
@@ -43,17 +66,51 @@ pub struct BufferConfig {
     /// `block` (default) or `drop_newest`.
     #[serde(default)]
     pub when_full: WhenFull,
+    /// Disk buffer only: the directory of its segment files (one directory
+    /// per sink; created if missing).
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// Disk buffer only: `always`, `interval` (default) or `never`; see
+    /// docs/disk-buffer.md for what each can lose on a power failure.
+    #[serde(default)]
+    pub fsync: disk::Fsync,
+    /// Disk buffer only: how often `fsync = "interval"` syncs (default 1s).
+    #[serde(
+        default = "default_fsync_interval",
+        deserialize_with = "crate::config::units::duration"
+    )]
+    pub fsync_interval: Duration,
+    /// Disk buffer only: size at which a new segment file is started
+    /// (default 64MiB; at most a quarter of `max_bytes`).
+    #[serde(
+        default = "default_segment_bytes",
+        deserialize_with = "crate::config::units::bytes"
+    )]
+    pub segment_bytes: usize,
 }
 
 const fn default_max_bytes() -> usize {
     8 * 1024 * 1024
 }
 
+const fn default_fsync_interval() -> Duration {
+    Duration::from_secs(1)
+}
+
+const fn default_segment_bytes() -> usize {
+    64 * 1024 * 1024
+}
+
 impl Default for BufferConfig {
     fn default() -> Self {
         BufferConfig {
+            kind: BufferKind::Memory,
             max_bytes: default_max_bytes(),
             when_full: WhenFull::Block,
+            dir: None,
+            fsync: disk::Fsync::default(),
+            fsync_interval: default_fsync_interval(),
+            segment_bytes: default_segment_bytes(),
         }
     }
 }
@@ -63,8 +120,32 @@ impl BufferConfig {
         if self.max_bytes == 0 {
             return Err("buffer.max_bytes must be greater than 0".into());
         }
-        if self.max_bytes > u32::MAX as usize {
-            return Err(format!("buffer.max_bytes must be at most {}", u32::MAX));
+        match self.kind {
+            BufferKind::Memory => {
+                if self.max_bytes > u32::MAX as usize {
+                    return Err(format!("buffer.max_bytes must be at most {}", u32::MAX));
+                }
+                if self.dir.is_some() {
+                    return Err(
+                        "buffer.dir applies to a disk buffer only: add type = \"disk\" or remove dir"
+                            .into(),
+                    );
+                }
+            }
+            BufferKind::Disk => {
+                if self.dir.is_none() {
+                    return Err("a disk buffer needs buffer.dir, the directory for its segment files (one per sink)".into());
+                }
+                if self.fsync == disk::Fsync::Interval && self.fsync_interval.is_zero() {
+                    return Err(
+                        "buffer.fsync_interval must be greater than 0 (or use fsync = \"always\")"
+                            .into(),
+                    );
+                }
+                if self.segment_bytes == 0 {
+                    return Err("buffer.segment_bytes must be greater than 0".into());
+                }
+            }
         }
         Ok(())
     }
@@ -79,6 +160,21 @@ pub struct SendError(pub Arc<str>);
 #[derive(Clone)]
 pub struct QueueSender {
     sink: Arc<str>,
+    kind: SenderKind,
+}
+
+#[derive(Clone)]
+enum SenderKind {
+    Memory(MemorySender),
+    Disk {
+        shared: Arc<disk::Shared>,
+        /// The last clone dropped closes the queue.
+        _alive: Arc<disk::SenderAlive>,
+    },
+}
+
+#[derive(Clone)]
+struct MemorySender {
     tx: mpsc::UnboundedSender<Delivery>,
     room: Arc<Semaphore>,
     /// Records queued or being delivered (not settled yet).
@@ -110,25 +206,69 @@ impl Drop for Unsent {
 
 /// The sink's end of its queue.
 pub struct QueueReceiver {
-    rx: mpsc::UnboundedReceiver<Delivery>,
+    kind: ReceiverKind,
 }
 
-/// Creates the queue of sink `sink`.
+enum ReceiverKind {
+    Memory(mpsc::UnboundedReceiver<Delivery>),
+    Disk(Arc<disk::Shared>),
+}
+
+fn dropped_counter(sink: &str, metrics: &Registry) -> Counter {
+    metrics.counter(
+        "logferry_buffer_dropped_records_total",
+        "Records dropped because a sink queue was full (when_full = drop_newest).",
+        &[("component", sink)],
+    )
+}
+
+/// Creates the in-memory queue of sink `sink` (whatever `config.kind`).
 pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSender, QueueReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let sender = QueueSender {
         sink: sink.into(),
-        tx,
-        room: Arc::new(Semaphore::new(config.max_bytes)),
-        held_records: Arc::default(),
-        dropped_records: metrics.counter(
-            "logferry_buffer_dropped_records_total",
-            "Records dropped because a sink queue was full (when_full = drop_newest).",
-            &[("component", sink)],
-        ),
-        config,
+        kind: SenderKind::Memory(MemorySender {
+            tx,
+            room: Arc::new(Semaphore::new(config.max_bytes)),
+            held_records: Arc::default(),
+            dropped_records: dropped_counter(sink, metrics),
+            config,
+        }),
     };
-    (sender, QueueReceiver { rx })
+    (
+        sender,
+        QueueReceiver {
+            kind: ReceiverKind::Memory(rx),
+        },
+    )
+}
+
+/// Creates the queue of sink `sink` as its configuration says: in memory,
+/// or a disk buffer (opened and recovered now).
+pub fn open(
+    sink: &str,
+    config: BufferConfig,
+    metrics: &Registry,
+) -> Result<(QueueSender, QueueReceiver), String> {
+    match config.kind {
+        BufferKind::Memory => Ok(queue(sink, config, metrics)),
+        BufferKind::Disk => {
+            let (shared, alive) =
+                disk::open(sink, &config, metrics, dropped_counter(sink, metrics))?;
+            Ok((
+                QueueSender {
+                    sink: sink.into(),
+                    kind: SenderKind::Disk {
+                        shared: shared.clone(),
+                        _alive: alive,
+                    },
+                },
+                QueueReceiver {
+                    kind: ReceiverKind::Disk(shared),
+                },
+            ))
+        }
+    }
 }
 
 impl QueueSender {
@@ -138,6 +278,32 @@ impl QueueSender {
     /// queued (a source giving up at shutdown), the batch is rejected, never
     /// acknowledged by accident.
     pub async fn send(&self, batch: Batch) -> Result<(), SendError> {
+        match &self.kind {
+            SenderKind::Memory(m) => m.send(&self.sink, batch).await,
+            SenderKind::Disk { shared, .. } => shared.send(batch).await,
+        }
+    }
+
+    /// Bytes currently held by queued or in-progress batches.
+    pub fn queued_bytes(&self) -> usize {
+        self.gauge().held_bytes()
+    }
+
+    /// Reads `queued_bytes` without keeping the queue open.
+    pub fn gauge(&self) -> QueueGauge {
+        match &self.kind {
+            SenderKind::Memory(m) => QueueGauge(GaugeKind::Memory {
+                room: m.room.clone(),
+                held_records: m.held_records.clone(),
+                max_bytes: m.config.max_bytes,
+            }),
+            SenderKind::Disk { shared, .. } => QueueGauge(GaugeKind::Disk(shared.held.clone())),
+        }
+    }
+}
+
+impl MemorySender {
+    async fn send(&self, sink: &Arc<str>, batch: Batch) -> Result<(), SendError> {
         let unsent = Unsent(Some(batch));
         let (bytes, count) = unsent
             .batch()
@@ -148,13 +314,13 @@ impl QueueSender {
         let permit = match self.config.when_full {
             WhenFull::Block => match self.room.clone().acquire_many_owned(want).await {
                 Ok(p) => p,
-                Err(_) => return Err(SendError(self.sink.clone())),
+                Err(_) => return Err(SendError(sink.clone())),
             },
             WhenFull::DropNewest => match self.room.clone().try_acquire_many_owned(want) {
                 Ok(p) => p,
                 Err(_) => {
                     self.dropped_records.add(count as u64);
-                    tracing::warn!(sink = %self.sink, records = count, "queue full; batch dropped");
+                    tracing::warn!(sink = %sink, records = count, "queue full; batch dropped");
                     return Ok(());
                 }
             },
@@ -165,72 +331,92 @@ impl QueueSender {
         self.held_records.fetch_add(batch.count, Ordering::AcqRel);
         let delivery = Delivery {
             batch,
-            _room: permit,
+            _room: Some(permit),
             held: Some(self.held_records.clone()),
             settled: false,
         };
         // if the sink is gone, dropping the delivery rejects the batch
-        self.tx
-            .send(delivery)
-            .map_err(|_| SendError(self.sink.clone()))
-    }
-
-    /// Bytes currently held by queued or in-progress batches.
-    pub fn queued_bytes(&self) -> usize {
-        self.config.max_bytes - self.room.available_permits()
-    }
-
-    /// Reads `queued_bytes` without keeping the queue open.
-    pub fn gauge(&self) -> QueueGauge {
-        QueueGauge {
-            room: self.room.clone(),
-            held_records: self.held_records.clone(),
-            max_bytes: self.config.max_bytes,
-        }
+        self.tx.send(delivery).map_err(|_| SendError(sink.clone()))
     }
 }
 
 /// Reads how much a queue holds, without being one of its senders.
 #[derive(Clone)]
-pub struct QueueGauge {
-    room: Arc<Semaphore>,
-    held_records: Arc<AtomicUsize>,
-    max_bytes: usize,
+pub struct QueueGauge(GaugeKind);
+
+#[derive(Clone)]
+enum GaugeKind {
+    Memory {
+        room: Arc<Semaphore>,
+        held_records: Arc<AtomicUsize>,
+        max_bytes: usize,
+    },
+    /// Undelivered frames of a disk buffer.
+    Disk(Arc<disk::Held>),
 }
 
 impl QueueGauge {
-    /// Bytes held by queued or in-progress batches.
+    /// Bytes held by queued or in-progress batches (for a disk buffer:
+    /// frame bytes on disk not delivered yet).
     pub fn held_bytes(&self) -> usize {
-        self.max_bytes - self.room.available_permits()
+        match &self.0 {
+            GaugeKind::Memory {
+                room, max_bytes, ..
+            } => max_bytes - room.available_permits(),
+            GaugeKind::Disk(h) => h.bytes.load(Ordering::Relaxed) as usize,
+        }
     }
 
     /// Records in queued or in-progress batches.
     pub fn held_records(&self) -> usize {
-        self.held_records.load(Ordering::Acquire)
+        match &self.0 {
+            GaugeKind::Memory { held_records, .. } => held_records.load(Ordering::Acquire),
+            GaugeKind::Disk(h) => h.records.load(Ordering::Relaxed),
+        }
     }
 }
 
 impl QueueReceiver {
-    /// The next batch; `None` once every sender is gone and the queue is empty.
+    /// The next batch; `None` once every sender is gone and the queue is
+    /// empty (a disk buffer: everything written has been handed out; what
+    /// the sink does not accept stays on disk for the next start).
     pub async fn recv(&mut self) -> Option<Delivery> {
-        self.rx.recv().await
+        match &mut self.kind {
+            ReceiverKind::Memory(rx) => rx.recv().await,
+            ReceiverKind::Disk(d) => d.recv().await,
+        }
     }
 
-    /// For sinks that run on their own thread.
+    /// For sinks that run on their own thread (outside any runtime).
     pub fn blocking_recv(&mut self) -> Option<Delivery> {
-        self.rx.blocking_recv()
+        match &mut self.kind {
+            ReceiverKind::Memory(rx) => rx.blocking_recv(),
+            ReceiverKind::Disk(d) => {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_time()
+                    .build()
+                    .ok()?;
+                rt.block_on(d.recv())
+            }
+        }
     }
 
     /// The next batch if one is already waiting.
     pub fn try_recv(&mut self) -> Option<Delivery> {
-        self.rx.try_recv().ok()
+        match &mut self.kind {
+            ReceiverKind::Memory(rx) => rx.try_recv().ok(),
+            ReceiverKind::Disk(d) => d.try_recv(),
+        }
     }
 
     /// True once every sender is gone (the pipeline is stopping), even while
     /// batches are still queued: a sink stuck on its destination starts its
     /// `drain_timeout` from here.
     pub fn is_closed(&self) -> bool {
-        self.rx.is_closed()
+        match &self.kind {
+            ReceiverKind::Memory(rx) => rx.is_closed(),
+            ReceiverKind::Disk(d) => d.is_closed(),
+        }
     }
 }
 
@@ -240,8 +426,9 @@ impl QueueReceiver {
 /// on an unexpected path is never acknowledged to its sender.
 pub struct Delivery {
     batch: Batch,
-    /// Holds this batch's share of the queue limit until it is settled.
-    _room: OwnedSemaphorePermit,
+    /// Holds this batch's share of the queue limit until it is settled
+    /// (none for a disk buffer, whose frames stay on disk until accepted).
+    _room: Option<OwnedSemaphorePermit>,
     /// The queue's count of held records, given back when settled.
     held: Option<Arc<AtomicUsize>>,
     settled: bool,
@@ -251,12 +438,9 @@ impl Delivery {
     /// A delivery that belongs to no queue, for driving a sink directly
     /// (tests, benchmarks).
     pub fn standalone(batch: Batch) -> Delivery {
-        let room = Arc::new(Semaphore::new(0));
         Delivery {
             batch,
-            _room: room
-                .try_acquire_many_owned(0)
-                .expect("zero permits are always available"),
+            _room: None,
             held: None,
             settled: false,
         }
@@ -310,6 +494,7 @@ mod tests {
         BufferConfig {
             max_bytes,
             when_full,
+            ..BufferConfig::default()
         }
     }
 
@@ -404,5 +589,47 @@ mod tests {
             .await;
         assert!(r.is_err());
         assert_eq!(orx.try_recv(), Ok(AckOutcome::Rejected));
+    }
+
+    fn sink_with_buffer(buffer: &str) -> Result<BufferConfig, String> {
+        let text = format!(
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\nbuffer = {buffer}\n"
+        );
+        crate::config::Config::parse(&text, "test.toml")
+            .map(|mut c| c.sinks.remove(0).buffer)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_disk_buffer_is_configured_in_the_sink_buffer_table() {
+        let b = sink_with_buffer(
+            r#"{ type = "disk", dir = "/var/lib/lf", max_bytes = "8GiB", fsync = "always", fsync_interval = "250ms" }"#,
+        )
+        .unwrap();
+        assert_eq!(b.kind, BufferKind::Disk);
+        assert_eq!(b.dir.as_deref(), Some(std::path::Path::new("/var/lib/lf")));
+        assert_eq!(b.max_bytes, 8 << 30, "a disk buffer may exceed 4 GiB");
+        assert_eq!(b.fsync, disk::Fsync::Always);
+        assert_eq!(b.fsync_interval, Duration::from_millis(250));
+        let d = sink_with_buffer(r#"{ type = "disk", dir = "/x" }"#).unwrap();
+        assert_eq!(d.fsync, disk::Fsync::Interval);
+        assert_eq!(d.fsync_interval, Duration::from_secs(1));
+        assert_eq!(sink_with_buffer("{}").unwrap(), BufferConfig::default());
+    }
+
+    #[test]
+    fn disk_buffer_mistakes_are_named() {
+        let e = sink_with_buffer(r#"{ type = "disk" }"#).unwrap_err();
+        assert!(e.contains("needs buffer.dir"), "{e}");
+        let e = sink_with_buffer(r#"{ dir = "/x" }"#).unwrap_err();
+        assert!(e.contains("type = \"disk\""), "{e}");
+        let e = sink_with_buffer(r#"{ type = "tape" }"#).unwrap_err();
+        assert!(e.contains("tape") || e.contains("unknown variant"), "{e}");
+        let e =
+            sink_with_buffer(r#"{ type = "disk", dir = "/x", fsync = "sometimes" }"#).unwrap_err();
+        assert!(
+            e.contains("sometimes") || e.contains("unknown variant"),
+            "{e}"
+        );
     }
 }

@@ -1,0 +1,449 @@
+use std::path::Path;
+use std::sync::mpsc as std_mpsc;
+
+use bytes::Bytes;
+
+use std::os::unix::fs::FileExt;
+
+use super::*;
+use crate::ack::{AckHandle, AckOutcome};
+use crate::buffer::{open as open_queue, BufferKind, Delivery, QueueReceiver, QueueSender};
+use crate::event::EventTime;
+use crate::event::Records;
+
+fn config(dir: &Path, max_bytes: usize, segment_bytes: usize) -> BufferConfig {
+    BufferConfig {
+        kind: BufferKind::Disk,
+        max_bytes,
+        dir: Some(dir.to_path_buf()),
+        segment_bytes,
+        ..BufferConfig::default()
+    }
+}
+
+fn numbered(n: usize) -> Batch {
+    Batch::new(
+        "t".into(),
+        Records::Lines {
+            data: Bytes::from(format!("{n:06}\n")),
+            time: EventTime::new(1_700_000_000, 0),
+        },
+        1,
+    )
+}
+
+fn number(d: &Delivery) -> usize {
+    std::str::from_utf8(d.batch().records.bytes())
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn open(dir: &Path, max: usize, seg: usize, m: &Registry) -> (QueueSender, QueueReceiver) {
+    open_queue("s", config(dir, max, seg), m).unwrap()
+}
+
+fn shared(tx: &QueueSender) -> Arc<Shared> {
+    match &tx.kind {
+        crate::buffer::SenderKind::Disk { shared, .. } => shared.clone(),
+        _ => panic!("not a disk buffer"),
+    }
+}
+
+/// Sends `n` numbered batches and waits for each acknowledgement.
+async fn send_acked(tx: &QueueSender, range: std::ops::Range<usize>) {
+    for i in range {
+        let (otx, orx) = std_mpsc::channel();
+        tx.send(numbered(i).with_ack(AckHandle::new(move |o| otx.send(o).unwrap())))
+            .await
+            .unwrap();
+        assert_eq!(
+            orx.try_recv(),
+            Ok(AckOutcome::Accepted),
+            "batch {i} is on disk"
+        );
+    }
+}
+
+#[tokio::test]
+async fn written_batches_are_acknowledged_and_read_in_order_across_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1, &m);
+    send_acked(&tx, 0..3000).await;
+    assert!(segment::list(dir.path()).unwrap().len() > 2, "rolled");
+    for i in 0..3000 {
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), i);
+        d.accept();
+    }
+    drop(tx);
+    assert!(rx.recv().await.is_none());
+    assert_eq!(
+        segment::list(dir.path()).unwrap().len(),
+        1,
+        "delivered segments are deleted, the active one stays"
+    );
+    assert_eq!(tx_gauge_records(&m), 3000);
+}
+
+fn tx_gauge_records(m: &Registry) -> u64 {
+    m.value(
+        "logferry_buffer_disk_written_records_total",
+        &[("component", "s")],
+    )
+}
+
+#[tokio::test]
+async fn a_restart_replays_only_what_was_not_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (tx, mut rx) = open(dir.path(), 1 << 20, 1, &Registry::new());
+        send_acked(&tx, 0..1000).await;
+        // accept 0..600 out of order, leave 600 in flight
+        let mut held = Vec::new();
+        for _ in 0..601 {
+            held.push(rx.recv().await.unwrap());
+        }
+        let in_flight = held.remove(600);
+        for d in held.into_iter().rev() {
+            d.accept();
+        }
+        // as a kill -9 leaves it: never settled, the directory let go
+        shared(&tx).unlock_dir();
+        std::mem::forget(in_flight);
+    }
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1, &m);
+    let gauge = tx.gauge();
+    assert_eq!(gauge.held_records(), 400);
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    let want: Vec<usize> = (600..1000).collect();
+    assert_eq!(got, want);
+    assert_eq!(
+        m.value(
+            "logferry_buffer_disk_replayed_records_total",
+            &[("component", "s")]
+        ),
+        400
+    );
+    assert_eq!(gauge.held_records(), 0);
+}
+
+#[tokio::test]
+async fn a_rejected_delivery_comes_again_after_a_backoff() {
+    tokio::time::pause();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    send_acked(&tx, 0..2).await;
+    rx.recv().await.unwrap().reject();
+    drop(rx.recv().await.unwrap()); // dropped unsettled: rejected too
+    assert!(rx.try_recv().is_none(), "not before the backoff");
+    let again = rx.recv().await.unwrap();
+    assert_eq!(number(&again), 0);
+    again.accept();
+    let again = rx.recv().await.unwrap();
+    assert_eq!(number(&again), 1);
+    again.accept();
+    assert_eq!(
+        m.value(
+            "logferry_buffer_disk_retried_records_total",
+            &[("component", "s")]
+        ),
+        2
+    );
+    assert_eq!(tx.gauge().held_records(), 0);
+}
+
+fn frames_file(dir: &Path) -> PathBuf {
+    dir.join(segment::file_name(segment::list(dir).unwrap()[0]))
+}
+
+#[tokio::test]
+async fn a_torn_tail_is_quarantined_and_the_rest_delivered() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (tx, _rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+        send_acked(&tx, 0..10).await;
+    }
+    let path = frames_file(dir.path());
+    let len = fs::metadata(&path).unwrap().len();
+    OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len - 5)
+        .unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, (0..9).collect::<Vec<_>>());
+    let l = &[("component", "s")];
+    assert_eq!(m.value("logferry_buffer_quarantined_frames_total", l), 1);
+    let q = m.value("logferry_buffer_quarantined_bytes_total", l);
+    let frame_len = format::encode(&numbered(9), EventTime::default())
+        .unwrap()
+        .len() as u64;
+    assert_eq!(q, frame_len - 5);
+    let quarantined = dir.path().join("quarantine");
+    let files: Vec<_> = fs::read_dir(&quarantined).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    assert!(
+        inspect::check(dir.path()).unwrap().is_empty(),
+        "rewritten clean"
+    );
+}
+
+#[tokio::test]
+async fn a_corrupt_frame_in_the_middle_does_not_stop_the_frames_after_it() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (tx, _rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+        send_acked(&tx, 0..10).await;
+    }
+    let path = frames_file(dir.path());
+    let mut bytes = fs::read(&path).unwrap();
+    let frame_len = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    let fourth = SEGMENT_HEADER + 4 * frame_len;
+    bytes[fourth + frame_len - 2] ^= 0x55;
+    fs::write(&path, &bytes).unwrap();
+    let damage = inspect::check(dir.path()).unwrap();
+    assert_eq!(damage.len(), 1);
+    assert_eq!(damage[0].damage.range.start, fourth);
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, [0, 1, 2, 3, 5, 6, 7, 8, 9]);
+    let l = &[("component", "s")];
+    assert_eq!(
+        m.value("logferry_buffer_quarantined_bytes_total", l),
+        frame_len as u64
+    );
+    let q = fs::read(dir.path().join("quarantine").join(format!(
+        "{}.damaged",
+        path.file_name().unwrap().to_str().unwrap()
+    )))
+    .unwrap();
+    assert_eq!(q, bytes[fourth..fourth + frame_len]);
+}
+
+#[tokio::test]
+async fn a_full_disk_holds_the_sender_back_until_space_returns() {
+    tokio::time::pause();
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    send_acked(&tx, 0..1).await;
+    let disk = shared(&tx);
+    let before = disk.disk_bytes();
+    disk.set_full(true);
+    let (otx, orx) = std_mpsc::channel();
+    let sending = tokio::spawn({
+        let tx = tx.clone();
+        async move {
+            tx.send(numbered(1).with_ack(AckHandle::new(move |o| otx.send(o).unwrap())))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(
+        !sending.is_finished(),
+        "the send waits while the disk is full"
+    );
+    assert!(orx.try_recv().is_err(), "and is not acknowledged");
+    let errors = m.value(
+        "logferry_buffer_disk_write_errors_total",
+        &[("component", "s")],
+    );
+    assert!(
+        errors >= 3,
+        "retried with a backoff, each counted: {errors}"
+    );
+    assert_eq!(disk.disk_bytes(), before);
+    let seg = frames_file(dir.path());
+    assert_eq!(
+        fs::metadata(&seg).unwrap().len(),
+        before,
+        "no partial frame is left in the segment"
+    );
+    disk.set_full(false);
+    sending.await.unwrap().unwrap();
+    assert_eq!(orx.try_recv(), Ok(AckOutcome::Accepted));
+    for i in 0..2 {
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), i);
+        d.accept();
+    }
+}
+
+#[tokio::test]
+async fn max_bytes_blocks_until_frames_are_delivered() {
+    tokio::time::pause();
+    let dir = tempfile::tempdir().unwrap();
+    let frame_len = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    // room for the header and a handful of frames
+    let max = SEGMENT_HEADER + 4 * frame_len;
+    let (tx, mut rx) = open(dir.path(), max, 1 << 20, &Registry::new());
+    send_acked(&tx, 0..4).await;
+    let sending = tokio::spawn({
+        let tx = tx.clone();
+        async move { tx.send(numbered(4)).await }
+    });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!sending.is_finished(), "blocked by max_bytes");
+    for i in 0..4 {
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), i);
+        d.accept();
+    }
+    sending.await.unwrap().unwrap();
+    assert_eq!(number(&rx.recv().await.unwrap()), 4);
+}
+
+#[tokio::test]
+async fn drop_newest_counts_and_rejects_when_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let frame_len = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    let mut c = config(dir.path(), SEGMENT_HEADER + frame_len, 1 << 20);
+    c.when_full = WhenFull::DropNewest;
+    let m = Registry::new();
+    let (tx, _rx) = open_queue("s", c, &m).unwrap();
+    send_acked(&tx, 0..1).await;
+    let (otx, orx) = std_mpsc::channel();
+    tx.send(numbered(1).with_ack(AckHandle::new(move |o| otx.send(o).unwrap())))
+        .await
+        .unwrap();
+    assert_eq!(orx.try_recv(), Ok(AckOutcome::Rejected));
+    assert_eq!(m.value("logferry_buffer_dropped_records_total", &[]), 1);
+}
+
+#[tokio::test]
+async fn undelivered_records_at_a_stop_are_counted_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    {
+        let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+        send_acked(&tx, 0..5).await;
+        drop(tx);
+        rx.recv().await.unwrap().accept();
+        drop(rx.recv().await.unwrap()); // the sink gave up at drain_timeout
+    }
+    assert_eq!(
+        m.value(
+            "logferry_buffer_disk_kept_records_total",
+            &[("component", "s")]
+        ),
+        4
+    );
+    let (_tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+    assert_eq!(number(&rx.recv().await.unwrap()), 1);
+}
+
+#[tokio::test]
+async fn one_directory_serves_one_buffer_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+    let err = open_queue("s", config(dir.path(), 1 << 20, 1 << 20), &Registry::new())
+        .err()
+        .unwrap();
+    assert!(err.contains("in use by another sink"), "{err}");
+    drop(first);
+    open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+}
+
+#[tokio::test]
+async fn fsync_always_acknowledges_once_synced() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), 1 << 20, 1 << 20);
+    c.fsync = Fsync::Always;
+    let (tx, mut rx) = open_queue("s", c, &Registry::new()).unwrap();
+    send_acked(&tx, 0..3).await;
+    for i in 0..3 {
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), i);
+        d.accept();
+    }
+}
+
+#[tokio::test]
+async fn damage_in_the_cursor_segment_keeps_the_undelivered_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+        send_acked(&tx, 0..6).await;
+        for _ in 0..2 {
+            rx.recv().await.unwrap().accept();
+        }
+    }
+    // damage frame 4, after the cursor (which is at frame 2)
+    let path = frames_file(dir.path());
+    let mut bytes = fs::read(&path).unwrap();
+    let flen = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    bytes[SEGMENT_HEADER + 4 * flen + flen - 1] ^= 1;
+    fs::write(&path, &bytes).unwrap();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &Registry::new());
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, [2, 3, 5]);
+}
+
+#[tokio::test]
+async fn damage_found_while_running_is_quarantined_and_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    let gauge = tx.gauge();
+    send_acked(&tx, 0..5).await;
+    let flen = format::encode(&numbered(0), EventTime::default())
+        .unwrap()
+        .len();
+    let f = OpenOptions::new()
+        .write(true)
+        .open(frames_file(dir.path()))
+        .unwrap();
+    f.write_all_at(b"\xff", (SEGMENT_HEADER + 2 * flen + flen - 1) as u64)
+        .unwrap();
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, [0, 1, 3, 4]);
+    assert_eq!(gauge.held_bytes(), 0, "skipped bytes are not held");
+    let l = &[("component", "s")];
+    assert_eq!(m.value("logferry_buffer_quarantined_frames_total", l), 1);
+    assert_eq!(
+        m.value("logferry_buffer_quarantined_bytes_total", l),
+        flen as u64
+    );
+}

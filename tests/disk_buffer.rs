@@ -1,0 +1,357 @@
+//! Sinks behind a disk buffer: acknowledged records survive `kill -9` and a
+//! downstream outage, damaged segment files are quarantined (the rest is
+//! delivered), a full file system is backpressure that heals by itself,
+//! and `logferry buffer inspect|check` read a buffer.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::*;
+use logferry::buffer::disk::{cursor, format, segment};
+use logferry::event::{Batch, EventTime, Records};
+use logferry::protocol::forward::{write_message_entry, write_packed_forward};
+use logferry::protocol::msgpack::{Reader, Value};
+
+/// One PackedForward chunk of records `<prefix>-<i>` (each `pad` bytes
+/// longer), asking for an ack `id`.
+fn chunk(prefix: &str, range: std::ops::Range<usize>, pad: usize, id: &str) -> Vec<u8> {
+    let mut entries = Vec::new();
+    let n = range.len();
+    for i in range {
+        let msg = format!("{prefix}-{i}{}", " ".repeat(pad));
+        write_message_entry(&mut entries, 1_700_000_000, 0, msg.as_bytes());
+    }
+    let mut out = Vec::new();
+    write_packed_forward(&mut out, "t", &entries, n, Some(id.as_bytes()));
+    out
+}
+
+/// Reads one `{"ack": id}`; `None` if none came within `timeout`.
+fn read_ack(s: &mut TcpStream, timeout: Duration) -> Option<String> {
+    s.set_read_timeout(Some(timeout)).unwrap();
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        if let Ok(end) = logferry::protocol::msgpack::skip(&buf, 0) {
+            let mut r = Reader::new(&buf[..end]);
+            assert_eq!(r.read(), Ok(Value::Map(1)));
+            assert_eq!(r.read(), Ok(Value::Str(b"ack")));
+            let Ok(Value::Str(id)) = r.read() else {
+                panic!("ack id must be a string")
+            };
+            return Some(String::from_utf8(id.to_vec()).unwrap());
+        }
+        match s.read(&mut byte) {
+            Ok(0) => panic!("connection closed before the ack"),
+            Ok(n) => buf.extend_from_slice(&byte[..n]),
+            Err(_) => return None,
+        }
+    }
+}
+
+/// The numbers of the lines `<prefix>-<n>`, sorted, duplicates kept.
+fn numbers(lines: &[String], prefix: &str) -> Vec<usize> {
+    let mut got: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| {
+            l.trim_end()
+                .strip_prefix(prefix)?
+                .strip_prefix('-')?
+                .parse()
+                .ok()
+        })
+        .collect();
+    got.sort_unstable();
+    got
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn buffer_cmd(what: &str, dir: &Path) -> (i32, String) {
+    let out = Command::new(BIN)
+        .args(["buffer", what])
+        .arg(dir)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+#[test]
+fn acked_records_survive_kill_9_and_a_receiver_outage() {
+    const CHUNKS: usize = 100;
+    const PER: usize = 10;
+    let buffer = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let config = format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "forward"
+match = "**"
+require_ack = true
+servers = [{{ address = "127.0.0.1:{port}" }}]
+buffer = {{ type = "disk", dir = "{}", max_bytes = "64MiB" }}
+"#,
+        buffer.path().display()
+    );
+    let mut sender = Logferry::start(&config);
+    let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
+    for k in 0..CHUNKS {
+        let id = format!("c{k}");
+        s.write_all(&chunk("rec", k * PER..(k + 1) * PER, 0, &id))
+            .unwrap();
+        assert_eq!(
+            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+            Some(id.as_str()),
+            "the disk buffer acknowledges while the receiver is down"
+        );
+    }
+    sender.kill(); // SIGKILL
+    drop(s);
+
+    let mut receiver = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{port}\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n"
+    ));
+    receiver.forward_addr("in");
+    let mut sender = Logferry::start(&config);
+    sender.wait_for_log("delivering them first", Duration::from_secs(10));
+    let n = CHUNKS * PER;
+    let lines = wait_for_lines(&receiver.path("received.log"), n, Duration::from_secs(30));
+    let got = numbers(&lines, "rec");
+    let mut distinct = got.clone();
+    distinct.dedup();
+    assert_eq!(
+        distinct,
+        (0..n).collect::<Vec<_>>(),
+        "every acknowledged record arrived"
+    );
+    eprintln!("duplicates: {}", got.len() - distinct.len());
+    sender.stop();
+    receiver.stop();
+}
+
+/// Lines `rec-<i>` for `range`, one frame per record.
+fn frames(range: std::ops::Range<usize>) -> Vec<Vec<u8>> {
+    range
+        .map(|i| {
+            let b = Batch::new(
+                "t".into(),
+                Records::Lines {
+                    data: Bytes::from(format!("rec-{i}\n")),
+                    time: EventTime::new(1_700_000_000, 0),
+                },
+                1,
+            );
+            format::encode(&b, EventTime::new(1_700_000_001, 0)).unwrap()
+        })
+        .collect()
+}
+
+fn write_segment(dir: &Path, id: u64, frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut s = format::segment_header(id).to_vec();
+    for f in frames {
+        s.extend_from_slice(f);
+    }
+    std::fs::write(dir.join(segment::file_name(id)), &s).unwrap();
+    s
+}
+
+#[test]
+fn damaged_segments_are_quarantined_and_the_rest_delivered() {
+    let buffer = tempfile::tempdir().unwrap();
+    let dir = buffer.path();
+    let first = frames(0..10);
+    let flen = first[0].len();
+    let mut seg1 = write_segment(dir, 1, &first);
+    // a bad CRC in frame 4
+    let bad = format::SEGMENT_HEADER + 4 * flen;
+    seg1[bad + flen - 2] ^= 0x5a;
+    std::fs::write(dir.join(segment::file_name(1)), &seg1).unwrap();
+    // a torn tail: the last frame of segment 2 cut short
+    let seg2 = write_segment(dir, 2, &frames(10..20));
+    std::fs::write(dir.join(segment::file_name(2)), &seg2[..seg2.len() - 7]).unwrap();
+
+    let (code, out) = buffer_cmd("check", dir);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!("00000000000000000001.seg: damage at offset {bad}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("00000000000000000002.seg: damage at offset"),
+        "{out}"
+    );
+
+    let mut lf = Logferry::start(&format!(
+        "{FORWARD_TO_FILE}buffer = {{ type = \"disk\", dir = \"{}\" }}\n",
+        dir.display()
+    ));
+    lf.wait_for_log("damaged disk buffer bytes skipped", Duration::from_secs(10));
+    let lines = wait_for_lines(&lf.path("unified.log"), 18, Duration::from_secs(20));
+    let want: Vec<usize> = (0..19).filter(|i| *i != 4).collect();
+    assert_eq!(numbers(&lines, "rec"), want);
+    lf.stop();
+    assert_eq!(
+        lf.final_counter("logferry_buffer_quarantined_frames_total{component=\"unified\"}"),
+        2
+    );
+    assert!(lf.final_counter("logferry_buffer_quarantined_bytes_total{component=\"unified\"}") > 0);
+    assert!(dir
+        .join("quarantine")
+        .join("00000000000000000001.seg.damaged")
+        .exists());
+    let (code, out) = buffer_cmd("check", dir);
+    assert_eq!(code, 0, "clean after quarantining: {out}");
+}
+
+#[test]
+fn inspect_and_check_describe_a_known_buffer() {
+    let buffer = tempfile::tempdir().unwrap();
+    let dir = buffer.path();
+    let f = frames(0..3);
+    write_segment(dir, 7, &f);
+    let delivered = format::SEGMENT_HEADER + f[0].len();
+    std::fs::write(dir.join("ack"), cursor::encode((7, delivered as u64))).unwrap();
+    let (code, out) = buffer_cmd("inspect", dir);
+    assert_eq!(code, 0, "{out}");
+    for want in [
+        format!("delivered cursor: segment 00000000000000000007.seg offset {delivered}"),
+        format!(
+            "segment 00000000000000000007.seg: {} bytes, 3 frames (2 undelivered, 2 records), 0 damaged",
+            format::SEGMENT_HEADER + 3 * f[0].len()
+        ),
+        format!("undelivered: 2 frames, 2 records, {} bytes", 2 * f[0].len()),
+        "oldest undelivered record time: 2023-11-14T22:13:20.000000000Z".to_string(),
+    ] {
+        assert!(out.contains(&want), "missing {want:?} in:\n{out}");
+    }
+    let (code, out) = buffer_cmd("check", dir);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("ok"), "{out}");
+}
+
+/// Unmounts a tmpfs when dropped.
+struct Mount(std::path::PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn a_full_disk_holds_acks_back_and_recovers_when_space_returns() {
+    let base = tempfile::tempdir().unwrap();
+    let mnt = base.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(&mnt)
+        .status();
+    if !matches!(mounted, Ok(s) if s.success()) {
+        eprintln!("SKIPPED: cannot mount a tmpfs (needs root): the full-disk test did not run");
+        return;
+    }
+    let _guard = Mount(mnt.clone());
+    let buffer = mnt.join("buffer");
+    let mut lf = Logferry::start(&format!(
+        "{FORWARD_TO_FILE}buffer = {{ type = \"disk\", dir = \"{}\", max_bytes = \"64MiB\" }}\n",
+        buffer.display()
+    ));
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    // one chunk goes through while there is space
+    s.write_all(&chunk("rec", 0..10, 1000, "c0")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+        Some("c0")
+    );
+    // fill the file system
+    let filler = mnt.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    let block = vec![0u8; 64 << 10];
+    while f.write_all(&block).is_ok() {}
+    let _ = f.write_all(&[0u8; 1]);
+    drop(f);
+    s.write_all(&chunk("rec", 10..20, 1000, "c1")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(3)),
+        None,
+        "no ack while the buffer cannot be written"
+    );
+    lf.wait_for_log("disk buffer write failed", Duration::from_secs(10));
+    std::fs::remove_file(&filler).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(15)).as_deref(),
+        Some("c1")
+    );
+    let lines = wait_for_lines(&lf.path("unified.log"), 20, Duration::from_secs(15));
+    assert_eq!(numbers(&lines, "rec"), (0..20).collect::<Vec<_>>());
+    lf.stop();
+    assert!(lf.final_counter("logferry_buffer_disk_write_errors_total{component=\"unified\"}") > 0);
+}
+
+#[test]
+fn a_stop_keeps_what_the_sink_could_not_deliver_for_the_next_start() {
+    let buffer = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let config = format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "forward"
+match = "**"
+require_ack = true
+drain_timeout = "1s"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+buffer = {{ type = "disk", dir = "{}" }}
+"#,
+        buffer.path().display()
+    );
+    let mut sender = Logferry::start(&config);
+    let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
+    s.write_all(&chunk("rec", 0..50, 0, "c0")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+        Some("c0")
+    );
+    drop(s);
+    assert!(sender.stop().success());
+    assert_eq!(
+        sender.final_counter("logferry_buffer_disk_kept_records_total{component=\"out\"}"),
+        50,
+        "{}",
+        sender.log_text()
+    );
+    sender.wait_for_log("stay in the disk buffer", Duration::from_secs(1));
+
+    let mut receiver = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{port}\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n"
+    ));
+    receiver.forward_addr("in");
+    let mut sender = Logferry::start(&config);
+    let lines = wait_for_lines(&receiver.path("received.log"), 50, Duration::from_secs(20));
+    assert_eq!(numbers(&lines, "rec"), (0..50).collect::<Vec<_>>());
+    sender.stop();
+    receiver.stop();
+}
