@@ -28,11 +28,10 @@ use super::process::{wait_until, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
 
 /// Producer settings shared by logferry's Kafka sink and the `kcat`
-/// baseline (librdkafka property, value).
+/// baseline (librdkafka property, value), on top of `linger.ms`.
 const PRODUCER: &[(&str, &str)] = &[
     ("acks", "all"),
     ("enable.idempotence", "true"),
-    ("linger.ms", "5"),
     ("batch.size", "1048576"),
     ("compression.type", "none"),
 ];
@@ -52,6 +51,11 @@ pub struct KafkaArgs {
     /// Records per run.
     #[arg(long, default_value_t = 2_000_000)]
     pub records: usize,
+    /// librdkafka's `linger.ms` for logferry and the baseline alike (the
+    /// sink's default is 5; with one record per request, every request
+    /// waits for it).
+    #[arg(long, default_value_t = 5)]
+    pub linger_ms: u64,
     /// Skip the `kcat -P` baseline.
     #[arg(long)]
     pub no_baseline: bool,
@@ -84,6 +88,13 @@ pub struct HttpKafkaArgs {
 }
 
 impl KafkaArgs {
+    /// The producer settings of both logferry and the baseline.
+    fn producer(&self) -> Vec<(&'static str, String)> {
+        let mut p: Vec<_> = PRODUCER.iter().map(|(k, v)| (*k, v.to_string())).collect();
+        p.push(("linger.ms", self.linger_ms.to_string()));
+        p
+    }
+
     fn check(&self) -> Result<(), String> {
         if self.records == 0 || self.record_size < 8 || self.run.runs == 0 || self.partitions < 1 {
             return Err(
@@ -111,8 +122,8 @@ pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
     };
     let broker = Broker::new(&k.brokers)?;
     println!(
-        "forward → Kafka: {records} records of {} B, one forward connection, PackedForward chunks of {}, {} partition(s), acks=all, idempotent; {} runs",
-        k.record_size, a.batch, k.partitions, k.run.runs
+        "forward → Kafka: {records} records of {} B, one forward connection, PackedForward chunks of {}, {} partition(s), acks=all, idempotent, linger.ms={}; {} runs",
+        k.record_size, a.batch, k.partitions, k.linger_ms, k.run.runs
     );
     let lines = records_file(&dir.path, records, k.record_size)?;
     let mut base = Vec::new();
@@ -187,8 +198,8 @@ pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
     let dir = WorkDir::new(k.run.dir.clone())?;
     let broker = Broker::new(&k.brokers)?;
     println!(
-        "HTTP → Kafka: {records} records of {} B in {requests} POST requests of {} line(s), {} keep-alive connections, answers after Kafka's delivery report, {} partition(s); {} runs",
-        k.record_size, a.lines_per_request, a.connections, k.partitions, k.run.runs
+        "HTTP → Kafka: {records} records of {} B in {requests} POST requests of {} line(s), {} keep-alive connections, answers after Kafka's delivery report, {} partition(s), linger.ms={}; {} runs",
+        k.record_size, a.lines_per_request, a.connections, k.partitions, k.linger_ms, k.run.runs
     );
     let lines = records_file(&dir.path, records, k.record_size)?;
     let mut base = Vec::new();
@@ -358,7 +369,7 @@ fn sink_config(broker: &Broker, k: &KafkaArgs, name: &str) -> Result<(String, St
         "[sinks.kafka]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{}\"]\ntopic = \"{topic}\"\n[sinks.kafka.librdkafka_options]\n",
         broker.brokers
     );
-    for (key, value) in PRODUCER {
+    for (key, value) in k.producer() {
         s.push_str(&format!("\"{key}\" = \"{value}\"\n"));
     }
     Ok((topic, s))
@@ -402,7 +413,7 @@ fn kcat_produce(
     let mut cmd = Command::new("kcat");
     cmd.args(["-P", "-b", &broker.brokers, "-t", &topic, "-l"])
         .arg(lines);
-    for (key, value) in PRODUCER {
+    for (key, value) in k.producer() {
         cmd.arg("-X").arg(format!("{key}={value}"));
     }
     let start = Instant::now();

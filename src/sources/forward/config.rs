@@ -13,8 +13,10 @@ use crate::tls::ServerTlsConfig;
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ForwardSourceConfig {
-    /// `host:port` to listen on. Port 0 picks a free port; the bound address
-    /// is logged.
+    /// `host:port` to listen on (default `127.0.0.1:24224`, Fluentd's forward port: only
+    /// this machine can connect unless another address is set). Port 0
+    /// picks a free port; the bound address is logged.
+    #[serde(default = "default_address")]
     pub address: String,
     /// Largest frame accepted; a peer that sends (or announces) a larger one
     /// is disconnected with a logged reason.
@@ -55,6 +57,10 @@ pub struct UserConfig {
 
 /// Largest `max_frame_bytes` accepted: a frame is held in memory whole.
 const MAX_FRAME_BYTES_LIMIT: usize = 1024 * 1024 * 1024;
+
+fn default_address() -> String {
+    "127.0.0.1:24224".into()
+}
 
 const fn default_max_frame_bytes() -> usize {
     16 * 1024 * 1024

@@ -12,8 +12,10 @@ use crate::tls::ServerTlsConfig;
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HttpSourceConfig {
-    /// `host:port` to listen on. Port 0 picks a free port; the bound address
-    /// is logged.
+    /// `host:port` to listen on (default `127.0.0.1:9880`, Fluentd's in_http port: only
+    /// this machine can connect unless another address is set). Port 0
+    /// picks a free port; the bound address is logged.
+    #[serde(default = "default_address")]
     pub address: String,
     /// When a request is answered: `"sinks"` (default) once every sink the
     /// records were routed to has accepted them (written to the file,
@@ -70,6 +72,10 @@ const MAX_BODY_BYTES_LIMIT: usize = 1024 * 1024 * 1024;
 
 /// hyper's smallest read buffer, which also bounds the headers.
 const MIN_HEADER_BYTES: usize = 8 * 1024;
+
+fn default_address() -> String {
+    "127.0.0.1:9880".into()
+}
 
 const fn default_max_body_bytes() -> usize {
     8 * 1024 * 1024

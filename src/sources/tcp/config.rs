@@ -12,8 +12,10 @@ use crate::tls::ServerTlsConfig;
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct TcpSourceConfig {
-    /// `host:port` to listen on. Port 0 picks a free port; the bound address
-    /// is logged.
+    /// `host:port` to listen on (default `127.0.0.1:5170`, Fluent Bit's tcp input port: only
+    /// this machine can connect unless another address is set). Port 0
+    /// picks a free port; the bound address is logged.
+    #[serde(default = "default_address")]
     pub address: String,
     /// Tag of every record.
     #[serde(default = "default_tag")]
@@ -79,6 +81,10 @@ fn default_tag() -> String {
     "tcp".into()
 }
 
+fn default_address() -> String {
+    "127.0.0.1:5170".into()
+}
+
 const fn default_max_line_bytes() -> usize {
     1024 * 1024
 }
@@ -141,6 +147,16 @@ mod tests {
         let c: TcpSourceConfig = toml::from_str(&format!("address = \"127.0.0.1:0\"\n{extra}"))
             .map_err(|e| e.to_string())?;
         c.validate().map(|()| c)
+    }
+
+    #[test]
+    fn listeners_default_to_loopback() {
+        let tcp: TcpSourceConfig = toml::from_str("").unwrap();
+        let http: crate::sources::http::HttpSourceConfig = toml::from_str("").unwrap();
+        let fwd: crate::sources::forward::ForwardSourceConfig = toml::from_str("").unwrap();
+        assert_eq!(tcp.address, "127.0.0.1:5170");
+        assert_eq!(http.address, "127.0.0.1:9880");
+        assert_eq!(fwd.address, "127.0.0.1:24224");
     }
 
     #[test]
