@@ -306,49 +306,55 @@ enum Tier {
     Receiver,
 }
 
-/// Kills `tier` with SIGKILL a third of the way through the run, restarts
-/// it a second later (lines keep being written), and counts every record.
+/// Kills `tier` with SIGKILL a third of the way through the run (with
+/// `LOGFERRY_FAULT_SCALE=K`, K times, evenly spread), restarts it a second
+/// later (lines keep being written), and counts every record.
 fn kill_9_and_restart(tier: Tier) {
     let n = 30_000 * scale();
+    let kills = scale();
     let mut chain = Chain::start(DISK_BUFFER);
     let writer = SteadyWriter::spawn(&chain.live(), "f", n, RATE, 0);
-    writer.wait_for(n / 3);
-    let bound = match tier {
-        Tier::Agent => {
-            chain.agent.as_mut().unwrap().kill();
-            // After the kill the agent resends from its checkpoint: only
-            // lines past it (read, maybe delivered, not yet checkpointed)
-            // can arrive twice. Lines written after the kill count too,
-            // which only loosens the bound.
-            let offset = checkpoint_offset(&chain.state());
-            let written = writer.written();
-            let bound = written - lines_before(&chain.live(), offset);
-            std::thread::sleep(Duration::from_secs(1));
-            chain.start_agent();
-            bound
-        }
-        Tier::Relay => {
-            chain.relay.as_mut().unwrap().kill();
-            std::thread::sleep(Duration::from_secs(1));
-            chain.start_relay();
-            // The agent resends what it sent but had no ack for (its
-            // window); the relay replays its buffer from the delivered
-            // cursor, which trails what the receiver took by at most the
-            // relay's window.
-            2 * WINDOW
-        }
-        Tier::Receiver => {
-            chain.rx.as_mut().unwrap().kill();
-            std::thread::sleep(Duration::from_secs(1));
-            chain.start_rx();
-            // The relay resends the chunks the receiver wrote but did not
-            // ack: at most its window.
-            WINDOW
-        }
-    };
+    let mut bound = 0;
+    for k in 1..=kills {
+        writer.wait_for(n * k / (kills + 2));
+        bound += match tier {
+            Tier::Agent => {
+                chain.agent.as_mut().unwrap().kill();
+                // After the kill the agent resends from its checkpoint:
+                // only lines past it (read, maybe delivered, not yet
+                // checkpointed) can arrive twice. Lines written after the
+                // kill count too, which only loosens the bound.
+                let offset = checkpoint_offset(&chain.state());
+                let written = writer.written();
+                let past = written - lines_before(&chain.live(), offset);
+                std::thread::sleep(Duration::from_secs(1));
+                chain.start_agent();
+                past
+            }
+            Tier::Relay => {
+                chain.relay.as_mut().unwrap().kill();
+                std::thread::sleep(Duration::from_secs(1));
+                chain.start_relay();
+                // The agent resends what it sent but had no ack for (its
+                // window); the relay replays its buffer from the delivered
+                // cursor, which trails what the receiver took by at most
+                // the relay's window.
+                2 * WINDOW
+            }
+            Tier::Receiver => {
+                chain.rx.as_mut().unwrap().kill();
+                std::thread::sleep(Duration::from_secs(1));
+                chain.start_rx();
+                // The relay resends the chunks the receiver wrote but did
+                // not ack: at most its window.
+                WINDOW
+            }
+        };
+    }
+    assert!(writer.written() < n, "the writer must outlast the kills");
     writer.join();
     let dups = chain.wait_for_every_number(n);
-    eprintln!("{tier:?}: {n} records, {dups} duplicates (bound {bound})");
+    eprintln!("{tier:?}: {n} records, {kills} kills, {dups} duplicates (bound {bound})");
     assert!(
         dups <= bound,
         "{tier:?}: {dups} duplicates, more than the {bound} that could be unacknowledged"
@@ -363,6 +369,40 @@ fn chain_agent_kill_9_loses_nothing() {
 #[test]
 fn chain_relay_kill_9_loses_nothing() {
     kill_9_and_restart(Tier::Relay);
+}
+
+/// The relay is killed while a backlog sits in its disk buffer (the
+/// receiver is down), then killed again while it replays that backlog.
+#[test]
+fn chain_relay_kill_9_with_a_backlog_on_disk_and_during_its_replay() {
+    let n = 40_000 * scale();
+    let mut chain = Chain::start(DISK_BUFFER);
+    let writer = SteadyWriter::spawn(&chain.live(), "f", n, RATE, 0);
+    writer.wait_for(n / 8);
+    chain.rx.as_mut().unwrap().kill();
+    writer.wait_for(writer.written() + 2 * RATE); // two seconds of backlog
+    chain.relay.as_mut().unwrap().kill();
+    chain.start_relay();
+    let backlog = chain
+        .relay
+        .as_mut()
+        .unwrap()
+        .wait_for_log("delivering them first", Duration::from_secs(10));
+    eprintln!("{backlog}");
+    chain.start_rx();
+    // a moment into the replay
+    std::thread::sleep(Duration::from_millis(100));
+    chain.relay.as_mut().unwrap().kill();
+    chain.start_relay();
+    assert!(writer.written() < n, "the writer must outlast the faults");
+    writer.join();
+    let dups = chain.wait_for_every_number(n);
+    // Per relay kill: the agent's unacknowledged window and the relay's
+    // own window past its delivered cursor (one receiver kill adds at most
+    // the relay's window).
+    let bound = 2 * (2 * WINDOW) + WINDOW;
+    eprintln!("{n} records, {dups} duplicates (bound {bound})");
+    assert!(dups <= bound, "{dups} duplicates, bound {bound}");
 }
 
 #[test]
@@ -432,7 +472,11 @@ fn a_receiver_outage_is_held_on_disk_with_bounded_memory() {
     let n = 40_000 * scale();
     let rate = 2_500; // 2.5 MB/s
     let outage = Duration::from_secs(10 * scale() as u64);
-    let mut chain = Chain::start(DISK_BUFFER);
+    // room for the whole outage (~25 MiB per 10 s): a full buffer would
+    // block, and the agent would resend after its ack timeout
+    let mut chain = Chain::start(
+        "{ type = \"disk\", dir = \"{buf}\", max_bytes = \"2GiB\", fsync = \"interval\" }",
+    );
     let relay_pid = chain.relay.as_ref().unwrap().pid();
     let stop = Arc::new(AtomicBool::new(false));
     let peak = Arc::new(AtomicUsize::new(0));
