@@ -371,6 +371,45 @@ fn chain_relay_kill_9_loses_nothing() {
     kill_9_and_restart(Tier::Relay);
 }
 
+/// SIGTERM instead of SIGKILL, to every tier in turn while lines flow:
+/// a bounded stop keeps what it could not deliver (disk buffer, tail
+/// checkpoint, unacknowledged chunks) for the restart.
+#[test]
+fn chain_graceful_restarts_of_every_tier_lose_nothing() {
+    let n = 40_000 * scale();
+    let mut chain = Chain::start(DISK_BUFFER);
+    let writer = SteadyWriter::spawn(&chain.live(), "f", n, RATE, 0);
+    for (k, tier) in [Tier::Receiver, Tier::Relay, Tier::Agent]
+        .into_iter()
+        .enumerate()
+    {
+        writer.wait_for(n * (k + 1) / 5);
+        let stopped = match tier {
+            Tier::Agent => chain.agent.as_mut().unwrap().stop(),
+            Tier::Relay => chain.relay.as_mut().unwrap().stop(),
+            Tier::Receiver => chain.rx.as_mut().unwrap().stop(),
+        };
+        assert!(
+            stopped.success(),
+            "{tier:?} stopped with {stopped}\n{}",
+            chain.logs()
+        );
+        match tier {
+            Tier::Agent => chain.start_agent(),
+            Tier::Relay => chain.start_relay(),
+            Tier::Receiver => chain.start_rx(),
+        }
+    }
+    assert!(writer.written() < n, "the writer must outlast the restarts");
+    writer.join();
+    // a stop settles what it can; what it cannot is resent, at most one
+    // window per hop per stop
+    let bound = 3 * 2 * WINDOW;
+    let dups = chain.wait_for_every_number(n);
+    eprintln!("{n} records, {dups} duplicates (bound {bound})");
+    assert!(dups <= bound, "{dups} duplicates, bound {bound}");
+}
+
 /// The relay is killed while a backlog sits in its disk buffer (the
 /// receiver is down), then killed again while it replays that backlog.
 #[test]
