@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The fault tests (tests/faults.rs) as a long soak: kill -9 of each tier of a
 # tail → relay → receiver chain (and SIGTERM restarts), a full relay disk
-# buffer, a 10 s receiver
-# outage, a full disk under the file sink, a Kafka broker restart plus a
-# kill -9 of the Kafka-side logferry. Every record is counted at the end.
+# buffer, a 10 s receiver outage, a full disk under the file sink, a Kafka
+# broker restart plus a kill -9 of the Kafka-side logferry. Every record is
+# counted at the end.
 #
 #   scripts/faults.sh            # scale 10: ten times the records and run time
 #   scripts/faults.sh 3          # scale 3
