@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
@@ -16,7 +16,6 @@ use common::*;
 use logferry::buffer::disk::{cursor, format, segment};
 use logferry::event::{Batch, EventTime, Records};
 use logferry::protocol::forward::{write_message_entry, write_packed_forward};
-use logferry::protocol::msgpack::{Reader, Value};
 
 /// One PackedForward chunk of records `<prefix>-<i>` (each `pad` bytes
 /// longer), asking for an ack `id`.
@@ -30,45 +29,6 @@ fn chunk(prefix: &str, range: std::ops::Range<usize>, pad: usize, id: &str) -> V
     let mut out = Vec::new();
     write_packed_forward(&mut out, "t", &entries, n, Some(id.as_bytes()));
     out
-}
-
-/// Reads one `{"ack": id}`; `None` if none came within `timeout`.
-fn read_ack(s: &mut TcpStream, timeout: Duration) -> Option<String> {
-    s.set_read_timeout(Some(timeout)).unwrap();
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    loop {
-        if let Ok(end) = logferry::protocol::msgpack::skip(&buf, 0) {
-            let mut r = Reader::new(&buf[..end]);
-            assert_eq!(r.read(), Ok(Value::Map(1)));
-            assert_eq!(r.read(), Ok(Value::Str(b"ack")));
-            let Ok(Value::Str(id)) = r.read() else {
-                panic!("ack id must be a string")
-            };
-            return Some(String::from_utf8(id.to_vec()).unwrap());
-        }
-        match s.read(&mut byte) {
-            Ok(0) => panic!("connection closed before the ack"),
-            Ok(n) => buf.extend_from_slice(&byte[..n]),
-            Err(_) => return None,
-        }
-    }
-}
-
-/// The numbers of the lines `<prefix>-<n>`, sorted, duplicates kept.
-fn numbers(lines: &[String], prefix: &str) -> Vec<usize> {
-    let mut got: Vec<usize> = lines
-        .iter()
-        .filter_map(|l| {
-            l.trim_end()
-                .strip_prefix(prefix)?
-                .strip_prefix('-')?
-                .parse()
-                .ok()
-        })
-        .collect();
-    got.sort_unstable();
-    got
 }
 
 fn free_port() -> u16 {

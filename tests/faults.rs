@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::kafka::{consume, OwnBroker};
 use common::*;
 
 /// Records per forward chunk and chunks awaiting an ack, on every forward
@@ -768,79 +769,6 @@ fn a_full_disk_under_the_file_sink_holds_acks_until_space_is_freed() {
     drop(fs);
 }
 
-/// Runs `scripts/kafka.sh <cmd>` with the broker's state in `dir`.
-fn kafka_sh(cmd: &str, dir: &Path) -> String {
-    let out =
-        std::process::Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh"))
-            .arg(cmd)
-            .env("LOGFERRY_KAFKA_DIR", dir)
-            .env("KAFKA_HEAP", "-Xmx512m")
-            .output()
-            .expect("run scripts/kafka.sh");
-    assert!(
-        out.status.success(),
-        "scripts/kafka.sh {cmd} failed; the Kafka tests need java 17+, mvn and Maven Central \
-         (see scripts/test-deps.sh):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
-
-/// A broker of this test's own, which it stops and starts (as in
-/// tests/kafka.rs).
-struct OwnBroker {
-    dir: tempfile::TempDir,
-    addr: String,
-}
-
-impl OwnBroker {
-    fn start() -> OwnBroker {
-        let dir = tempfile::tempdir().unwrap();
-        let addr = kafka_sh("start", dir.path());
-        OwnBroker { dir, addr }
-    }
-    fn stop(&self) {
-        kafka_sh("stop", self.dir.path());
-    }
-    fn restart(&self) {
-        assert_eq!(kafka_sh("start", self.dir.path()), self.addr);
-    }
-}
-
-impl Drop for OwnBroker {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh"),
-        )
-        .arg("stop")
-        .env("LOGFERRY_KAFKA_DIR", self.dir.path())
-        .status();
-    }
-}
-
-/// Every message payload of `topic`, from the beginning (kcat).
-fn consume(broker: &str, topic: &str) -> Vec<String> {
-    let out = std::process::Command::new("kcat")
-        .args([
-            "-C",
-            "-b",
-            broker,
-            "-t",
-            topic,
-            "-o",
-            "beginning",
-            "-e",
-            "-q",
-        ])
-        .output()
-        .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 /// tail → forward (acks) → logferry with a disk-buffered Kafka sink →
 /// broker: the broker stops during the run, the Kafka logferry is killed
 /// (-9) during that outage and restarted on its buffer, then the broker
@@ -898,7 +826,10 @@ fn kafka_broker_restart_and_kill_9_lose_nothing() {
     let (seen, odd) = loop {
         let mut seen = vec![0u32; n];
         let mut odd = Vec::new();
-        for p in consume(&broker.addr, &topic) {
+        for p in consume(&broker.addr, &topic, 0, Duration::ZERO)
+            .into_iter()
+            .map(|c| c.payload)
+        {
             match p
                 .strip_prefix("f-")
                 .and_then(|s| s.parse::<usize>().ok())

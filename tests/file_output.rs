@@ -60,16 +60,6 @@ fn send_acked(s: &mut TcpStream, prefix: &str, chunks: std::ops::Range<usize>) {
     }
 }
 
-/// The numbers of the lines `<prefix>-<n>`, sorted, duplicates kept.
-fn numbers(lines: &[String], prefix: &str) -> Vec<usize> {
-    let mut got: Vec<usize> = lines
-        .iter()
-        .filter_map(|l| l.strip_prefix(prefix)?.strip_prefix('-')?.parse().ok())
-        .collect();
-    got.sort_unstable();
-    got
-}
-
 const OUT_DIR_CONFIG: &str = r#"
 [sources.in]
 type = "forward"

@@ -60,7 +60,11 @@ fn parses_the_documented_shape() {
 #[test]
 fn the_embedded_default_is_valid() {
     let c = Config::embedded_default().unwrap();
-    assert_eq!((c.sources.len(), c.sinks.len()), (2, 1), "forward and HTTP in, one file out");
+    assert_eq!(
+        (c.sources.len(), c.sinks.len()),
+        (2, 1),
+        "forward and HTTP in, one file out"
+    );
 }
 
 fn err(text: &str) -> ConfigError {

@@ -10,6 +10,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod kafka;
 pub mod tail;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
@@ -372,4 +373,56 @@ pub fn distinct(
         *m.entry(l).or_insert(0) += 1;
     }
     m
+}
+
+/// Reads one forward-protocol `{"ack": id}` from `s`; `None` if none came
+/// within `timeout`. Reads one byte at a time, so nothing past this ack is
+/// taken from the socket.
+pub fn read_ack(s: &mut TcpStream, timeout: Duration) -> Option<String> {
+    use logferry::protocol::msgpack::{Reader, Value};
+    use std::io::Read;
+    s.set_read_timeout(Some(timeout)).unwrap();
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        if let Ok(end) = logferry::protocol::msgpack::skip(&buf, 0) {
+            let mut r = Reader::new(&buf[..end]);
+            assert_eq!(r.read(), Ok(Value::Map(1)));
+            assert_eq!(r.read(), Ok(Value::Str(b"ack")));
+            let Ok(Value::Str(id)) = r.read() else {
+                panic!("ack id must be a string")
+            };
+            return Some(String::from_utf8(id.to_vec()).unwrap());
+        }
+        match s.read(&mut byte) {
+            Ok(0) => panic!("connection closed before the ack"),
+            Ok(n) => buf.extend_from_slice(&byte[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return None
+            }
+            Err(e) => panic!("reading the ack: {e}"),
+        }
+    }
+}
+
+/// The numbers of the lines `<prefix>-<n>` (trailing blanks ignored),
+/// sorted, duplicates kept.
+pub fn numbers(lines: &[String], prefix: &str) -> Vec<usize> {
+    let mut got: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| {
+            l.trim_end()
+                .strip_prefix(prefix)?
+                .strip_prefix('-')?
+                .parse()
+                .ok()
+        })
+        .collect();
+    got.sort_unstable();
+    got
 }
