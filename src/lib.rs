@@ -12,6 +12,7 @@ pub mod config;
 pub mod event;
 pub mod format;
 pub mod limits;
+pub mod memory;
 pub mod metrics;
 pub mod net;
 pub mod protocol;
