@@ -15,12 +15,16 @@
 //! alone once everything else is returned.
 //!
 //! One case would otherwise wait for ever: every charged byte belongs to a
-//! connection that holds part of a frame and waits for budget to read the
-//! rest. Nobody can release anything then. [`MemoryBudget::acquire`] sees
+//! connection that holds part of a frame and waits, either for budget to
+//! read the rest or for the client to send it (a client that writes to
+//! many connections from one thread waits on the one logferry does not
+//! read). Nobody can release anything then. [`MemoryBudget::acquire`] sees
 //! that moment (the bytes held by waiters equal the bytes in use) and lets
-//! one waiter go over the budget to finish its frame; the overdraft is
-//! returned as soon as that frame is written, so use exceeds the budget by
-//! at most about one frame.
+//! one waiter go over the budget; what it reads becomes batches that are
+//! returned once written. Memory then exceeds the budget by at most the
+//! partial frames that idle connections hold (each at most one read
+//! buffer), which `idle_timeout` ends. `logferry_memory_overdrafts_total`
+//! counts these.
 
 use std::sync::{Arc, Mutex};
 
@@ -130,8 +134,9 @@ impl MemoryBudget {
     /// Charges `n` bytes, waiting while the budget has no room. `held` is
     /// what the caller already holds and cannot give back before it gets
     /// these bytes (the start of a frame it is reading): if every byte in
-    /// use is held by such waiters, one of them gets its bytes over the
-    /// budget, so readers can never wait on each other for ever. A request
+    /// use is held by waiters (here or in [`MemoryBudget::waiting_on_input`]),
+    /// one of them gets its bytes over the budget, so readers can never
+    /// wait on each other for ever. A request
     /// larger than the whole budget waits until nothing else is charged.
     /// `source` names who waits, for the (rate-limited) warning.
     pub async fn acquire(&self, held: usize, n: usize, source: &str) -> MemoryCharge {
@@ -151,14 +156,6 @@ impl MemoryBudget {
         };
         let acquire = inner.permits.acquire_many(permits as u32);
         tokio::pin!(acquire);
-        if held == 0 {
-            // holds nothing others wait for: no overdraft, just the queue
-            let p = acquire
-                .await
-                .expect("the budget's semaphore is never closed");
-            p.forget();
-            return inner.charged(n, permits);
-        }
         loop {
             let stuck = inner.stuck.notified();
             tokio::pin!(stuck);
@@ -241,6 +238,29 @@ impl Inner {
         }
         if wake {
             self.stuck.notify_one();
+        }
+    }
+}
+
+impl MemoryBudget {
+    /// Marks `held` bytes as waiting for the client (a connection holding
+    /// part of a frame, reading): like the bytes of a budget waiter, they
+    /// come back only once more input arrives. Unmarked when the guard
+    /// drops.
+    pub fn waiting_on_input(&self, held: usize) -> impl Drop + '_ {
+        let inner = &self.inner;
+        let wake = {
+            let mut s = inner.lock();
+            s.waiting_held += held;
+            s.used <= s.waiting_held
+        };
+        if wake && held > 0 {
+            inner.stuck.notify_one();
+        }
+        Waiting {
+            inner,
+            held,
+            registered: true,
         }
     }
 }

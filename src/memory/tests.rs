@@ -194,3 +194,30 @@ async fn a_cancelled_waiter_leaves_nothing_behind() {
     assert_eq!(b.used(), 0);
     assert!(b.try_acquire(100 * KIB).is_some());
 }
+
+/// One connection holds part of a frame and waits for its client, who is
+/// blocked writing to another connection that waits for budget: the
+/// waiter goes over the budget instead of both waiting for ever.
+#[tokio::test]
+async fn a_partial_frame_waiting_for_its_client_does_not_block_the_budget_for_ever() {
+    let (b, r) = budget(100 * KIB);
+    let partial = b.try_acquire(100 * KIB).unwrap();
+    let b2 = b.clone();
+    let waiter = tokio::spawn(async move { b2.acquire(0, 16 * KIB, "t").await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !waiter.is_finished(),
+        "the partial frame's reader is not waiting yet"
+    );
+    let idle = b.waiting_on_input(partial.bytes());
+    let got = tokio::time::timeout(Duration::from_secs(5), waiter)
+        .await
+        .expect("no deadlock")
+        .unwrap();
+    assert_eq!(got.bytes(), 16 * KIB);
+    assert_eq!(r.value("logferry_memory_overdrafts_total", &[]), 1);
+    drop(idle);
+    drop((got, partial));
+    assert_eq!(b.used(), 0);
+    assert!(b.try_acquire(100 * KIB).is_some());
+}

@@ -42,6 +42,9 @@ const MAX_PING_BYTES: usize = 64 * 1024;
 /// the largest size.
 const READ_CHUNK_MIN: usize = 16 * 1024;
 const READ_CHUNK_MAX: usize = 1024 * 1024;
+/// Largest new read buffer (beyond the frame begun) while the memory
+/// budget is contended.
+const READ_CHUNK_CONTENDED: usize = 128 * 1024;
 
 /// How long a closing connection waits for the acks of chunks it routed.
 /// At shutdown the sinks settle or reject everything within their
@@ -189,7 +192,7 @@ impl Connection {
                 }
             }
             let plan = plan_read(&buf, scan.needed(), typical_frame, read_chunk);
-            if let Some(additional) = plan.grow {
+            if let Some(mut additional) = plan.grow {
                 // a new read buffer is charged before it is allocated: with
                 // the budget used up, reading stops here and TCP pushes back
                 // on the client. Bytes of a frame begun in the old buffer
@@ -199,13 +202,24 @@ impl Connection {
                     buf = BytesMut::new();
                     buf_charge = SharedCharge::default();
                 }
-                let held = buf_charge.bytes();
-                let capacity = buf.len() + additional;
-                let charge = tokio::select! {
-                    biased;
-                    _ = shutdown.wait() => None,
-                    _ = ack_tx.closed() => None,
-                    c = memory.acquire(held, capacity, &settings.source) => Some(c),
+                let charge = match memory.try_acquire(buf.len() + additional) {
+                    Some(c) => Some(c),
+                    None => {
+                        // the budget is contended: a buffer just large enough
+                        // for the frame begun, so that the budget holds
+                        // records on their way to the sinks, not the spare
+                        // room of many large read buffers
+                        let rest = scan.needed().saturating_sub(buf.len());
+                        additional = additional.min(rest.max(READ_CHUNK_CONTENDED));
+                        read_chunk = read_chunk.min(READ_CHUNK_CONTENDED);
+                        let held = buf_charge.bytes();
+                        tokio::select! {
+                            biased;
+                            _ = shutdown.wait() => None,
+                            _ = ack_tx.closed() => None,
+                            c = memory.acquire(held, buf.len() + additional, &settings.source) => Some(c),
+                        }
+                    }
                 };
                 let Some(charge) = charge else {
                     break End::Clean;
@@ -231,6 +245,9 @@ impl Connection {
                 Some(read) => Some(Ok(read)),
                 None => {
                     let mut limit = room_before;
+                    // a partial frame waits for the client, not for a sink
+                    let _partial =
+                        (!buf.is_empty()).then(|| memory.waiting_on_input(buf_charge.bytes()));
                     if buf.is_empty() {
                         buf = BytesMut::new();
                         buf_charge = SharedCharge::default();
