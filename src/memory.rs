@@ -1,14 +1,16 @@
-//! The process-wide memory budget (`[limits] memory`): the bytes that
-//! connections have read and that batches hold until every sink has
-//! settled them. A source asks for budget before it reads; when there is
-//! none it stops reading (TCP pushes back on the sender) until sinks have
-//! written enough to release some.
+//! The process-wide memory budget (`[limits] memory`): connection read
+//! buffers and the batches cut from them, until every sink has settled
+//! them. A source asks for budget before it allocates a read buffer (or
+//! hands on a batch); when there is none it stops reading (TCP pushes back
+//! on the sender) until sinks have written enough to release some.
 //!
 //! A [`MemoryCharge`] is what a holder owns; dropping it returns the bytes.
-//! A connection's charge covers the bytes in its read buffer; when a frame
-//! is split off, the frame's share moves into the [`crate::event::Batch`],
-//! so the bytes stay charged while the batch waits in a memory queue or is
-//! being written, and are returned when the last copy is dropped.
+//! A forward connection charges each read buffer when it allocates it and
+//! shares that charge ([`SharedCharge`]) with every frame cut from the
+//! buffer: frames are slices of it, so the allocation lives, and stays
+//! charged, until the connection has moved on to a new buffer and every
+//! [`crate::event::Batch`] holding one of its frames has been dropped by
+//! every sink (written, or settled from a memory queue).
 //!
 //! Waiting is FIFO (a [`Semaphore`] of bytes), so a large request is not
 //! starved by small ones, and a request larger than the whole budget goes
