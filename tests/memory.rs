@@ -182,10 +182,14 @@ fn packed_chunk(bytes: usize) -> (Vec<u8>, u64) {
     (frame, count as u64)
 }
 
+/// The budget from `LOGFERRY_MEMORY_BUDGET`, else [`BUDGET`].
+fn budget() -> String {
+    std::env::var("LOGFERRY_MEMORY_BUDGET").unwrap_or_else(|_| BUDGET.into())
+}
+
 /// Starts logferry: a forward source, a forward sink to `downstream` with
-/// a 1GiB queue, and the budget from `LOGFERRY_MEMORY_BUDGET` (32MiB).
-fn start(downstream: SocketAddr) -> Logferry {
-    let budget = std::env::var("LOGFERRY_MEMORY_BUDGET").unwrap_or_else(|_| BUDGET.into());
+/// a 1GiB queue, and `budget` (none if empty).
+fn start(downstream: SocketAddr, budget: &str) -> Logferry {
     let limits = if budget.is_empty() {
         String::new()
     } else {
@@ -295,7 +299,7 @@ fn a_thousand_busy_connections_stay_within_the_memory_budget() {
         .map(|v| v.parse().unwrap())
         .unwrap_or(1000);
     let receiver = SlowReceiver::start(2 * MIB);
-    let mut lf = start(receiver.addr);
+    let mut lf = start(receiver.addr, &budget());
     let addr = lf.forward_addr("in");
     std::thread::sleep(Duration::from_millis(300));
     let at_rest = vm_bytes(lf.pid(), "VmRSS");
@@ -360,7 +364,7 @@ fn a_slow_consumer_at_full_input_rate_keeps_rss_flat() {
         .unwrap_or(15)
         .max(9);
     let receiver = SlowReceiver::start(4 * MIB);
-    let mut lf = start(receiver.addr);
+    let mut lf = start(receiver.addr, &budget());
     let addr = lf.forward_addr("in");
 
     let (chunk, per_chunk) = packed_chunk(64 * 1024);
@@ -397,4 +401,32 @@ fn a_slow_consumer_at_full_input_rate_keeps_rss_flat() {
         last / MIB
     );
     assert!(last <= BUDGET_BYTES + OVERHEAD, "{mib:?}");
+}
+
+/// A frame larger than the whole budget is read alone instead of waiting
+/// for ever, while other connections keep being served.
+#[test]
+fn a_frame_larger_than_the_budget_is_read_alone() {
+    let receiver = SlowReceiver::start(MIB);
+    receiver.fast.store(true, Ordering::Relaxed);
+    let mut lf = start(receiver.addr, "1MiB");
+    let addr = lf.forward_addr("in");
+    let (big, big_count) = packed_chunk(4 * MIB as usize);
+    let (small, small_count) = packed_chunk(64 * 1024);
+    let mut a = TcpStream::connect(addr).unwrap();
+    let mut b = TcpStream::connect(addr).unwrap();
+    for _ in 0..3 {
+        a.write_all(&big).unwrap();
+        b.write_all(&small).unwrap();
+    }
+    receiver.wait_for(
+        3 * (big_count + small_count),
+        Duration::from_secs(60),
+        &mut lf,
+    );
+    lf.stop();
+    assert_eq!(
+        receiver.records.load(Ordering::Relaxed),
+        3 * (big_count + small_count)
+    );
 }
