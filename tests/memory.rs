@@ -430,3 +430,19 @@ fn a_frame_larger_than_the_budget_is_read_alone() {
         3 * (big_count + small_count)
     );
 }
+
+/// An idle connection waits for its client with a tiny read (it holds no
+/// read buffer meanwhile); a TLS ClientHello arriving a byte at a time is
+/// still recognised on a plain port.
+#[test]
+fn a_tls_hello_after_an_idle_wait_is_still_recognised() {
+    let mut lf = Logferry::start(FORWARD_TO_FILE);
+    let addr = lf.forward_addr("in");
+    let mut s = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    s.write_all(&[0x16]).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    s.write_all(&[0x03, 0x01, 0x00, 0x05, 1, 2, 3, 4, 5])
+        .unwrap();
+    lf.wait_for_log("TLS handshake on a plain port", Duration::from_secs(10));
+}

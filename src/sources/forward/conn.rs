@@ -153,7 +153,8 @@ impl Connection {
         // checked once, on the first bytes of a plain connection
         let mut first_bytes = settings.tls.is_none();
         let end = 'conn: loop {
-            loop {
+            // the TLS check needs the first two bytes before any parsing
+            while !(first_bytes && buf.len() < 2) {
                 let before = buf.len();
                 match next_frame(&mut buf, &settings.limits, &mut scan) {
                     Ok(Some(frame)) => {
@@ -252,7 +253,7 @@ impl Connection {
                         buf = BytesMut::new();
                         buf_charge = SharedCharge::default();
                         // an uncharged allocation of a few bytes
-                        limit = 1;
+                        limit = if first_bytes { 2 } else { 1 };
                     }
                     let mut room = (&mut buf).limit(limit);
                     tokio::select! {
@@ -286,7 +287,7 @@ impl Connection {
                     break End::Error("tls_on_plain_port", TLS_ON_PLAIN_PORT.into())
                 }
                 Some(Ok(Ok(n))) => {
-                    first_bytes = false;
+                    first_bytes = first_bytes && buf.len() < 2;
                     // a full read means more is waiting: read more at once next time
                     read_chunk = if !full_read {
                         read_chunk
