@@ -142,6 +142,9 @@ pub struct Batch {
     /// Number of records, known from decoding the frame.
     pub count: usize,
     pub ack: AckHandle,
+    /// The batch's share of the process memory budget, returned when the
+    /// last copy (one per sink) is dropped: once every sink settled it.
+    pub memory: crate::memory::SharedCharge,
 }
 
 impl Batch {
@@ -151,7 +154,21 @@ impl Batch {
             records,
             count,
             ack: AckHandle::none(),
+            memory: Default::default(),
         }
+    }
+
+    /// Charges the batch's bytes to the memory budget until every sink
+    /// has settled it.
+    pub fn with_memory(self, charge: crate::memory::MemoryCharge) -> Self {
+        self.with_shared_memory(charge.shared())
+    }
+
+    /// Like [`Batch::with_memory`], for a charge shared with other batches
+    /// (frames cut from one read buffer).
+    pub fn with_shared_memory(mut self, charge: crate::memory::SharedCharge) -> Self {
+        self.memory = charge;
+        self
     }
 
     pub fn with_ack(mut self, ack: AckHandle) -> Self {

@@ -13,6 +13,7 @@ pub mod event;
 pub mod format;
 pub mod kafka_client;
 pub mod limits;
+pub mod memory;
 pub mod metrics;
 pub mod net;
 pub mod protocol;

@@ -2,7 +2,7 @@
 //! compared with what the configuration may need, so running out of
 //! descriptors is announced at start rather than found under load.
 
-use crate::config::Config;
+use crate::config::{units, Config};
 use crate::metrics::Registry;
 use crate::sinks::SinkKind;
 use crate::sources::SourceKind;
@@ -107,5 +107,41 @@ pub fn check(config: &Config, metrics: &Registry) {
             .inc();
         tracing::warn!(needed, limit = soft,
             "the open-file limit is lower than the configuration may need (max_connections of the forward sources, files of the file sinks, and {RESERVED_DESCRIPTORS} in reserve): raise the limit (ulimit -n, systemd LimitNOFILE=) or lower max_connections; when descriptors run out, new connections wait and files cannot be opened");
+    }
+}
+
+/// The `[limits]` table: limits of the whole process.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Memory budget shared by every connection's read buffer and every
+    /// batch not yet settled by all its sinks (in memory queues or being
+    /// written). When it is used up, sources stop reading until sinks
+    /// catch up. Per-sink `buffer.max_bytes` still applies below it.
+    #[serde(default = "default_memory", deserialize_with = "units::bytes")]
+    pub memory: usize,
+}
+
+const fn default_memory() -> usize {
+    crate::memory::DEFAULT_MEMORY_BYTES
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            memory: default_memory(),
+        }
+    }
+}
+
+impl LimitsConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.memory < crate::memory::MIN_MEMORY_BYTES {
+            return Err(format!(
+                "memory = {} is below the least allowed, 1MiB; write e.g. memory = \"64MiB\"",
+                self.memory
+            ));
+        }
+        Ok(())
     }
 }

@@ -33,9 +33,26 @@ impl Counter {
     }
 }
 
+/// A value that goes up and down (bytes in use, say).
+#[derive(Debug, Clone, Default)]
+pub struct Gauge(Arc<AtomicU64>);
+
+impl Gauge {
+    #[inline]
+    pub fn set(&self, v: u64) {
+        self.0.store(v, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 struct Entry {
     name: &'static str,
     help: &'static str,
+    /// Prometheus type: `counter` or `gauge`.
+    kind: &'static str,
     labels: Vec<(&'static str, String)>,
     counter: Counter,
 }
@@ -71,10 +88,26 @@ impl Registry {
         entries.push(Entry {
             name,
             help,
+            kind: "counter",
             labels,
             counter: counter.clone(),
         });
         counter
+    }
+
+    /// Registers (or finds) the gauge `name{labels}`.
+    pub fn gauge(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        labels: &[(&'static str, &str)],
+    ) -> Gauge {
+        let counter = self.counter(name, help, labels);
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        for e in entries.iter_mut().filter(|e| e.name == name) {
+            e.kind = "gauge";
+        }
+        Gauge(counter.0)
     }
 
     /// The value of `name{labels}` summed over entries whose labels include
@@ -104,7 +137,7 @@ impl Registry {
         for e in sorted {
             if e.name != last_name {
                 let _ = writeln!(out, "# HELP {} {}", e.name, e.help);
-                let _ = writeln!(out, "# TYPE {} counter", e.name);
+                let _ = writeln!(out, "# TYPE {} {}", e.name, e.kind);
                 last_name = e.name;
             }
             out.push_str(e.name);

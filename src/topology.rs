@@ -71,6 +71,7 @@ impl Pipeline {
             &[],
         );
         let router = Router::new(routes, unrouted);
+        let memory = crate::memory::MemoryBudget::new(config.limits.memory, &metrics);
         let mut tasks = JoinSet::new();
         for s in config.sources {
             let cx = SourceContext {
@@ -78,6 +79,7 @@ impl Pipeline {
                 router: router.clone(),
                 shutdown: shutdown.clone(),
                 metrics: metrics.clone(),
+                memory: memory.clone(),
             };
             let task = sources::start(s.kind, cx)
                 .await

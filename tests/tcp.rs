@@ -399,6 +399,7 @@ async fn a_full_queue_stops_reading_the_socket() {
         router: Router::new(vec![route], Counter::detached()),
         shutdown,
         metrics: registry.clone(),
+        memory: logferry::memory::MemoryBudget::unlimited(),
     };
     let source_config: TcpSourceConfig = toml::from_str("address = \"127.0.0.1:0\"").unwrap();
     let source = TcpSource::bind(source_config, cx).await.unwrap();

@@ -42,6 +42,8 @@ pub struct Config {
     pub sources: Vec<SourceConfig>,
     pub sinks: Vec<SinkConfig>,
     pub api: Option<ApiConfig>,
+    /// The `[limits]` table: process-wide limits.
+    pub limits: crate::limits::LimitsConfig,
 }
 
 #[derive(Debug, Clone)]
@@ -225,16 +227,27 @@ impl<'a> Parser<'a> {
             }
             None => None,
         };
+        let limits = match root.remove("limits") {
+            Some(v) => {
+                let limits = self.typed::<crate::limits::LimitsConfig>(v, &["limits"])?;
+                limits
+                    .validate()
+                    .map_err(|e| self.invalid(&["limits"], &format!("[limits]: {e}"), &e))?;
+                limits
+            }
+            None => crate::limits::LimitsConfig::default(),
+        };
         if let Some(key) = root.keys().next() {
             return Err(self.error(
                 self.locate(&[], Some(key)),
-                format!("unknown top-level key `{key}` (expected `sources`, `sinks` or `api`)"),
+                format!("unknown top-level key `{key}` (expected `sources`, `sinks`, `api` or `limits`)"),
             ));
         }
         let mut config = Config {
             sources: Vec::new(),
             sinks: Vec::new(),
             api,
+            limits,
         };
         for (name, table) in sources {
             let path = ["sources", name.as_str()];

@@ -261,3 +261,24 @@ fn bad_retry_and_dead_letter_settings_are_explained() {
     );
     assert_eq!(e.line, Some(13));
 }
+
+#[test]
+fn the_memory_budget_has_a_default_and_a_floor() {
+    assert_eq!(parse(GOOD).unwrap().limits.memory, 256 * 1024 * 1024);
+    let c = parse(&format!("[limits]\nmemory = \"64MiB\"\n{GOOD}")).unwrap();
+    assert_eq!(c.limits.memory, 64 * 1024 * 1024);
+    let e = parse(&format!("[limits]\nmemory = \"64KiB\"\n{GOOD}")).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(
+        e.message
+            .contains("[limits]: memory = 65536 is below the least allowed, 1MiB"),
+        "{e}"
+    );
+    let e = parse(&format!("[limits]\nmemroy = \"64MiB\"\n{GOOD}")).unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    assert!(
+        e.message
+            .contains("unknown key `memroy`, expected `memory`"),
+        "{e}"
+    );
+}

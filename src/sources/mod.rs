@@ -66,6 +66,8 @@ pub struct SourceContext {
     pub router: Router,
     pub shutdown: Shutdown,
     pub metrics: Registry,
+    /// The process-wide memory budget that read buffers and batches draw on.
+    pub memory: crate::memory::MemoryBudget,
 }
 
 /// A started source: its task ends when the source is done (at shutdown,

@@ -21,9 +21,10 @@ use tokio_rustls::TlsAcceptor;
 use super::ForwardMetrics;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, Records};
+use crate::memory::{MemoryBudget, SharedCharge};
 use crate::net::{read_value, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
-use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Scan};
+use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
 use crate::sources::Shutdown;
 
@@ -39,8 +40,11 @@ const MAX_PING_BYTES: usize = 64 * 1024;
 /// Bytes requested from the socket per read: starts small (idle and slow
 /// connections hold little), doubles while reads fill the buffer, up to
 /// the largest size.
-const READ_CHUNK_MIN: usize = 64 * 1024;
+const READ_CHUNK_MIN: usize = 16 * 1024;
 const READ_CHUNK_MAX: usize = 1024 * 1024;
+/// Largest new read buffer (beyond the frame begun) while the memory
+/// budget is contended.
+const READ_CHUNK_CONTENDED: usize = 128 * 1024;
 
 /// How long a closing connection waits for the acks of chunks it routed.
 /// At shutdown the sinks settle or reject everything within their
@@ -70,6 +74,7 @@ pub(super) struct Connection {
     pub metrics: Arc<ForwardMetrics>,
     pub router: Router,
     pub shutdown: Shutdown,
+    pub memory: MemoryBudget,
 }
 
 /// Why the reader stopped.
@@ -89,6 +94,7 @@ impl Connection {
             metrics,
             mut router,
             mut shutdown,
+            memory,
         } = self;
         let _ = stream.set_nodelay(true);
         tracing::debug!(source = %settings.source, %peer, "connection opened");
@@ -112,8 +118,12 @@ impl Connection {
             }
         };
         let (mut rd, mut wr) = tokio::io::split(stream);
-        let mut buf = BytesMut::with_capacity(READ_CHUNK_MIN);
+        // allocated (and charged) before the first read
+        let mut buf = BytesMut::new();
         let mut read_chunk = READ_CHUNK_MIN;
+        // the budget's charge for `buf`'s allocation, shared with every
+        // frame cut from it
+        let mut buf_charge = SharedCharge::default();
         if let Some(auth) = &settings.auth {
             let result = tokio::time::timeout(
                 settings.idle_timeout,
@@ -143,16 +153,33 @@ impl Connection {
         // checked once, on the first bytes of a plain connection
         let mut first_bytes = settings.tls.is_none();
         let end = 'conn: loop {
-            loop {
+            // the TLS check needs the first two bytes before any parsing
+            while !(first_bytes && buf.len() < 2) {
                 let before = buf.len();
                 match next_frame(&mut buf, &settings.limits, &mut scan) {
                     Ok(Some(frame)) => {
                         typical_frame = before - buf.len();
-                        // a full queue blocks here; a stop signal must not wait
-                        // for room (the frame is then not acknowledged)
+                        // a full queue (or budget) blocks here; a stop signal
+                        // must not wait for room (the frame is then not
+                        // acknowledged)
+                        let routed = async {
+                            let charge = if frame.mode == Mode::CompressedPackedForward {
+                                // inflated into an allocation of its own
+                                let n = frame.entries.len();
+                                memory
+                                    .acquire(buf_charge.bytes(), n, &settings.source)
+                                    .await
+                                    .shared()
+                            } else {
+                                // a slice of the read buffer: charged with it,
+                                // until every frame cut from it is settled
+                                buf_charge.clone()
+                            };
+                            route(frame, charge, &mut router, &ack_tx, &ack_slots, &metrics).await
+                        };
                         tokio::select! {
                             biased;
-                            routed = route(frame, &mut router, &ack_tx, &ack_slots, &metrics) => {
+                            routed = routed => {
                                 if let Err(e) = routed {
                                     break 'conn End::Error("sink_stopped", e.to_string());
                                 }
@@ -165,16 +192,77 @@ impl Connection {
                     Err(e) => metrics.frame_error(peer, &e),
                 }
             }
-            let limit = prepare_read(&mut buf, scan.needed(), typical_frame, read_chunk);
-            let room_before = (buf.capacity() - buf.len()).min(limit);
-            let read = {
-                let mut room = (&mut buf).limit(limit);
+            let plan = plan_read(&buf, scan.needed(), typical_frame, read_chunk);
+            if let Some(mut additional) = plan.grow {
+                // a new read buffer is charged before it is allocated: with
+                // the budget used up, reading stops here and TCP pushes back
+                // on the client. Bytes of a frame begun in the old buffer
+                // are held while waiting (see crate::memory).
+                if buf.is_empty() {
+                    // nothing in it is needed: let it go before waiting
+                    buf = BytesMut::new();
+                    buf_charge = SharedCharge::default();
+                }
+                let charge = match memory.try_acquire(buf.len() + additional) {
+                    Some(c) => Some(c),
+                    None => {
+                        // the budget is contended: a buffer just large enough
+                        // for the frame begun, so that the budget holds
+                        // records on their way to the sinks, not the spare
+                        // room of many large read buffers
+                        let rest = scan.needed().saturating_sub(buf.len());
+                        additional = additional.min(rest.max(READ_CHUNK_CONTENDED));
+                        read_chunk = read_chunk.min(READ_CHUNK_CONTENDED);
+                        let held = buf_charge.bytes();
+                        tokio::select! {
+                            biased;
+                            _ = shutdown.wait() => None,
+                            _ = ack_tx.closed() => None,
+                            c = memory.acquire(held, buf.len() + additional, &settings.source) => Some(c),
+                        }
+                    }
+                };
+                let Some(charge) = charge else {
+                    break End::Clean;
+                };
+                grow(&mut buf, additional);
+                // the old buffer's charge stays with the frames cut from it
+                buf_charge = charge.shared();
+            }
+            let room_before = (buf.capacity() - buf.len()).min(plan.limit);
+            // read what has arrived; if nothing has and the buffer holds no
+            // partial frame, let go of the buffer and wait for the client
+            // with a small read: an idle connection holds no budget
+            let polled = {
+                let mut room = (&mut buf).limit(room_before);
                 tokio::select! {
                     biased;
-                    _ = shutdown.wait() => None,
-                    // the ack writer gave up on this client (it says why)
-                    _ = ack_tx.closed() => None,
-                    read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
+                    read = rd.read_buf(&mut room) => Some(read),
+                    _ = std::future::ready(()) => None,
+                }
+            };
+            let full_read = polled.is_some();
+            let read = match polled {
+                Some(read) => Some(Ok(read)),
+                None => {
+                    let mut limit = room_before;
+                    // a partial frame waits for the client, not for a sink
+                    let _partial =
+                        (!buf.is_empty()).then(|| memory.waiting_on_input(buf_charge.bytes()));
+                    if buf.is_empty() {
+                        buf = BytesMut::new();
+                        buf_charge = SharedCharge::default();
+                        // an uncharged allocation of a few bytes
+                        limit = if first_bytes { 2 } else { 1 };
+                    }
+                    let mut room = (&mut buf).limit(limit);
+                    tokio::select! {
+                        biased;
+                        _ = shutdown.wait() => None,
+                        // the ack writer gave up on this client (it says why)
+                        _ = ack_tx.closed() => None,
+                        read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
+                    }
                 }
             };
             match read {
@@ -199,9 +287,11 @@ impl Connection {
                     break End::Error("tls_on_plain_port", TLS_ON_PLAIN_PORT.into())
                 }
                 Some(Ok(Ok(n))) => {
-                    first_bytes = false;
+                    first_bytes = first_bytes && buf.len() < 2;
                     // a full read means more is waiting: read more at once next time
-                    read_chunk = if n >= room_before {
+                    read_chunk = if !full_read {
+                        read_chunk
+                    } else if n >= room_before {
                         (read_chunk * 2).min(READ_CHUNK_MAX)
                     } else if n < read_chunk / 8 {
                         (read_chunk / 2).max(READ_CHUNK_MIN)
@@ -234,33 +324,45 @@ impl Connection {
     }
 }
 
-/// Makes room in `buf` for the next read and returns how many bytes that
-/// read may take. Frames leave the buffer as shared slices, so growing a
-/// buffer that still holds part of a frame copies that part: the rest of a
-/// large frame of known size (`hint`) gets room for all of it at once, and
-/// is read no further than its end, so the next frame starts in a fresh
-/// buffer instead of being copied out of this one. A new frame gets room for
-/// one read, or for a whole frame as large as the last one.
-fn prepare_read(buf: &mut BytesMut, hint: usize, typical_frame: usize, read_chunk: usize) -> usize {
+/// What the next read needs: a new buffer with room for `grow` more bytes
+/// (allocated once the budget allows it), and how many bytes the read may
+/// take (`limit`).
+struct ReadPlan {
+    grow: Option<usize>,
+    limit: usize,
+}
+
+/// Plans room in `buf` for the next read. Frames leave the buffer as
+/// shared slices, so growing a buffer that still holds part of a frame
+/// copies that part: the rest of a large frame of known size (`hint`) gets
+/// room for all of it at once, and is read no further than its end, so the
+/// next frame starts in a fresh buffer instead of being copied out of this
+/// one. A new frame gets room for one read, or for a whole frame as large
+/// as the last one.
+fn plan_read(buf: &BytesMut, hint: usize, typical_frame: usize, read_chunk: usize) -> ReadPlan {
     let spare = buf.capacity() - buf.len();
+    let mut plan = ReadPlan {
+        grow: None,
+        limit: usize::MAX,
+    };
     if hint > buf.len() {
         let rest = hint - buf.len();
         if spare < rest {
             // geometric growth: a frame whose size is learned a little at a
             // time (Forward mode's many small entries) must not be copied
             // once per read
-            grow(buf, rest.max(read_chunk).max(buf.len() / 2));
+            plan.grow = Some(rest.max(read_chunk).max(buf.len() / 2));
         }
         if hint >= READ_CHUNK_MAX {
             // up to the end of this frame's payload, plus room for its small
             // options map, so the next frame mostly starts in a new buffer
-            return rest + READ_CHUNK_MIN;
+            plan.limit = rest + READ_CHUNK_MIN;
         }
     } else if spare < read_chunk / 2 {
         // a little slack, so a frame slightly larger than the last still fits
-        grow(buf, read_chunk.max(typical_frame + typical_frame / 16));
+        plan.grow = Some(read_chunk.max(typical_frame + typical_frame / 16));
     }
-    usize::MAX
+    plan
 }
 
 /// Gives `buf` room for `additional` more bytes in a new allocation, copying
@@ -275,6 +377,7 @@ fn grow(buf: &mut BytesMut, additional: usize) {
 /// Routes one decoded frame as one batch, attaching an ack if asked for.
 async fn route(
     frame: Frame,
+    charge: SharedCharge,
     router: &mut Router,
     acks: &mpsc::UnboundedSender<PendingAck>,
     ack_slots: &Arc<Semaphore>,
@@ -311,7 +414,8 @@ async fn route(
         Records::Entries(frame.entries),
         frame.count,
     )
-    .with_ack(ack);
+    .with_ack(ack)
+    .with_shared_memory(charge);
     router.route(batch).await
 }
 

@@ -94,6 +94,7 @@ impl ForwardSource {
                     metrics: metrics.clone(),
                     router: router.clone(),
                     shutdown: conn_shutdown.clone(),
+                    memory: cx.memory.clone(),
                 }
                 .serve()
             },

@@ -53,6 +53,8 @@ const SHUTDOWN_SLACK: Duration = Duration::from_secs(1);
 pub(super) struct Settings {
     pub config: HttpSourceConfig,
     pub tls: Option<TlsAcceptor>,
+    /// Charged with each request's records until every sink settled them.
+    pub memory: crate::memory::MemoryBudget,
 }
 
 pub(super) struct Connection {
@@ -449,9 +451,18 @@ impl Handler {
             return Err(stopping());
         };
         let mut shutdown = self.shutdown.clone();
+        // the records wait for budget like for queue room
+        let charged = async {
+            let charge = self
+                .settings
+                .memory
+                .acquire(0, batch.byte_len(), &self.metrics.source)
+                .await;
+            r.route(batch.with_memory(charge)).await
+        };
         let routed = tokio::select! {
             biased;
-            routed = tokio::time::timeout_at(deadline, r.route(batch)) => routed,
+            routed = tokio::time::timeout_at(deadline, charged) => routed,
             _ = shutdown.wait() => return Err(stopping()),
         };
         if self.shutdown.is_triggered() {

@@ -69,6 +69,7 @@ impl HttpSource {
         let settings = Arc::new(conn::Settings {
             config: config.clone(),
             tls,
+            memory: cx.memory.clone(),
         });
         let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
         let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());

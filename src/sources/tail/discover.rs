@@ -589,6 +589,7 @@ mod tests {
             router,
             shutdown,
             metrics,
+            memory: crate::memory::MemoryBudget::unlimited(),
         };
         (TailSource::new(config, cx).unwrap(), rx)
     }

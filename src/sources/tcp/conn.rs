@@ -33,6 +33,8 @@ pub(super) struct Settings {
     pub config: TcpSourceConfig,
     pub tag: Tag,
     pub tls: Option<TlsAcceptor>,
+    /// Charged with each batch until every sink settled it.
+    pub memory: crate::memory::MemoryBudget,
 }
 
 pub(super) struct Connection {
@@ -119,7 +121,9 @@ impl Connection {
                 Some(Ok(Ok(_))) => first_bytes = false,
             }
             if let Some(batch) = conn.take_batch(false) {
-                if let Err(e) = hand_over(batch, &mut router, &mut shutdown, &metrics, peer).await {
+                if let Err(e) =
+                    hand_over(batch, &mut router, &mut shutdown, &settings, &metrics, peer).await
+                {
                     break End::Error("sink_stopped", e);
                 }
             }
@@ -129,7 +133,7 @@ impl Connection {
         }
         // what was read is handed over, however the connection ended
         if let Some(batch) = conn.take_batch(true) {
-            let _ = hand_over(batch, &mut router, &mut shutdown, &metrics, peer).await;
+            let _ = hand_over(batch, &mut router, &mut shutdown, &settings, &metrics, peer).await;
         }
         if !conn.buf.is_empty() {
             metrics.connection_error(
@@ -156,12 +160,13 @@ fn prepare_read(buf: &mut BytesMut) {
     }
 }
 
-/// Routes one batch; once the stop signal is given, waits at most
+/// Routes one batch, charged to the memory budget; once the stop signal is given, waits at most
 /// [`HANDOVER_TIMEOUT`] for queue room.
 async fn hand_over(
     batch: Batch,
     router: &mut Router,
     shutdown: &mut Shutdown,
+    settings: &Settings,
     metrics: &TcpMetrics,
     peer: SocketAddr,
 ) -> Result<(), String> {
@@ -173,8 +178,16 @@ async fn hand_over(
         stopping.wait().await;
         tokio::time::sleep(HANDOVER_TIMEOUT).await;
     };
+    // the records wait for budget like for queue room
+    let charged = async {
+        let charge = settings
+            .memory
+            .acquire(0, batch.byte_len(), &metrics.source)
+            .await;
+        router.route(batch.with_memory(charge)).await
+    };
     tokio::select! {
-        routed = router.route(batch) => routed.map_err(|e| e.to_string()),
+        routed = charged => routed.map_err(|e| e.to_string()),
         _ = deadline => {
             metrics.connection_error(peer, "shutdown_timeout", &format!(
                 "no queue room within {HANDOVER_TIMEOUT:?} of the stop signal: {count} records read from this connection are lost"));
@@ -366,6 +379,7 @@ mod tests {
                 tag: "t".into(),
                 config,
                 tls: None,
+                memory: crate::memory::MemoryBudget::unlimited(),
             }),
             metrics: Arc::new(TcpMetrics::new(&crate::metrics::Registry::new(), "in")),
             peer: "127.0.0.1:1".parse().unwrap(),

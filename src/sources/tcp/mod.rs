@@ -74,6 +74,7 @@ impl TcpSource {
             tag: config.tag.as_str().into(),
             config,
             tls,
+            memory: cx.memory.clone(),
         });
         let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
         let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
