@@ -1,12 +1,13 @@
 //! The standalone load tools of `logferry bench` against real processes:
-//! the procfs monitor, the round writers (tail, TCP) against a running
-//! logferry, the line generator, and the forward and HTTP writers.
+//! the round writers (tail, TCP) against a running logferry, the line
+//! generator, and the forward and HTTP writers (the monitor is in
+//! bench_monitor.rs).
 //! Counts are exact; no assertion depends on how fast anything is, except
 //! the generator's rate, which is its promise (±20 % over 3 s).
 
 mod common;
 
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::*;
@@ -32,119 +33,6 @@ fn bench_output(args: &[&str]) -> Output {
         .env("LOGFERRY_LOG", "warn")
         .output()
         .unwrap()
-}
-
-/// A child killed (and reaped) when the test ends, however it ends.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn spawn(program: &str, args: &[&str]) -> Reaped {
-    Reaped(
-        Command::new(program)
-            .args(args)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
-}
-
-/// The monitor's summary row for `pid`: (average RSS bytes, peak RSS
-/// bytes, average % CPU).
-fn monitor_summary(out: &str, pid: u32) -> (u64, u64, f64) {
-    let (_, summary) = out
-        .split_once("\nsummary\n")
-        .unwrap_or_else(|| panic!("no summary:\n{out}"));
-    let row = summary
-        .lines()
-        .find(|l| l.split('|').nth(2).map(str::trim) == Some(&pid.to_string()))
-        .unwrap_or_else(|| panic!("no summary row for {pid}:\n{out}"));
-    let cols: Vec<&str> = row.split('|').map(str::trim).collect();
-    // | process | PID | elapsed | avg bytes | avg | peak bytes | peak | avg % cpu |
-    (
-        cols[4].parse().unwrap(),
-        cols[6].parse().unwrap(),
-        cols[8].parse().unwrap(),
-    )
-}
-
-#[test]
-fn monitor_sees_a_busy_loop_near_a_full_core_and_a_sleeper_near_zero() {
-    let busy = spawn("sh", &["-c", "while :; do :; done"]);
-    let sleeper = spawn("sleep", &["30"]);
-    let (b, s) = (busy.0.id(), sleeper.0.id());
-    let out = bench(&[
-        "monitor",
-        "--pid",
-        &b.to_string(),
-        &s.to_string(),
-        "--interval",
-        "500ms",
-        "--duration",
-        "3s",
-    ]);
-    assert!(
-        out.starts_with(
-            "| elapsed (s) | process | PID | % cpu | user (ms) | sys (ms) | Mem (bytes) | Mem |"
-        ),
-        "{out}"
-    );
-    // a row per process per sample
-    let rows = |pid: u32| {
-        out.split("\nsummary\n")
-            .next()
-            .unwrap()
-            .lines()
-            .filter(|l| l.split('|').nth(3).map(str::trim) == Some(&pid.to_string()))
-            .count()
-    };
-    assert!(rows(b) >= 5 && rows(s) >= 5, "{out}");
-    let (avg, peak, cpu) = monitor_summary(&out, b);
-    assert!(avg > 0 && peak >= avg, "{out}");
-    assert!(cpu > 50.0, "busy loop at {cpu} % CPU:\n{out}");
-    let (avg, peak, cpu) = monitor_summary(&out, s);
-    assert!(avg > 0 && peak >= avg, "{out}");
-    assert!(cpu < 5.0, "sleep at {cpu} % CPU:\n{out}");
-    assert!(out.contains("| sleep |"), "{out}");
-}
-
-#[test]
-fn monitor_finds_processes_by_name_and_ends_when_they_exit() {
-    let sleeper = spawn("sleep", &["1.5"]);
-    // copy `sleep` under a name nobody else runs
-    let dir = tempfile::tempdir().unwrap();
-    let unique = dir.path().join("lf-mon-test");
-    std::fs::copy(
-        String::from_utf8(
-            Command::new("sh")
-                .args(["-c", "command -v sleep"])
-                .output()
-                .unwrap()
-                .stdout,
-        )
-        .unwrap()
-        .trim(),
-        &unique,
-    )
-    .unwrap();
-    let named = Reaped(Command::new(&unique).arg("1.5").spawn().unwrap());
-    let out = bench(&["monitor", "--name", "lf-mon-test", "--interval", "200ms"]);
-    // no --duration: the monitor ends once the process has exited
-    let (avg, _, _) = monitor_summary(&out, named.0.id());
-    assert!(avg > 0, "{out}");
-    assert!(!out.contains(&format!("| {} |", sleeper.0.id())), "{out}");
-
-    let out = bench_output(&["monitor", "--pid", "4000000000"]);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("process 4000000000 does not exist"),
-        "{out:?}"
-    );
 }
 
 /// The round writers' table: header, then one row per round.
@@ -175,7 +63,7 @@ fn assert_round_rows(out: &str, rounds: usize, records: usize, size: usize, pid:
             && out.contains("- elapsed: ")
             && out.contains("- average memory: ")
             && out.contains("- average CPU: ")
-            && out.contains(&format!("- average rate: ")),
+            && out.contains("- average rate: "),
         "{out}"
     );
 }
