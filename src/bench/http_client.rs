@@ -3,9 +3,8 @@
 //! lines, retrying logferry's 503 backpressure answers, with request
 //! latency percentiles.
 //!
-//! Hand-written rather than hyper's client: a blocking writer per
-//! connection is all a load generator needs, and it keeps the measured
-//! path free of a second async runtime.
+//! Blocking, one thread per connection: the load side needs no runtime of
+//! its own, and the bytes on the wire are exactly the request built here.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
