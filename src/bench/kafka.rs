@@ -9,11 +9,10 @@
 //! a lost record shows as a run that never completes, a duplicate as more
 //! offsets than records (both are errors).
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,6 +21,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::ClientConfig;
 
+use super::http_client::{http_writer, Latency};
 use super::load::{packed_frame, send_frames};
 use super::pki;
 use super::process::{wait_until, Proc};
@@ -515,7 +515,7 @@ fn http_run(
         .map(|w| {
             let next = next.clone();
             let (lines, size) = (a.lines_per_request, k.record_size);
-            std::thread::spawn(move || http_writer(addr, w, &next, requests, lines, size))
+            std::thread::spawn(move || http_writer(addr, w, &next, requests, lines, size, None))
         })
         .collect();
     let mut micros = Vec::with_capacity(requests);
@@ -545,158 +545,4 @@ fn http_run(
         },
         Latency::of(micros, refused),
     ))
-}
-
-/// One keep-alive connection posting requests (taken from a shared count)
-/// until all are sent; returns each request's latency in microseconds and
-/// how many attempts were refused with 503.
-/// A 503 (logferry's backpressure answer) is retried after its
-/// `Retry-After`; any other failure ends the run.
-fn http_writer(
-    addr: SocketAddr,
-    writer: usize,
-    next: &AtomicUsize,
-    requests: usize,
-    lines: usize,
-    size: usize,
-) -> Result<(Vec<u32>, usize), String> {
-    let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut out = stream.try_clone().map_err(|e| e.to_string())?;
-    let mut input = BufReader::new(stream);
-    let mut body = vec![b'x'; lines * (size + 1)];
-    for (i, line) in body.chunks_mut(size + 1).enumerate() {
-        let digits = format!("{writer:04}{i:04}");
-        line[..8].copy_from_slice(&digits.as_bytes()[digits.len() - 8..]);
-        line[size] = b'\n';
-    }
-    let head = format!(
-        "POST /bench HTTP/1.1\r\nhost: bench\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
-    let mut request = head.into_bytes();
-    request.extend_from_slice(&body);
-    let (mut micros, mut refused) = (Vec::new(), 0);
-    while next.fetch_add(1, Ordering::Relaxed) < requests {
-        let start = Instant::now();
-        loop {
-            out.write_all(&request).map_err(|e| format!("send: {e}"))?;
-            match read_response(&mut input)? {
-                (200, _) => break,
-                (503, retry) => {
-                    refused += 1;
-                    std::thread::sleep(Duration::from_secs(retry.unwrap_or(1)));
-                }
-                (status, _) => return Err(format!("logferry answered {status}")),
-            }
-        }
-        micros.push(start.elapsed().as_micros().min(u32::MAX as u128) as u32);
-    }
-    Ok((micros, refused))
-}
-
-/// Reads one HTTP/1.1 response: its status and `Retry-After` seconds.
-fn read_response(input: &mut impl BufRead) -> Result<(u16, Option<u64>), String> {
-    let mut line = String::new();
-    let e = |e: std::io::Error| format!("read response: {e}");
-    input.read_line(&mut line).map_err(e)?;
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("not an HTTP response: {line:?}"))?;
-    let (mut length, mut retry) = (0usize, None);
-    loop {
-        line.clear();
-        if input.read_line(&mut line).map_err(e)? == 0 {
-            return Err("connection closed mid-response".into());
-        }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = l.split_once(':') {
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value
-                    .parse()
-                    .map_err(|_| format!("bad content-length {value}"))?;
-            } else if name.eq_ignore_ascii_case("retry-after") {
-                retry = value.parse().ok();
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    input.read_exact(&mut body).map_err(e)?;
-    Ok((status, retry))
-}
-
-/// Request latency percentiles.
-#[derive(Debug, Clone, Copy, Default)]
-struct Latency {
-    /// Attempts answered 503 (backpressure) and sent again.
-    refused: usize,
-    p50: u32,
-    p90: u32,
-    p99: u32,
-    p999: u32,
-    max: u32,
-}
-
-impl Latency {
-    fn of(mut micros: Vec<u32>, refused: usize) -> Latency {
-        if micros.is_empty() {
-            return Latency {
-                refused,
-                ..Latency::default()
-            };
-        }
-        micros.sort_unstable();
-        let at = |q: f64| micros[((micros.len() - 1) as f64 * q).round() as usize];
-        Latency {
-            refused,
-            p50: at(0.5),
-            p90: at(0.9),
-            p99: at(0.99),
-            p999: at(0.999),
-            max: micros[micros.len() - 1],
-        }
-    }
-}
-
-impl std::fmt::Display for Latency {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ms = |us: u32| us as f64 / 1000.0;
-        write!(
-            f,
-            "latency ms p50 {:.2}, p90 {:.2}, p99 {:.2}, p99.9 {:.2}, max {:.2}; {} attempts refused (503) and retried",
-            ms(self.p50),
-            ms(self.p90),
-            ms(self.p99),
-            ms(self.p999),
-            ms(self.max),
-            self.refused
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_pick_the_right_ranks() {
-        let l = Latency::of((1..=1000).rev().collect(), 0);
-        assert_eq!((l.p50, l.p90, l.p99, l.max), (501, 900, 990, 1000));
-        assert_eq!(Latency::of(Vec::new(), 3).max, 0);
-    }
-
-    #[test]
-    fn a_response_is_read_whole_with_its_retry_after() {
-        let wire = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\ncontent-length: 4\r\n\r\nbusyHTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
-        let mut r = BufReader::new(&wire[..]);
-        assert_eq!(read_response(&mut r).unwrap(), (503, Some(2)));
-        assert_eq!(read_response(&mut r).unwrap(), (200, None));
-        assert!(read_response(&mut r).is_err());
-    }
 }

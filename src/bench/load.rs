@@ -60,7 +60,7 @@ pub fn send_frames(
     Ok(())
 }
 
-fn tls_client(
+pub fn tls_client(
     tcp: TcpStream,
     ca: &Path,
 ) -> Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>, String> {

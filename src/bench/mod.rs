@@ -10,16 +10,36 @@
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
 //! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios.
+//!
+//! Standalone load tools, run against any process (see "Load tools" in
+//! docs/BENCHMARKS.md):
+//!
+//! - `monitor.rs`: CPU and RSS of running processes, sampled;
+//! - `rounds.rs` with `tail_writer.rs` and `tcp_writer.rs`: rounds of
+//!   lines into a file or a socket, the target sampled every round;
+//! - `gen.rs`: log lines at a steady rate; `output.rs`: the file it and
+//!   `tail-writer` append to (with rotation);
+//! - `forward_writer.rs`, `http_writer.rs` (with `http_client.rs`, shared
+//!   with `kafka.rs`): forward-protocol and HTTP clients.
 
 mod forward_file;
+mod forward_writer;
+mod gen;
+mod http_client;
+mod http_writer;
 mod kafka;
 mod load;
+mod monitor;
+mod output;
 mod pki;
 mod process;
 pub mod procfs;
 mod relay;
 mod report;
+mod rounds;
 mod tail_file;
+mod tail_writer;
+mod tcp_writer;
 
 use std::process::ExitCode;
 
@@ -53,6 +73,24 @@ pub enum Scenario {
     /// Kafka's delivery report; requests/s and latency percentiles.
     /// Baseline: `kcat -P` producing the same records.
     HttpKafka(kafka::HttpKafkaArgs),
+    /// Sample CPU (user/sys) and RSS of running processes from /proc; a
+    /// row per sample and a summary at the end or on Ctrl-C.
+    Monitor(monitor::MonitorArgs),
+    /// Append rounds of lines to a file, sampling a tailing process
+    /// (`--pid`) every round until it goes idle.
+    TailWriter(tail_writer::TailWriterArgs),
+    /// Send rounds of lines over TCP, sampling the receiving process
+    /// (`--pid`) every round until it goes idle.
+    TcpWriter(tcp_writer::TcpWriterArgs),
+    /// Write log lines (fixed size or an LTSV template) to a file at a
+    /// steady rate, optionally rotating it.
+    Gen(gen::GenArgs),
+    /// Send PackedForward chunks over forward-protocol connections
+    /// (acks, gzip, TLS), optionally at a fixed rate.
+    ForwardWriter(forward_writer::ForwardWriterArgs),
+    /// POST lines over keep-alive HTTP connections, optionally at a fixed
+    /// rate.
+    HttpWriter(http_writer::HttpWriterArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -63,6 +101,12 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::TailFile(a) => tail_file::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),
+        Scenario::Monitor(a) => monitor::run(a),
+        Scenario::TailWriter(a) => tail_writer::run(a),
+        Scenario::TcpWriter(a) => tcp_writer::run(a),
+        Scenario::Gen(a) => gen::run(a),
+        Scenario::ForwardWriter(a) => forward_writer::run(a),
+        Scenario::HttpWriter(a) => http_writer::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -21,12 +21,16 @@ impl ProcSample {
     }
 }
 
-/// Samples process `pid`; `None` once it has exited.
+/// Samples process `pid`; `None` once it has exited (a zombie included).
 pub fn sample(pid: u32) -> Option<ProcSample> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // the command name may hold spaces and parentheses: fields start after the last ')'
     let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
     // after the name: state(0) ppid(1) … utime(11) stime(12)
+    // a zombie has exited: only its parent has not collected it yet
+    if matches!(fields.first(), Some(&"Z") | Some(&"X")) {
+        return None;
+    }
     let ticks = clock_ticks();
     let user = ticks_to_duration(fields.get(11)?.parse().ok()?, ticks);
     let system = ticks_to_duration(fields.get(12)?.parse().ok()?, ticks);
@@ -44,6 +48,145 @@ pub fn sample(pid: u32) -> Option<ProcSample> {
         rss: kb("VmRSS:") * 1024,
         peak_rss: kb("VmHWM:") * 1024,
     })
+}
+
+/// The command name of process `pid` (`/proc/PID/comm`).
+pub fn name(pid: u32) -> Option<String> {
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    Some(comm.trim_end().to_string())
+}
+
+/// Processes whose command name is `name` (this process excluded).
+pub fn pids_named(name: &str) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .filter(|&pid| pid != me && self::name(pid).as_deref() == Some(name))
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// What a process used between two samples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    /// CPU time over wall time, in percent of one core.
+    pub cpu_percent: f64,
+    /// User-mode CPU time in the interval, in milliseconds.
+    pub user_ms: u64,
+    /// Kernel-mode CPU time in the interval, in milliseconds.
+    pub sys_ms: u64,
+    /// Resident set size at the end of the interval, in bytes.
+    pub rss: u64,
+}
+
+impl Interval {
+    pub fn between(before: &ProcSample, after: &ProcSample, wall: Duration) -> Interval {
+        let user = after.user.saturating_sub(before.user);
+        let sys = after.system.saturating_sub(before.system);
+        let secs = wall.as_secs_f64();
+        Interval {
+            cpu_percent: if secs > 0.0 {
+                (user + sys).as_secs_f64() / secs * 100.0
+            } else {
+                0.0
+            },
+            user_ms: user.as_millis() as u64,
+            sys_ms: sys.as_millis() as u64,
+            rss: after.rss,
+        }
+    }
+}
+
+/// One watched process from its first sample on: the figures of its
+/// summary (average and peak memory, average CPU).
+#[derive(Debug, Clone)]
+pub struct Watch {
+    /// Command name when the watch started.
+    pub name: String,
+    pub pid: u32,
+    /// When the first sample was taken.
+    started: std::time::Instant,
+    first: ProcSample,
+    last: ProcSample,
+    /// When `last` was taken.
+    last_at: std::time::Instant,
+    /// Sum and count of the RSS samples, for the average.
+    rss_sum: u128,
+    samples: u64,
+    /// Highest RSS seen in a sample.
+    peak_rss: u64,
+}
+
+impl Watch {
+    /// Starts watching `pid`; `None` if it does not exist.
+    pub fn start(pid: u32) -> Option<Watch> {
+        let first = sample(pid)?;
+        let now = std::time::Instant::now();
+        Some(Watch {
+            name: name(pid).unwrap_or_else(|| "?".into()),
+            pid,
+            started: now,
+            first,
+            last: first,
+            last_at: now,
+            rss_sum: first.rss as u128,
+            samples: 1,
+            peak_rss: first.rss,
+        })
+    }
+
+    /// Samples again: what the process used since the previous sample, or
+    /// `None` once it has exited.
+    pub fn sample(&mut self) -> Option<Interval> {
+        let s = sample(self.pid)?;
+        let now = std::time::Instant::now();
+        let i = Interval::between(&self.last, &s, now - self.last_at);
+        self.last = s;
+        self.last_at = now;
+        self.rss_sum += s.rss as u128;
+        self.samples += 1;
+        self.peak_rss = self.peak_rss.max(s.rss);
+        Some(i)
+    }
+
+    /// Time from the first to the latest sample.
+    pub fn elapsed(&self) -> Duration {
+        self.last_at - self.started
+    }
+
+    pub fn average_rss(&self) -> u64 {
+        (self.rss_sum / self.samples as u128) as u64
+    }
+
+    pub fn peak_rss(&self) -> u64 {
+        self.peak_rss
+    }
+
+    /// CPU time from the first to the latest sample over that wall time,
+    /// in percent of one core.
+    pub fn average_cpu_percent(&self) -> f64 {
+        Interval::between(&self.first, &self.last, self.elapsed()).cpu_percent
+    }
+}
+
+/// `bytes` for people: `512 B`, `1.5 KiB`, `12.0 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = bytes as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
 }
 
 fn clock_ticks() -> u64 {
@@ -75,5 +218,55 @@ mod tests {
         assert!(s.rss > 0 && s.peak_rss >= s.rss);
         assert!(s.cpu() > Duration::ZERO);
         assert!(sample(u32::MAX).is_none());
+    }
+
+    #[test]
+    fn an_exited_child_not_yet_reaped_is_not_sampled() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        // until wait(), the exited child stays in /proc as a zombie
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.contains(") Z "))
+            .unwrap_or(false)
+        {
+            assert!(std::time::Instant::now() < deadline, "child did not exit");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(sample(pid).is_none());
+        child.wait().unwrap();
+    }
+
+    #[test]
+    fn a_watch_averages_memory_and_finds_this_process_by_name() {
+        let mut w = Watch::start(std::process::id()).expect("own /proc entry");
+        let i = w.sample().expect("still running");
+        assert!(i.rss > 0 && w.average_rss() > 0 && w.peak_rss() >= w.average_rss());
+        assert!(i.cpu_percent >= 0.0);
+        assert!(Watch::start(u32::MAX).is_none());
+        assert_eq!(name(std::process::id()).as_deref(), Some(w.name.as_str()));
+        // pids_named skips the caller itself
+        assert!(!pids_named(&w.name).contains(&std::process::id()));
+    }
+
+    #[test]
+    fn interval_cpu_is_cpu_time_over_wall_time() {
+        let a = ProcSample::default();
+        let b = ProcSample {
+            user: Duration::from_millis(300),
+            system: Duration::from_millis(200),
+            rss: 4096,
+            peak_rss: 4096,
+        };
+        let i = Interval::between(&a, &b, Duration::from_secs(1));
+        assert_eq!((i.user_ms, i.sys_ms, i.rss), (300, 200, 4096));
+        assert!((i.cpu_percent - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn bytes_read_as_binary_units() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(human_bytes(12 * 1024 * 1024), "12.0 MiB");
     }
 }
