@@ -36,6 +36,7 @@ mod process;
 pub mod procfs;
 mod relay;
 mod report;
+pub mod results;
 mod rounds;
 mod tail_file;
 mod tail_writer;
