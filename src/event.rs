@@ -148,6 +148,15 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// A copy of the batch that acknowledges nothing (it shares the
+    /// records and the memory charge).
+    pub fn without_ack(&self) -> Batch {
+        Batch {
+            ack: AckHandle::none(),
+            ..self.clone()
+        }
+    }
+
     pub fn new(tag: Tag, records: Records, count: usize) -> Self {
         Batch {
             tag,

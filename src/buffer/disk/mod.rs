@@ -180,10 +180,26 @@ struct State {
     closed: bool,
     /// Written since the last sync.
     dirty: bool,
+    /// The latest frames as batches, kept (up to `FRESH_BYTES`) so a sink
+    /// that keeps up takes them from memory instead of reading its own
+    /// writes back; the disk copy is what survives a crash.
+    fresh: VecDeque<Fresh>,
+    fresh_bytes: usize,
     #[cfg(test)]
     /// Makes appends fail as a full disk does, after writing part of the frame.
     full: bool,
 }
+
+/// A frame just written, as the batch it was made from (without its
+/// source's acknowledgement).
+struct Fresh {
+    pos: Pos,
+    len: usize,
+    batch: Batch,
+}
+
+/// Most bytes of [`State::fresh`] frames.
+const FRESH_BYTES: usize = 8 << 20;
 
 pub(super) struct Shared {
     sink: Arc<str>,
@@ -296,6 +312,8 @@ pub(super) fn open(
             cursor_file,
             closed: false,
             dirty: false,
+            fresh: VecDeque::new(),
+            fresh_bytes: 0,
             #[cfg(test)]
             full: false,
         }),
@@ -400,6 +418,13 @@ impl Shared {
 
     pub(super) fn disk_bytes(&self) -> u64 {
         self.lock().disk_bytes
+    }
+
+    /// Forgets the frames kept in memory, so the reader reads the disk.
+    pub(super) fn forget_fresh(&self) {
+        let mut st = self.lock();
+        st.fresh.clear();
+        st.fresh_bytes = 0;
     }
 
     /// Lets go of the directory as a killed process does.

@@ -98,6 +98,15 @@ impl Shared {
         off: u64,
         end: u64,
     ) -> io::Result<Option<(Batch, usize)>> {
+        while st.fresh.front().is_some_and(|f| f.pos < (seg, off)) {
+            let f = st.fresh.pop_front().expect("checked");
+            st.fresh_bytes -= f.len;
+        }
+        if st.fresh.front().is_some_and(|f| f.pos == (seg, off)) {
+            let f = st.fresh.pop_front().expect("checked");
+            st.fresh_bytes -= f.len;
+            return Ok(Some((f.batch, f.len)));
+        }
         if st.reader.as_ref().is_none_or(|(id, _)| *id != seg) {
             let f = File::open(self.dir.join(segment::file_name(seg)))?;
             st.reader = Some((seg, f));

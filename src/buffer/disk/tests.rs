@@ -432,6 +432,8 @@ async fn damage_found_while_running_is_quarantined_and_skipped() {
         .unwrap();
     f.write_all_at(b"\xff", (SEGMENT_HEADER + 2 * flen + flen - 1) as u64)
         .unwrap();
+    // a reader that has fallen behind reads the disk, not the fresh frames
+    shared(&tx).forget_fresh();
     drop(tx);
     let mut got = Vec::new();
     while let Some(d) = rx.recv().await {
@@ -446,4 +448,37 @@ async fn damage_found_while_running_is_quarantined_and_skipped() {
         m.value("logferry_buffer_quarantined_bytes_total", l),
         flen as u64
     );
+}
+
+#[tokio::test]
+async fn a_sink_that_keeps_up_takes_fresh_frames_from_memory_and_a_restart_reads_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    {
+        let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+        send_acked(&tx, 0..3).await;
+        // the disk copy of frame 1 is damaged after it was written: the
+        // sink still gets it intact, from memory
+        let flen = format::encode(&numbered(0), EventTime::default())
+            .unwrap()
+            .len();
+        let f = OpenOptions::new()
+            .write(true)
+            .open(frames_file(dir.path()))
+            .unwrap();
+        f.write_all_at(b"\xff", (SEGMENT_HEADER + flen + flen - 1) as u64)
+            .unwrap();
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), 0);
+        d.accept();
+        let d = rx.recv().await.unwrap();
+        assert_eq!(number(&d), 1);
+        drop(d); // not accepted: it stays for the next start
+        shared(&tx).unlock_dir();
+    }
+    // after a restart only the disk is there: the damaged frame is
+    // quarantined, frame 2 still comes
+    let (_tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    let d = rx.recv().await.unwrap();
+    assert_eq!(number(&d), 2);
 }

@@ -35,7 +35,7 @@ impl Shared {
             let room = self.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
-            match self.append(&frame, count) {
+            match self.append(&frame, count, unsent.batch()) {
                 Ok(file) => break file,
                 Err(AppendError::NoRoom) => match self.when_full {
                     WhenFull::Block => {
@@ -93,7 +93,14 @@ impl Shared {
 
     /// Appends one frame to the active segment (rolling to a new one when
     /// it is full); returns the active file for syncing.
-    pub(super) fn append(&self, frame: &[u8], count: usize) -> Result<Arc<File>, AppendError> {
+    /// Appends `frame`; `batch`, what it was made from, is kept in memory
+    /// for the reader while there is room for it.
+    pub(super) fn append(
+        &self,
+        frame: &[u8],
+        count: usize,
+        batch: Option<&Batch>,
+    ) -> Result<Arc<File>, AppendError> {
         let mut st = self.lock();
         let len = frame.len() as u64;
         if !self.has_room(&mut st, len) {
@@ -134,6 +141,16 @@ impl Shared {
         seg.outstanding += len;
         st.disk_bytes += len;
         st.dirty = true;
+        if let Some(b) = batch {
+            if st.fresh_bytes + frame.len() <= super::FRESH_BYTES {
+                st.fresh_bytes += frame.len();
+                st.fresh.push_back(super::Fresh {
+                    pos: (id, at),
+                    len: frame.len(),
+                    batch: b.without_ack(),
+                });
+            }
+        }
         self.held.bytes.fetch_add(len, Ordering::Relaxed);
         self.held.records.fetch_add(count, Ordering::Relaxed);
         self.metrics.written_records.add(count as u64);
