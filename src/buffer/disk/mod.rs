@@ -180,6 +180,9 @@ struct State {
     closed: bool,
     /// Written since the last sync.
     dirty: bool,
+    /// Segments rolled over since the last sync, for the syncer to sync
+    /// (with `fsync = "interval"`).
+    unsynced: Vec<Arc<File>>,
     /// The latest frames as batches, kept (up to `FRESH_BYTES`) so a sink
     /// that keeps up takes them from memory instead of reading its own
     /// writes back; the disk copy is what survives a crash.
@@ -209,6 +212,9 @@ pub(super) struct Shared {
     when_full: WhenFull,
     fsync: Fsync,
     state: Mutex<State>,
+    /// Held by the one sender appending: the write itself happens outside
+    /// `state`, so the sink is not held up by it.
+    appending: Mutex<()>,
     /// A frame was written, a retry queued, a delivery settled, or the
     /// senders are gone.
     readable: Notify,
@@ -312,11 +318,13 @@ pub(super) fn open(
             cursor_file,
             closed: false,
             dirty: false,
+            unsynced: Vec::new(),
             fresh: VecDeque::new(),
             fresh_bytes: 0,
             #[cfg(test)]
             full: false,
         }),
+        appending: Mutex::new(()),
         readable: Notify::new(),
         room: Notify::new(),
         held,
@@ -394,7 +402,7 @@ impl Drop for Shared {
         let sink = self.sink.clone();
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         if self.fsync != Fsync::Never {
-            if let Some((_, f)) = &st.active {
+            for f in st.unsynced.iter().chain(st.active.as_ref().map(|(_, f)| f)) {
                 let _ = f.sync_data();
             }
             let _ = st.cursor_file.sync_data();

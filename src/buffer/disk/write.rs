@@ -101,6 +101,7 @@ impl Shared {
         count: usize,
         batch: Option<&Batch>,
     ) -> Result<Arc<File>, AppendError> {
+        let _appending = self.appending.lock().unwrap_or_else(|e| e.into_inner());
         let mut st = self.lock();
         let len = frame.len() as u64;
         if !self.has_room(&mut st, len) {
@@ -119,7 +120,12 @@ impl Shared {
         let (id, file) = st.active.clone().expect("rolled");
         let at = st.segments[&id].len;
         #[cfg(test)]
-        let written = if st.full {
+        let full = st.full;
+        // the write goes past the segment's known length, where neither the
+        // reader nor another sender (they wait on `appending`) looks
+        drop(st);
+        #[cfg(test)]
+        let written = if full {
             // as a full disk does: part of the frame, then ENOSPC
             let _ = file.write_all_at(&frame[..frame.len() / 2], at);
             Err(io::Error::from_raw_os_error(libc::ENOSPC))
@@ -128,6 +134,7 @@ impl Shared {
         };
         #[cfg(not(test))]
         let written = file.write_all_at(frame, at);
+        let mut st = self.lock();
         if let Err(e) = written {
             // a partial frame must not count: cut it off (if that fails
             // too, a restart finds a torn frame and quarantines it)
@@ -192,8 +199,10 @@ impl Shared {
         }
         st.next_id += 1;
         if let Some((old, f)) = st.active.take() {
-            if self.fsync != Fsync::Never {
-                let _ = f.sync_data();
+            // with `always` every frame is synced already; with `interval`
+            // the syncer syncs it, outside the lock
+            if self.fsync == Fsync::Interval {
+                st.unsynced.push(f);
             }
             if st.segments.get(&old).is_some_and(|s| s.outstanding == 0) {
                 self.remove_segment(st, old);
@@ -214,15 +223,19 @@ impl Shared {
 
     /// Syncs the active segment if anything was written since last time.
     pub(super) fn sync(&self) {
-        let file = {
+        let (files, cursor) = {
             let mut st = self.lock();
             if !std::mem::take(&mut st.dirty) {
                 return;
             }
-            let _ = st.cursor_file.sync_data();
-            st.active.as_ref().map(|(_, f)| f.clone())
+            let mut files = std::mem::take(&mut st.unsynced);
+            files.extend(st.active.as_ref().map(|(_, f)| f.clone()));
+            (files, st.cursor_file.try_clone().ok())
         };
-        if let Some(f) = file {
+        if let Some(c) = cursor {
+            let _ = c.sync_data();
+        }
+        for f in files {
             if let Err(e) = f.sync_data() {
                 self.write_failed("sync", &e);
             }
