@@ -257,3 +257,14 @@ fn bad_retry_and_dead_letter_settings_are_explained() {
     );
     assert_eq!(e.line, Some(13));
 }
+
+/// A control character in a comment: toml reports it with an empty
+/// message, which left the user with a bare `file:line:`.
+#[test]
+fn a_control_character_is_named_in_the_error() {
+    for text in ["# a\u{1}b\n", "a = 1\n# x\u{0}\n"] {
+        let err = parse(text).unwrap_err();
+        assert!(err.message.contains("U+00"), "{err}");
+        assert!(err.message.contains("control character"), "{err}");
+    }
+}
