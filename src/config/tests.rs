@@ -268,3 +268,17 @@ fn a_control_character_is_named_in_the_error() {
         assert!(err.message.contains("control character"), "{err}");
     }
 }
+
+/// Nesting is bounded by toml (80 levels): deeper values are an error,
+/// not a stack overflow, on an ordinary thread's stack.
+#[test]
+fn deep_nesting_is_an_error() {
+    for depth in [78, 200, 10_000] {
+        let text = format!(
+            "[sinks.out]\ntype = \"null\"\nmatch = {}\"**\"{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert!(parse(&text).is_err(), "depth {depth}");
+    }
+}
