@@ -231,6 +231,41 @@ fn a_file_removed_while_down_is_counted_as_lost() {
     );
 }
 
+/// A damaged checkpoint (a line that is not UTF-8, a line of garbage)
+/// costs only its damaged lines: the source starts, logs and counts them,
+/// and the file whose line is intact resumes where it was.
+#[test]
+fn a_damaged_checkpoint_line_costs_only_that_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let cfg = config(dir.path(), "");
+    append(&live, numbered("w", 0..10).as_bytes());
+    let mut lf = Logferry::start(&cfg);
+    let out = dir.path().join("out.log");
+    wait_for_all(&out, 10, Duration::from_secs(20));
+    assert!(lf.stop().success());
+    let checkpoint = dir.path().join("state/tail.checkpoint");
+    let mut bytes = std::fs::read(&checkpoint).unwrap();
+    bytes.extend_from_slice(b"1 2 0 12 00000000000000ff 10 10 /var/log/\xff\xfe.log\ngarbage\n");
+    std::fs::write(&checkpoint, bytes).unwrap();
+    append(&live, numbered("w", 10..20).as_bytes());
+    let mut lf = Logferry::start(&cfg);
+    lf.wait_for_log(
+        "ignoring a malformed checkpoint line",
+        Duration::from_secs(20),
+    );
+    wait_for_all(&out, 20, Duration::from_secs(20));
+    assert!(lf.stop().success());
+    let seen = counts(&out, 20);
+    assert!(seen.iter().all(|c| *c == 1), "lines resent: {seen:?}");
+    assert_eq!(
+        lf.final_counter("logferry_tail_checkpoint_malformed_lines_total{component=\"tail\"}"),
+        2
+    );
+}
+
 /// Chunks acknowledged: when, and their lines.
 type Acked = Arc<std::sync::Mutex<Vec<(Instant, Vec<String>)>>>;
 

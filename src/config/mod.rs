@@ -192,6 +192,17 @@ impl<'a> Parser<'a> {
                 .span()
                 .map(|s| self.text[..s.start].matches('\n').count() + 1);
             let mut message = e.message().trim_end().to_string();
+            if message.is_empty() {
+                // toml gives no message for a control character in a comment
+                let at = e.span().and_then(|s| self.text.get(s.start..)?.chars().next());
+                message = match at {
+                    Some(c) if c.is_control() => format!(
+                        "control character U+{:04X} is not allowed here (TOML allows only tab outside strings; remove it, or write it as an escape in a quoted string)",
+                        c as u32
+                    ),
+                    _ => "this is not valid TOML".to_string(),
+                };
+            }
             let text = line.and_then(|l| self.text.lines().nth(l - 1));
             if text.is_some_and(|t| t.contains("${")) {
                 message.push_str(

@@ -282,3 +282,28 @@ fn the_memory_budget_has_a_default_and_a_floor() {
         "{e}"
     );
 }
+
+/// A control character in a comment: toml reports it with an empty
+/// message, which left the user with a bare `file:line:`.
+#[test]
+fn a_control_character_is_named_in_the_error() {
+    for text in ["# a\u{1}b\n", "a = 1\n# x\u{0}\n"] {
+        let err = parse(text).unwrap_err();
+        assert!(err.message.contains("U+00"), "{err}");
+        assert!(err.message.contains("control character"), "{err}");
+    }
+}
+
+/// Nesting is bounded by toml (80 levels): deeper values are an error,
+/// not a stack overflow, on an ordinary thread's stack.
+#[test]
+fn deep_nesting_is_an_error() {
+    for depth in [78, 200, 10_000] {
+        let text = format!(
+            "[sinks.out]\ntype = \"null\"\nmatch = {}\"**\"{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert!(parse(&text).is_err(), "depth {depth}");
+    }
+}

@@ -31,8 +31,9 @@
 //!
 //! It is written to `SOURCE_NAME.checkpoint.tmp`, fsynced, renamed over the
 //! old one and the directory is fsynced: a crash leaves either the old or
-//! the new checkpoint, never a torn one. Unknown or malformed lines are
-//! ignored with a warning.
+//! the new checkpoint, never a torn one. Unknown or malformed lines (not
+//! UTF-8, a missing or unparsable field, a head longer than 256 bytes) are
+//! ignored with a warning; the other lines still count.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -162,53 +163,25 @@ impl Checkpoint {
         &self.path
     }
 
-    /// The saved entries and when they were written, or `None` if there is
-    /// no checkpoint yet (the very first start).
-    pub fn load(&self) -> Result<Option<(Saved, std::time::SystemTime)>, String> {
-        let text = match std::fs::read_to_string(&self.path) {
-            Ok(t) => t,
+    /// The saved entries (and the malformed lines, for the caller to log
+    /// and count) and when they were written, or `None` if there is no
+    /// checkpoint yet (the very first start).
+    pub fn load(&self) -> Result<Option<(Parsed, std::time::SystemTime)>, String> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", self.path.display())),
         };
         let written = std::fs::metadata(&self.path)
             .and_then(|m| m.modified())
             .unwrap_or(std::time::UNIX_EPOCH);
-        let v1 = text.starts_with("# logferry tail checkpoint v1");
-        let mut out = HashMap::new();
-        for (n, line) in text.lines().enumerate() {
-            if line.starts_with('#') || line.trim().is_empty() {
-                continue;
-            }
-            let parsed = if v1 { parse_v1(line) } else { parse_line(line) };
-            match parsed {
-                Some(e) => {
-                    out.insert(e.id.place(), e);
-                }
-                None => {
-                    tracing::warn!(file = %self.path.display(), line = n + 1, "ignoring a malformed checkpoint line")
-                }
-            }
-        }
-        Ok(Some((out, written)))
+        Ok(Some((parse(&bytes), written)))
     }
 
     /// Atomically replaces the checkpoint with `entries`.
     pub fn save<'a>(&self, entries: impl Iterator<Item = &'a Entry>) -> std::io::Result<()> {
         std::fs::create_dir_all(&self.dir)?;
-        let mut text = String::from("# logferry tail checkpoint v2\n");
-        for e in entries {
-            text.push_str(&format!(
-                "{} {} {} {} {:016x} {} {} {}\n",
-                e.id.dev,
-                e.id.ino,
-                e.id.born,
-                e.head.len,
-                e.head.hash,
-                e.offset,
-                e.size,
-                e.path.display()
-            ));
-        }
+        let text = render(entries);
         {
             // closed before the directory is opened: one spare descriptor
             // is enough for the whole write
@@ -221,12 +194,73 @@ impl Checkpoint {
     }
 }
 
+/// What a checkpoint file holds.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub entries: Saved,
+    /// Line numbers (from 1) of the lines that were ignored: not UTF-8,
+    /// missing or unparsable fields, a head longer than [`HEAD_BYTES`].
+    pub malformed: Vec<usize>,
+}
+
+/// Parses the contents of a checkpoint file (either version). Any bytes
+/// give entries: a damaged line is only that line lost, never the others.
+pub fn parse(bytes: &[u8]) -> Parsed {
+    let v1 = bytes.starts_with(b"# logferry tail checkpoint v1");
+    let mut out = Parsed::default();
+    // '\n' only, as written: a path may end in '\r'
+    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let Ok(line) = std::str::from_utf8(line) else {
+            out.malformed.push(n + 1);
+            continue;
+        };
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        match if v1 { parse_v1(line) } else { parse_line(line) } {
+            Some(e) => {
+                out.entries.insert(e.id.place(), e);
+            }
+            None => out.malformed.push(n + 1),
+        }
+    }
+    out
+}
+
+/// The text of a version 2 checkpoint holding `entries`.
+pub fn render<'a>(entries: impl Iterator<Item = &'a Entry>) -> String {
+    let mut text = String::from("# logferry tail checkpoint v2\n");
+    for e in entries {
+        text.push_str(&format!(
+            "{} {} {} {} {:016x} {} {} {}\n",
+            e.id.dev,
+            e.id.ino,
+            e.id.born,
+            e.head.len,
+            e.head.hash,
+            e.offset,
+            e.size,
+            e.path.display()
+        ));
+    }
+    text
+}
+
+/// A head length as saved: a longer one was not written by logferry, and
+/// would make it allocate that much to compare heads.
+fn head_len(field: &str) -> Option<u32> {
+    field
+        .parse()
+        .ok()
+        .filter(|&len: &u32| len as usize <= HEAD_BYTES)
+}
+
 fn parse_line(line: &str) -> Option<Entry> {
     let mut it = line.splitn(8, ' ');
     let dev = it.next()?.parse().ok()?;
     let ino = it.next()?.parse().ok()?;
     let born = it.next()?.parse().ok()?;
-    let len = it.next()?.parse().ok()?;
+    let len = head_len(it.next()?)?;
     let hash = u64::from_str_radix(it.next()?, 16).ok()?;
     let offset = it.next()?.parse().ok()?;
     let size = it.next()?.parse().ok()?;
@@ -244,7 +278,7 @@ fn parse_v1(line: &str) -> Option<Entry> {
     let mut it = line.splitn(6, ' ');
     let dev = it.next()?.parse().ok()?;
     let ino = it.next()?.parse().ok()?;
-    let len = it.next()?.parse().ok()?;
+    let len = head_len(it.next()?)?;
     let hash = u64::from_str_radix(it.next()?, 16).ok()?;
     let offset = it.next()?.parse().ok()?;
     let path = PathBuf::from(it.next().unwrap_or(""));
@@ -287,7 +321,7 @@ mod tests {
             "{text}"
         );
         std::fs::write(c.path(), format!("{text}garbage line\n")).unwrap();
-        let (loaded, _) = c.load().unwrap().unwrap();
+        let loaded = c.load().unwrap().unwrap().0.entries;
         assert_eq!(loaded.len(), 1);
         assert_eq!(loaded[&e.id.place()], e);
     }
@@ -301,10 +335,65 @@ mod tests {
             "# logferry tail checkpoint v1\n2049 77 12 00000000000000ff 4096 /var/log/a b.log\n",
         )
         .unwrap();
-        let (loaded, _) = c.load().unwrap().unwrap();
+        let loaded = c.load().unwrap().unwrap().0.entries;
         let e = &loaded[&(2049, 77)];
         assert_eq!((e.id.born, e.offset, e.size), (0, 4096, 4096));
         assert_eq!(e.path, PathBuf::from("/var/log/a b.log"));
+    }
+
+    /// A damaged line (a bad sector, a hand edit) loses that file's offset
+    /// only: the checkpoint still loads, with every other line.
+    #[test]
+    fn a_line_that_is_not_utf8_loses_only_that_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Checkpoint::new(dir.path(), "tail");
+        let mut bytes = b"# logferry tail checkpoint v2\n".to_vec();
+        bytes.extend_from_slice(b"2049 78 0 12 00000000000000ff 10 10 /var/log/\xff\xfe.log\n");
+        bytes.extend_from_slice(b"2049 77 0 12 00000000000000ff 4096 5000 /var/log/a.log\n");
+        std::fs::write(c.path(), &bytes).unwrap();
+        let loaded = c.load().unwrap().unwrap().0.entries;
+        assert_eq!(loaded.len(), 1);
+        assert_eq!(loaded[&(2049, 77)].offset, 4096);
+        assert_eq!(parse(&bytes).malformed, vec![2]);
+    }
+
+    /// The head length decides how many bytes are read to compare heads:
+    /// a damaged one must not make logferry allocate gigabytes.
+    #[test]
+    fn a_head_longer_than_logferry_keeps_is_malformed() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = Checkpoint::new(dir.path(), "tail");
+        std::fs::write(
+            c.path(),
+            "# logferry tail checkpoint v2\n\
+             2049 77 0 4294967295 00000000000000ff 4096 5000 /var/log/a.log\n\
+             2049 78 0 256 00000000000000ff 1 1 /var/log/b.log\n",
+        )
+        .unwrap();
+        let loaded = c.load().unwrap().unwrap().0.entries;
+        assert_eq!(loaded.keys().collect::<Vec<_>>(), vec![&(2049, 78)]);
+        std::fs::write(
+            c.path(),
+            "# logferry tail checkpoint v1\n2049 77 257 00000000000000ff 4096 /var/log/a.log\n",
+        )
+        .unwrap();
+        assert!(c.load().unwrap().unwrap().0.entries.is_empty());
+    }
+
+    /// What `parse` accepts, `render` writes back to the same entries
+    /// (paths with spaces, a trailing '\r', an empty path).
+    #[test]
+    fn parsed_entries_render_to_the_same_entries() {
+        let text = "# logferry tail checkpoint v2\n\
+                    1 2 3 4 00000000000000ff 5 6 /a b\r\n\
+                    7 8 0 0 0 0 0 \n\
+                    9 10 0 1 1 2 3  lead\n";
+        let first = parse(text.as_bytes());
+        assert_eq!(first.entries.len(), 3);
+        assert!(first.malformed.is_empty());
+        assert_eq!(first.entries[&(1, 2)].path, PathBuf::from("/a b\r"));
+        let again = parse(render(first.entries.values()).as_bytes());
+        assert_eq!(again.entries, first.entries);
     }
 
     /// A file freed and its inode reused by a new file with the same first

@@ -18,6 +18,7 @@ pub struct TailMetrics {
     pub overflows: Counter,
     pub open_errors: Counter,
     pub checkpoint_errors: Counter,
+    pub checkpoint_malformed_lines: Counter,
     pub lost_files: Counter,
     pub lost_bytes: Counter,
     pub found_renamed: Counter,
@@ -65,6 +66,10 @@ impl TailMetrics {
             checkpoint_errors: c(
                 "logferry_tail_checkpoint_errors_total",
                 "Checkpoint writes that failed (tried again at the next interval).",
+            ),
+            checkpoint_malformed_lines: c(
+                "logferry_tail_checkpoint_malformed_lines_total",
+                "Checkpoint lines ignored at start-up (damaged: not UTF-8, bad fields); their files are read from 0.",
             ),
             lost_files: c(
                 "logferry_tail_lost_files_total",

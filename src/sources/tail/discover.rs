@@ -35,9 +35,14 @@ impl TailSource {
             None => None,
         };
         let written = match loaded {
-            Some((saved, written)) => {
+            Some((parsed, written)) => {
                 self.first_start = false;
-                self.saved = saved;
+                for line in parsed.malformed {
+                    self.metrics.checkpoint_malformed_lines.inc();
+                    tracing::warn!(source = %self.cx.name, file = %self.checkpoint.as_ref().map(|c| c.path().display().to_string()).unwrap_or_default(), line,
+                        "ignoring a malformed checkpoint line; the file it was about is read from 0 if it is still followed");
+                }
+                self.saved = parsed.entries;
                 Some(written)
             }
             None => None,

@@ -31,7 +31,8 @@
 //! logged and counted (lines written between the last read and the
 //! truncation are lost: the copy holds them, this file no longer does).
 
-mod checkpoint;
+#[doc(hidden)]
+pub mod checkpoint;
 mod config;
 mod counters;
 mod discover;
