@@ -10,6 +10,8 @@ bin=target/release/logferry
 run() { echo; echo "\$ logferry bench $*"; $bin bench "$@"; }
 run forward-file --record-size 100 --records 10000000 --runs 3
 run forward-file --record-size 4096 --records 250000 --runs 5
+run forward-file --records 5000000 --runs 3
+run forward-file --records 5000000 --runs 3 --disk-buffer
 run relay --records 5000000 --runs 3
 run relay --records 5000000 --runs 3 --ack
 run relay --records 5000000 --runs 3 --tls
@@ -23,7 +25,8 @@ run tail-file --line-size 4096 --lines 250000 --runs 3
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls
 run http-kafka --brokers "$brokers" --records 2000000 --lines-per-request 100 --connections 64 --runs 3
-run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3
+run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline
+run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline --linger-ms 1
 if [[ ${1:-} != --no-criterion ]]; then
   cargo bench --locked --bench forward_decode --bench file_writer -- --warm-up-time 1 --measurement-time 3
 fi
