@@ -106,17 +106,19 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// `logferry replay`: success only if every record was acknowledged.
-fn replay(args: &crate::sinks::forward::replay::ReplayArgs) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
+/// Builds a runtime from `builder`, saying why if it cannot.
+fn runtime(mut builder: tokio::runtime::Builder) -> Option<tokio::runtime::Runtime> {
+    builder
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        .map_err(|e| eprintln!("error: cannot start the runtime: {e}"))
+        .ok()
+}
+
+/// `logferry replay`: success only if every record was acknowledged.
+fn replay(args: &crate::sinks::forward::replay::ReplayArgs) -> ExitCode {
+    let Some(rt) = runtime(tokio::runtime::Builder::new_current_thread()) else {
+        return ExitCode::FAILURE;
     };
     match rt.block_on(crate::sinks::forward::replay::replay(args)) {
         Ok(r) => {
@@ -188,15 +190,8 @@ fn buffer(cmd: BufferCommand) -> ExitCode {
 fn run(config: Config) -> ExitCode {
     // before the runtime's threads exist, so every descriptor sees one limit
     crate::limits::raise_nofile();
-    let rt = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let Some(rt) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
+        return ExitCode::FAILURE;
     };
     let (status, forced) = rt.block_on(async {
         // handlers first: a signal during start-up must stop us cleanly too
