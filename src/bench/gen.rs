@@ -7,6 +7,7 @@
 //! then sleeps until the next one, so sleep overshoot never accumulates.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::monitor::{interrupt_flag, sleep_until};
@@ -59,58 +60,17 @@ pub fn run(a: GenArgs) -> Result<(), String> {
         return Err("give --count or --duration".into());
     }
     let mut file = AppendFile::open(&a.file, a.rotate_bytes)?;
-    let mut rng = Rng::new(a.seed);
     let interrupted = interrupt_flag();
     let start = Instant::now();
-    let end = a.duration.map(|d| start + d);
-    let limit = a.count.unwrap_or(u64::MAX);
-    let (mut lines, mut bytes) = (0u64, 0u64);
-    let mut batch = Vec::with_capacity(1 << 16);
-    let mut fixed = vec![b'x'; a.size + 1];
-    fixed[a.size] = b'\n';
-    while lines < limit {
-        let now = Instant::now();
-        if end.is_some_and(|e| now >= e) {
-            break;
-        }
-        // every line due by now (a batch at most when unlimited)
-        let due = if a.rate == 0.0 {
-            lines + 10_000
-        } else {
-            lines_due(now - start, a.rate)
-        };
-        let due = due.min(limit);
-        batch.clear();
-        while lines < due {
-            match a.template {
-                Some(Template::Ltsv) => ltsv_line(&mut batch, &mut rng),
-                None => {
-                    let digits = format!("{lines:012}");
-                    let n = digits.len().min(a.size);
-                    fixed[..n].copy_from_slice(&digits.as_bytes()[digits.len() - n..]);
-                    batch.extend_from_slice(&fixed);
-                }
-            }
-            lines += 1;
-        }
-        if !batch.is_empty() {
-            file.write(&batch)?;
-            bytes += batch.len() as u64;
-        }
-        if lines >= limit {
-            break;
-        }
-        if a.rate > 0.0 {
-            let next = start + due_at(lines, a.rate);
-            // at high rates, wake once a millisecond and write what is due
-            let wake = next.max(now + MIN_SLEEP);
-            if !sleep_until(end.map_or(wake, |e| wake.min(e)), interrupted) {
-                break;
-            }
-        } else if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-            break;
-        }
-    }
+    let lines = Lines {
+        rate: a.rate,
+        duration: a.duration,
+        count: a.count,
+        size: a.size,
+        template: a.template,
+        seed: a.seed,
+    };
+    let (lines, bytes) = write_lines(&mut file, &lines, interrupted)?;
     let secs = start.elapsed().as_secs_f64();
     println!(
         "wrote {lines} lines, {bytes} bytes to {} in {secs:.3} s: {:.0} lines/s ({}), {:.2} MB/s; {} rotation(s)",
@@ -125,6 +85,84 @@ pub fn run(a: GenArgs) -> Result<(), String> {
         file.rotations
     );
     Ok(())
+}
+
+/// What [`write_lines`] writes: the generator's options, also used by
+/// the scenarios' in-process writers.
+pub struct Lines {
+    /// Lines per second; 0: as fast as possible.
+    pub rate: f64,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Stop after this many lines.
+    pub count: Option<u64>,
+    /// Bytes per fixed-size line, newline excluded.
+    pub size: usize,
+    /// LTSV lines instead of fixed-size ones.
+    pub template: Option<Template>,
+    /// Seed of the LTSV values.
+    pub seed: u64,
+}
+
+/// Appends lines to `file` at `l.rate` until `l.duration` or `l.count`
+/// is reached or `stop` is set; returns the lines and bytes written.
+pub fn write_lines(
+    file: &mut AppendFile,
+    l: &Lines,
+    stop: &AtomicBool,
+) -> Result<(u64, u64), String> {
+    let mut rng = Rng::new(l.seed);
+    let start = Instant::now();
+    let end = l.duration.map(|d| start + d);
+    let limit = l.count.unwrap_or(u64::MAX);
+    let (mut lines, mut bytes) = (0u64, 0u64);
+    let mut batch = Vec::with_capacity(1 << 16);
+    let mut fixed = vec![b'x'; l.size + 1];
+    fixed[l.size] = b'\n';
+    while lines < limit {
+        let now = Instant::now();
+        if end.is_some_and(|e| now >= e) {
+            break;
+        }
+        // every line due by now (a batch at most when unlimited)
+        let due = if l.rate == 0.0 {
+            lines + 10_000
+        } else {
+            lines_due(now - start, l.rate)
+        };
+        let due = due.min(limit);
+        batch.clear();
+        while lines < due {
+            match l.template {
+                Some(Template::Ltsv) => ltsv_line(&mut batch, &mut rng),
+                None => {
+                    let digits = format!("{lines:012}");
+                    let n = digits.len().min(l.size);
+                    fixed[..n].copy_from_slice(&digits.as_bytes()[digits.len() - n..]);
+                    batch.extend_from_slice(&fixed);
+                }
+            }
+            lines += 1;
+        }
+        if !batch.is_empty() {
+            file.write(&batch)?;
+            bytes += batch.len() as u64;
+        }
+        if lines >= limit {
+            break;
+        }
+        if l.rate > 0.0 {
+            let next = start + due_at(lines, l.rate);
+            // at high rates, wake once a millisecond and write what is due
+            let wake = next.max(now + MIN_SLEEP);
+            if !sleep_until(end.map_or(wake, |e| wake.min(e)), stop) {
+                break;
+            }
+        } else if stop.load(Ordering::SeqCst) {
+            break;
+        }
+    }
+    Ok((lines, bytes))
 }
 
 /// Lines due `elapsed` after the start at `rate` lines/s (line `n`,

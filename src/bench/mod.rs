@@ -9,7 +9,10 @@
 //! - `process.rs`: logferry processes under measurement;
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
-//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios.
+//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios;
+//! - `scenario/`: `bench scenario NAME`, topologies of processes driven
+//!   through load steps, with the measured role started from a template
+//!   (`bench/templates/`) of logferry or another system.
 //!
 //! Standalone load tools, run against any process (see "Load tools" in
 //! docs/BENCHMARKS.md):
@@ -38,6 +41,7 @@ mod relay;
 mod report;
 pub mod results;
 mod rounds;
+mod scenario;
 mod tail_file;
 mod tail_writer;
 mod tcp_writer;
@@ -86,6 +90,10 @@ pub enum Scenario {
     /// Write log lines (fixed size or an LTSV template) to a file at a
     /// steady rate, optionally rotating it.
     Gen(gen::GenArgs),
+    /// A topology of processes (agents → deliver → receivers) driven
+    /// through load steps, every process sampled, every record counted;
+    /// the deliver tier can be another system (`--target`).
+    Scenario(scenario::ScenarioArgs),
     /// Send PackedForward chunks over forward-protocol connections
     /// (acks, gzip, TLS), optionally at a fixed rate.
     ForwardWriter(forward_writer::ForwardWriterArgs),
@@ -106,6 +114,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::TailWriter(a) => tail_writer::run(a),
         Scenario::TcpWriter(a) => tcp_writer::run(a),
         Scenario::Gen(a) => gen::run(a),
+        Scenario::Scenario(a) => scenario::run(a),
         Scenario::ForwardWriter(a) => forward_writer::run(a),
         Scenario::HttpWriter(a) => http_writer::run(a),
     };

@@ -30,14 +30,22 @@ impl Proc {
         let path = dir.join(format!("{name}.toml"));
         std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
         let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-        let mut child = Command::new(exe)
-            .args(["run", "--config"])
+        let mut cmd = Command::new(exe);
+        cmd.args(["run", "--config"])
             .arg(&path)
             .env("LOGFERRY_LOG", "info")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .stdout(Stdio::null());
+        Proc::spawn(cmd, name)
+    }
+
+    /// Runs `cmd` (any program: its stdout as the caller set it), with its
+    /// stderr read for warnings, errors and listener lines.
+    pub fn spawn(mut cmd: Command, name: &str) -> Result<Proc, String> {
+        cmd.stderr(Stdio::piped());
+        let program = cmd.get_program().to_owned();
+        let mut child = cmd
             .spawn()
-            .map_err(|e| format!("cannot start logferry: {e}"))?;
+            .map_err(|e| format!("cannot start {name} ({program:?}): {e}"))?;
         let stderr = child.stderr.take().ok_or("no stderr")?;
         let listening = Arc::new(Mutex::new(Vec::new()));
         let seen = listening.clone();
@@ -88,6 +96,10 @@ impl Proc {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn sample(&self) -> Result<ProcSample, String> {

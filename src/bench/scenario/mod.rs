@@ -1,0 +1,685 @@
+//! `bench scenario NAME`: a topology of separate processes on loopback,
+//! driven through load steps, every process sampled from /proc, every
+//! record counted where it arrives.
+//!
+//! - `template.rs`: the config templates (`bench/templates/`) and their
+//!   placeholders;
+//! - `topology.rs`: starting and stopping the processes;
+//! - this file: the steps, the checks and the report.
+//!
+//! The deliver scenarios (Fluentd's benchmark): agents follow a file that
+//! an in-process writer appends to at the step's rate (`gen.rs`), forward
+//! to the deliver tier (the target system), which forwards to receivers
+//! that count. After each step the writers stop and the receivers are given
+//! `--drain-timeout` to catch up: every record sent must have arrived.
+
+mod template;
+mod topology;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use super::gen::{write_lines, Lines};
+use super::monitor::interrupt_flag;
+use super::output::AppendFile;
+use super::procfs::{self, human_bytes, ProcSample};
+use super::report::WorkDir;
+use super::results::{Machine, ProcessStep, Sample, ScenarioResult, Step};
+use template::Target;
+use topology::{Plan, Shape, Tier, Topology};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Name {
+    /// agent i → deliver i → receiver i.
+    PeerDeliver,
+    /// Every agent → all delivers → all receivers, round robin.
+    RoundRobinDeliver,
+}
+
+impl Name {
+    fn as_str(self) -> &'static str {
+        match self {
+            Name::PeerDeliver => "peer-deliver",
+            Name::RoundRobinDeliver => "round-robin-deliver",
+        }
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ScenarioArgs {
+    /// The scenario.
+    #[arg(value_enum)]
+    pub name: Name,
+    /// The system in the measured (deliver) role, started from
+    /// bench/templates/<system>/deliver.*.
+    #[arg(long, value_enum, default_value_t = Target::Logferry)]
+    pub target: Target,
+    /// The target's program (default: this binary for logferry, else
+    /// `fluent-bit`, `fluentd` or `vector` from PATH).
+    #[arg(long)]
+    pub target_bin: Option<PathBuf>,
+    /// A deliver config template to use instead of the built-in one (same
+    /// placeholders).
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    /// Agents (logferry, each following its own file).
+    #[arg(long, default_value_t = 1)]
+    pub agents: usize,
+    /// Deliver processes (default: as many as agents in peer-deliver, 1 in
+    /// round-robin-deliver).
+    #[arg(long)]
+    pub delivers: Option<usize>,
+    /// Receivers (default: as for --delivers).
+    #[arg(long)]
+    pub receivers: Option<usize>,
+    /// Writing rate of each agent's file, lines/s, one step per rate.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_values_t = [10.0, 100.0, 1000.0, 10000.0, 20000.0, 50000.0, 60000.0]
+    )]
+    pub rates: Vec<f64>,
+    /// One step writing as fast as possible instead of --rates.
+    #[arg(long)]
+    pub max: bool,
+    /// Seconds each step writes.
+    #[arg(long, default_value_t = 10.0)]
+    pub step_seconds: f64,
+    /// Time between samples of every process.
+    #[arg(long, default_value = "1s", value_parser = crate::config::units::parse_duration)]
+    pub sample: Duration,
+    /// Bytes per line, newline excluded.
+    #[arg(long, default_value_t = 100)]
+    pub line_size: usize,
+    /// After each step, how long the receivers may take to catch up before
+    /// the missing records count as lost.
+    #[arg(long, default_value = "60s", value_parser = crate::config::units::parse_duration)]
+    pub drain_timeout: Duration,
+    /// Write the result (results::ScenarioResult) as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// A few seconds in all: rates 100 and 1000 for 1 s each, sampled
+    /// every 250 ms (checks that everything works, measures nothing).
+    #[arg(long)]
+    pub smoke: bool,
+    /// Directory for configs, followed files and the deliver's output
+    /// (removed afterwards unless given).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+}
+
+/// What the steps share.
+struct Run<'a> {
+    topo: Topology,
+    /// Scenario start, the zero of sample times.
+    clock: Instant,
+    sample_every: Duration,
+    step: Duration,
+    line_size: usize,
+    drain_timeout: Duration,
+    shape: Shape,
+    stop: &'a AtomicBool,
+    progress: ProgressBar,
+    samples: Vec<Sample>,
+    /// Lines written to each agent's file so far.
+    sent: Vec<u64>,
+}
+
+pub fn run(a: ScenarioArgs) -> Result<(), String> {
+    let shape = match a.name {
+        Name::PeerDeliver => Shape::Peer,
+        Name::RoundRobinDeliver => Shape::RoundRobin,
+    };
+    let tier_default = match shape {
+        Shape::Peer => a.agents,
+        Shape::RoundRobin => 1,
+    };
+    let plan = Plan {
+        shape,
+        agents: a.agents,
+        delivers: a.delivers.unwrap_or(tier_default),
+        receivers: a.receivers.unwrap_or(tier_default),
+        target: a.target,
+        target_bin: a.target_bin.clone(),
+        template: a.template.clone(),
+    };
+    plan.validate()?;
+    let (rates, step_seconds, sample_every) = if a.smoke {
+        let rates = if a.max {
+            vec![None]
+        } else {
+            vec![Some(100.0), Some(1000.0)]
+        };
+        (rates, 1.0, Duration::from_millis(250))
+    } else if a.max {
+        (vec![None], a.step_seconds, a.sample)
+    } else {
+        (
+            a.rates.iter().map(|r| Some(*r)).collect(),
+            a.step_seconds,
+            a.sample,
+        )
+    };
+    if rates.is_empty() || rates.iter().flatten().any(|r| !r.is_finite() || *r <= 0.0) {
+        return Err("--rates must be positive numbers of lines/s (or use --max)".into());
+    }
+    if !step_seconds.is_finite() || step_seconds <= 0.0 || sample_every.is_zero() {
+        return Err("--step-seconds and --sample must be positive".into());
+    }
+    if a.line_size == 0 {
+        return Err("--line-size must be positive".into());
+    }
+    let stop = interrupt_flag();
+    let dir = WorkDir::new(a.dir.clone())?;
+    println!(
+        "{}: {} agent(s) → {} {} deliver(s) → {} receiver(s); {} step(s) of {step_seconds} s, lines of {} B; files in {}",
+        a.name.as_str(),
+        plan.agents,
+        plan.delivers,
+        a.target.name(),
+        plan.receivers,
+        rates.len(),
+        a.line_size,
+        dir.path.display()
+    );
+    let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let topo = Topology::start(&plan, &dir.path)?;
+    let mut run = Run {
+        sent: vec![0; topo.agents.len()],
+        topo,
+        clock: Instant::now(),
+        sample_every,
+        step: Duration::from_secs_f64(step_seconds),
+        line_size: a.line_size,
+        drain_timeout: a.drain_timeout,
+        shape,
+        stop,
+        progress: progress_bar(),
+        samples: Vec::new(),
+    };
+    let mut steps = Vec::new();
+    println!("\n{TABLE_HEADER}");
+    for (i, rate) in rates.iter().enumerate() {
+        let label = rate.map_or("max".to_string(), |r| format!("{r} lines/s"));
+        let Some(step) = run.step(i + 1, rates.len(), &label, *rate)? else {
+            break;
+        };
+        run.progress.suspend(|| println!("{}", table_row(&step)));
+        steps.push(step);
+    }
+    run.progress.finish_and_clear();
+    let interrupted = stop.load(Ordering::SeqCst);
+    let mut params = serde_json::Map::new();
+    params.insert("agents".into(), plan.agents.into());
+    params.insert("delivers".into(), plan.delivers.into());
+    params.insert("receivers".into(), plan.receivers.into());
+    params.insert("step_seconds".into(), step_seconds.into());
+    params.insert("line_size".into(), a.line_size.into());
+    params.insert("sample_seconds".into(), sample_every.as_secs_f64().into());
+    if let Some(b) = &a.target_bin {
+        params.insert("target_bin".into(), b.display().to_string().into());
+    }
+    let result = ScenarioResult {
+        scenario: a.name.as_str().into(),
+        target: a.target.name().into(),
+        started,
+        machine: Machine::this(),
+        params,
+        steps,
+        samples: std::mem::take(&mut run.samples),
+    };
+    // stop the processes before reporting, so a slow teardown is not
+    // mistaken for the end of the report
+    drop(run);
+    print_headline(&result);
+    if let Some(path) = &a.json {
+        result.write(path)?;
+        println!("result written to {}", path.display());
+    }
+    if interrupted {
+        return Err(format!(
+            "interrupted after {} complete step(s); every process was stopped",
+            result.steps.len()
+        ));
+    }
+    let lost = result.lost();
+    let mismatched: Vec<&str> = result
+        .steps
+        .iter()
+        .flat_map(|s| &s.remarks)
+        .filter(|r| r.contains(" got "))
+        .map(String::as_str)
+        .collect();
+    if lost > 0 || !mismatched.is_empty() {
+        return Err(format!("{lost} record(s) lost; {}", mismatched.join("; ")));
+    }
+    Ok(())
+}
+
+/// Per-member CPU and memory over one step.
+struct Meter {
+    pid: u32,
+    first: ProcSample,
+    first_at: Instant,
+    last: ProcSample,
+    last_at: Instant,
+    peak_rss: u64,
+}
+
+impl Meter {
+    fn start(pid: u32, name: &str) -> Result<Meter, String> {
+        let s = procfs::sample(pid).ok_or_else(|| format!("{name} (pid {pid}) has exited"))?;
+        let now = Instant::now();
+        Ok(Meter {
+            pid,
+            first: s,
+            first_at: now,
+            last: s,
+            last_at: now,
+            peak_rss: s.rss,
+        })
+    }
+
+    /// Samples again; returns the CPU % since the previous sample and RSS.
+    fn sample(&mut self) -> Option<(f64, u64)> {
+        let s = procfs::sample(self.pid)?;
+        let now = Instant::now();
+        let i = procfs::Interval::between(&self.last, &s, now - self.last_at);
+        self.last = s;
+        self.last_at = now;
+        self.peak_rss = self.peak_rss.max(s.rss);
+        Some((i.cpu_percent, s.rss))
+    }
+
+    fn cpu_percent(&self) -> f64 {
+        procfs::Interval::between(&self.first, &self.last, self.last_at - self.first_at).cpu_percent
+    }
+}
+
+impl Run<'_> {
+    /// One load step; `None` if interrupted.
+    fn step(
+        &mut self,
+        n: usize,
+        of: usize,
+        label: &str,
+        rate: Option<f64>,
+    ) -> Result<Option<Step>, String> {
+        let received_before = self.received();
+        let mut meters = Vec::new();
+        for m in self.topo.members() {
+            meters.push(Meter::start(m.proc.pid(), &m.name)?);
+        }
+        let start = Instant::now();
+        let writers: Vec<JoinHandle<Result<u64, String>>> = self
+            .topo
+            .tail_paths
+            .iter()
+            .enumerate()
+            .map(|(i, path)| {
+                let path = path.clone();
+                let lines = Lines {
+                    rate: rate.unwrap_or(0.0),
+                    duration: Some(self.step),
+                    count: None,
+                    size: self.line_size,
+                    template: None,
+                    seed: i as u64 + 1,
+                };
+                let stop = interrupt_flag();
+                std::thread::spawn(move || {
+                    let mut file = AppendFile::open(&path, None)?;
+                    write_lines(&mut file, &lines, stop).map(|(lines, _)| lines)
+                })
+            })
+            .collect();
+        let mut next_sample = start + self.sample_every;
+        while !writers.iter().all(|w| w.is_finished()) {
+            if !self.tick(&mut meters, &mut next_sample)? {
+                for w in writers {
+                    let _ = w.join();
+                }
+                return Ok(None);
+            }
+            if self.progress.is_hidden() {
+                continue;
+            }
+            let total: u64 = self.received().iter().sum();
+            self.progress.set_message(format!(
+                "step {n}/{of}: {label} × {} agent(s) · {:.0}/{:.0} s · elapsed {:.0} s · received {total}",
+                self.topo.agents.len(),
+                start.elapsed().as_secs_f64(),
+                self.step.as_secs_f64(),
+                self.clock.elapsed().as_secs_f64(),
+            ));
+        }
+        let seconds = start.elapsed().as_secs_f64();
+        let mut sent_step = Vec::new();
+        for (i, w) in writers.into_iter().enumerate() {
+            let lines = w.join().map_err(|_| "a writer panicked".to_string())??;
+            self.sent[i] += lines;
+            sent_step.push(lines);
+        }
+        for (m, member) in meters.iter_mut().zip(self.topo.members()) {
+            if m.sample().is_none() {
+                return Err(format!("{} has exited", member.name));
+            }
+        }
+        let at_end = self.received();
+        let sent_total: u64 = self.sent.iter().sum();
+        let behind_at_end = at_end.iter().sum::<u64>() < sent_total;
+
+        // CPU and memory of the writing period, before the drain
+        let mut processes = Vec::new();
+        let mut r = 0;
+        for (m, member) in meters.iter().zip(self.topo.members()) {
+            let rate = match member.tier {
+                Tier::Agent => Some(sent_step[processes.len()] as f64 / seconds),
+                Tier::Deliver => None,
+                Tier::Receiver => {
+                    r += 1;
+                    Some(at_end[r - 1].saturating_sub(received_before[r - 1]) as f64 / seconds)
+                }
+            };
+            processes.push(ProcessStep {
+                name: member.name.clone(),
+                tier: member.tier.name().into(),
+                pid: m.pid,
+                rate,
+                cpu_percent: m.cpu_percent(),
+                rss_bytes: m.peak_rss,
+            });
+        }
+        // drain: the writers have stopped; wait for the receivers
+        let deadline = Instant::now() + self.drain_timeout;
+        let mut drained = at_end.clone();
+        while drained.iter().sum::<u64>() < sent_total && Instant::now() < deadline {
+            if !self.tick(&mut meters, &mut next_sample)? {
+                return Ok(None);
+            }
+            drained = self.received();
+        }
+        let received: u64 = drained
+            .iter()
+            .zip(&received_before)
+            .map(|(a, b)| a.saturating_sub(*b))
+            .sum();
+        let sent: u64 = sent_step.iter().sum();
+        let remarks = remarks(&Counts {
+            behind_at_end,
+            peer: self.shape == Shape::Peer,
+            drained: &drained,
+            sent_so_far: &self.sent,
+            received,
+            sent,
+            drain_timeout: self.drain_timeout,
+        });
+
+        let in_step: u64 = at_end
+            .iter()
+            .zip(&received_before)
+            .map(|(a, b)| a.saturating_sub(*b))
+            .sum();
+        Ok(Some(Step {
+            label: label.to_string(),
+            offered_rate: rate,
+            seconds,
+            sent,
+            received,
+            received_rate: in_step as f64 / seconds,
+            received_bytes_rate: None,
+            processes,
+            remarks,
+        }))
+    }
+
+    /// Waits a little; samples every member when a sample is due. False if
+    /// interrupted; an error if a member has exited.
+    fn tick(&mut self, meters: &mut [Meter], next_sample: &mut Instant) -> Result<bool, String> {
+        let wake = (*next_sample).min(Instant::now() + Duration::from_millis(50));
+        if !super::monitor::sleep_until(wake, self.stop) {
+            return Ok(false);
+        }
+        if let Some(e) = self.topo.exited() {
+            return Err(e);
+        }
+        if Instant::now() < *next_sample {
+            return Ok(true);
+        }
+        let now = Instant::now();
+        while *next_sample <= now {
+            *next_sample += self.sample_every;
+        }
+        let t = self.clock.elapsed().as_secs_f64();
+        for (m, member) in meters.iter_mut().zip(self.topo.members()) {
+            if let Some((cpu, rss)) = m.sample() {
+                self.samples.push(Sample {
+                    t,
+                    name: member.name.clone(),
+                    tier: member.tier.name().into(),
+                    cpu_percent: cpu,
+                    rss_bytes: rss,
+                });
+            }
+        }
+        Ok(true)
+    }
+
+    /// What each receiver has counted so far.
+    fn received(&self) -> Vec<u64> {
+        self.topo.receivers.iter().map(|r| r.received()).collect()
+    }
+}
+
+/// A step's counts, for its remarks.
+struct Counts<'a> {
+    /// The receivers had not received everything written when the
+    /// writers stopped.
+    behind_at_end: bool,
+    /// peer-deliver: receiver i hears from agent i alone.
+    peer: bool,
+    /// What each receiver had counted after the drain, since the start.
+    drained: &'a [u64],
+    /// What each agent's writer had written, since the start.
+    sent_so_far: &'a [u64],
+    /// Records received (after the drain) and sent during the step.
+    received: u64,
+    sent: u64,
+    drain_timeout: Duration,
+}
+
+fn remarks(c: &Counts) -> Vec<String> {
+    let mut remarks = Vec::new();
+    if c.behind_at_end {
+        remarks.push("delay occurred".to_string());
+    }
+    if c.peer {
+        for (i, (got, want)) in c.drained.iter().zip(c.sent_so_far).enumerate() {
+            if got != want {
+                remarks.push(format!("receiver-{} got {got} of {want} records", i + 1));
+            }
+        }
+    }
+    if c.received < c.sent {
+        remarks.push(format!(
+            "{} record(s) missing after {:?}",
+            c.sent - c.received,
+            c.drain_timeout
+        ));
+    } else if c.received > c.sent {
+        remarks.push(format!("{} record(s) arrived twice", c.received - c.sent));
+    }
+    remarks
+}
+
+/// Live progress on a terminal; hidden when stdout is not one.
+fn progress_bar() -> ProgressBar {
+    if !std::io::stdout().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    // on stdout, where the table is printed (suspending the bar)
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg}") {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+const TABLE_HEADER: &str = "| rate of writing (lines/s per agent) | received lines/s per receiver | agent CPU % / RSS | deliver CPU % / RSS | receiver CPU % / RSS | deliver / receiver CPU | remarks |\n|---|---|---|---|---|---|---|";
+
+/// Mean CPU % and largest RSS of one tier in a step.
+fn tier(step: &Step, tier: Tier) -> (f64, u64) {
+    let ps: Vec<&ProcessStep> = step
+        .processes
+        .iter()
+        .filter(|p| p.tier == tier.name())
+        .collect();
+    if ps.is_empty() {
+        return (0.0, 0);
+    }
+    let cpu = ps.iter().map(|p| p.cpu_percent).sum::<f64>() / ps.len() as f64;
+    (cpu, ps.iter().map(|p| p.rss_bytes).max().unwrap_or(0))
+}
+
+/// The deliver tier's CPU over the receivers' (mean per process).
+fn deliver_over_receiver(step: &Step) -> Option<f64> {
+    let (d, _) = tier(step, Tier::Deliver);
+    let (r, _) = tier(step, Tier::Receiver);
+    (r > 0.0).then(|| d / r)
+}
+
+fn table_row(step: &Step) -> String {
+    let per_receiver: Vec<String> = step
+        .processes
+        .iter()
+        .filter(|p| p.tier == Tier::Receiver.name())
+        .map(|p| format!("{:.0}", p.rate.unwrap_or(0.0)))
+        .collect();
+    let cell = |t| {
+        let (cpu, rss) = tier(step, t);
+        format!("{cpu:.1} % / {}", human_bytes(rss))
+    };
+    format!(
+        "| {} | {} | {} | {} | {} | {} | {} |",
+        step.label,
+        per_receiver.join(" / "),
+        cell(Tier::Agent),
+        cell(Tier::Deliver),
+        cell(Tier::Receiver),
+        deliver_over_receiver(step).map_or("-".into(), |x| format!("{x:.2}")),
+        step.remarks.join("; ")
+    )
+}
+
+fn print_headline(r: &ScenarioResult) {
+    let sent: u64 = r.steps.iter().map(|s| s.sent).sum();
+    let received: u64 = r.steps.iter().map(|s| s.received).sum();
+    println!(
+        "\nrecords: {sent} sent, {received} received, {} lost",
+        r.lost()
+    );
+    if let Some(last) = r.steps.last() {
+        match deliver_over_receiver(last) {
+            Some(x) => println!(
+                "headline: at {}, the {} deliver tier used {:.2}× the CPU of a receiver ({:.1} % vs {:.1} % of a core per process)",
+                last.label,
+                r.target,
+                x,
+                tier(last, Tier::Deliver).0,
+                tier(last, Tier::Receiver).0
+            ),
+            None => println!("headline: the receivers used no measurable CPU at {}", last.label),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts<'a>(drained: &'a [u64], sent_so_far: &'a [u64], received: u64) -> Counts<'a> {
+        Counts {
+            behind_at_end: false,
+            peer: true,
+            drained,
+            sent_so_far,
+            received,
+            sent: sent_so_far.iter().sum(),
+            drain_timeout: Duration::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn remarks_say_what_went_wrong_and_nothing_when_all_arrived() {
+        assert!(remarks(&counts(&[10, 20], &[10, 20], 30)).is_empty());
+        let late = Counts {
+            behind_at_end: true,
+            ..counts(&[10, 20], &[10, 20], 30)
+        };
+        assert_eq!(remarks(&late), ["delay occurred"]);
+        // the total matches, but a peer receiver got another's records
+        assert_eq!(
+            remarks(&counts(&[11, 19], &[10, 20], 30)),
+            [
+                "receiver-1 got 11 of 10 records",
+                "receiver-2 got 19 of 20 records"
+            ]
+        );
+        // round robin: only the total counts
+        let rr = Counts {
+            peer: false,
+            ..counts(&[11, 19], &[10, 20], 30)
+        };
+        assert!(remarks(&rr).is_empty());
+        assert_eq!(
+            remarks(&Counts {
+                peer: false,
+                ..counts(&[10, 15], &[10, 20], 25)
+            }),
+            ["5 record(s) missing after 60s"]
+        );
+    }
+
+    fn process(tier: Tier, cpu_percent: f64, rate: Option<f64>) -> ProcessStep {
+        ProcessStep {
+            name: format!("{}-1", tier.name()),
+            tier: tier.name().into(),
+            pid: 1,
+            rate,
+            cpu_percent,
+            rss_bytes: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn a_row_shows_each_receiver_each_tier_and_the_deliver_ratio() {
+        let step = Step {
+            label: "1000 lines/s".into(),
+            offered_rate: Some(1000.0),
+            seconds: 10.0,
+            sent: 10_000,
+            received: 10_000,
+            received_rate: 1000.0,
+            received_bytes_rate: None,
+            processes: vec![
+                process(Tier::Agent, 5.0, Some(1000.0)),
+                process(Tier::Deliver, 3.0, None),
+                process(Tier::Deliver, 5.0, None),
+                process(Tier::Receiver, 8.0, Some(400.0)),
+                process(Tier::Receiver, 8.0, Some(600.0)),
+            ],
+            remarks: vec!["delay occurred".into()],
+        };
+        assert_eq!(
+            table_row(&step),
+            "| 1000 lines/s | 400 / 600 | 5.0 % / 1.0 MiB | 4.0 % / 1.0 MiB | 8.0 % / 1.0 MiB | 0.50 | delay occurred |"
+        );
+        assert_eq!(deliver_over_receiver(&step), Some(0.5));
+    }
+}

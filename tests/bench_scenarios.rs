@@ -1,0 +1,277 @@
+//! `logferry bench scenario`: the deliver scenarios end to end with
+//! logferry as the target (tiny steps: this checks that every record is
+//! counted and reported, not how fast anything is), the templates of the
+//! other systems as rendered, and Ctrl-C.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::BIN;
+use serde_json::Value;
+
+fn scenario(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(["bench", "scenario"])
+        .args(args)
+        .env("LOGFERRY_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Runs a smoke scenario and checks its JSON result: every step sent and
+/// received the same number (> 0) of records, each tier has its processes
+/// and every process was sampled.
+fn smoke(name: &str, extra: &[&str], tiers: [(&str, usize); 3]) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let work = dir.path().join("work");
+    let mut args = vec![
+        name,
+        "--smoke",
+        "--json",
+        json.to_str().unwrap(),
+        "--dir",
+        work.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = scenario(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("| rate of writing (lines/s per agent) |") && stdout.contains("headline:"),
+        "{stdout}"
+    );
+
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["scenario"], name);
+    assert_eq!(r["target"], "logferry");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{r:#}");
+    for step in steps {
+        let (sent, received) = (
+            step["sent"].as_u64().unwrap(),
+            step["received"].as_u64().unwrap(),
+        );
+        assert!(sent > 0 && sent == received, "{step:#}");
+        let procs = step["processes"].as_array().unwrap();
+        for (tier, n) in tiers {
+            let of_tier: Vec<&Value> = procs.iter().filter(|p| p["tier"] == tier).collect();
+            assert_eq!(of_tier.len(), n, "{tier} in {step:#}");
+            assert!(
+                of_tier.iter().all(|p| p["rss_bytes"].as_u64().unwrap() > 0),
+                "{step:#}"
+            );
+        }
+        assert!(
+            procs
+                .iter()
+                .filter(|p| p["tier"] == "receiver")
+                .all(|p| p["rate"].is_number()),
+            "{step:#}"
+        );
+    }
+    let samples = r["samples"].as_array().unwrap();
+    for (tier, _) in tiers {
+        assert!(
+            samples.iter().any(|s| s["tier"] == tier),
+            "no sample of the {tier} tier"
+        );
+    }
+    // the configs the processes ran, as rendered
+    for file in ["agent-1.toml", "deliver-1.toml", "receiver-1.toml"] {
+        let config = std::fs::read_to_string(work.join(file)).unwrap();
+        assert!(!config.contains("{{"), "{file}:\n{config}");
+    }
+}
+
+#[test]
+fn peer_deliver_smoke_counts_every_record_at_its_own_receiver() {
+    smoke(
+        "peer-deliver",
+        &["--agents", "2"],
+        [("agent", 2), ("deliver", 2), ("receiver", 2)],
+    );
+}
+
+#[test]
+fn round_robin_deliver_smoke_counts_every_record() {
+    smoke(
+        "round-robin-deliver",
+        &["--agents", "2", "--delivers", "2", "--receivers", "2"],
+        [("agent", 2), ("deliver", 2), ("receiver", 2)],
+    );
+}
+
+#[test]
+fn peer_deliver_needs_as_many_of_each_tier() {
+    let out = scenario(&[
+        "peer-deliver",
+        "--smoke",
+        "--agents",
+        "2",
+        "--delivers",
+        "1",
+    ]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains("give as many delivers and receivers as agents"));
+}
+
+/// The other systems are not installed here: started as `true`, they exit
+/// at once, after their config was rendered into --dir.
+#[test]
+fn the_deliver_template_of_every_system_is_rendered_whole() {
+    for (target, file) in [
+        ("fluent-bit", "deliver-1.conf"),
+        ("fluentd", "deliver-1.conf"),
+        ("vector", "deliver-1.toml"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = scenario(&[
+            "round-robin-deliver",
+            "--smoke",
+            "--target",
+            target,
+            "--target-bin",
+            "true",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ]);
+        assert!(!out.status.success(), "{target}: {}", text(&out));
+        assert!(
+            text(&out).contains("deliver-1 exited"),
+            "{target}: {}",
+            text(&out)
+        );
+        let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(
+            !config.contains("{{") && !config.contains("}}"),
+            "{target}:\n{config}"
+        );
+        if target == "fluent-bit" {
+            let up = std::fs::read_to_string(dir.path().join("deliver-1.upstream.conf")).unwrap();
+            assert!(up.contains("[UPSTREAM]") && up.contains("[NODE]"), "{up}");
+            assert!(config.contains("deliver-1.upstream.conf"), "{config}");
+        }
+    }
+    // Vector cannot balance over receivers: said before anything starts
+    let out = scenario(&[
+        "round-robin-deliver",
+        "--smoke",
+        "--target",
+        "vector",
+        "--receivers",
+        "2",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("vector has no forward sink"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn an_unknown_placeholder_in_a_template_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("deliver.toml");
+    std::fs::write(
+        &template,
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{{listen_prot}}\"\n",
+    )
+    .unwrap();
+    let out = scenario(&[
+        "peer-deliver",
+        "--smoke",
+        "--template",
+        template.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("unknown placeholder {{listen_prot}} at line 3"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn ctrl_c_mid_run_stops_every_process() {
+    let mut child = Command::new(BIN)
+        .args([
+            "bench",
+            "scenario",
+            "round-robin-deliver",
+            "--agents",
+            "2",
+            "--delivers",
+            "2",
+            "--receivers",
+            "2",
+            "--rates",
+            "1000",
+            "--step-seconds",
+            "120",
+        ])
+        .env("LOGFERRY_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut pids = Vec::new();
+    // every process is announced, then the table header: the step is on
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(pid) = line
+            .split_once(" pid=")
+            .map(|(_, p)| p.parse::<u32>().unwrap())
+        {
+            pids.push(pid);
+        }
+        if line.starts_with("| rate of writing") {
+            break;
+        }
+    }
+    assert_eq!(pids.len(), 6, "{pids:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    for &pid in &pids {
+        assert!(
+            Path::new(&format!("/proc/{pid}")).exists(),
+            "{pid} not running"
+        );
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "bench did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    // it stopped by itself, not killed by the signal, and said so
+    assert_eq!(status.code(), Some(1), "{status:?}\n{rest:?}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    // and had stopped (and reaped) every process before exiting
+    for pid in pids {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "process {pid} outlived the benchmark"
+        );
+    }
+}
