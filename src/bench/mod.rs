@@ -9,7 +9,9 @@
 //! - `process.rs`: logferry processes under measurement;
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
-//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios.
+//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios;
+//! - `results.rs`: what a scenario measured, as `--json FILE` writes it;
+//!   `html.rs` with `plot.rs`: the HTML page `bench report` makes of it.
 //!
 //! Standalone load tools, run against any process (see "Load tools" in
 //! docs/BENCHMARKS.md):
@@ -25,6 +27,7 @@
 mod forward_file;
 mod forward_writer;
 mod gen;
+pub mod html;
 mod http_client;
 mod http_writer;
 mod kafka;
@@ -32,6 +35,7 @@ mod load;
 mod monitor;
 mod output;
 mod pki;
+mod plot;
 mod process;
 pub mod procfs;
 mod relay;
@@ -92,6 +96,9 @@ pub enum Scenario {
     /// POST lines over keep-alive HTTP connections, optionally at a fixed
     /// rate.
     HttpWriter(http_writer::HttpWriterArgs),
+    /// Write an HTML page (tables and SVG plots, self-contained) from
+    /// result files written with `--json FILE`.
+    Report(html::ReportArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -108,6 +115,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::Gen(a) => gen::run(a),
         Scenario::ForwardWriter(a) => forward_writer::run(a),
         Scenario::HttpWriter(a) => http_writer::run(a),
+        Scenario::Report(a) => html::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
