@@ -194,7 +194,7 @@ pub fn series_over_time(results: &[&ScenarioResult], what: Measure) -> Vec<Serie
     // Samples of different processes are taken at slightly different
     // times: each process's mean per time bin, summed over the tier.
     let bin = sample_interval(processes.values().map(|(_, s)| s.as_slice()));
-    let mut tiers: BTreeMap<(usize, &str), (usize, BTreeMap<i64, f64>)> = BTreeMap::new();
+    let mut tiers: BTreeMap<(usize, &str), TierSums> = BTreeMap::new();
     for ((i, _), (tier, samples)) in &processes {
         let mut means: BTreeMap<i64, (f64, u32)> = BTreeMap::new();
         for s in samples {
@@ -216,6 +216,9 @@ pub fn series_over_time(results: &[&ScenarioResult], what: Measure) -> Vec<Serie
         })
         .collect()
 }
+
+/// Processes in a tier, and per time bin the sum of their means.
+type TierSums = (usize, BTreeMap<i64, f64>);
 
 /// The usual time between two samples of one process (the median gap),
 /// 1 s when no process has two samples.
