@@ -5,6 +5,7 @@
 #   java -jar target/interop/fluency-sender.jar                   (Fluency, Maven Central)
 #   target/interop/go-sender                                      (fluent-logger-golang)
 #   kcat                                                          (Kafka consumer, Debian)
+#   chromium                                                      (renders `bench report` pages, Debian)
 # and what the Kafka sink's build and tests need: cmake, g++ and the
 # libcurl/OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central).
@@ -89,7 +90,8 @@ else
 fi
 
 # --- Kafka: librdkafka build tools, kcat, the local broker's jars ------------
-"$ROOT/scripts/build-deps.sh" kcat
+# (and headless Chromium for tests/bench_report.rs, from the same apt-get run)
+"$ROOT/scripts/build-deps.sh" kcat chromium
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"

@@ -37,11 +37,14 @@ fn smoke(name: &str, extra: &[&str], tiers: [(&str, usize); 3]) {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("result.json");
     let work = dir.path().join("work");
+    let report = dir.path().join("report");
     let mut args = vec![
         name,
         "--smoke",
         "--json",
         json.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
         "--dir",
         work.to_str().unwrap(),
     ];
@@ -89,6 +92,10 @@ fn smoke(name: &str, extra: &[&str], tiers: [(&str, usize); 3]) {
             "no sample of the {tier} tier"
         );
     }
+    // the run's own page: its table and its three plots
+    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert_eq!(page.matches("<table").count(), 1, "{page}");
+    assert_eq!(page.matches("<svg").count(), 3, "{page}");
     // the configs the processes ran, as rendered
     for file in ["agent-1.toml", "deliver-1.toml", "receiver-1.toml"] {
         let config = std::fs::read_to_string(work.join(file)).unwrap();

@@ -13,6 +13,8 @@
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
+//! - `results.rs`: what a scenario measured, as `--json FILE` writes it;
+//!   `html.rs` with `plot.rs`: the HTML page `bench report` makes of it.
 //!
 //! Standalone load tools, run against any process (see "Load tools" in
 //! docs/BENCHMARKS.md):
@@ -28,6 +30,7 @@
 mod forward_file;
 mod forward_writer;
 mod gen;
+pub mod html;
 mod http_client;
 mod http_writer;
 mod kafka;
@@ -35,6 +38,7 @@ mod load;
 mod monitor;
 mod output;
 mod pki;
+mod plot;
 mod process;
 pub mod procfs;
 mod relay;
@@ -100,6 +104,9 @@ pub enum Scenario {
     /// POST lines over keep-alive HTTP connections, optionally at a fixed
     /// rate.
     HttpWriter(http_writer::HttpWriterArgs),
+    /// Write an HTML page (tables and SVG plots, self-contained) from
+    /// result files written with `--json FILE`.
+    Report(html::ReportArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -117,6 +124,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::Scenario(a) => scenario::run(a),
         Scenario::ForwardWriter(a) => forward_writer::run(a),
         Scenario::HttpWriter(a) => http_writer::run(a),
+        Scenario::Report(a) => html::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

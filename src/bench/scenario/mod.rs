@@ -103,6 +103,10 @@ pub struct ScenarioArgs {
     /// Write the result (results::ScenarioResult) as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Write a self-contained HTML page (DIR/index.html) with the tables
+    /// and plots of this run (`bench report` compares several runs).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
     /// A few seconds in all: rates 100 and 1000 for 1 s each, sampled
     /// every 250 ms (checks that everything works, measures nothing).
     #[arg(long)]
@@ -240,6 +244,10 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
     if let Some(path) = &a.json {
         result.write(path)?;
         println!("result written to {}", path.display());
+    }
+    if let Some(dir) = &a.report {
+        let page = super::html::write_report(dir, std::slice::from_ref(&result))?;
+        println!("report written to {}", page.display());
     }
     if interrupted {
         return Err(format!(
