@@ -88,31 +88,58 @@ impl AcceptErrors {
     }
 }
 
+/// Binds a listening source's socket (after loading its TLS settings, so
+/// a certificate problem fails start-up before the port is taken): the
+/// listener, its TLS acceptor and the address it is bound to.
+pub async fn bind(
+    address: &str,
+    tls: Option<&crate::tls::ServerTlsConfig>,
+) -> Result<
+    (
+        tokio::net::TcpListener,
+        Option<tokio_rustls::TlsAcceptor>,
+        std::net::SocketAddr,
+    ),
+    String,
+> {
+    let tls = tls.map(|t| t.acceptor()).transpose()?;
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    Ok((listener, tls, local))
+}
+
 /// The accept loop every listening source shares: accepts connections on
-/// `listener` until `shutdown`, at most `max_connections` at once. A
-/// connection over the limit is closed at once and `refused(peer)` is
-/// called (to count and warn); each other one runs `serve(stream, peer)`
-/// and holds its slot until that ends. Accept failures go to `errors`
-/// (back-off, no spin). Returns the connections still running, for the
-/// caller to wait for once it has let go of what they may wait on (its
-/// router, so the sink queues can drain).
-pub async fn accept_until_stop<F, Fut>(
+/// `listener` until the source's shutdown, at most `max_connections` at
+/// once. A connection over the limit is closed at once and
+/// `refused(peer)` is called (to count and warn); each other one runs
+/// `serve(stream, peer, router, shutdown)` and holds its slot until that
+/// ends. Accept failures go to `errors` (back-off, no spin). Once
+/// accepting ends, the source lets go of its router, so the sink queues
+/// can close and drain while the connections still running finish (a
+/// forward connection waiting for its acks), and then waits for them.
+pub async fn serve_listener<F, Fut>(
     listener: tokio::net::TcpListener,
     max_connections: usize,
-    shutdown: &mut crate::sources::Shutdown,
-    errors: &AcceptErrors,
+    mut cx: crate::sources::SourceContext,
     mut refused: impl FnMut(std::net::SocketAddr),
     mut serve: F,
-) -> tokio::task::JoinSet<()>
-where
-    F: FnMut(tokio::net::TcpStream, std::net::SocketAddr) -> Fut,
+) where
+    F: FnMut(
+        tokio::net::TcpStream,
+        std::net::SocketAddr,
+        crate::router::Router,
+        crate::sources::Shutdown,
+    ) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
+    let errors = AcceptErrors::new(&cx.metrics, &cx.name);
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
-            _ = shutdown.wait() => break,
+            _ = cx.shutdown.wait() => break,
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
             accepted = listener.accept() => {
                 let (stream, peer) = match accepted {
@@ -127,7 +154,7 @@ where
                     refused(peer);
                     continue;
                 };
-                let task = serve(stream, peer);
+                let task = serve(stream, peer, cx.router.clone(), cx.shutdown.clone());
                 connections.spawn(async move {
                     task.await;
                     drop(slot);
@@ -135,5 +162,9 @@ where
             }
         }
     }
-    connections
+    drop(listener);
+    // the queues close once no source holds a router
+    drop(cx.router);
+    tracing::debug!(source = %cx.name, open = connections.len(), "source stopping");
+    while connections.join_next().await.is_some() {}
 }

@@ -32,12 +32,7 @@ impl ForwardSource {
     /// Binds the listening socket, so a taken port fails start-up rather
     /// than the running pipeline.
     pub async fn bind(config: ForwardSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        // certificate problems fail start-up, before the port is taken
-        let tls = config.tls.as_ref().map(|t| t.acceptor()).transpose()?;
-        let listener = TcpListener::bind(&config.address)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let (listener, tls, local) = crate::net::bind(&config.address, config.tls.as_ref()).await?;
         tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
             shared_key = config.shared_key.is_some(), "forward source listening");
         let metrics = Arc::new(ForwardMetrics::new(&cx.metrics, &cx.name));
@@ -60,7 +55,7 @@ impl ForwardSource {
         let ForwardSource {
             listener,
             config,
-            mut cx,
+            cx,
             metrics,
             tls,
         } = self;
@@ -72,41 +67,34 @@ impl ForwardSource {
             tls,
             auth: config.auth(),
         });
-        let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
-        let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
-        let mut connections = crate::net::accept_until_stop(
+        let (name, memory) = (cx.name.clone(), cx.memory.clone());
+        // once accepting ends the sink queues close and drain, while
+        // connections still wait for their acks
+        crate::net::serve_listener(
             listener,
             max_connections,
-            &mut cx.shutdown,
-            &accept_errors,
+            cx,
             |peer| {
                 metrics.connections_rejected.inc();
-                crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
+                crate::warn_limited!(metrics.warnings, "max_connections", source = %name,
                     %peer, limit = max_connections,
                     "connection refused: max_connections reached");
             },
-            |stream, peer| {
+            |stream, peer, router, shutdown| {
                 metrics.connections.inc();
                 conn::Connection {
                     stream,
                     peer,
                     settings: settings.clone(),
                     metrics: metrics.clone(),
-                    router: router.clone(),
-                    shutdown: conn_shutdown.clone(),
-                    memory: cx.memory.clone(),
+                    router,
+                    shutdown,
+                    memory: memory.clone(),
                 }
                 .serve()
             },
         )
         .await;
-        // the accept loop handed out clones of this router; it goes too
-        drop(router);
-        // the queues close once no source holds a router: the drain starts
-        // now, while connections still wait for their acks
-        drop(cx.router);
-        tracing::debug!(source = %cx.name, open = connections.len(), "forward source stopping");
-        while connections.join_next().await.is_some() {}
     }
 }
 

@@ -34,11 +34,7 @@ impl HttpSource {
     /// Binds the listening socket, so a taken port fails start-up rather
     /// than the running pipeline.
     pub async fn bind(config: HttpSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        let tls = config.tls.as_ref().map(|t| t.acceptor()).transpose()?;
-        let listener = TcpListener::bind(&config.address)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let (listener, tls, local) = crate::net::bind(&config.address, config.tls.as_ref()).await?;
         tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
             "http source listening");
         let metrics = Arc::new(HttpMetrics::new(&cx.metrics, &cx.name));
@@ -61,7 +57,7 @@ impl HttpSource {
         let HttpSource {
             listener,
             config,
-            mut cx,
+            cx,
             metrics,
             tls,
         } = self;
@@ -71,13 +67,10 @@ impl HttpSource {
             tls,
             memory: cx.memory.clone(),
         });
-        let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
-        let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
-        let mut connections = crate::net::accept_until_stop(
+        crate::net::serve_listener(
             listener,
             max_connections,
-            &mut cx.shutdown,
-            &accept_errors,
+            cx,
             |peer| {
                 metrics.error(
                     peer,
@@ -85,26 +78,20 @@ impl HttpSource {
                     &format!("connection refused: max_connections ({max_connections}) reached"),
                 )
             },
-            |stream, peer| {
+            |stream, peer, router, shutdown| {
                 metrics.connections.inc();
                 conn::Connection {
                     stream,
                     peer,
                     settings: settings.clone(),
                     metrics: metrics.clone(),
-                    router: router.clone(),
-                    shutdown: conn_shutdown.clone(),
+                    router,
+                    shutdown,
                 }
                 .serve()
             },
         )
         .await;
-        // the accept loop handed out clones of this router; it goes too
-        drop(router);
-        // the queues close once no source holds a router
-        drop(cx.router);
-        tracing::debug!(source = %cx.name, open = connections.len(), "http source stopping");
-        while connections.join_next().await.is_some() {}
     }
 }
 

@@ -38,11 +38,7 @@ impl TcpSource {
     /// Binds the listening socket, so a taken port fails start-up rather
     /// than the running pipeline.
     pub async fn bind(config: TcpSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        let tls = config.tls.as_ref().map(|t| t.acceptor()).transpose()?;
-        let listener = TcpListener::bind(&config.address)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.address))?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        let (listener, tls, local) = crate::net::bind(&config.address, config.tls.as_ref()).await?;
         tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
             "tcp source listening");
         let metrics = Arc::new(TcpMetrics::new(&cx.metrics, &cx.name));
@@ -65,7 +61,7 @@ impl TcpSource {
         let TcpSource {
             listener,
             config,
-            mut cx,
+            cx,
             metrics,
             tls,
         } = self;
@@ -76,38 +72,31 @@ impl TcpSource {
             tls,
             memory: cx.memory.clone(),
         });
-        let accept_errors = crate::net::AcceptErrors::new(&cx.metrics, &cx.name);
-        let (router, conn_shutdown) = (cx.router.clone(), cx.shutdown.clone());
-        let mut connections = crate::net::accept_until_stop(
+        let name = cx.name.clone();
+        crate::net::serve_listener(
             listener,
             max_connections,
-            &mut cx.shutdown,
-            &accept_errors,
+            cx,
             |peer| {
                 metrics.connections_rejected.inc();
-                crate::warn_limited!(metrics.warnings, "max_connections", source = %cx.name,
+                crate::warn_limited!(metrics.warnings, "max_connections", source = %name,
                     %peer, limit = max_connections,
                     "connection refused: max_connections reached");
             },
-            |stream, peer| {
+            |stream, peer, router, shutdown| {
                 metrics.connections.inc();
                 conn::Connection {
                     stream,
                     peer,
                     settings: settings.clone(),
                     metrics: metrics.clone(),
-                    router: router.clone(),
-                    shutdown: conn_shutdown.clone(),
+                    router,
+                    shutdown,
                 }
                 .serve()
             },
         )
         .await;
-        // the accept loop handed out clones of this router; it goes too
-        drop(router);
-        drop(cx.router);
-        tracing::debug!(source = %cx.name, open = connections.len(), "tcp source stopping");
-        while connections.join_next().await.is_some() {}
     }
 }
 
