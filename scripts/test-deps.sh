@@ -6,6 +6,7 @@
 #   target/interop/go-sender                                      (fluent-logger-golang)
 #   kcat                                                          (Kafka consumer, Debian)
 #   chromium                                                      (renders `bench report` pages, Debian)
+#   haproxy                                                       (`bench scenario http-kafka --via haproxy`, Debian)
 # and what the Kafka sink's build and tests need: cmake, g++ and the
 # libcurl/OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central).
@@ -90,8 +91,9 @@ else
 fi
 
 # --- Kafka: librdkafka build tools, kcat, the local broker's jars ------------
-# (and headless Chromium for tests/bench_report.rs, from the same apt-get run)
-"$ROOT/scripts/build-deps.sh" kcat chromium
+# (and headless Chromium for tests/bench_report.rs, haproxy for the
+# http-kafka scenario in tests/bench_scenarios.rs, from the same apt-get run)
+"$ROOT/scripts/build-deps.sh" kcat chromium haproxy
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"

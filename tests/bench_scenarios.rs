@@ -1,7 +1,8 @@
-//! `logferry bench scenario`: the deliver scenarios end to end with
-//! logferry as the target (tiny steps: this checks that every record is
-//! counted and reported, not how fast anything is), the templates of the
-//! other systems as rendered, and Ctrl-C.
+//! `logferry bench scenario`: the deliver and Kafka scenarios end to end
+//! with logferry as the target (tiny steps: this checks that every record
+//! is counted and reported, not how fast anything is), the templates of
+//! the other systems as rendered, and Ctrl-C. The Kafka scenarios use the
+//! local broker of scripts/kafka.sh and haproxy (scripts/test-deps.sh).
 
 mod common;
 
@@ -275,6 +276,284 @@ fn ctrl_c_mid_run_stops_every_process() {
     assert_eq!(status.code(), Some(1), "{status:?}\n{rest:?}\n{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     // and had stopped (and reaped) every process before exiting
+    for pid in pids {
+        assert!(
+            !Path::new(&format!("/proc/{pid}")).exists(),
+            "process {pid} outlived the benchmark"
+        );
+    }
+}
+
+/// Runs a Kafka scenario's smoke with `--json`, `--report` and `--dir`;
+/// returns its parsed result and work directory. Every step must have put
+/// exactly what it sent (> 0) into the topic.
+fn kafka_smoke(name: &str, extra: &[&str]) -> (Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let work = dir.path().join("work");
+    let report = dir.path().join("report");
+    let mut args = vec![
+        name,
+        "--smoke",
+        "--json",
+        json.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+        "--dir",
+        work.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = scenario(&args);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("records/s into Kafka") && stdout.contains("headline"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(", 0 lost"), "{stdout}");
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["scenario"], name);
+    assert_eq!(r["target"], "logferry");
+    assert!(r["machine"]["cores"].as_u64().unwrap() >= 1, "{r:#}");
+    for step in r["steps"].as_array().unwrap() {
+        let (sent, received) = (
+            step["sent"].as_u64().unwrap(),
+            step["received"].as_u64().unwrap(),
+        );
+        assert!(sent > 0 && sent == received, "{step:#}");
+        assert!(step["received_rate"].as_f64().unwrap() > 0.0, "{step:#}");
+        assert!(step["seconds"].as_f64().unwrap() > 0.0, "{step:#}");
+        for p in step["processes"].as_array().unwrap() {
+            assert!(p["rss_bytes"].as_u64().unwrap() > 0, "{step:#}");
+            assert!(p["pid"].as_u64().unwrap() > 0, "{step:#}");
+        }
+    }
+    assert!(!r["samples"].as_array().unwrap().is_empty(), "{r:#}");
+    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert_eq!(page.matches("<table").count(), 1, "{page}");
+    (r, dir)
+}
+
+fn tiers(step: &Value) -> Vec<String> {
+    step["processes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["tier"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// No --brokers: the scenario starts (or finds) the local broker of
+/// scripts/kafka.sh, as the Kafka tests do.
+#[test]
+fn http_kafka_smoke_direct_and_through_haproxy_puts_every_line_in_the_topic() {
+    let (r, dir) = kafka_smoke(
+        "http-kafka",
+        &[
+            "--instances",
+            "2",
+            "--via",
+            "both",
+            "--connections",
+            "8",
+            "--lines-per-request",
+            "2",
+        ],
+    );
+    let steps = r["steps"].as_array().unwrap();
+    let labels: Vec<&str> = steps.iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "100 req/s, direct",
+            "1000 req/s, direct",
+            "100 req/s, haproxy",
+            "1000 req/s, haproxy"
+        ]
+    );
+    for step in steps {
+        // two lines per request: twice the request rate in records
+        let offered = step["offered_rate"].as_f64().unwrap();
+        assert!(offered == 200.0 || offered == 2000.0, "{step:#}");
+        assert_eq!(step["sent"].as_u64().unwrap() % 2, 0, "{step:#}");
+        let remarks = step["remarks"].as_array().unwrap();
+        assert!(
+            remarks[0].as_str().unwrap().contains("latency p50"),
+            "{step:#}"
+        );
+        let mut want = vec!["server", "server"];
+        if step["label"].as_str().unwrap().ends_with("haproxy") {
+            want.push("balancer");
+        }
+        assert_eq!(tiers(step), want, "{step:#}");
+    }
+    assert_eq!(r["params"]["instances"], 2);
+    assert_eq!(r["params"]["via"], "both");
+    let cfg = std::fs::read_to_string(dir.path().join("work/haproxy.cfg")).unwrap();
+    assert_eq!(cfg.matches("    server instance-").count(), 2, "{cfg}");
+    let instance = std::fs::read_to_string(dir.path().join("work/instance-1.toml")).unwrap();
+    assert!(
+        !instance.contains("{{") && instance.contains("type = \"http\""),
+        "{instance}"
+    );
+}
+
+#[test]
+fn forward_kafka_smoke_with_and_without_tls_puts_every_record_in_the_topic() {
+    let broker = common::kafka::shared_broker();
+    let (r, dir) = kafka_smoke(
+        "forward-kafka",
+        &["--brokers", broker, "--tls", "both", "--workers", "1,2"],
+    );
+    let steps = r["steps"].as_array().unwrap();
+    let labels: Vec<&str> = steps.iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(
+        labels,
+        [
+            "100 lines/s",
+            "1000 lines/s",
+            "1 worker(s)",
+            "2 worker(s)",
+            "100 lines/s, TLS",
+            "1000 lines/s, TLS",
+            "1 worker(s), TLS",
+            "2 worker(s), TLS"
+        ]
+    );
+    for step in steps {
+        let label = step["label"].as_str().unwrap();
+        if label.contains("worker") {
+            // the workers send straight to the server: it alone is measured
+            assert_eq!(tiers(step), ["server"], "{step:#}");
+            assert_eq!(step["sent"].as_u64().unwrap(), 20_000, "{step:#}");
+            assert!(step["offered_rate"].is_null(), "{step:#}");
+        } else {
+            assert_eq!(tiers(step), ["agent", "server"], "{step:#}");
+            assert!(step["offered_rate"].is_number(), "{step:#}");
+        }
+    }
+    assert_eq!(r["params"]["tls"], "both");
+    assert_eq!(r["params"]["brokers"], broker);
+    let server = std::fs::read_to_string(dir.path().join("work/server-tls.toml")).unwrap();
+    assert!(
+        server.contains("cert_file") && !server.contains("{{"),
+        "{server}"
+    );
+    let agent = std::fs::read_to_string(dir.path().join("work/agent-tls.toml")).unwrap();
+    assert!(
+        agent.contains("ca_file") && !agent.contains("{{"),
+        "{agent}"
+    );
+}
+
+/// The other systems are not installed here: started as `true`, they exit
+/// at once, after their kafka-server config was rendered into --dir.
+#[test]
+fn the_kafka_server_template_of_every_system_is_rendered_whole() {
+    let broker = common::kafka::shared_broker();
+    for (target, file) in [
+        ("fluent-bit", "server-tls.conf"),
+        ("fluentd", "server-tls.conf"),
+        ("vector", "server-tls.toml"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = scenario(&[
+            "forward-kafka",
+            "--smoke",
+            "--brokers",
+            broker,
+            "--tls",
+            "on",
+            "--target",
+            target,
+            "--target-bin",
+            "true",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ]);
+        assert!(!out.status.success(), "{target}: {}", text(&out));
+        assert!(
+            text(&out).contains("server-tls exited"),
+            "{target}: {}",
+            text(&out)
+        );
+        let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(
+            !config.contains("{{") && !config.contains("}}"),
+            "{target}:\n{config}"
+        );
+        assert!(config.contains(broker), "{target}:\n{config}");
+        assert!(config.contains("bench-server.key"), "{target}:\n{config}");
+    }
+    // http-kafka is logferry only: said before anything starts
+    let out = scenario(&["http-kafka", "--smoke", "--target", "vector"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("http-kafka runs logferry instances only"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn ctrl_c_mid_kafka_step_stops_every_instance_and_haproxy() {
+    let mut child = Command::new(BIN)
+        .args([
+            "bench",
+            "scenario",
+            "http-kafka",
+            "--brokers",
+            common::kafka::shared_broker(),
+            "--instances",
+            "2",
+            "--via",
+            "haproxy",
+            "--connections",
+            "4",
+            "--rates",
+            "100",
+            "--step-seconds",
+            "120",
+        ])
+        .env("LOGFERRY_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut pids = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some((_, rest)) = line.split_once(" pid=") {
+            let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            pids.push(pid.parse::<u32>().unwrap());
+        }
+        if line.starts_with("| step |") {
+            break;
+        }
+    }
+    assert_eq!(pids.len(), 3, "{pids:?}");
+    std::thread::sleep(Duration::from_millis(1500));
+    for &pid in &pids {
+        assert!(
+            Path::new(&format!("/proc/{pid}")).exists(),
+            "{pid} not running"
+        );
+    }
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "bench did not stop after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(1), "{status:?}\n{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
     for pid in pids {
         assert!(
             !Path::new(&format!("/proc/{pid}")).exists(),

@@ -57,10 +57,11 @@ pub struct ForwardWriterArgs {
 /// How long to wait for an ack before counting the chunk as an error.
 const ACK_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// What one worker did.
+/// What one worker (or all of them) did.
 #[derive(Debug, Default)]
-struct Sent {
-    records: usize,
+pub(super) struct Sent {
+    /// Records written to the connection.
+    pub(super) records: usize,
     /// Bytes on the wire (frames, compressed if `--gzip`).
     bytes: u64,
     /// Chunks whose ack came back with their id.
@@ -78,27 +79,8 @@ pub fn run(a: ForwardWriterArgs) -> Result<(), String> {
     }
     let a = Arc::new(a);
     let chunks = a.records.div_ceil(a.chunk_records);
-    let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
-    let workers: Vec<_> = (0..a.workers)
-        .map(|w| {
-            let (a, next) = (a.clone(), next.clone());
-            std::thread::spawn(move || worker(&a, w, &next, chunks, start))
-        })
-        .collect();
-    let mut total = Sent::default();
-    let mut errors = Vec::new();
-    for w in workers {
-        let s = w.join().unwrap_or_else(|_| Sent {
-            error: Some("worker panicked".into()),
-            ..Sent::default()
-        });
-        total.records += s.records;
-        total.bytes += s.bytes;
-        total.acked_chunks += s.acked_chunks;
-        total.acked_records += s.acked_records;
-        errors.extend(s.error);
-    }
+    let (total, errors) = send(&a, start);
     let secs = start.elapsed().as_secs_f64();
     let acks = if a.ack {
         format!(
@@ -136,6 +118,33 @@ pub fn run(a: ForwardWriterArgs) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Runs `a.workers` connections until every chunk is sent; what they
+/// sent in all, and their errors.
+pub(super) fn send(a: &Arc<ForwardWriterArgs>, start: Instant) -> (Sent, Vec<String>) {
+    let chunks = a.records.div_ceil(a.chunk_records);
+    let next = Arc::new(AtomicUsize::new(0));
+    let workers: Vec<_> = (0..a.workers)
+        .map(|w| {
+            let (a, next) = (a.clone(), next.clone());
+            std::thread::spawn(move || worker(&a, w, &next, chunks, start))
+        })
+        .collect();
+    let mut total = Sent::default();
+    let mut errors = Vec::new();
+    for w in workers {
+        let s = w.join().unwrap_or_else(|_| Sent {
+            error: Some("worker panicked".into()),
+            ..Sent::default()
+        });
+        total.records += s.records;
+        total.bytes += s.bytes;
+        total.acked_chunks += s.acked_chunks;
+        total.acked_records += s.acked_records;
+        errors.extend(s.error);
+    }
+    (total, errors)
 }
 
 /// One connection: takes chunk numbers from `next` until all are sent.

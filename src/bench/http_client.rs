@@ -141,6 +141,13 @@ impl Latency {
     }
 }
 
+impl Latency {
+    /// The median and the 99th percentile, in milliseconds.
+    pub fn p50_p99_ms(&self) -> (f64, f64) {
+        (self.p50 as f64 / 1000.0, self.p99 as f64 / 1000.0)
+    }
+}
+
 impl std::fmt::Display for Latency {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let ms = |us: u32| us as f64 / 1000.0;

@@ -93,9 +93,7 @@ pub struct HttpKafkaArgs {
 impl KafkaArgs {
     /// The producer settings of both logferry and the baseline.
     fn producer(&self) -> Vec<(&'static str, String)> {
-        let mut p: Vec<_> = PRODUCER.iter().map(|(k, v)| (*k, v.to_string())).collect();
-        p.push(("linger.ms", self.linger_ms.to_string()));
-        p
+        producer_settings(self.linger_ms)
     }
 
     fn check(&self) -> Result<(), String> {
@@ -106,6 +104,14 @@ impl KafkaArgs {
         }
         Ok(())
     }
+}
+
+/// The producer settings of every measured pipeline and of the baseline,
+/// with this `linger.ms`.
+pub(crate) fn producer_settings(linger_ms: u64) -> Vec<(&'static str, String)> {
+    let mut p: Vec<_> = PRODUCER.iter().map(|(k, v)| (*k, v.to_string())).collect();
+    p.push(("linger.ms", linger_ms.to_string()));
+    p
 }
 
 pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
@@ -252,15 +258,15 @@ pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
 }
 
 /// The broker: creates topics and reads how many messages they hold.
-struct Broker {
-    brokers: String,
+pub(crate) struct Broker {
+    pub(crate) brokers: String,
     admin: AdminClient<DefaultClientContext>,
     consumer: BaseConsumer,
     rt: tokio::runtime::Runtime,
 }
 
 impl Broker {
-    fn new(brokers: &str) -> Result<Broker, String> {
+    pub(crate) fn new(brokers: &str) -> Result<Broker, String> {
         let mut c = ClientConfig::new();
         c.set("bootstrap.servers", brokers);
         let admin = c.create().map_err(|e| format!("Kafka admin client: {e}"))?;
@@ -282,9 +288,9 @@ impl Broker {
     }
 
     /// Creates a topic of its own for one measured pipeline.
-    fn topic(&self, k: &KafkaArgs, name: &str) -> Result<String, String> {
+    pub(crate) fn topic(&self, partitions: i32, name: &str) -> Result<String, String> {
         let topic = format!("logferry-bench-{}-{name}", std::process::id());
-        let new = NewTopic::new(&topic, k.partitions, TopicReplication::Fixed(1));
+        let new = NewTopic::new(&topic, partitions, TopicReplication::Fixed(1));
         let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
         let results = self
             .rt
@@ -295,7 +301,7 @@ impl Broker {
         }
         // wait until every partition has a leader that answers
         let deadline = Instant::now() + Duration::from_secs(30);
-        while self.messages(&topic, k.partitions).is_err() {
+        while self.messages(&topic, partitions).is_err() {
             if Instant::now() > deadline {
                 return Err(format!("topic {topic} has no leader after 30 s"));
             }
@@ -305,7 +311,7 @@ impl Broker {
     }
 
     /// Messages in `topic`: the sum of its partitions' end offsets.
-    fn messages(&self, topic: &str, partitions: i32) -> Result<usize, String> {
+    pub(crate) fn messages(&self, topic: &str, partitions: i32) -> Result<usize, String> {
         let mut sum = 0;
         for p in 0..partitions {
             let (low, high) = self
@@ -373,7 +379,7 @@ fn records_file(dir: &Path, records: usize, size: usize) -> Result<std::path::Pa
 /// The Kafka sink's table for a fresh topic, with the shared producer
 /// settings.
 fn sink_config(broker: &Broker, k: &KafkaArgs, name: &str) -> Result<(String, String), String> {
-    let topic = broker.topic(k, name)?;
+    let topic = broker.topic(k.partitions, name)?;
     let mut s = format!(
         "[sinks.kafka]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{}\"]\ntopic = \"{topic}\"\n[sinks.kafka.librdkafka_options]\n",
         broker.brokers
@@ -418,7 +424,7 @@ fn kcat_produce(
     records: usize,
     name: &str,
 ) -> Result<(f64, Duration, u64), String> {
-    let topic = broker.topic(k, name)?;
+    let topic = broker.topic(k.partitions, name)?;
     let mut cmd = Command::new("kcat");
     cmd.args(["-P", "-b", &broker.brokers, "-t", &topic, "-l"])
         .arg(lines);

@@ -12,7 +12,13 @@
 //! to the deliver tier (the target system), which forwards to receivers
 //! that count. After each step the writers stop and the receivers are given
 //! `--drain-timeout` to catch up: every record sent must have arrived.
+//!
+//! The Kafka scenarios (`http_kafka.rs`, `forward_kafka.rs`, sharing
+//! `kafka.rs`) count what reaches a topic instead.
 
+mod forward_kafka;
+mod http_kafka;
+mod kafka;
 mod template;
 mod topology;
 
@@ -39,6 +45,12 @@ pub enum Name {
     PeerDeliver,
     /// Every agent → all delivers → all receivers, round robin.
     RoundRobinDeliver,
+    /// HTTP writer → logferry HTTP → Kafka instances (directly or through
+    /// haproxy) → a topic.
+    HttpKafka,
+    /// Writer → tail agent → forward → the target's forward → Kafka server
+    /// → a topic, and forward-writer workers at full speed into the server.
+    ForwardKafka,
 }
 
 impl Name {
@@ -46,6 +58,8 @@ impl Name {
         match self {
             Name::PeerDeliver => "peer-deliver",
             Name::RoundRobinDeliver => "round-robin-deliver",
+            Name::HttpKafka => "http-kafka",
+            Name::ForwardKafka => "forward-kafka",
         }
     }
 }
@@ -55,8 +69,9 @@ pub struct ScenarioArgs {
     /// The scenario.
     #[arg(value_enum)]
     pub name: Name,
-    /// The system in the measured (deliver) role, started from
-    /// bench/templates/<system>/deliver.*.
+    /// The system in the measured role, started from
+    /// bench/templates/<system>/deliver.* (forward-kafka:
+    /// kafka-server.*).
     #[arg(long, value_enum, default_value_t = Target::Logferry)]
     pub target: Target,
     /// The target's program (default: this binary for logferry, else
@@ -77,7 +92,8 @@ pub struct ScenarioArgs {
     /// Receivers (default: as for --delivers).
     #[arg(long)]
     pub receivers: Option<usize>,
-    /// Writing rate of each agent's file, lines/s, one step per rate.
+    /// Writing rate of each agent's file, lines/s, one step per rate
+    /// (http-kafka: requests/s over all connections).
     #[arg(
         long,
         value_delimiter = ',',
@@ -115,6 +131,8 @@ pub struct ScenarioArgs {
     /// (removed afterwards unless given).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub kafka: Box<kafka::KafkaScenarioArgs>,
 }
 
 /// What the steps share.
@@ -138,6 +156,8 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
     let shape = match a.name {
         Name::PeerDeliver => Shape::Peer,
         Name::RoundRobinDeliver => Shape::RoundRobin,
+        Name::HttpKafka => return http_kafka::run(&a),
+        Name::ForwardKafka => return forward_kafka::run(&a),
     };
     let tier_default = match shape {
         Shape::Peer => a.agents,
