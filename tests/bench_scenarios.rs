@@ -561,3 +561,16 @@ fn ctrl_c_mid_kafka_step_stops_every_instance_and_haproxy() {
         );
     }
 }
+
+#[test]
+fn a_kafka_scenario_whose_broker_does_not_answer_says_how_to_start_one() {
+    // nothing listens on port 1
+    let out = scenario(&["forward-kafka", "--smoke", "--brokers", "127.0.0.1:1"]);
+    assert!(!out.status.success());
+    let t = text(&out);
+    assert!(
+        t.contains("the Kafka broker at 127.0.0.1:1 does not answer")
+            && t.contains("scripts/kafka.sh start"),
+        "{t}"
+    );
+}

@@ -287,6 +287,14 @@ impl Broker {
         })
     }
 
+    /// Whether the broker answers a metadata request within `timeout`.
+    pub(crate) fn answers(&self, timeout: Duration) -> Result<(), String> {
+        self.consumer
+            .fetch_metadata(None, timeout)
+            .map(|_| ())
+            .map_err(|e| format!("the Kafka broker at {} does not answer: {e}", self.brokers))
+    }
+
     /// Creates a topic of its own for one measured pipeline.
     pub(crate) fn topic(&self, partitions: i32, name: &str) -> Result<String, String> {
         let topic = format!("logferry-bench-{}-{name}", std::process::id());

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 
 use super::super::forward_writer::{self, ForwardWriterArgs};
 use super::super::gen::{write_lines, Lines};
-use super::super::kafka::Broker;
 use super::super::output::AppendFile;
 use super::super::pki::{self, Pki};
 use super::super::report::WorkDir;
@@ -64,8 +63,8 @@ pub fn run(a: &ScenarioArgs) -> Result<(), String> {
     let modes = k.tls.modes();
     let stop = interrupt_flag();
     let dir = WorkDir::new(a.dir.clone())?;
-    let brokers = common::brokers(k.brokers.as_deref())?;
-    let broker = Broker::new(&brokers)?;
+    let broker = common::connect(k.brokers.as_deref())?;
+    let brokers = broker.brokers.clone();
     let topic = broker.topic(k.partitions, "forward-kafka")?;
     let pki = if modes.contains(&true) {
         Some(pki::generate(&dir.path)?)

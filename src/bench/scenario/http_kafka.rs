@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::super::http_client::{http_writer, Latency};
-use super::super::kafka::Broker;
 use super::super::report::WorkDir;
 use super::super::results::{Machine, ScenarioResult, Step};
 use super::kafka::{self as common, kafka_values, Member, Watch, LOGFERRY_HTTP_KAFKA};
@@ -64,8 +63,8 @@ pub fn run(a: &ScenarioArgs) -> Result<(), String> {
     };
     let stop = interrupt_flag();
     let dir = WorkDir::new(a.dir.clone())?;
-    let brokers = common::brokers(k.brokers.as_deref())?;
-    let broker = Broker::new(&brokers)?;
+    let broker = common::connect(k.brokers.as_deref())?;
+    let brokers = broker.brokers.clone();
     let topic = broker.topic(k.partitions, "http-kafka")?;
     println!(
         "http-kafka: HTTP writer ({} connection(s), {} line(s) of {} B per request) → {} logferry instance(s) → Kafka {brokers} topic {topic}; {} step(s) of {step_seconds} s; files in {}",

@@ -195,26 +195,38 @@ const START_A_BROKER: &str = "start a Kafka broker and give its address with --b
      (in a logferry checkout, `scripts/kafka.sh start` starts a local one and prints its address; \
      it needs java 17+ and mvn, see scripts/test-deps.sh)";
 
-/// The bootstrap address: `given`, or the local broker of scripts/kafka.sh
-/// (in the current directory's checkout, or the one this binary was built
-/// from), started if it is not running and left running afterwards.
-pub fn brokers(given: Option<&str>) -> Result<String, String> {
+/// The broker at `given`, or at the local broker of scripts/kafka.sh (in
+/// the current directory's checkout, or the one this binary was built
+/// from), started if it is not running and left running afterwards; an
+/// error saying how to start one if neither answers.
+pub fn connect(given: Option<&str>) -> Result<Broker, String> {
+    let scripts = [
+        PathBuf::from("scripts/kafka.sh"),
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh"),
+    ];
+    let addr = brokers(given, &scripts)?;
+    let broker = Broker::new(&addr)?;
+    broker
+        .answers(Duration::from_secs(10))
+        .map_err(|e| format!("{e}; {START_A_BROKER}"))?;
+    Ok(broker)
+}
+
+/// The bootstrap address: `given`, or what the first of `scripts` that
+/// exists prints when asked to start the local broker.
+fn brokers(given: Option<&str>, scripts: &[PathBuf]) -> Result<String, String> {
     if let Some(b) = given {
         return Ok(b.to_string());
     }
-    let script = [
-        PathBuf::from("scripts/kafka.sh"),
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/kafka.sh"),
-    ]
-    .into_iter()
-    .find(|p| p.is_file())
-    .ok_or_else(|| format!("no --brokers given and no scripts/kafka.sh here: {START_A_BROKER}"))?;
+    let script = scripts.iter().find(|p| p.is_file()).ok_or_else(|| {
+        format!("no --brokers given and no scripts/kafka.sh here: {START_A_BROKER}")
+    })?;
     println!(
         "no --brokers: using the local broker of {} (started if needed; `{} stop` stops it)",
         script.display(),
         script.display()
     );
-    let out = Command::new(&script)
+    let out = Command::new(script)
         .arg("start")
         .output()
         .map_err(|e| format!("cannot run {}: {e}; {START_A_BROKER}", script.display()))?;
@@ -505,6 +517,27 @@ mod tests {
             crate::config::Config::parse(&agent, "template")
                 .unwrap_or_else(|e| panic!("{e}\n{agent}"));
         }
+    }
+
+    #[test]
+    fn without_brokers_or_a_start_script_the_error_says_how_to_start_one() {
+        assert_eq!(brokers(Some("h:1"), &[]).unwrap(), "h:1");
+        let e = brokers(None, &[PathBuf::from("/nonexistent/kafka.sh")]).unwrap_err();
+        assert!(
+            e.contains("--brokers HOST:PORT") && e.contains("scripts/kafka.sh start"),
+            "{e}"
+        );
+        // a start script that fails: its message and the way out
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("kafka.sh");
+        std::fs::write(&script, "#!/bin/sh\necho 'java not found' >&2\nexit 1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = brokers(None, &[script]).unwrap_err();
+        assert!(
+            e.contains("java not found") && e.contains("--brokers"),
+            "{e}"
+        );
     }
 
     #[test]
