@@ -528,7 +528,7 @@ fn ctrl_c_mid_kafka_step_stops_every_instance_and_haproxy() {
             let pid: String = rest.chars().take_while(char::is_ascii_digit).collect();
             pids.push(pid.parse::<u32>().unwrap());
         }
-        if line.starts_with("| step |") {
+        if line.starts_with("| offered rate |") {
             break;
         }
     }

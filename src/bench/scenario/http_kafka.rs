@@ -29,7 +29,7 @@ use super::topology::{free_port, output_log, spawn, spawn_logferry, wait_accepti
 use super::{progress_bar, ScenarioArgs};
 use crate::bench::monitor::interrupt_flag;
 
-const TABLE_HEADER: &str = "| step | sent requests/s | records/s into Kafka | instance CPU % / RSS (mean, peak) | haproxy CPU % / RSS | latency p50 / p99 | remarks |\n|---|---|---|---|---|---|---|";
+const TABLE_HEADER: &str = "| offered rate | via | sent requests/s | records/s into Kafka | instance CPU % / RSS (mean, peak) | haproxy CPU % / RSS | latency p50 / p99 | remarks |\n|---|---|---|---|---|---|---|---|";
 
 /// What one step's writers did.
 struct Posted {
@@ -368,10 +368,11 @@ fn start_haproxy(
 
 fn table_row(step: &Step, latency: &Latency, lines: usize) -> String {
     let (p50, p99) = latency.p50_p99_ms();
-    let problems: Vec<&str> = step.remarks[1..].iter().map(String::as_str).collect();
+    // the first remark is the sent rate and latency, shown in their columns
+    let problems: Vec<&str> = step.remarks.iter().skip(1).map(String::as_str).collect();
+    let (rate, via) = step.label.rsplit_once(", ").unwrap_or((&step.label, ""));
     format!(
-        "| {} | {:.0} | {:.0} | {} | {} | {p50:.2} / {p99:.2} ms | {} |",
-        step.label,
+        "| {rate} | {via} | {:.0} | {:.0} | {} | {} | {p50:.2} / {p99:.2} ms | {} |",
         step.sent as f64 / lines as f64 / step.seconds,
         step.received_rate,
         common::tier_cell(&step.processes, "server"),
@@ -405,6 +406,39 @@ fn print_headline(r: &ScenarioResult) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bench::results::ProcessStep;
+
+    #[test]
+    fn a_row_splits_rate_and_way_and_shows_each_tier() {
+        let process = |tier: &str, cpu| ProcessStep {
+            name: tier.into(),
+            tier: tier.into(),
+            pid: 1,
+            rate: None,
+            cpu_percent: cpu,
+            rss_bytes: 1 << 20,
+        };
+        let step = Step {
+            label: "1000 req/s, haproxy".into(),
+            offered_rate: Some(2000.0),
+            seconds: 2.0,
+            sent: 4000,
+            received: 4000,
+            received_rate: 1900.0,
+            received_bytes_rate: None,
+            processes: vec![
+                process("server", 10.0),
+                process("server", 20.0),
+                process("balancer", 5.0),
+            ],
+            remarks: vec!["1000 requests/s sent; …".into(), "delay occurred".into()],
+        };
+        let latency = Latency::of(vec![1000, 2000, 3000], 0);
+        assert_eq!(
+            table_row(&step, &latency, 2),
+            "| 1000 req/s | haproxy | 1000 | 1900 | 15.0 % / 1.0 MiB | 5.0 % / 1.0 MiB | 2.00 / 3.00 ms | delay occurred |"
+        );
+    }
 
     #[test]
     fn haproxy_balances_every_instance_round_robin_in_http_mode() {
