@@ -5,6 +5,8 @@
 //! - `template.rs`: the config templates (`bench/templates/`) and their
 //!   placeholders;
 //! - `topology.rs`: starting and stopping the processes;
+//! - `file_transfer.rs`: the file-transfer scenario (senders → one server
+//!   → one unified file), its own steps and checks;
 //! - this file: the steps, the checks and the report.
 //!
 //! The deliver scenarios (Fluentd's benchmark): agents follow a file that
@@ -13,6 +15,7 @@
 //! that count. After each step the writers stop and the receivers are given
 //! `--drain-timeout` to catch up: every record sent must have arrived.
 
+mod file_transfer;
 mod template;
 mod topology;
 
@@ -39,6 +42,8 @@ pub enum Name {
     PeerDeliver,
     /// Every agent → all delivers → all receivers, round robin.
     RoundRobinDeliver,
+    /// Senders → one server writing one unified file (see `--senders`).
+    FileTransfer,
 }
 
 impl Name {
@@ -46,6 +51,7 @@ impl Name {
         match self {
             Name::PeerDeliver => "peer-deliver",
             Name::RoundRobinDeliver => "round-robin-deliver",
+            Name::FileTransfer => "file-transfer",
         }
     }
 }
@@ -115,6 +121,8 @@ pub struct ScenarioArgs {
     /// (removed afterwards unless given).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub file_transfer: file_transfer::FileTransferArgs,
 }
 
 /// What the steps share.
@@ -138,6 +146,7 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
     let shape = match a.name {
         Name::PeerDeliver => Shape::Peer,
         Name::RoundRobinDeliver => Shape::RoundRobin,
+        Name::FileTransfer => return file_transfer::run(&a),
     };
     let tier_default = match shape {
         Shape::Peer => a.agents,
@@ -526,7 +535,7 @@ fn remarks(c: &Counts) -> Vec<String> {
 }
 
 /// Live progress on a terminal; hidden when stdout is not one.
-fn progress_bar() -> ProgressBar {
+pub(super) fn progress_bar() -> ProgressBar {
     if !std::io::stdout().is_terminal() {
         return ProgressBar::hidden();
     }

@@ -262,7 +262,12 @@ fn announce(m: Member) -> Member {
     m
 }
 
-fn spawn_logferry(exe: &Path, dir: &Path, name: &str, config: &str) -> Result<Proc, String> {
+pub(super) fn spawn_logferry(
+    exe: &Path,
+    dir: &Path,
+    name: &str,
+    config: &str,
+) -> Result<Proc, String> {
     let path = dir.join(format!("{name}.toml"));
     std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut cmd = Command::new(exe);
@@ -277,7 +282,7 @@ fn spawn_logferry(exe: &Path, dir: &Path, name: &str, config: &str) -> Result<Pr
 /// reaches the benchmark only, which then stops the topology in order),
 /// asking the kernel to stop it should the benchmark die without
 /// cleaning up.
-fn spawn(mut cmd: Command, name: &str) -> Result<Proc, String> {
+pub(super) fn spawn(mut cmd: Command, name: &str) -> Result<Proc, String> {
     cmd.process_group(0);
     // SAFETY: prctl is async-signal-safe; nothing else runs between fork
     // and exec.
@@ -292,14 +297,14 @@ fn spawn(mut cmd: Command, name: &str) -> Result<Proc, String> {
 
 /// The file a foreign system's stdout goes to (`NAME.out` in the run's
 /// directory): Fluentd and Fluent Bit log there.
-fn output_log(dir: &Path, name: &str) -> Result<std::fs::File, String> {
+pub(super) fn output_log(dir: &Path, name: &str) -> Result<std::fs::File, String> {
     let path = dir.join(format!("{name}.out"));
     std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// A port that was free a moment ago, for systems that cannot report the
 /// port they bound.
-fn free_port() -> Result<u16, String> {
+pub(super) fn free_port() -> Result<u16, String> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     l.local_addr()
         .map(|a| a.port())
@@ -307,7 +312,7 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// Waits until `addr` accepts connections, failing if `proc` exits.
-fn wait_accepting(proc: &mut Proc, addr: SocketAddr, name: &str) -> Result<(), String> {
+pub(super) fn wait_accepting(proc: &mut Proc, addr: SocketAddr, name: &str) -> Result<(), String> {
     let deadline = Instant::now() + START_TIMEOUT;
     loop {
         if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
