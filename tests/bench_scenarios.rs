@@ -214,10 +214,8 @@ fn an_unknown_placeholder_in_a_template_is_named() {
 
 #[test]
 fn ctrl_c_mid_run_stops_every_process() {
-    let mut child = Command::new(BIN)
-        .args([
-            "bench",
-            "scenario",
+    interrupt_mid_step(
+        &[
             "round-robin-deliver",
             "--agents",
             "2",
@@ -229,7 +227,28 @@ fn ctrl_c_mid_run_stops_every_process() {
             "1000",
             "--step-seconds",
             "120",
-        ])
+        ],
+        "| rate of writing",
+        6,
+    );
+}
+
+#[test]
+fn ctrl_c_mid_file_transfer_stops_every_process() {
+    interrupt_mid_step(
+        &["file-transfer", "--rate", "1000", "--window", "120s"],
+        "| record size",
+        4,
+    );
+}
+
+/// Starts scenario `args`, waits for the `processes` announced processes
+/// and the table's `header`, sends SIGINT mid-step: the benchmark must
+/// stop every process, then exit 1 saying it was interrupted.
+fn interrupt_mid_step(args: &[&str], header: &str, processes: usize) {
+    let mut child = Command::new(BIN)
+        .args(["bench", "scenario"])
+        .args(args)
         .env("LOGFERRY_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -246,11 +265,11 @@ fn ctrl_c_mid_run_stops_every_process() {
         {
             pids.push(pid);
         }
-        if line.starts_with("| rate of writing") {
+        if line.starts_with(header) {
             break;
         }
     }
-    assert_eq!(pids.len(), 6, "{pids:?}");
+    assert_eq!(pids.len(), processes, "{pids:?}");
     std::thread::sleep(Duration::from_millis(1500));
     for &pid in &pids {
         assert!(

@@ -249,6 +249,11 @@ impl Processes {
         cmd.args(plan.target.args(&path))
             .env("LOGFERRY_LOG", "info")
             .stdout(output_log(dir, "server")?);
+        // Fluent Bit's template reads the host name from ${HOSTNAME},
+        // which shells set but do not export
+        if let Ok(host) = std::fs::read_to_string("/proc/sys/kernel/hostname") {
+            cmd.env("HOSTNAME", host.trim());
+        }
         let mut proc = spawn(cmd, "server")?;
         let addr = match plan.target {
             Target::Logferry => proc.address("source=in ")?,
