@@ -215,10 +215,8 @@ fn an_unknown_placeholder_in_a_template_is_named() {
 
 #[test]
 fn ctrl_c_mid_run_stops_every_process() {
-    let mut child = Command::new(BIN)
-        .args([
-            "bench",
-            "scenario",
+    interrupt_mid_step(
+        &[
             "round-robin-deliver",
             "--agents",
             "2",
@@ -230,7 +228,28 @@ fn ctrl_c_mid_run_stops_every_process() {
             "1000",
             "--step-seconds",
             "120",
-        ])
+        ],
+        "| rate of writing",
+        6,
+    );
+}
+
+#[test]
+fn ctrl_c_mid_file_transfer_stops_every_process() {
+    interrupt_mid_step(
+        &["file-transfer", "--rate", "1000", "--window", "120s"],
+        "| record size",
+        4,
+    );
+}
+
+/// Starts scenario `args`, waits for the `processes` announced processes
+/// and the table's `header`, sends SIGINT mid-step: the benchmark must
+/// stop every process, then exit 1 saying it was interrupted.
+fn interrupt_mid_step(args: &[&str], header: &str, processes: usize) {
+    let mut child = Command::new(BIN)
+        .args(["bench", "scenario"])
+        .args(args)
         .env("LOGFERRY_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -247,11 +266,11 @@ fn ctrl_c_mid_run_stops_every_process() {
         {
             pids.push(pid);
         }
-        if line.starts_with("| rate of writing") {
+        if line.starts_with(header) {
             break;
         }
     }
-    assert_eq!(pids.len(), 6, "{pids:?}");
+    assert_eq!(pids.len(), processes, "{pids:?}");
     std::thread::sleep(Duration::from_millis(1500));
     for &pid in &pids {
         assert!(
@@ -573,4 +592,269 @@ fn a_kafka_scenario_whose_broker_does_not_answer_says_how_to_start_one() {
             && t.contains("scripts/kafka.sh start"),
         "{t}"
     );
+}
+
+/// Runs `file-transfer --smoke` with `extra` options into a fresh
+/// directory; returns the directory (result.json, work/, report/), the
+/// output and the parsed result if one was written.
+fn file_transfer(extra: &[&str]) -> (tempfile::TempDir, Output, Option<Value>) {
+    // no dot in the name: the senders' tags are made of the files' paths
+    let dir = tempfile::Builder::new().prefix("ft").tempdir().unwrap();
+    let json = dir.path().join("result.json");
+    let work = dir.path().join("work");
+    let report = dir.path().join("report");
+    let mut args = vec![
+        "file-transfer",
+        "--smoke",
+        "--json",
+        json.to_str().unwrap(),
+        "--dir",
+        work.to_str().unwrap(),
+        "--report",
+        report.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = scenario(&args);
+    let result = std::fs::read_to_string(&json)
+        .ok()
+        .map(|t| serde_json::from_str(&t).unwrap());
+    (dir, out, result)
+}
+
+/// The unified file's lines.
+fn unified_lines(dir: &tempfile::TempDir) -> Vec<String> {
+    let text = std::fs::read_to_string(dir.path().join("work/out/unified.log")).unwrap();
+    text.lines().map(str::to_string).collect()
+}
+
+/// Checks the steps of a file-transfer result: one per size, every record
+/// written is in the file, throughput and payload MB/s reported, each
+/// sender and the server measured; returns the records written per step.
+fn check_file_transfer_steps(r: &Value, sizes: &[u64], senders: usize) -> Vec<u64> {
+    assert_eq!(r["scenario"], "file-transfer");
+    assert_eq!(r["target"], "logferry");
+    assert_eq!(r["params"]["senders"], senders as u64, "{r:#}");
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), sizes.len(), "{r:#}");
+    let mut sent = Vec::new();
+    for (step, size) in steps.iter().zip(sizes) {
+        assert_eq!(step["label"], format!("{size} B records"));
+        let (s, got) = (
+            step["sent"].as_u64().unwrap(),
+            step["received"].as_u64().unwrap(),
+        );
+        assert!(s > 0 && s == got, "{step:#}");
+        let rate = step["received_rate"].as_f64().unwrap();
+        assert!(rate > 0.0, "{step:#}");
+        let mb = step["received_bytes_rate"].as_f64().unwrap();
+        assert!(
+            (mb - rate * *size as f64).abs() < 1e-6 * mb.max(1.0),
+            "{step:#}"
+        );
+        // only descriptive remarks: nothing lost, twice or foreign
+        for remark in step["remarks"].as_array().unwrap() {
+            let remark = remark.as_str().unwrap();
+            assert!(
+                remark.starts_with("delay occurred") || remark.starts_with("writers held back"),
+                "{step:#}"
+            );
+        }
+        let procs = step["processes"].as_array().unwrap();
+        let of = |tier: &str| procs.iter().filter(|p| p["tier"] == tier).count();
+        assert_eq!((of("sender"), of("server")), (senders, 1), "{step:#}");
+        for p in procs {
+            assert!(p["rss_bytes"].as_u64().unwrap() > 0, "{step:#}");
+            assert!(p["cpu_percent"].as_f64().unwrap() >= 0.0, "{step:#}");
+            assert!(p["rate"].as_f64().unwrap() > 0.0, "{step:#}");
+        }
+        sent.push(s);
+    }
+    let samples = r["samples"].as_array().unwrap();
+    for tier in ["sender", "server"] {
+        assert!(
+            samples.iter().any(|s| s["tier"] == tier),
+            "no sample of the {tier}"
+        );
+    }
+    sent
+}
+
+#[test]
+fn file_transfer_smoke_unifies_every_record_exactly_once() {
+    let (dir, out, r) = file_transfer(&[]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("| record size | records/s | MB/s (payload) |")
+            && stdout.contains("headline:"),
+        "{stdout}"
+    );
+    let r = r.expect("a result file");
+    let sent = check_file_transfer_steps(&r, &[10, 1024, 4096], 3);
+    // the unified file holds exactly the lines written, in raw format:
+    // each record as written, step after step
+    let lines = unified_lines(&dir);
+    assert_eq!(lines.len() as u64, sent.iter().sum::<u64>());
+    let mut at = 0;
+    for (n, size) in sent.iter().zip([10, 1024, 4096]) {
+        let step = &lines[at..at + *n as usize];
+        assert!(step.iter().all(|l| l.len() == size), "step of {size} B");
+        for sender in 1..=3 {
+            assert!(
+                step.iter().any(|l| l.starts_with(&format!("{sender}."))),
+                "no record of sender {sender} in the {size} B step"
+            );
+        }
+        at += *n as usize;
+    }
+    // the page of the run
+    let page = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+    assert!(
+        page.contains("file-transfer") && page.contains("<svg"),
+        "{page}"
+    );
+}
+
+#[test]
+fn file_transfer_template_format_writes_json_lines_with_host_and_tag() {
+    let (dir, out, r) = file_transfer(&[
+        "--senders",
+        "2",
+        "--record-sizes",
+        "10,100",
+        "--format",
+        "template",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let r = r.expect("a result file");
+    let sent = check_file_transfer_steps(&r, &[10, 100], 2);
+    assert_eq!(r["params"]["format"], "template");
+    let lines = unified_lines(&dir);
+    assert_eq!(lines.len() as u64, sent.iter().sum::<u64>());
+    for line in [&lines[0], lines.last().unwrap()] {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert!(v["time"].as_str().unwrap().starts_with("20"), "{line}");
+        assert!(!v["host"].as_str().unwrap().is_empty(), "{line}");
+        // the tag names the sender's file
+        assert!(v["tag"].as_str().unwrap().contains(".sender-"), "{line}");
+        assert!(v["message"].as_str().unwrap().contains('.'), "{line}");
+    }
+}
+
+/// A server that writes every record twice, and one that loses a sender's
+/// records: the run fails and says which.
+#[test]
+fn file_transfer_fails_on_duplicated_or_lost_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let twice = dir.path().join("twice.toml");
+    std::fs::write(
+        &twice,
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{{listen_port}}\"\n\n\
+         [sinks.a]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{output_path}}\"\nformat = {{format}}\n\n\
+         [sinks.b]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{output_path}}\"\nformat = {{format}}\n",
+    )
+    .unwrap();
+    let (_d, out, r) = file_transfer(&[
+        "--senders",
+        "1",
+        "--record-sizes",
+        "10",
+        "--template",
+        twice.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("record(s) duplicated"),
+        "{}",
+        text(&out)
+    );
+    assert!(r.is_some(), "the result is written all the same");
+
+    // sender-2's records go nowhere
+    let lossy = dir.path().join("lossy.toml");
+    std::fs::write(
+        &lossy,
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{{listen_port}}\"\n\n\
+         [sinks.unified]\ntype = \"file\"\nmatch = \"**.sender-1.*.*\"\npath = \"{{output_path}}\"\nformat = {{format}}\n\n\
+         [sinks.lost]\ntype = \"null\"\nmatch = \"**.sender-2.*.*\"\n",
+    )
+    .unwrap();
+    let (_d, out, r) = file_transfer(&[
+        "--senders",
+        "2",
+        "--record-sizes",
+        "10",
+        "--drain-timeout",
+        "2s",
+        "--template",
+        lossy.to_str().unwrap(),
+    ]);
+    assert!(!out.status.success(), "{}", text(&out));
+    let t = text(&out);
+    assert!(
+        t.contains("sender-2: ") && t.contains("record(s) missing"),
+        "{t}"
+    );
+    assert!(!t.contains("sender-1: "), "{t}");
+    let step = &r.unwrap()["steps"][0];
+    assert!(
+        step["received"].as_u64() < step["sent"].as_u64(),
+        "{step:#}"
+    );
+}
+
+/// The other systems are not installed here: started as `true`, they exit
+/// at once, after their file-server config was rendered into --dir.
+#[test]
+fn the_file_server_template_of_every_system_is_rendered_whole() {
+    for (target, file, format) in [
+        ("fluent-bit", "server.conf", "Format       template"),
+        ("fluentd", "server.conf", "@type single_value"),
+        ("vector", "server.toml", "encoding.codec = \"text\""),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = scenario(&[
+            "file-transfer",
+            "--smoke",
+            "--target",
+            target,
+            "--target-bin",
+            "true",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ]);
+        assert!(!out.status.success(), "{target}: {}", text(&out));
+        assert!(
+            text(&out).contains("server exited"),
+            "{target}: {}",
+            text(&out)
+        );
+        let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert!(
+            !config.contains("{{") && !config.contains("}}"),
+            "{target}:\n{config}"
+        );
+        assert!(config.contains(format), "{target}:\n{config}");
+        assert!(
+            config.contains(&dir.path().join("out").display().to_string()),
+            "{config}"
+        );
+    }
+}
+
+#[test]
+fn file_transfer_options_are_checked_before_anything_starts() {
+    for (args, says) in [
+        (&["--agents", "2"][..], "belong to the deliver scenarios"),
+        (&["--record-sizes", "5"][..], "use at least 8 B"),
+        (&["--senders", "0"][..], "--senders must be at least 1"),
+        (&["--rate", "0"][..], "--rate must be a positive number"),
+    ] {
+        let mut all = vec!["file-transfer", "--smoke"];
+        all.extend_from_slice(args);
+        let out = scenario(&all);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+        assert!(!text(&out).contains("started"), "{args:?}: {}", text(&out));
+    }
 }

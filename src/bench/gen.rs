@@ -112,36 +112,73 @@ pub fn write_lines(
     stop: &AtomicBool,
 ) -> Result<(u64, u64), String> {
     let mut rng = Rng::new(l.seed);
-    let start = Instant::now();
-    let end = l.duration.map(|d| start + d);
-    let limit = l.count.unwrap_or(u64::MAX);
-    let (mut lines, mut bytes) = (0u64, 0u64);
-    let mut batch = Vec::with_capacity(1 << 16);
     let mut fixed = vec![b'x'; l.size + 1];
     fixed[l.size] = b'\n';
+    let pace = Pace {
+        rate: l.rate,
+        duration: l.duration,
+        count: l.count,
+        hold: None,
+    };
+    write_paced(file, &pace, stop, |batch, n| match l.template {
+        Some(Template::Ltsv) => ltsv_line(batch, &mut rng),
+        None => {
+            let digits = format!("{n:012}");
+            let k = digits.len().min(l.size);
+            fixed[..k].copy_from_slice(&digits.as_bytes()[digits.len() - k..]);
+            batch.extend_from_slice(&fixed);
+        }
+    })
+}
+
+/// When [`write_paced`] writes and when it stops.
+pub struct Pace<'a> {
+    /// Lines per second; 0: as fast as possible.
+    pub rate: f64,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Stop after this many lines.
+    pub count: Option<u64>,
+    /// While set, nothing is written (a scenario holds its writers back
+    /// while the pipeline is too far behind them).
+    pub hold: Option<&'a AtomicBool>,
+}
+
+/// Appends the lines that `line` makes (line `n`, from 0, appended to the
+/// batch) to `file` at `p.rate` until `p.duration` or `p.count` is reached
+/// or `stop` is set; returns the lines and bytes written.
+pub fn write_paced(
+    file: &mut AppendFile,
+    p: &Pace,
+    stop: &AtomicBool,
+    mut line: impl FnMut(&mut Vec<u8>, u64),
+) -> Result<(u64, u64), String> {
+    let start = Instant::now();
+    let end = p.duration.map(|d| start + d);
+    let limit = p.count.unwrap_or(u64::MAX);
+    let (mut lines, mut bytes) = (0u64, 0u64);
+    let mut batch = Vec::with_capacity(1 << 16);
     while lines < limit {
         let now = Instant::now();
         if end.is_some_and(|e| now >= e) {
             break;
         }
+        if p.hold.is_some_and(|h| h.load(Ordering::Relaxed)) {
+            if !sleep_until(now + MIN_SLEEP, stop) {
+                break;
+            }
+            continue;
+        }
         // every line due by now (a batch at most when unlimited)
-        let due = if l.rate == 0.0 {
+        let due = if p.rate == 0.0 {
             lines + 10_000
         } else {
-            lines_due(now - start, l.rate)
+            lines_due(now - start, p.rate)
         };
         let due = due.min(limit);
         batch.clear();
         while lines < due {
-            match l.template {
-                Some(Template::Ltsv) => ltsv_line(&mut batch, &mut rng),
-                None => {
-                    let digits = format!("{lines:012}");
-                    let n = digits.len().min(l.size);
-                    fixed[..n].copy_from_slice(&digits.as_bytes()[digits.len() - n..]);
-                    batch.extend_from_slice(&fixed);
-                }
-            }
+            line(&mut batch, lines);
             lines += 1;
         }
         if !batch.is_empty() {
@@ -151,8 +188,8 @@ pub fn write_lines(
         if lines >= limit {
             break;
         }
-        if l.rate > 0.0 {
-            let next = start + due_at(lines, l.rate);
+        if p.rate > 0.0 {
+            let next = start + due_at(lines, p.rate);
             // at high rates, wake once a millisecond and write what is due
             let wake = next.max(now + MIN_SLEEP);
             if !sleep_until(end.map_or(wake, |e| wake.min(e)), stop) {

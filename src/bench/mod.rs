@@ -94,10 +94,11 @@ pub enum Scenario {
     /// Write log lines (fixed size or an LTSV template) to a file at a
     /// steady rate, optionally rotating it.
     Gen(gen::GenArgs),
-    /// A topology of processes (agents → deliver → receivers) driven
-    /// through load steps, every process sampled, every record counted;
-    /// the deliver tier can be another system (`--target`).
-    Scenario(scenario::ScenarioArgs),
+    /// A topology of processes (agents → deliver → receivers, or senders
+    /// → one server writing one unified file) driven through load steps,
+    /// every process sampled, every record counted; the measured role can
+    /// be another system (`--target`).
+    Scenario(Box<scenario::ScenarioArgs>),
     /// Send PackedForward chunks over forward-protocol connections
     /// (acks, gzip, TLS), optionally at a fixed rate.
     ForwardWriter(forward_writer::ForwardWriterArgs),
@@ -121,7 +122,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::TailWriter(a) => tail_writer::run(a),
         Scenario::TcpWriter(a) => tcp_writer::run(a),
         Scenario::Gen(a) => gen::run(a),
-        Scenario::Scenario(a) => scenario::run(a),
+        Scenario::Scenario(a) => scenario::run(*a),
         Scenario::ForwardWriter(a) => forward_writer::run(a),
         Scenario::HttpWriter(a) => http_writer::run(a),
         Scenario::Report(a) => html::run(a),

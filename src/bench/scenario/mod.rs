@@ -5,6 +5,8 @@
 //! - `template.rs`: the config templates (`bench/templates/`) and their
 //!   placeholders;
 //! - `topology.rs`: starting and stopping the processes;
+//! - `file_transfer.rs`: the file-transfer scenario (senders → one server
+//!   → one unified file), its own steps and checks;
 //! - this file: the steps, the checks and the report.
 //!
 //! The deliver scenarios (Fluentd's benchmark): agents follow a file that
@@ -16,6 +18,7 @@
 //! The Kafka scenarios (`http_kafka.rs`, `forward_kafka.rs`, sharing
 //! `kafka.rs`) count what reaches a topic instead.
 
+mod file_transfer;
 mod forward_kafka;
 mod http_kafka;
 mod kafka;
@@ -51,6 +54,8 @@ pub enum Name {
     /// Writer → tail agent → forward → the target's forward → Kafka server
     /// → a topic, and forward-writer workers at full speed into the server.
     ForwardKafka,
+    /// Senders → one server writing one unified file (see `--senders`).
+    FileTransfer,
 }
 
 impl Name {
@@ -60,6 +65,7 @@ impl Name {
             Name::RoundRobinDeliver => "round-robin-deliver",
             Name::HttpKafka => "http-kafka",
             Name::ForwardKafka => "forward-kafka",
+            Name::FileTransfer => "file-transfer",
         }
     }
 }
@@ -133,6 +139,8 @@ pub struct ScenarioArgs {
     pub dir: Option<PathBuf>,
     #[command(flatten)]
     pub kafka: Box<kafka::KafkaScenarioArgs>,
+    #[command(flatten)]
+    pub file_transfer: file_transfer::FileTransferArgs,
 }
 
 /// What the steps share.
@@ -158,6 +166,7 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
         Name::RoundRobinDeliver => Shape::RoundRobin,
         Name::HttpKafka => return http_kafka::run(&a),
         Name::ForwardKafka => return forward_kafka::run(&a),
+        Name::FileTransfer => return file_transfer::run(&a),
     };
     let tier_default = match shape {
         Shape::Peer => a.agents,
@@ -546,7 +555,7 @@ fn remarks(c: &Counts) -> Vec<String> {
 }
 
 /// Live progress on a terminal; hidden when stdout is not one.
-fn progress_bar() -> ProgressBar {
+pub(super) fn progress_bar() -> ProgressBar {
     if !std::io::stdout().is_terminal() {
         return ProgressBar::hidden();
     }
