@@ -211,13 +211,12 @@ impl Pipeline {
     /// Stops source `name`: it stops reading and hands over what it has
     /// read; returns once it routes nothing more (and its listener is
     /// closed). Its connections may still be sending their last acks.
-    async fn stop_source(&mut self, name: &str) {
-        if let Some(mut s) = self.sources.remove(name) {
-            s.trigger.trigger();
-            s.released.wait().await;
-            self.stopping.retain(|w| !w.is_finished());
-            self.stopping.push(s.watcher);
-        }
+    /// Returns the task that ends once it has finished.
+    async fn stop_source(&mut self, name: &str) -> Option<tokio::task::JoinHandle<()>> {
+        let mut s = self.sources.remove(name)?;
+        s.trigger.trigger();
+        s.released.wait().await;
+        Some(s.watcher)
     }
 
     /// Where [`ReloadHandle::reload`](reload::ReloadHandle::reload) reads
@@ -259,7 +258,9 @@ impl Pipeline {
             s.trigger.trigger();
         }
         for name in names {
-            self.stop_source(&name).await;
+            if let Some(watcher) = self.stop_source(&name).await {
+                self.stopping.push(watcher);
+            }
         }
         // every source has handed over: close the queues, let sinks drain
         // (forward connections wait for the acks of what they handed over)

@@ -297,3 +297,83 @@ fn sigusr1_reopens_the_outputs_without_a_reload() {
         lf.log_text()
     );
 }
+
+#[test]
+fn a_changed_tail_source_hands_over_at_its_checkpoint() {
+    let tail = |read_bytes: &str| {
+        format!(
+            r#"[sources.tail]
+type = "tail"
+paths = ["{{dir}}/in.log"]
+tag = "app"
+read_from_head = true
+poll_interval = "50ms"
+checkpoint_dir = "{{dir}}/state"
+read_bytes = "{read_bytes}"
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{{dir}}/out.log"
+"#
+        )
+    };
+    let mut lf = Logferry::start(&tail("64KiB"));
+    let input = lf.path("in.log");
+    let total = 20_000;
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&input)
+            .unwrap();
+        for start in (0..total).step_by(200) {
+            let text: String = (start..start + 200).map(|i| format!("t-{i}\n")).collect();
+            f.write_all(text.as_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    wait_for_lines(&lf.path("out.log"), 2_000, Duration::from_secs(30));
+    rewrite(&lf, &tail("4KiB"));
+    lf.signal(libc::SIGHUP);
+    lf.wait_for_log(
+        "configuration reloaded summary=sources: 0 kept, 1 replaced",
+        Duration::from_secs(30),
+    );
+    writer.join().unwrap();
+    wait_for_lines(&lf.path("out.log"), total, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    exactly_once(&read_lines(&lf.path("out.log")), "t", total);
+}
+
+#[test]
+fn a_changed_api_is_refused_and_nothing_else_changes() {
+    let mut lf = Logferry::start(&config("a.log", ""));
+    let api = lf.address("api listening");
+    let text = config("b.log", "").replace(
+        "[api]\naddress = \"127.0.0.1:0\"",
+        "[api]\naddress = \"127.0.0.2:0\"",
+    );
+    rewrite(&lf, &text);
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("[api] changed"), "{body}");
+    let forward = lf.forward_addr("in");
+    let mut s = TcpStream::connect(forward).unwrap();
+    s.write_all(&frame("r", 0..10, "1")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("1")
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        numbers(&read_lines(&lf.path("a.log")), "r"),
+        (0..10).collect::<Vec<_>>()
+    );
+    assert!(!lf.path("b.log").exists());
+    assert_eq!(
+        lf.final_counter("logferry_reloads_total{result=\"rejected\"}"),
+        1
+    );
+}

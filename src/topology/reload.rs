@@ -210,8 +210,11 @@ impl Pipeline {
         let plan = Plan::new(&self.config, &new);
         let mut failures = Vec::new();
         // sources that go hand over to the routes they were started with
+        let mut stopped = HashMap::new();
         for name in &plan.stop_sources {
-            self.stop_source(name).await;
+            if let Some(watcher) = self.stop_source(name).await {
+                stopped.insert(name.clone(), watcher);
+            }
         }
         let switch = self.switch.clone();
         let mut paused = switch.pause().await;
@@ -266,6 +269,12 @@ impl Pipeline {
                 running.push(s.clone());
                 continue;
             }
+            // the old one must have finished (a tail source its last
+            // checkpoint, a forward connection its last acks: routing runs
+            // again, so they come)
+            if let Some(watcher) = stopped.remove(&s.name) {
+                let _ = watcher.await;
+            }
             match self.start_source(s).await {
                 Ok(()) => running.push(s.clone()),
                 Err(e) => {
@@ -281,6 +290,8 @@ impl Pipeline {
             }
         }
         self.config.sources = running;
+        self.stopping.retain(|w| !w.is_finished());
+        self.stopping.extend(stopped.into_values());
         if failures.is_empty() {
             Ok(plan.summary)
         } else {
@@ -290,5 +301,37 @@ impl Pipeline {
                 failures.join("; ")
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(text: &str) -> Config {
+        Config::parse(text, "t.toml").unwrap()
+    }
+
+    #[test]
+    fn components_are_compared_by_name_and_whole_table() {
+        let old = config(
+            "[sources.a]\ntype = \"generator\"\n[sources.b]\ntype = \"generator\"\n\
+             [sinks.x]\ntype = \"null\"\nmatch = \"**\"\n[sinks.y]\ntype = \"null\"\nmatch = \"**\"\n\
+             [sinks.z]\ntype = \"null\"\nmatch = \"**\"\n",
+        );
+        // a: a default written out (unchanged); b: removed; c: added;
+        // x: unchanged; y: only `match` changed; z: only its buffer changed
+        let new = config(
+            "[sources.a]\ntype = \"generator\"\nrate = 0\n[sources.c]\ntype = \"generator\"\n\
+             [sinks.x]\ntype = \"null\"\nmatch = \"**\"\n[sinks.y]\ntype = \"null\"\nmatch = \"a.**\"\n\
+             [sinks.z]\ntype = \"null\"\nmatch = \"**\"\nbuffer = { max_bytes = \"1MiB\" }\n",
+        );
+        let plan = Plan::new(&old, &new);
+        assert_eq!(plan.stop_sources, ["b"]);
+        assert_eq!(plan.stop_sinks, ["y", "z"]);
+        assert_eq!(
+            plan.summary,
+            "sources: 1 kept, 0 replaced, 1 added, 1 removed; sinks: 1 kept, 2 replaced, 0 added, 0 removed"
+        );
     }
 }
