@@ -84,6 +84,9 @@ impl Pipeline {
     pub async fn start(config: Config) -> Result<Pipeline, String> {
         let metrics = Registry::new();
         crate::limits::check(&config, &metrics);
+        // both series from the start, so that a rate or an alert sees 0
+        reload::reloads(&metrics, "ok");
+        reload::reloads(&metrics, "rejected");
         let unrouted = metrics.counter(
             "logferry_router_unrouted_records_total",
             "Records whose tag matched no sink (dropped).",

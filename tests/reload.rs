@@ -40,9 +40,14 @@ fn rewrite(lf: &Logferry, text: &str) {
 
 /// `POST /reload`: status code and body.
 fn post_reload(api: SocketAddr) -> (u16, String) {
+    http(api, "POST /reload")
+}
+
+/// One request (`METHOD /path`) to the API: status code and body.
+fn http(api: SocketAddr, request: &str) -> (u16, String) {
     let mut s = TcpStream::connect(api).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    s.write_all(b"POST /reload HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n")
+    s.write_all(format!("{request} HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n").as_bytes())
         .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
@@ -147,8 +152,19 @@ fn reloads_under_load_lose_and_duplicate_nothing() {
 
     // 1. change the sink (its path): drained and replaced over POST /reload
     rewrite(&lf, &config("b.log", ""));
+    let (_, metrics) = http(api, "GET /metrics");
+    assert!(
+        metrics.contains("logferry_reloads_total{result=\"ok\"} 0\n")
+            && metrics.contains("logferry_reloads_total{result=\"rejected\"} 0\n"),
+        "{metrics}"
+    );
     let (status, body) = post_reload(api);
     assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    let (_, metrics) = http(api, "GET /metrics");
+    assert!(
+        metrics.contains("logferry_reloads_total{result=\"ok\"} 1\n"),
+        "{metrics}"
+    );
     assert!(
         body.contains("sources: 1 kept, 0 replaced") && body.contains("sinks: 0 kept, 1 replaced"),
         "{body}"

@@ -150,18 +150,21 @@ fn diff<T>(old: &[T], new: &[T], name: fn(&T) -> &String, same: fn(&T, &T) -> bo
     d
 }
 
+/// `logferry_reloads_total{result}`; `result` is `ok` or `rejected`.
+pub(super) fn reloads(metrics: &crate::metrics::Registry, result: &str) -> crate::metrics::Counter {
+    metrics.counter(
+        "logferry_reloads_total",
+        "Configuration reloads (SIGHUP, POST /reload) by result: ok, or rejected (the running configuration stays; the reason is logged).",
+        &[("result", result)],
+    )
+}
+
 impl Pipeline {
     /// Reloads, logs and counts the outcome.
     pub(super) async fn reload(&mut self) -> Result<String, String> {
         let outcome = self.try_reload().await;
         let result = if outcome.is_ok() { "ok" } else { "rejected" };
-        self.metrics
-            .counter(
-                "logferry_reloads_total",
-                "Configuration reloads (SIGHUP, POST /reload) by result: ok, or rejected (the running configuration stays; the reason is logged).",
-                &[("result", result)],
-            )
-            .inc();
+        reloads(&self.metrics, result).inc();
         match &outcome {
             Ok(summary) => tracing::info!(%summary, "configuration reloaded"),
             Err(reason) => tracing::error!(
