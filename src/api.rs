@@ -1,5 +1,5 @@
-//! The `[api]` endpoint: `GET /metrics` (Prometheus text format) and
-//! `GET /health`. A deliberately tiny HTTP/1.1 server: one request per
+//! The `[api]` endpoint: `GET /metrics` (Prometheus text format),
+//! `GET /health` and `POST /reload`. A deliberately tiny HTTP/1.1 server: one request per
 //! connection, requests over 8 KiB or slower than 5 s are dropped.
 
 use std::time::Duration;
@@ -10,6 +10,7 @@ use tokio::net::{TcpListener, TcpStream};
 use crate::metrics::Registry;
 use crate::net::AcceptErrors;
 use crate::sources::Shutdown;
+use crate::topology::reload::ReloadHandle;
 
 const MAX_REQUEST: usize = 8 * 1024;
 
@@ -18,6 +19,7 @@ pub async fn start(
     address: &str,
     metrics: Registry,
     mut shutdown: Shutdown,
+    reload: ReloadHandle,
 ) -> Result<impl std::future::Future<Output = ()>, String> {
     let listener = TcpListener::bind(address)
         .await
@@ -32,8 +34,9 @@ pub async fn start(
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
                         let metrics = metrics.clone();
+                        let reload = reload.clone();
                         tokio::spawn(async move {
-                            let _ = tokio::time::timeout(Duration::from_secs(5), serve(stream, metrics)).await;
+                            let _ = serve(stream, metrics, reload).await;
                         });
                     }
                     // a pending connection keeps the listener readable:
@@ -45,15 +48,28 @@ pub async fn start(
     })
 }
 
-async fn serve(mut stream: TcpStream, metrics: Registry) -> std::io::Result<()> {
+async fn serve(
+    mut stream: TcpStream,
+    metrics: Registry,
+    reload: ReloadHandle,
+) -> std::io::Result<()> {
     let mut req = Vec::with_capacity(1024);
     let mut chunk = [0u8; 1024];
-    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 || req.len() + n > MAX_REQUEST {
-            return Ok(());
+    let read = async {
+        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = stream.read(&mut chunk).await?;
+            if n == 0 || req.len() + n > MAX_REQUEST {
+                return Ok(false);
+            }
+            req.extend_from_slice(&chunk[..n]);
         }
-        req.extend_from_slice(&chunk[..n]);
+        Ok::<_, std::io::Error>(true)
+    };
+    if !matches!(
+        tokio::time::timeout(Duration::from_secs(5), read).await,
+        Ok(Ok(true))
+    ) {
+        return Ok(());
     }
     let line = req.split(|b| *b == b'\r').next().unwrap_or_default();
     let mut parts = line.split(|b| *b == b' ');
@@ -66,6 +82,11 @@ async fn serve(mut stream: TcpStream, metrics: Registry) -> std::io::Result<()> 
     let (status, ctype, body) = match (method, path) {
         (b"GET", b"/metrics") => ("200 OK", "text/plain; version=0.0.4", metrics.render()),
         (b"GET", b"/health") => ("200 OK", "text/plain", "ok\n".to_string()),
+        // a reload waits for replaced sinks to drain: no time limit here
+        (b"POST", b"/reload") => match crate::topology::reload::http(&reload).await {
+            (200, body) => ("200 OK", "text/plain", body),
+            (_, body) => ("422 Unprocessable Entity", "text/plain", body),
+        },
         (b"GET", _) => ("404 Not Found", "text/plain", "not found\n".to_string()),
         _ => (
             "405 Method Not Allowed",
@@ -77,7 +98,12 @@ async fn serve(mut stream: TcpStream, metrics: Registry) -> std::io::Result<()> 
         "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
         body.len()
     );
-    stream.write_all(head.as_bytes()).await?;
-    stream.write_all(body.as_bytes()).await?;
-    stream.shutdown().await
+    let write = async {
+        stream.write_all(head.as_bytes()).await?;
+        stream.write_all(body.as_bytes()).await?;
+        stream.shutdown().await
+    };
+    tokio::time::timeout(Duration::from_secs(5), write)
+        .await
+        .unwrap_or(Ok(()))
 }

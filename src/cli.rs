@@ -31,7 +31,8 @@ pub enum Command {
         #[arg(short, long)]
         config: Option<PathBuf>,
     },
-    /// Check a configuration file without starting it.
+    /// Check a configuration file without starting it: every problem a
+    /// start would meet (addresses, directories, TLS files, patterns, flow).
     Validate {
         /// Configuration file (TOML).
         #[arg(short, long)]
@@ -66,7 +67,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(&cli.log);
     match cli.command {
-        Command::Validate { config } => match Config::load(&config) {
+        Command::Validate { config } => match crate::validate::validate_file(&config) {
             Ok(c) => {
                 println!(
                     "{}: ok ({} sources, {} sinks)",
@@ -76,15 +77,19 @@ pub fn main() -> ExitCode {
                 );
                 ExitCode::SUCCESS
             }
-            Err(e) => {
-                eprintln!("error: {e}");
+            Err(errors) => {
+                for e in &errors {
+                    eprintln!("error: {e}");
+                }
+                eprintln!("{}: {} problem(s) found", config.display(), errors.len());
                 ExitCode::FAILURE
             }
         },
         Command::Run { config } => {
             ignore_hangup_until_handled();
-            let config = match config {
-                Some(path) => Config::load(&path),
+            let config_path = config;
+            let config = match &config_path {
+                Some(path) => Config::load(path),
                 None => Config::embedded_default(),
             };
             let config = match config {
@@ -94,7 +99,11 @@ pub fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            run(config)
+            let from = match &config_path {
+                Some(path) => crate::topology::reload::ReloadFrom::File(path.clone()),
+                None => crate::topology::reload::ReloadFrom::Embedded,
+            };
+            run(config, from)
         }
         Command::Bench(args) => crate::bench::main(args),
         Command::DefaultConfig => {
@@ -187,7 +196,7 @@ fn buffer(cmd: BufferCommand) -> ExitCode {
     }
 }
 
-fn run(config: Config) -> ExitCode {
+fn run(config: Config, reload_from: crate::topology::reload::ReloadFrom) -> ExitCode {
     // before the runtime's threads exist, so every descriptor sees one limit
     crate::limits::raise_nofile();
     let Some(rt) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
@@ -202,11 +211,12 @@ fn run(config: Config) -> ExitCode {
                 return (ExitCode::FAILURE, false);
             }
         };
-        if let Err(e) = reopen_on_hangup() {
+        let reload = std::sync::Arc::new(std::sync::OnceLock::new());
+        if let Err(e) = reopen_on_hangup(reload.clone()) {
             eprintln!("error: cannot install the SIGHUP handler: {e}");
             return (ExitCode::FAILURE, false);
         }
-        let pipeline = match Pipeline::start(config).await {
+        let mut pipeline = match Pipeline::start(config).await {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!("{e}");
@@ -214,6 +224,8 @@ fn run(config: Config) -> ExitCode {
                 return (ExitCode::FAILURE, false);
             }
         };
+        pipeline.reload_from(reload_from);
+        let _ = reload.set(pipeline.reload_handle());
         let metrics = pipeline.metrics.clone();
         let held = pipeline.held();
         let mut first = signals.clone();
@@ -292,25 +304,43 @@ async fn signal_number(signals: &mut tokio::sync::watch::Receiver<u32>, n: u32) 
     }
 }
 
-/// SIGHUP's default action ends the process; until [`reopen_on_hangup`]
-/// installs its handler, a SIGHUP (from a logrotate postrotate, say) is
-/// ignored instead.
+/// SIGHUP's and SIGUSR1's default action ends the process; until
+/// [`reopen_on_hangup`] installs the handlers, they (from a logrotate
+/// postrotate, say) are ignored instead.
 fn ignore_hangup_until_handled() {
     // SAFETY: setting a signal's disposition to SIG_IGN runs no code in
     // the handler context.
     unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+    // SAFETY: as above; SIGUSR1's default action ends the process too.
+    unsafe { libc::signal(libc::SIGUSR1, libc::SIG_IGN) };
 }
 
-/// Installs the SIGHUP handler now, before start-up: each SIGHUP asks the
-/// file sinks to reopen their outputs (what logrotate's `postrotate kill
-/// -HUP` expects). It never stops the process.
-fn reopen_on_hangup() -> std::io::Result<()> {
+/// Installs the SIGHUP and SIGUSR1 handlers now, before start-up. Each
+/// SIGHUP asks the file sinks to reopen their outputs (what logrotate's
+/// `postrotate kill -HUP` expects) and, once the pipeline runs, reloads the
+/// configuration; SIGUSR1 only reopens. Neither stops the process.
+fn reopen_on_hangup(
+    reload: std::sync::Arc<std::sync::OnceLock<crate::topology::reload::ReloadHandle>>,
+) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hup = signal(SignalKind::hangup())?;
+    let mut usr1 = signal(SignalKind::user_defined1())?;
+    tokio::spawn(async move {
+        while usr1.recv().await.is_some() {
+            tracing::info!("SIGUSR1 received: reopening file outputs");
+            crate::sinks::file::request_reopen();
+        }
+    });
     tokio::spawn(async move {
         while hup.recv().await.is_some() {
-            tracing::info!("SIGHUP received: reopening file outputs");
+            tracing::info!(
+                "SIGHUP received: reopening file outputs and reloading the configuration"
+            );
             crate::sinks::file::request_reopen();
+            if let Some(handle) = reload.get() {
+                // the outcome is logged (and counted) by the reload itself
+                let _ = handle.reload().await;
+            }
         }
     });
     Ok(())

@@ -23,3 +23,4 @@ pub mod sources;
 pub mod telemetry;
 pub mod tls;
 pub mod topology;
+pub mod validate;

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use regex::Regex;
+use tokio::sync::{mpsc, RwLock};
 
 use crate::buffer::{QueueSender, SendError};
 use crate::event::{Batch, Tag};
@@ -128,14 +129,67 @@ pub struct Route {
 }
 
 /// Hands batches to every sink whose pattern matches their tag. Each source
-/// owns a clone; the per-tag route cache is local to it, so routing takes
-/// no lock.
+/// owns a clone; the per-tag route cache is local to it. The routes
+/// themselves are shared and can be swapped whole by a reload
+/// ([`RouteSwitch`]): routing takes a read lock (uncontended, a couple of
+/// atomic operations per batch), a swap takes the write lock.
 #[derive(Clone)]
 pub struct Router {
-    routes: Arc<[Route]>,
+    table: Arc<RwLock<RouteTable>>,
     cache: HashMap<Tag, Arc<[usize]>>,
+    /// The table generation `cache` was computed for.
+    cache_generation: u64,
     /// Batches whose tag matched no sink.
     unrouted: Counter,
+    /// Held by every clone given to one source (see [`Router::for_source`]).
+    _source: Option<mpsc::Sender<()>>,
+}
+
+/// Resolves once every clone of one source's router is gone: that source
+/// routes nothing more (its connections may still be waiting for acks).
+pub struct Released(mpsc::Receiver<()>);
+
+impl Released {
+    pub async fn wait(&mut self) {
+        // nothing is ever sent: `None` once every sender is dropped
+        let _ = self.0.recv().await;
+    }
+}
+
+/// The routes every router of a pipeline reads.
+struct RouteTable {
+    routes: Vec<Route>,
+    /// Bumped at each swap, so that routers drop their tag caches.
+    generation: u64,
+}
+
+/// Changes the routes of every router at once (a reload).
+#[derive(Clone)]
+pub struct RouteSwitch(Arc<RwLock<RouteTable>>);
+
+/// Routing is paused while this is held: every batch that was being
+/// routed has been queued, and no other is routed until it drops.
+pub struct RoutesPaused<'a>(tokio::sync::RwLockWriteGuard<'a, RouteTable>);
+
+impl RouteSwitch {
+    /// Waits until no batch is being routed, then holds routing.
+    pub async fn pause(&self) -> RoutesPaused<'_> {
+        RoutesPaused(self.0.write().await)
+    }
+}
+
+impl RoutesPaused<'_> {
+    /// Takes every route out (dropping them closes their queues).
+    pub fn take(&mut self) -> Vec<Route> {
+        self.0.generation += 1;
+        std::mem::take(&mut self.0.routes)
+    }
+
+    /// Sets the routes that batches go to once routing resumes.
+    pub fn set(&mut self, routes: Vec<Route>) {
+        self.0.generation += 1;
+        self.0.routes = routes;
+    }
 }
 
 /// Most distinct tags a router remembers; past it the cache starts over
@@ -145,28 +199,32 @@ const MAX_CACHED_TAGS: usize = 4096;
 impl Router {
     pub fn new(routes: Vec<Route>, unrouted: Counter) -> Self {
         Router {
-            routes: routes.into(),
+            table: Arc::new(RwLock::new(RouteTable {
+                routes,
+                generation: 0,
+            })),
             cache: HashMap::new(),
+            cache_generation: 0,
             unrouted,
+            _source: None,
         }
     }
 
-    fn targets(&mut self, tag: &Tag) -> Arc<[usize]> {
-        if let Some(t) = self.cache.get(tag) {
-            return t.clone();
-        }
-        let t: Arc<[usize]> = self
-            .routes
-            .iter()
-            .enumerate()
-            .filter(|(_, r)| r.pattern.matches(tag))
-            .map(|(i, _)| i)
-            .collect();
-        if self.cache.len() >= MAX_CACHED_TAGS {
-            self.cache.clear();
-        }
-        self.cache.insert(tag.clone(), t.clone());
-        t
+    /// A router for one source, and what tells when that source and
+    /// every clone it made have let go of it.
+    pub fn for_source(&self) -> (Router, Released) {
+        let (tx, rx) = mpsc::channel(1);
+        let router = Router {
+            cache: HashMap::new(),
+            _source: Some(tx),
+            ..self.clone()
+        };
+        (router, Released(rx))
+    }
+
+    /// The switch that changes this router's routes and those of its clones.
+    pub fn switch(&self) -> RouteSwitch {
+        RouteSwitch(self.table.clone())
     }
 
     /// Routes `batch` to every matching sink queue. Waits while a queue with
@@ -174,25 +232,46 @@ impl Router {
     /// source. A batch that matches no sink is counted and acknowledged (no
     /// resend could ever deliver it).
     pub async fn route(&mut self, batch: Batch) -> Result<(), SendError> {
-        let targets = self.targets(&batch.tag);
+        let table = self.table.read().await;
+        if table.generation != self.cache_generation {
+            self.cache.clear();
+            self.cache_generation = table.generation;
+        }
+        let routes = &table.routes;
+        let targets = targets(&mut self.cache, routes, &batch.tag);
         match targets.len() {
             0 => {
                 self.unrouted.add(batch.count as u64);
                 tracing::debug!(tag = %batch.tag, "no sink matches the tag; records dropped");
                 Ok(())
             }
-            1 => self.routes[targets[0]].queue.send(batch).await,
+            1 => routes[targets[0]].queue.send(batch).await,
             _ => {
                 for &i in &targets[..targets.len() - 1] {
-                    self.routes[i].queue.send(batch.clone()).await?;
+                    routes[i].queue.send(batch.clone()).await?;
                 }
-                self.routes[targets[targets.len() - 1]]
-                    .queue
-                    .send(batch)
-                    .await
+                routes[targets[targets.len() - 1]].queue.send(batch).await
             }
         }
     }
+}
+
+/// The indices of the routes whose pattern matches `tag`, cached per tag.
+fn targets(cache: &mut HashMap<Tag, Arc<[usize]>>, routes: &[Route], tag: &Tag) -> Arc<[usize]> {
+    if let Some(t) = cache.get(tag) {
+        return t.clone();
+    }
+    let t: Arc<[usize]> = routes
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.pattern.matches(tag))
+        .map(|(i, _)| i)
+        .collect();
+    if cache.len() >= MAX_CACHED_TAGS {
+        cache.clear();
+    }
+    cache.insert(tag.clone(), t.clone());
+    t
 }
 
 #[cfg(test)]
@@ -309,6 +388,87 @@ mod tests {
             assert!(!m(&p, &format!("{c}z")), "{p}");
         }
         assert_eq!(m("(**.z", "(z"), m("x**.z", "xz"));
+    }
+
+    fn route_to(sink: &str, pattern: &str) -> (Route, crate::buffer::QueueReceiver) {
+        let (queue, rx) = crate::buffer::queue(
+            sink,
+            crate::buffer::BufferConfig::default(),
+            &crate::metrics::Registry::new(),
+        );
+        let route = Route {
+            sink: Arc::from(sink),
+            pattern: TagPattern::new(pattern).unwrap(),
+            queue,
+        };
+        (route, rx)
+    }
+
+    fn batch(tag: &str) -> Batch {
+        Batch::new(
+            tag.into(),
+            crate::event::Records::Lines {
+                data: bytes::Bytes::from_static(b"x\n"),
+                time: crate::event::EventTime::default(),
+            },
+            1,
+        )
+    }
+
+    #[tokio::test]
+    async fn a_swap_reaches_every_clone_and_its_cached_tags() {
+        let (a, mut rx_a) = route_to("a", "**");
+        let (b, mut rx_b) = route_to("b", "app.**");
+        let mut router = Router::new(vec![a], Counter::detached());
+        let mut clone = router.clone();
+        router.route(batch("app.x")).await.unwrap();
+        clone.route(batch("app.x")).await.unwrap();
+        assert!(rx_a.try_recv().is_some() && rx_a.try_recv().is_some());
+        let switch = router.switch();
+        let mut paused = switch.pause().await;
+        drop(paused.take());
+        paused.set(vec![b]);
+        drop(paused);
+        // the old queue closes with its last route gone
+        assert!(rx_a.recv().await.is_none());
+        // both routers had `app.x` cached for the old table
+        router.route(batch("app.x")).await.unwrap();
+        clone.route(batch("app.x")).await.unwrap();
+        assert!(rx_b.try_recv().is_some() && rx_b.try_recv().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_pause_waits_for_a_batch_being_routed() {
+        tokio::time::pause();
+        let (queue, mut rx) = crate::buffer::queue(
+            "a",
+            crate::buffer::BufferConfig {
+                max_bytes: 1,
+                ..Default::default()
+            },
+            &crate::metrics::Registry::new(),
+        );
+        let route = Route {
+            sink: Arc::from("a"),
+            pattern: TagPattern::new("**").unwrap(),
+            queue,
+        };
+        let mut router = Router::new(vec![route], Counter::detached());
+        let switch = router.switch();
+        // the first batch fills the queue; the second waits for room
+        router.route(batch("t")).await.unwrap();
+        let sending = tokio::spawn(async move { router.route(batch("t")).await });
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let pause = tokio::spawn(async move { switch.pause().await.take().len() });
+        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+        assert!(
+            !pause.is_finished(),
+            "paused while a batch was being routed"
+        );
+        rx.recv().await.unwrap().accept();
+        sending.await.unwrap().unwrap();
+        assert_eq!(pause.await.unwrap(), 1);
+        assert!(rx.recv().await.is_some(), "the second batch was queued");
     }
 
     #[test]

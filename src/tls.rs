@@ -57,9 +57,39 @@ fn provider() -> Arc<CryptoProvider> {
 // Messages start with the key they are about (`tls.cert_file: …`), so
 // configuration errors point at its line.
 
+/// Largest PEM file read: certificate chains and CA bundles are far
+/// smaller; a path such as /dev/zero must not fill the memory.
+const MAX_PEM_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Reads a PEM file: a regular file (a FIFO or a device would block or never
+/// end) of at most [`MAX_PEM_BYTES`].
+fn read_pem(key: &str, path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let cannot = |e: &dyn std::fmt::Display| format!("{key}: cannot read {}: {e}", path.display());
+    // stat before open: opening a FIFO for reading waits for a writer
+    let meta = std::fs::metadata(path).map_err(|e| cannot(&e))?;
+    if !meta.is_file() {
+        return Err(format!(
+            "{key}: {} is not a regular file; point it at a PEM file",
+            path.display()
+        ));
+    }
+    let mut pem = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_PEM_BYTES + 1).read_to_end(&mut pem))
+        .map_err(|e| cannot(&e))?;
+    if pem.len() as u64 > MAX_PEM_BYTES {
+        return Err(format!(
+            "{key}: {} is larger than {} MiB; it cannot be a PEM certificate or key",
+            path.display(),
+            MAX_PEM_BYTES >> 20
+        ));
+    }
+    Ok(pem)
+}
+
 fn read_certs(key: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, String> {
-    let pem =
-        std::fs::read(path).map_err(|e| format!("{key}: cannot read {}: {e}", path.display()))?;
+    let pem = read_pem(key, path)?;
     let certs: Vec<_> = rustls_pemfile::certs(&mut &pem[..])
         .collect::<Result<_, _>>()
         .map_err(|e| format!("{key}: {}: invalid PEM certificate: {e}", path.display()))?;
@@ -73,8 +103,7 @@ fn read_certs(key: &str, path: &Path) -> Result<Vec<CertificateDer<'static>>, St
 }
 
 fn read_key(key: &str, path: &Path) -> Result<PrivateKeyDer<'static>, String> {
-    let pem =
-        std::fs::read(path).map_err(|e| format!("{key}: cannot read {}: {e}", path.display()))?;
+    let pem = read_pem(key, path)?;
     rustls_pemfile::private_key(&mut &pem[..])
         .map_err(|e| format!("{key}: {}: invalid PEM key: {e}", path.display()))?
         .ok_or_else(|| {

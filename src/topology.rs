@@ -1,17 +1,22 @@
 //! Builds a pipeline from its configuration, runs it, and stops it in
 //! order: sources stop reading and hand over what they have read, the sink
 //! queues close once every source is gone, each sink drains its queue and
-//! flushes, and only then does the process exit.
+//! flushes, and only then does the process exit. A reload
+//! ([`reload`]) replaces the components whose configuration changed, in
+//! the same order, while the others keep running.
 
+pub mod reload;
+
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use tokio::task::JoinSet;
+use tokio::sync::mpsc;
 
 use crate::buffer::open as open_queue;
-use crate::config::Config;
+use crate::config::{Config, SinkConfig, SourceConfig};
 use crate::metrics::Registry;
-use crate::router::{Route, Router};
+use crate::router::{Route, RouteSwitch, Router};
 use crate::sinks;
 use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
 
@@ -35,10 +40,43 @@ pub struct Held {
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
+    /// What runs now: the start's configuration, changed by each reload.
+    config: Config,
+    switch: RouteSwitch,
+    /// The router every new source clones.
+    router: Router,
+    memory: crate::memory::MemoryBudget,
+    sources: HashMap<String, RunningSource>,
+    next_source_id: u64,
+    /// Ids of sources whose task has ended.
+    finished_tx: mpsc::UnboundedSender<u64>,
+    finished_rx: mpsc::UnboundedReceiver<u64>,
+    /// Stopped sources still finishing (forward connections sending their
+    /// last acks).
+    stopping: Vec<tokio::task::JoinHandle<()>>,
+    sinks: HashMap<String, RunningSink>,
+    /// Sink queue gauges, kept current across reloads.
+    gauges: Arc<Mutex<Vec<(String, crate::buffer::QueueGauge)>>>,
+    /// Stops the `[api]` endpoint.
+    api_trigger: ShutdownTrigger,
+    reload_rx: mpsc::Receiver<reload::Request>,
+    reload_handle: reload::ReloadHandle,
+    /// Where a reload reads the new configuration from.
+    reload_from: reload::ReloadFrom,
+}
+
+/// A running source: its stop signal and the task watching it.
+struct RunningSource {
+    id: u64,
     trigger: ShutdownTrigger,
-    sources: JoinSet<()>,
-    sinks: Vec<(String, tokio::sync::oneshot::Receiver<()>)>,
-    gauges: Vec<(String, crate::buffer::QueueGauge)>,
+    watcher: tokio::task::JoinHandle<()>,
+    /// Resolves once the source routes nothing more.
+    released: crate::router::Released,
+}
+
+/// A running sink: resolves once it has drained its queue and flushed.
+struct RunningSink {
+    done: tokio::sync::oneshot::Receiver<()>,
 }
 
 impl Pipeline {
@@ -46,63 +84,157 @@ impl Pipeline {
     pub async fn start(config: Config) -> Result<Pipeline, String> {
         let metrics = Registry::new();
         crate::limits::check(&config, &metrics);
-        let (trigger, shutdown) = shutdown_channel();
-        let mut routes = Vec::new();
-        let mut sink_handles = Vec::new();
-        let mut gauges = Vec::new();
-        for s in config.sinks {
-            let sink = sinks::build(&s.name, s.kind, &s.settle, &metrics)
-                .map_err(|e| format!("sink {}: {e}", s.name))?;
-            let (tx, rx) = open_queue(&s.name, s.buffer, &metrics)
-                .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
-            gauges.push((s.name.clone(), tx.gauge()));
-            let done =
-                sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
-            routes.push(Route {
-                sink: Arc::from(s.name.as_str()),
-                pattern: s.pattern,
-                queue: tx,
-            });
-            sink_handles.push((s.name, done));
-        }
+        // both series from the start, so that a rate or an alert sees 0
+        reload::reloads(&metrics, "ok");
+        reload::reloads(&metrics, "rejected");
         let unrouted = metrics.counter(
             "logferry_router_unrouted_records_total",
             "Records whose tag matched no sink (dropped).",
             &[],
         );
-        let router = Router::new(routes, unrouted);
+        let router = Router::new(Vec::new(), unrouted);
         let memory = crate::memory::MemoryBudget::new(config.limits.memory, &metrics);
-        let mut tasks = JoinSet::new();
-        for s in config.sources {
-            let cx = SourceContext {
-                name: Arc::from(s.name.as_str()),
-                router: router.clone(),
-                shutdown: shutdown.clone(),
-                metrics: metrics.clone(),
-                memory: memory.clone(),
-            };
-            let task = sources::start(s.kind, cx)
-                .await
-                .map_err(|e| format!("source {}: {e}", s.name))?;
-            tasks.spawn(task);
+        let (finished_tx, finished_rx) = mpsc::unbounded_channel();
+        let (reload_handle, reload_rx) = reload::channel();
+        let (api_trigger, api_shutdown) = shutdown_channel();
+        let mut pipeline = Pipeline {
+            metrics,
+            config: Config {
+                sources: Vec::new(),
+                sinks: Vec::new(),
+                api: config.api.clone(),
+                limits: config.limits.clone(),
+            },
+            switch: router.switch(),
+            router,
+            memory,
+            sources: HashMap::new(),
+            stopping: Vec::new(),
+            next_source_id: 0,
+            finished_tx,
+            finished_rx,
+            sinks: HashMap::new(),
+            gauges: Arc::default(),
+            api_trigger,
+            reload_rx,
+            reload_handle,
+            reload_from: reload::ReloadFrom::Nothing,
+        };
+        let mut routes = Vec::new();
+        for s in config.sinks {
+            routes.push(pipeline.start_sink(&s)?);
+            pipeline.config.sinks.push(s);
         }
-        if let Some(api) = config.api {
-            let serve = crate::api::start(&api.address, metrics.clone(), shutdown.clone()).await?;
+        pipeline.switch.pause().await.set(routes);
+        for s in config.sources {
+            pipeline.start_source(&s).await?;
+            pipeline.config.sources.push(s);
+        }
+        if let Some(api) = &config.api {
+            let serve = crate::api::start(
+                &api.address,
+                pipeline.metrics.clone(),
+                api_shutdown,
+                pipeline.reload_handle.clone(),
+            )
+            .await?;
             tokio::spawn(serve);
         }
-        // the sources hold the only routers now: when they end, queues close
-        drop(router);
-        Ok(Pipeline {
-            metrics,
-            trigger,
-            sources: tasks,
-            sinks: sink_handles,
-            gauges,
+        Ok(pipeline)
+    }
+
+    /// Opens the queue of sink `s` and starts it on its thread; returns
+    /// its route.
+    fn start_sink(&mut self, s: &SinkConfig) -> Result<Route, String> {
+        let sink = sinks::build(&s.name, s.kind.clone(), &s.settle, &self.metrics)
+            .map_err(|e| format!("sink {}: {e}", s.name))?;
+        let (tx, rx) = open_queue(&s.name, s.buffer.clone(), &self.metrics)
+            .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
+        let done = sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
+        let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
+        gauges.retain(|(n, _)| *n != s.name);
+        gauges.push((s.name.clone(), tx.gauge()));
+        self.sinks.insert(s.name.clone(), RunningSink { done });
+        Ok(Route {
+            sink: Arc::from(s.name.as_str()),
+            pattern: s.pattern.clone(),
+            queue: tx,
         })
     }
 
+    /// Waits for sink `name` to drain and flush (its route must be gone).
+    async fn sink_finished(&mut self, name: &str) {
+        self.gauges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(n, _)| n != name);
+        if let Some(s) = self.sinks.remove(name) {
+            if s.done.await.is_err() {
+                tracing::error!(sink = %name, "sink thread ended abnormally");
+            }
+        }
+    }
+
+    /// Starts source `s` (binding its listener) with its own stop signal.
+    async fn start_source(&mut self, s: &SourceConfig) -> Result<(), String> {
+        let (trigger, shutdown) = shutdown_channel();
+        let (router, released) = self.router.for_source();
+        let cx = SourceContext {
+            name: Arc::from(s.name.as_str()),
+            router,
+            shutdown,
+            metrics: self.metrics.clone(),
+            memory: self.memory.clone(),
+        };
+        let task = sources::start(s.kind.clone(), cx)
+            .await
+            .map_err(|e| format!("source {}: {e}", s.name))?;
+        let id = self.next_source_id;
+        self.next_source_id += 1;
+        let finished = self.finished_tx.clone();
+        let task = tokio::spawn(task);
+        let watcher = tokio::spawn(async move {
+            if let Err(e) = task.await {
+                tracing::error!(error = %e, "a source task failed");
+            }
+            let _ = finished.send(id);
+        });
+        self.sources.insert(
+            s.name.clone(),
+            RunningSource {
+                id,
+                trigger,
+                watcher,
+                released,
+            },
+        );
+        Ok(())
+    }
+
+    /// Stops source `name`: it stops reading and hands over what it has
+    /// read; returns once it routes nothing more (and its listener is
+    /// closed). Its connections may still be sending their last acks.
+    /// Returns the task that ends once it has finished.
+    async fn stop_source(&mut self, name: &str) -> Option<tokio::task::JoinHandle<()>> {
+        let mut s = self.sources.remove(name)?;
+        s.trigger.trigger();
+        s.released.wait().await;
+        Some(s.watcher)
+    }
+
+    /// Where [`ReloadHandle::reload`](reload::ReloadHandle::reload) reads
+    /// the new configuration (nothing, by default: reloads are refused).
+    pub fn reload_from(&mut self, from: reload::ReloadFrom) {
+        self.reload_from = from;
+    }
+
+    /// Asks this pipeline to reload, from a signal handler or the API.
+    pub fn reload_handle(&self) -> reload::ReloadHandle {
+        self.reload_handle.clone()
+    }
+
     /// Runs until `stop` resolves or every source has finished by itself,
-    /// then shuts down in order.
+    /// serving reload requests meanwhile, then shuts down in order.
     pub async fn run_until(mut self, stop: impl Future<Output = ()>) -> Stopped {
         tokio::pin!(stop);
         let why = loop {
@@ -111,26 +243,39 @@ impl Pipeline {
                     tracing::info!("shutting down: draining in-flight records");
                     break Stopped::Asked;
                 }
-                joined = self.sources.join_next() => match joined {
-                    Some(Ok(())) => continue,
-                    Some(Err(e)) => {
-                        tracing::error!(error = %e, "a source task failed");
-                        continue;
-                    }
-                    None => {
+                Some(id) = self.finished_rx.recv() => {
+                    self.sources.retain(|_, s| s.id != id);
+                    if self.sources.is_empty() {
                         tracing::info!("every source has finished; draining");
                         break Stopped::SourcesFinished;
                     }
-                },
+                }
+                Some(request) = self.reload_rx.recv() => {
+                    let outcome = self.reload().await;
+                    let _ = request.reply.send(outcome);
+                }
             }
         };
-        self.trigger.trigger();
-        while self.sources.join_next().await.is_some() {}
-        for (name, done) in self.sinks {
-            if done.await.is_err() {
-                tracing::error!(sink = %name, "sink thread ended abnormally");
+        let names: Vec<String> = self.sources.keys().cloned().collect();
+        for s in self.sources.values() {
+            s.trigger.trigger();
+        }
+        for name in names {
+            if let Some(watcher) = self.stop_source(&name).await {
+                self.stopping.push(watcher);
             }
         }
+        // every source has handed over: close the queues, let sinks drain
+        // (forward connections wait for the acks of what they handed over)
+        drop(self.switch.pause().await.take());
+        for watcher in std::mem::take(&mut self.stopping) {
+            let _ = watcher.await;
+        }
+        let names: Vec<String> = self.sinks.keys().cloned().collect();
+        for name in names {
+            self.sink_finished(&name).await;
+        }
+        self.api_trigger.trigger();
         tracing::info!(counters = %self.metrics.summary(), "stopped");
         why
     }
@@ -141,6 +286,8 @@ impl Pipeline {
         let gauges = self.gauges.clone();
         move || {
             gauges
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
                 .iter()
                 .map(|(n, g)| Held {
                     sink: n.clone(),

@@ -27,7 +27,7 @@ fn validate(config: &str) -> (bool, String, String) {
 #[test]
 fn validate_accepts_a_good_config() {
     let (ok, stdout, _) = validate(
-        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:24224\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\n",
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\n",
     );
     assert!(ok);
     assert!(stdout.contains("ok (1 sources, 1 sinks)"), "{stdout}");

@@ -64,7 +64,7 @@ pub struct SinkConfig {
 }
 
 /// The `[api]` table: the HTTP endpoint serving `/metrics` and `/health`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
     /// `host:port` to listen on.
@@ -162,11 +162,73 @@ impl Config {
     /// assert!(err.to_string().starts_with("example.toml:8: [sinks.out]: unknown key `colour`"));
     /// ```
     pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        Parser {
+        Config::parse_all(text, origin).map_err(|mut errors| errors.swap_remove(0))
+    }
+
+    /// Like [`Config::parse`], but reports every component's problem, not
+    /// only the first.
+    pub fn parse_all(text: &str, origin: &str) -> Result<Config, Vec<ConfigError>> {
+        let checked = Checked::parse(text, origin);
+        if checked.errors.is_empty() {
+            if let Some(config) = checked.config {
+                return Ok(config);
+            }
+        }
+        Err(checked.errors)
+    }
+}
+
+/// Configuration text parsed as far as it goes: what `logferry validate`
+/// checks further.
+pub struct Checked {
+    /// The components that parsed (all of them when `errors` is empty);
+    /// `None` when the file as a whole could not be read.
+    pub config: Option<Config>,
+    /// Every problem found, in file order.
+    pub errors: Vec<ConfigError>,
+    /// Some source did not parse (so the tags it would produce are unknown).
+    pub sources_failed: bool,
+    /// Some sink did not parse (so the tags it would take are unknown).
+    pub sinks_failed: bool,
+    origin: String,
+    text: String,
+}
+
+impl Checked {
+    pub fn parse(text: &str, origin: &str) -> Checked {
+        let mut parser = Parser {
             origin,
             text: String::new(),
+            failed: (0, 0),
+        };
+        let (config, mut errors) = match parser.parse(text) {
+            Ok((config, errors)) => (Some(config), errors),
+            Err(e) => (None, vec![e]),
+        };
+        errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+        Checked {
+            config,
+            errors,
+            sources_failed: parser.failed.0 > 0,
+            sinks_failed: parser.failed.1 > 0,
+            origin: origin.to_string(),
+            text: parser.text,
         }
-        .parse(text)
+    }
+
+    /// An error about the value at `path` (e.g. `["sinks", "out",
+    /// "buffer", "dir"]`), with the line it is on.
+    pub fn error_at(&self, path: &[&str], message: String) -> ConfigError {
+        let parser = Parser {
+            origin: &self.origin,
+            text: self.text.clone(),
+            failed: (0, 0),
+        };
+        ConfigError {
+            origin: self.origin.clone(),
+            line: parser.locate_key_path(path),
+            message,
+        }
     }
 }
 
@@ -174,6 +236,8 @@ struct Parser<'a> {
     origin: &'a str,
     /// The configuration text, for finding the line of a key.
     text: String,
+    /// Sources and sinks that did not parse.
+    failed: (usize, usize),
 }
 
 impl<'a> Parser<'a> {
@@ -185,7 +249,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn parse(mut self, raw: &str) -> Result<Config, ConfigError> {
+    /// The configuration with every component that parsed, and the errors
+    /// of those that did not; `Err` when the file as a whole is unusable.
+    fn parse(&mut self, raw: &str) -> Result<(Config, Vec<ConfigError>), ConfigError> {
         self.text = raw.to_string();
         let mut root: Table = toml::from_str(&self.text).map_err(|e| {
             let line = e
@@ -260,62 +326,26 @@ impl<'a> Parser<'a> {
             api,
             limits,
         };
+        let mut errors = Vec::new();
+        let sources_seen = sources.len();
         for (name, table) in sources {
-            let path = ["sources", name.as_str()];
-            let (kind, rest) = self.component_type(table, &path)?;
-            let kind = self.component(
-                &path,
-                &kind,
-                rest,
-                crate::sources::parse_kind,
-                SourceKind::validate,
-            )?;
-            config.sources.push(SourceConfig { name, kind });
-        }
-        for (name, table) in sinks {
-            let path = ["sinks", name.as_str()];
-            let (kind, mut rest) = self.component_type(table, &path)?;
-            let pattern = match rest.remove("match") {
-                Some(Value::String(p)) => TagPattern::new(&p)
-                    .map_err(|e| self.error(self.locate(&path, Some("match")), format!("[sinks.{name}].match: {e}")))?,
-                Some(_) => {
-                    return Err(self.error(self.locate(&path, Some("match")), format!("[sinks.{name}].match must be a string")))
+            match self.source(name, table) {
+                Ok(c) => config.sources.push(c),
+                Err(e) => {
+                    self.failed.0 += 1;
+                    errors.push(e)
                 }
-                None => {
-                    return Err(self.error(
-                        self.locate(&path, None),
-                        format!("[sinks.{name}] needs `match`, the tag pattern it receives (e.g. match = \"**\")"),
-                    ))
-                }
-            };
-            let buffer = match rest.remove("buffer") {
-                Some(v) => self.typed::<BufferConfig>(v, &["sinks", name.as_str(), "buffer"])?,
-                None => BufferConfig::default(),
-            };
-            buffer
-                .validate()
-                .map_err(|e| self.invalid(&path, &format!("[sinks.{name}]: {e}"), &e))?;
-            let settle = self.settle(&mut rest, &path)?;
-            let kind = self.component(
-                &path,
-                &kind,
-                rest,
-                crate::sinks::parse_kind,
-                SinkKind::validate,
-            )?;
-            if settle.retry.is_some() && !kind.takes_retry_table() {
-                return Err(self.error(
-                    self.locate(&path, Some("retry")),
-                    format!("[sinks.{name}].retry: this sink type has its own retry keys (forward: reconnect_min, reconnect_max, max_attempts; kafka: retry_backoff, retry_backoff_max); use those"),
-                ));
             }
-            config.sinks.push(SinkConfig {
-                name,
-                pattern,
-                buffer,
-                settle,
-                kind,
-            });
+        }
+        let sinks_seen = sinks.len();
+        for (name, table) in sinks {
+            match self.sink(name, table) {
+                Ok(c) => config.sinks.push(c),
+                Err(e) => {
+                    self.failed.1 += 1;
+                    errors.push(e)
+                }
+            }
         }
         // two sinks appending to one dead-letter file could interleave frames
         for (i, a) in config.sinks.iter().enumerate() {
@@ -326,7 +356,7 @@ impl<'a> Parser<'a> {
                 .iter()
                 .find(|b| b.settle.dead_letter.as_ref() == Some(path))
             {
-                return Err(self.error(
+                errors.push(self.error(
                     self.locate(&["sinks", a.name.as_str()], Some("dead_letter")),
                     format!(
                         "[sinks.{}].dead_letter: {} is already the dead-letter file of sink {}; give each sink its own",
@@ -337,13 +367,72 @@ impl<'a> Parser<'a> {
                 ));
             }
         }
-        if config.sources.is_empty() {
-            return Err(self.error(None, "no sources: add a [sources.NAME] table"));
+        if sources_seen == 0 {
+            errors.push(self.error(None, "no sources: add a [sources.NAME] table"));
         }
-        if config.sinks.is_empty() {
-            return Err(self.error(None, "no sinks: add a [sinks.NAME] table"));
+        if sinks_seen == 0 {
+            errors.push(self.error(None, "no sinks: add a [sinks.NAME] table"));
         }
-        Ok(config)
+        Ok((config, errors))
+    }
+
+    fn source(&self, name: String, table: Table) -> Result<SourceConfig, ConfigError> {
+        let path = ["sources", name.as_str()];
+        let (kind, rest) = self.component_type(table, &path)?;
+        let kind = self.component(
+            &path,
+            &kind,
+            rest,
+            crate::sources::parse_kind,
+            SourceKind::validate,
+        )?;
+        Ok(SourceConfig { name, kind })
+    }
+
+    fn sink(&self, name: String, table: Table) -> Result<SinkConfig, ConfigError> {
+        let path = ["sinks", name.as_str()];
+        let (kind, mut rest) = self.component_type(table, &path)?;
+        let pattern = match rest.remove("match") {
+            Some(Value::String(p)) => TagPattern::new(&p)
+                .map_err(|e| self.error(self.locate(&path, Some("match")), format!("[sinks.{name}].match: {e}")))?,
+            Some(_) => {
+                return Err(self.error(self.locate(&path, Some("match")), format!("[sinks.{name}].match must be a string")))
+            }
+            None => {
+                return Err(self.error(
+                    self.locate(&path, None),
+                    format!("[sinks.{name}] needs `match`, the tag pattern it receives (e.g. match = \"**\")"),
+                ))
+            }
+        };
+        let buffer = match rest.remove("buffer") {
+            Some(v) => self.typed::<BufferConfig>(v, &["sinks", name.as_str(), "buffer"])?,
+            None => BufferConfig::default(),
+        };
+        buffer
+            .validate()
+            .map_err(|e| self.invalid(&path, &format!("[sinks.{name}]: {e}"), &e))?;
+        let settle = self.settle(&mut rest, &path)?;
+        let kind = self.component(
+            &path,
+            &kind,
+            rest,
+            crate::sinks::parse_kind,
+            SinkKind::validate,
+        )?;
+        if settle.retry.is_some() && !kind.takes_retry_table() {
+            return Err(self.error(
+                self.locate(&path, Some("retry")),
+                format!("[sinks.{name}].retry: this sink type has its own retry keys (forward: reconnect_min, reconnect_max, max_attempts; kafka: retry_backoff, retry_backoff_max); use those"),
+            ));
+        }
+        Ok(SinkConfig {
+            name,
+            pattern,
+            buffer,
+            settle,
+            kind,
+        })
     }
 
     /// The `dead_letter` and `retry` keys every sink may have.

@@ -1,0 +1,302 @@
+//! `logferry validate`: every problem a start would meet, found without
+//! starting anything, each with the key and line it is about.
+//!
+//! Beyond parsing (types, keys, tag patterns, TLS files, which the parser
+//! reports for every component at once), it checks what only the machine
+//! can say: that each listen address can be bound now (bound and released
+//! at once), that every directory logferry writes into exists and is
+//! writable or can be created, and that records can flow: a sink that no
+//! source can reach, or a source whose records no sink takes. Tags of
+//! forward and HTTP sources come from their clients, and a tail tag with
+//! `*` from file paths, so those two checks speak only when every source's
+//! tag is known.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::buffer::BufferKind;
+use crate::config::{Checked, Config, ConfigError};
+use crate::sources::SourceKind;
+
+/// Every problem in the configuration file at `path`; `Ok` with the
+/// configuration when there is none.
+pub fn validate_file(path: &Path) -> Result<Config, Vec<ConfigError>> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        vec![ConfigError {
+            origin: origin.clone(),
+            line: None,
+            message: format!("cannot read the file: {e}"),
+        }]
+    })?;
+    validate_text(&text, &origin, &[], true)
+}
+
+/// Every problem in configuration text. Listen addresses in `held` are
+/// not bound (a running pipeline holds them already). `flow`: also report
+/// sinks no source reaches and sources no sink takes (which `run` allows).
+pub fn validate_text(
+    text: &str,
+    origin: &str,
+    held: &[String],
+    flow: bool,
+) -> Result<Config, Vec<ConfigError>> {
+    let checked = Checked::parse(text, origin);
+    let mut errors = checked.errors.clone();
+    if let Some(config) = &checked.config {
+        errors.extend(check(&checked, config, held, flow));
+    }
+    errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
+    match checked.config {
+        Some(config) if errors.is_empty() => Ok(config),
+        _ => Err(errors),
+    }
+}
+
+/// The checks that need the machine, and the flow checks.
+fn check(checked: &Checked, config: &Config, held: &[String], flows: bool) -> Vec<ConfigError> {
+    let mut errors = Vec::new();
+    addresses(checked, config, held, &mut errors);
+    directories(checked, config, &mut errors);
+    if flows {
+        flow(checked, config, &mut errors);
+    }
+    errors
+}
+
+/// The address a source listens on, if it listens.
+pub fn listen_address(kind: &SourceKind) -> Option<&str> {
+    match kind {
+        SourceKind::Forward(c) => Some(&c.address),
+        SourceKind::Http(c) => Some(&c.address),
+        SourceKind::Tcp(c) => Some(&c.address),
+        SourceKind::Generator(_) | SourceKind::Kafka(_) | SourceKind::Tail(_) => None,
+    }
+}
+
+fn addresses(checked: &Checked, config: &Config, held: &[String], errors: &mut Vec<ConfigError>) {
+    let mut listeners: Vec<(Vec<&str>, &str)> = config
+        .sources
+        .iter()
+        .filter_map(|s| {
+            listen_address(&s.kind).map(|a| (vec!["sources", s.name.as_str(), "address"], a))
+        })
+        .collect();
+    if let Some(api) = &config.api {
+        listeners.push((vec!["api", "address"], &api.address));
+    }
+    let mut seen: HashMap<&str, String> = HashMap::new();
+    for (key, address) in listeners {
+        let what = key[..key.len() - 1].join(".");
+        let fixed_port = !address.ends_with(":0");
+        if fixed_port {
+            if let Some(first) = seen.get(address) {
+                errors.push(checked.error_at(
+                    &key,
+                    format!("[{what}].address {address:?} is also the address of [{first}]; give each listener its own"),
+                ));
+                continue;
+            }
+            seen.insert(address, what.clone());
+        }
+        if held.iter().any(|h| h == address) {
+            continue;
+        }
+        if let Err(e) = std::net::TcpListener::bind(address) {
+            let hint = if e.kind() == std::io::ErrorKind::AddrInUse {
+                "; another process listens there: stop it or choose another port"
+            } else {
+                ""
+            };
+            errors.push(checked.error_at(
+                &key,
+                format!("[{what}].address: cannot listen on {address}: {e}{hint}"),
+            ));
+        }
+    }
+}
+
+fn directories(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>) {
+    let mut dirs: Vec<(Vec<&str>, PathBuf)> = Vec::new();
+    for s in &config.sinks {
+        let name = s.name.as_str();
+        if let crate::sinks::SinkKind::File(f) = &s.kind {
+            dirs.push((vec!["sinks", name, "path"], output_dir(&f.path)));
+        }
+        if s.buffer.kind == BufferKind::Disk {
+            if let Some(dir) = &s.buffer.dir {
+                dirs.push((vec!["sinks", name, "buffer", "dir"], dir.clone()));
+            }
+        }
+        if let Some(dl) = &s.settle.dead_letter {
+            dirs.push((vec!["sinks", name, "dead_letter"], parent_dir(dl)));
+        }
+    }
+    for s in &config.sources {
+        if let SourceKind::Tail(t) = &s.kind {
+            if let Some(dir) = &t.checkpoint_dir {
+                let key = vec!["sources", s.name.as_str(), "checkpoint_dir"];
+                dirs.push((key, dir.clone()));
+            }
+        }
+    }
+    for (key, dir) in dirs {
+        if let Err(why) = usable_dir(&dir) {
+            let what = format!("[{}].{}", key[..2].join("."), key[2..].join("."));
+            errors.push(checked.error_at(&key, format!("{what}: {why}")));
+        }
+    }
+}
+
+/// The directory a file sink writes into: the part of `path` before its
+/// first placeholder, up to its last `/`.
+fn output_dir(path: &str) -> PathBuf {
+    let fixed = [path.find("${"), path.find('%')]
+        .into_iter()
+        .flatten()
+        .min()
+        .map_or(path, |at| &path[..at]);
+    match fixed.rfind('/') {
+        Some(0) => PathBuf::from("/"),
+        Some(at) => PathBuf::from(&fixed[..at]),
+        None => PathBuf::from("."),
+    }
+}
+
+fn parent_dir(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Whether logferry can write into `dir`, creating it (and its missing
+/// parents) if needed. Changes nothing on disk.
+fn usable_dir(dir: &Path) -> Result<(), String> {
+    let mut at = dir;
+    loop {
+        match std::fs::metadata(at) {
+            Ok(m) if m.is_dir() => break,
+            Ok(_) => {
+                return Err(format!(
+                    "directory {} cannot be created: {} is not a directory",
+                    dir.display(),
+                    at.display()
+                ))
+            }
+            // ENOTDIR: a file is in the way further up, found next
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                match at.parent() {
+                    Some(p) if !p.as_os_str().is_empty() => at = p,
+                    _ if at != Path::new(".") => at = Path::new("."),
+                    _ => return Err(format!("cannot check directory {}: {e}", dir.display())),
+                }
+            }
+            Err(e) => return Err(format!("cannot check directory {}: {e}", at.display())),
+        }
+    }
+    if let Err(e) = writable(at) {
+        return Err(if at == dir {
+            format!("directory {} is not writable: {e}", dir.display())
+        } else {
+            format!(
+                "directory {} cannot be created: {} is not writable: {e}",
+                dir.display(),
+                at.display()
+            )
+        });
+    }
+    Ok(())
+}
+
+fn writable(dir: &Path) -> Result<(), std::io::Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: access(2) reads a NUL-terminated path we own.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// The one tag every record of a source has, when the configuration says
+/// it; `None` when tags come from clients, topics or file paths.
+pub fn known_tag(kind: &SourceKind) -> Option<&str> {
+    match kind {
+        SourceKind::Generator(c) => Some(&c.tag),
+        SourceKind::Tcp(c) => Some(&c.tag),
+        SourceKind::Tail(c) if !c.tag.contains('*') => Some(&c.tag),
+        SourceKind::Kafka(c) if !c.tag.contains("${topic}") => Some(&c.tag),
+        _ => None,
+    }
+}
+
+fn flow(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>) {
+    let tags: Vec<Option<&str>> = config.sources.iter().map(|s| known_tag(&s.kind)).collect();
+    // a component that did not parse could be the missing end of a flow
+    let sinks_known = !checked.sinks_failed;
+    for (s, tag) in config.sources.iter().zip(&tags).filter(|_| sinks_known) {
+        let Some(tag) = tag else { continue };
+        if !config.sinks.iter().any(|k| k.pattern.matches(tag)) {
+            errors.push(checked.error_at(
+                &["sources", &s.name, "tag"],
+                format!(
+                    "[sources.{}]: no sink's `match` takes its tag {tag:?}: its records would be dropped; add a sink or widen a `match`",
+                    s.name
+                ),
+            ));
+        }
+    }
+    // any tag is possible from a source whose tags are not known
+    let Some(known) = tags.into_iter().collect::<Option<Vec<&str>>>() else {
+        return;
+    };
+    if checked.sources_failed {
+        return;
+    }
+    for k in &config.sinks {
+        if !known.iter().any(|t| k.pattern.matches(t)) {
+            errors.push(checked.error_at(
+                &["sinks", &k.name, "match"],
+                format!(
+                    "[sinks.{}].match {:?} matches no tag a source produces ({}): this sink would never receive a record",
+                    k.name,
+                    k.pattern.as_str(),
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_dir_is_the_fixed_part_of_the_path() {
+        assert_eq!(output_dir("/var/log/app.log"), Path::new("/var/log"));
+        assert_eq!(output_dir("/data/${tag}.log"), Path::new("/data"));
+        assert_eq!(output_dir("/data/%Y/%m/x.log"), Path::new("/data"));
+        assert_eq!(output_dir("/x.log"), Path::new("/"));
+        assert_eq!(output_dir("x.log"), Path::new("."));
+    }
+
+    #[test]
+    fn a_directory_under_a_file_cannot_be_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        let e = usable_dir(&file.join("a/b")).unwrap_err();
+        assert!(e.contains("is not a directory"), "{e}");
+        assert!(usable_dir(&dir.path().join("new/deeper")).is_ok());
+        assert!(usable_dir(dir.path()).is_ok());
+    }
+}

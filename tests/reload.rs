@@ -1,0 +1,395 @@
+//! Hot reload (SIGHUP, `POST /reload`) while records flow: unchanged
+//! components keep running (a forward connection made before stays the same
+//! socket), changed ones are replaced, an invalid configuration is refused,
+//! and no record is lost or duplicated.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use logferry::protocol::forward::{write_message_entry, write_packed_forward};
+
+/// A forward source and an API, every record to `{dir}/{file}`, plus `extra`.
+fn config(file: &str, extra: &str) -> String {
+    format!(
+        r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{{dir}}/{file}"
+
+[api]
+address = "127.0.0.1:0"
+{extra}"#
+    )
+}
+
+/// Rewrites the running configuration file.
+fn rewrite(lf: &Logferry, text: &str) {
+    let text = text.replace("{dir}", &lf.dir.path().display().to_string());
+    std::fs::write(lf.path("logferry.toml"), text).unwrap();
+}
+
+/// `POST /reload`: status code and body.
+fn post_reload(api: SocketAddr) -> (u16, String) {
+    http(api, "POST /reload")
+}
+
+/// One request (`METHOD /path`) to the API: status code and body.
+fn http(api: SocketAddr, request: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(api).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    s.write_all(format!("{request} HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = out.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (status, body)
+}
+
+/// One PackedForward frame of `<prefix>-<i>` for i in `range`, asking for an ack.
+fn frame(prefix: &str, range: std::ops::Range<usize>, chunk: &str) -> Vec<u8> {
+    let mut entries = Vec::new();
+    let n = range.len();
+    for i in range {
+        write_message_entry(
+            &mut entries,
+            1_700_000_000,
+            0,
+            format!("{prefix}-{i}").as_bytes(),
+        );
+    }
+    let mut out = Vec::new();
+    write_packed_forward(&mut out, "app", &entries, n, Some(chunk.as_bytes()));
+    out
+}
+
+/// Sends numbered records on ONE connection until `stop`, up to 20 frames
+/// of 50 in flight (so queues hold records when a reload comes); any error
+/// (a closed or reset connection) fails the test. Returns how many records
+/// were sent, every one of them acknowledged.
+fn sender(
+    addr: SocketAddr,
+    prefix: &'static str,
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let mut in_flight = std::collections::VecDeque::new();
+        let mut next = 0;
+        let ack_one = |s: &mut TcpStream, in_flight: &mut std::collections::VecDeque<String>| {
+            let want = in_flight.pop_front().unwrap();
+            let ack = read_ack(s, Duration::from_secs(60));
+            assert_eq!(ack.as_deref(), Some(want.as_str()), "ack");
+        };
+        while !stop.load(Ordering::Acquire) {
+            let chunk = format!("c{next}");
+            s.write_all(&frame(prefix, next..next + 50, &chunk))
+                .expect("the connection made before the reload must stay open");
+            in_flight.push_back(chunk);
+            next += 50;
+            sent.store(next, Ordering::Release);
+            if in_flight.len() >= 20 {
+                ack_one(&mut s, &mut in_flight);
+            }
+        }
+        while !in_flight.is_empty() {
+            ack_one(&mut s, &mut in_flight);
+        }
+        next
+    })
+}
+
+fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every number from 0 to `n` exactly once in `lines`.
+fn exactly_once(lines: &[String], prefix: &str, n: usize) {
+    let got = numbers(lines, prefix);
+    let dups = got.windows(2).filter(|w| w[0] == w[1]).count();
+    assert_eq!(dups, 0, "{dups} {prefix} records duplicated");
+    assert_eq!(got.len(), n, "{prefix}: {} of {n} records", got.len());
+    assert!(
+        got.iter().enumerate().all(|(i, v)| i == *v),
+        "{prefix}: gaps"
+    );
+}
+
+#[test]
+fn reloads_under_load_lose_and_duplicate_nothing() {
+    let mut lf = Logferry::start(&config("a.log", ""));
+    let forward = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let load = sender(forward, "n", stop.clone(), sent.clone());
+    let progress = |from: usize| {
+        let sent = sent.clone();
+        wait_until("records to flow", Duration::from_secs(30), move || {
+            sent.load(Ordering::Acquire) >= from + 20_000
+        })
+    };
+    progress(0);
+
+    // 1. change the sink (its path): drained and replaced over POST /reload
+    rewrite(&lf, &config("b.log", ""));
+    let (_, metrics) = http(api, "GET /metrics");
+    assert!(
+        metrics.contains("logferry_reloads_total{result=\"ok\"} 0\n")
+            && metrics.contains("logferry_reloads_total{result=\"rejected\"} 0\n"),
+        "{metrics}"
+    );
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    let (_, metrics) = http(api, "GET /metrics");
+    assert!(
+        metrics.contains("logferry_reloads_total{result=\"ok\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(
+        body.contains("sources: 1 kept, 0 replaced") && body.contains("sinks: 0 kept, 1 replaced"),
+        "{body}"
+    );
+    let at = sent.load(Ordering::Acquire);
+    progress(at);
+    assert!(!read_lines(&lf.path("b.log")).is_empty(), "new sink idle");
+
+    // 2. add a source, over SIGHUP
+    let added = "\n[sources.extra]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n";
+    rewrite(&lf, &config("b.log", added));
+    lf.signal(libc::SIGHUP);
+    let extra = lf.forward_addr("extra");
+    lf.wait_for_log(
+        "configuration reloaded summary=sources: 1 kept, 0 replaced, 1 added",
+        Duration::from_secs(30),
+    );
+    let mut s = TcpStream::connect(extra).unwrap();
+    s.write_all(&frame("extra", 0..10, "x")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("x")
+    );
+    let at = sent.load(Ordering::Acquire);
+    progress(at);
+
+    // 3. an invalid configuration is refused; the old one keeps running
+    rewrite(
+        &lf,
+        &config("b.log", &format!("{added}max_conections = 5\n")),
+    );
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.contains("logferry.toml:16:") && body.contains("unknown key `max_conections`"),
+        "{body}"
+    );
+    lf.wait_for_log("configuration reload rejected", Duration::from_secs(10));
+    let at = sent.load(Ordering::Acquire);
+    progress(at);
+
+    stop.store(true, Ordering::Release);
+    let total = load.join().expect("the sender failed");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let mut lines = read_lines(&lf.path("a.log"));
+    lines.extend(read_lines(&lf.path("b.log")));
+    exactly_once(&lines, "n", total);
+    exactly_once(&lines, "extra", 10);
+    assert_eq!(lf.final_counter("logferry_reloads_total{result=\"ok\"}"), 2);
+    assert_eq!(
+        lf.final_counter("logferry_reloads_total{result=\"rejected\"}"),
+        1
+    );
+}
+
+#[test]
+fn an_unchanged_file_sink_keeps_its_file_and_a_disk_buffer_is_handed_over() {
+    // the sink `kept` is untouched; `buffered` changes (its write buffer)
+    // and its replacement opens the same disk buffer directory
+    let base = |write_buffer: &str| {
+        format!(
+            r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.kept]
+type = "file"
+match = "**"
+path = "{{dir}}/kept.log"
+
+[sinks.buffered]
+type = "file"
+match = "**"
+path = "{{dir}}/buffered.log"
+write_buffer_bytes = "{write_buffer}"
+buffer = {{ type = "disk", dir = "{{dir}}/buffer" }}
+"#
+        )
+    };
+    let mut lf = Logferry::start(&base("1MiB"));
+    let forward = lf.forward_addr("in");
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let load = sender(forward, "n", stop.clone(), sent.clone());
+    wait_until("records to flow", Duration::from_secs(30), || {
+        sent.load(Ordering::Acquire) >= 20_000
+    });
+    let kept = lf.path("kept.log");
+    let inode = || {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&kept).unwrap().ino()
+    };
+    let before = inode();
+    rewrite(&lf, &base("64KiB"));
+    lf.signal(libc::SIGHUP);
+    lf.wait_for_log(
+        "configuration reloaded summary=sources: 1 kept, 0 replaced, 0 added, 0 removed; sinks: 1 kept, 1 replaced",
+        Duration::from_secs(30),
+    );
+    let at = sent.load(Ordering::Acquire);
+    wait_until("records to flow", Duration::from_secs(30), || {
+        sent.load(Ordering::Acquire) >= at + 20_000
+    });
+    stop.store(true, Ordering::Release);
+    let total = load.join().expect("the sender failed");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(inode(), before, "the unchanged sink's file was replaced");
+    assert_eq!(lf.final_counter("logferry_reloads_total{result=\"ok\"}"), 1);
+    exactly_once(&read_lines(&lf.path("kept.log")), "n", total);
+    exactly_once(&read_lines(&lf.path("buffered.log")), "n", total);
+}
+
+#[test]
+fn sigusr1_reopens_the_outputs_without_a_reload() {
+    let mut lf = Logferry::start(&config("a.log", ""));
+    let forward = lf.forward_addr("in");
+    let mut s = TcpStream::connect(forward).unwrap();
+    s.write_all(&frame("r", 0..10, "1")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("1")
+    );
+    std::fs::rename(lf.path("a.log"), lf.path("a.log.1")).unwrap();
+    // a configuration being edited must not be picked up
+    rewrite(&lf, &config("b.log", ""));
+    lf.signal(libc::SIGUSR1);
+    lf.wait_for_log("output files reopened", Duration::from_secs(10));
+    s.write_all(&frame("r", 10..20, "2")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("2")
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        numbers(&read_lines(&lf.path("a.log.1")), "r"),
+        (0..10).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        numbers(&read_lines(&lf.path("a.log")), "r"),
+        (10..20).collect::<Vec<_>>()
+    );
+    assert!(!lf.path("b.log").exists());
+    assert!(
+        !lf.log_text().contains("configuration reloaded"),
+        "{}",
+        lf.log_text()
+    );
+}
+
+#[test]
+fn a_changed_tail_source_hands_over_at_its_checkpoint() {
+    let tail = |read_bytes: &str| {
+        format!(
+            r#"[sources.tail]
+type = "tail"
+paths = ["{{dir}}/in.log"]
+tag = "app"
+read_from_head = true
+poll_interval = "50ms"
+checkpoint_dir = "{{dir}}/state"
+read_bytes = "{read_bytes}"
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{{dir}}/out.log"
+"#
+        )
+    };
+    let mut lf = Logferry::start(&tail("64KiB"));
+    let input = lf.path("in.log");
+    let total = 20_000;
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&input)
+            .unwrap();
+        for start in (0..total).step_by(200) {
+            let text: String = (start..start + 200).map(|i| format!("t-{i}\n")).collect();
+            f.write_all(text.as_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    wait_for_lines(&lf.path("out.log"), 2_000, Duration::from_secs(30));
+    rewrite(&lf, &tail("4KiB"));
+    lf.signal(libc::SIGHUP);
+    lf.wait_for_log(
+        "configuration reloaded summary=sources: 0 kept, 1 replaced",
+        Duration::from_secs(30),
+    );
+    writer.join().unwrap();
+    wait_for_lines(&lf.path("out.log"), total, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    exactly_once(&read_lines(&lf.path("out.log")), "t", total);
+}
+
+#[test]
+fn a_changed_api_is_refused_and_nothing_else_changes() {
+    let mut lf = Logferry::start(&config("a.log", ""));
+    let api = lf.address("api listening");
+    let text = config("b.log", "").replace(
+        "[api]\naddress = \"127.0.0.1:0\"",
+        "[api]\naddress = \"127.0.0.2:0\"",
+    );
+    rewrite(&lf, &text);
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("[api] changed"), "{body}");
+    let forward = lf.forward_addr("in");
+    let mut s = TcpStream::connect(forward).unwrap();
+    s.write_all(&frame("r", 0..10, "1")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("1")
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        numbers(&read_lines(&lf.path("a.log")), "r"),
+        (0..10).collect::<Vec<_>>()
+    );
+    assert!(!lf.path("b.log").exists());
+    assert_eq!(
+        lf.final_counter("logferry_reloads_total{result=\"rejected\"}"),
+        1
+    );
+}

@@ -1,0 +1,219 @@
+//! `logferry validate` finds every problem a start would meet, all at once,
+//! each with its line, without starting anything.
+
+mod common;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::BIN;
+
+/// Runs `validate` on `config` (`{dir}` is a fresh directory); returns the
+/// exit code and stderr. Fails the test if validate takes over 20 s (a FIFO
+/// or /dev/zero must not make it hang).
+fn validate(config: &str, dir: &std::path::Path) -> (Option<i32>, String) {
+    let config = config.replace("{dir}", &dir.display().to_string());
+    let path = dir.join("c.toml");
+    std::fs::write(&path, config).unwrap();
+    let mut child = Command::new(BIN)
+        .args(["validate", "-c"])
+        .arg(&path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("validate did not finish within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The error line about `line` of c.toml; it must contain every word.
+fn has_error(stderr: &str, line: usize, words: &[&str]) {
+    let prefix = format!("c.toml:{line}: ");
+    let found = stderr
+        .lines()
+        .filter(|l| l.starts_with("error:") && l.contains(&prefix))
+        .find(|l| words.iter().all(|w| l.contains(w)));
+    assert!(
+        found.is_some(),
+        "no error at line {line} with {words:?}:\n{stderr}"
+    );
+}
+
+fn mkfifo(path: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: mkfifo(3) on a NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn every_machine_problem_is_reported_at_once_with_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    std::fs::write(dir.path().join("afile"), "not a directory").unwrap();
+    std::fs::write(dir.path().join("garbage.pem"), "this is no PEM\n").unwrap();
+    mkfifo(&dir.path().join("fifo.pem"));
+    let config = format!(
+        r#"[sources.busy]
+type = "forward"
+address = "127.0.0.1:{port}"
+
+[sources.zero]
+type = "tcp"
+address = "127.0.0.1:0"
+tls = {{ cert_file = "/dev/zero", key_file = "/dev/zero" }}
+
+[sources.fifo]
+type = "tcp"
+address = "127.0.0.1:0"
+tls = {{ cert_file = "{{dir}}/fifo.pem", key_file = "{{dir}}/fifo.pem" }}
+
+[sources.garbage]
+type = "tcp"
+address = "127.0.0.1:0"
+tls = {{ cert_file = "{{dir}}/garbage.pem", key_file = "{{dir}}/garbage.pem" }}
+
+[sources.files]
+type = "tail"
+paths = ["{{dir}}/*.log"]
+tag = "app"
+checkpoint_dir = "{{dir}}/afile/checkpoints"
+
+[sinks.pattern]
+type = "null"
+match = "{{a,b"
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{{dir}}/afile/out/unified.log"
+
+[sinks.buffered]
+type = "null"
+match = "**"
+buffer = {{ type = "disk", dir = "{{dir}}/afile/buffer" }}
+"#
+    );
+    let (code, stderr) = validate(&config, dir.path());
+    assert_eq!(code, Some(1), "{stderr}");
+    has_error(
+        &stderr,
+        3,
+        &["[sources.busy].address", "cannot listen", &port.to_string()],
+    );
+    has_error(
+        &stderr,
+        8,
+        &["tls.cert_file", "/dev/zero", "not a regular file"],
+    );
+    has_error(
+        &stderr,
+        13,
+        &["tls.cert_file", "fifo.pem", "not a regular file"],
+    );
+    has_error(
+        &stderr,
+        18,
+        &["tls.cert_file", "garbage.pem", "no certificate"],
+    );
+    has_error(
+        &stderr,
+        24,
+        &["checkpoint_dir", "cannot be created", "not a directory"],
+    );
+    has_error(&stderr, 28, &["[sinks.pattern].match", "{a,b"]);
+    has_error(&stderr, 33, &["[sinks.out].path", "cannot be created"]);
+    has_error(
+        &stderr,
+        38,
+        &["[sinks.buffered].buffer.dir", "cannot be created"],
+    );
+    assert!(stderr.contains("8 problem(s) found"), "{stderr}");
+    drop(taken);
+}
+
+#[test]
+fn flow_problems_are_reported_when_every_tag_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"[sources.gen]
+type = "generator"
+tag = "gen.a"
+
+[sources.app]
+type = "tail"
+paths = ["{dir}/*.log"]
+tag = "app"
+
+[sinks.gen]
+type = "null"
+match = "gen.*"
+
+[sinks.never]
+type = "null"
+match = "other.**"
+"#;
+    let (code, stderr) = validate(config, dir.path());
+    assert_eq!(code, Some(1), "{stderr}");
+    has_error(&stderr, 8, &["[sources.app]", "no sink", "\"app\""]);
+    has_error(
+        &stderr,
+        16,
+        &["[sinks.never].match", "matches no tag", "gen.a, app"],
+    );
+    assert!(stderr.contains("2 problem(s) found"), "{stderr}");
+}
+
+#[test]
+fn a_source_with_unknown_tags_makes_every_sink_reachable() {
+    // forward clients choose their tags: `other.**` may well receive records
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"[sources.gen]
+type = "generator"
+tag = "gen"
+
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.gen]
+type = "null"
+match = "gen"
+
+[sinks.other]
+type = "null"
+match = "other.**"
+"#;
+    let (code, stderr) = validate(config, dir.path());
+    assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_writable_setup_passes_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{dir}/new/sub/unified.log"
+buffer = { type = "disk", dir = "{dir}/buffer" }
+"#;
+    let (code, stderr) = validate(config, dir.path());
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!dir.path().join("new").exists());
+    assert!(!dir.path().join("buffer").exists());
+}
