@@ -22,4 +22,5 @@ pub mod sinks;
 pub mod sources;
 pub mod telemetry;
 pub mod tls;
+pub mod top;
 pub mod topology;

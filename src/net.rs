@@ -135,6 +135,11 @@ pub async fn serve_listener<F, Fut>(
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let errors = AcceptErrors::new(&cx.metrics, &cx.name);
+    let open = cx.metrics.gauge(
+        "logferry_open_connections",
+        "Connections a listening source is serving now.",
+        &[("component", &cx.name)],
+    );
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -155,8 +160,11 @@ pub async fn serve_listener<F, Fut>(
                     continue;
                 };
                 let task = serve(stream, peer, cx.router.clone(), cx.shutdown.clone());
+                let open = open.clone();
+                open.inc();
                 connections.spawn(async move {
                     task.await;
+                    open.dec();
                     drop(slot);
                 });
             }

@@ -32,6 +32,36 @@ pub struct Held {
     pub bytes: usize,
 }
 
+/// Buffer gauges of one sink, read at each scrape.
+fn queue_metrics(
+    metrics: &Registry,
+    sink: &str,
+    queue: crate::buffer::QueueGauge,
+    max_bytes: usize,
+) {
+    let l = &[("component", sink)];
+    let q = queue.clone();
+    metrics.computed(
+        "logferry_buffer_bytes",
+        "Bytes a sink's buffer holds (queued or being delivered; on disk for a disk buffer).",
+        l,
+        move || q.held_bytes() as f64,
+    );
+    let q = queue.clone();
+    metrics.computed(
+        "logferry_buffer_records",
+        "Records a sink's buffer holds (queued or being delivered).",
+        l,
+        move || q.held_records() as f64,
+    );
+    metrics.computed(
+        "logferry_buffer_fill_ratio",
+        "logferry_buffer_bytes / buffer.max_bytes (1 = full: the sink blocks or drops per when_full).",
+        l,
+        move || queue.held_bytes() as f64 / max_bytes.max(1) as f64,
+    );
+}
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
@@ -50,12 +80,26 @@ impl Pipeline {
         let mut routes = Vec::new();
         let mut sink_handles = Vec::new();
         let mut gauges = Vec::new();
+        let mut probes = Vec::new();
+        let config_text = crate::api::masked_config(&config.tree);
+        for s in &config.sources {
+            metrics.register_component(&s.name, s.kind.type_name());
+        }
         for s in config.sinks {
+            metrics.register_component(&s.name, s.kind.type_name());
             let sink = sinks::build(&s.name, s.kind, &s.settle, &metrics)
                 .map_err(|e| format!("sink {}: {e}", s.name))?;
+            let (buffer_kind, max_bytes) = (s.buffer.kind, s.buffer.max_bytes);
             let (tx, rx) = open_queue(&s.name, s.buffer, &metrics)
                 .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
             gauges.push((s.name.clone(), tx.gauge()));
+            queue_metrics(&metrics, &s.name, tx.gauge(), max_bytes);
+            probes.push(crate::api::SinkProbe {
+                name: s.name.clone(),
+                buffer: buffer_kind,
+                max_bytes,
+                queue: tx.gauge(),
+            });
             let done =
                 sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
             routes.push(Route {
@@ -87,7 +131,12 @@ impl Pipeline {
             tasks.spawn(task);
         }
         if let Some(api) = config.api {
-            let serve = crate::api::start(&api.address, metrics.clone(), shutdown.clone()).await?;
+            let state = crate::api::ApiState {
+                metrics: metrics.clone(),
+                sinks: probes,
+                config: config_text,
+            };
+            let serve = crate::api::start(&api.address, state, shutdown.clone()).await?;
             tokio::spawn(serve);
         }
         // the sources hold the only routers now: when they end, queues close

@@ -55,6 +55,18 @@ pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
 }
 
 impl SinkKind {
+    /// The `type` this sink was configured with (`file`, `forward`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            SinkKind::File(_) => "file",
+            SinkKind::Forward(_) => "forward",
+            SinkKind::Stdout(_) => "stdout",
+            SinkKind::Null(_) => "null",
+            SinkKind::Counter(_) => "counter",
+            SinkKind::Kafka(_) => "kafka",
+        }
+    }
+
     /// Whether the shared `retry` table applies (forward and Kafka sinks
     /// keep their own, documented retry keys).
     pub fn takes_retry_table(&self) -> bool {
