@@ -245,6 +245,66 @@ fn descend(v: &mut toml::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::buffer::BufferConfig;
+
+    fn probe(
+        metrics: &Registry,
+        name: &str,
+        buffer: BufferConfig,
+    ) -> (SinkProbe, crate::buffer::QueueReceiver) {
+        let (kind, max_bytes) = (buffer.kind, buffer.max_bytes);
+        let (tx, rx) = crate::buffer::open(name, buffer, metrics).unwrap();
+        let p = SinkProbe {
+            name: name.into(),
+            buffer: kind,
+            max_bytes,
+            queue: tx.gauge(),
+        };
+        (p, rx)
+    }
+
+    #[test]
+    fn a_sink_is_ready_connected_local_or_buffering_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Registry::new();
+        let (local, _r1) = probe(&m, "local", BufferConfig::default());
+        let (mem, _r2) = probe(&m, "mem", BufferConfig::default());
+        let disk_config = BufferConfig {
+            kind: BufferKind::Disk,
+            dir: Some(dir.path().join("disk")),
+            max_bytes: 1 << 20,
+            segment_bytes: 1 << 18,
+            ..BufferConfig::default()
+        };
+        let (disk, _r3) = probe(&m, "disk", disk_config);
+        let mem_up = m.gauge(CONNECTED_METRIC, "x", &[("component", "mem")]);
+        m.gauge(CONNECTED_METRIC, "x", &[("component", "disk")]);
+
+        assert_eq!(sink_readiness(&m, &local), (true, "writes locally".into()));
+        let (ready, why) = sink_readiness(&m, &mem);
+        assert!(!ready && why.starts_with("no server connected"), "{why}");
+        let (ready, why) = sink_readiness(&m, &disk);
+        assert!(ready && why.contains("buffering on disk"), "{why}");
+        mem_up.inc();
+        assert_eq!(
+            sink_readiness(&m, &mem),
+            (true, "connected to 1 server(s)".into())
+        );
+
+        let state = ApiState {
+            metrics: m.clone(),
+            sinks: vec![local.clone(), mem.clone()],
+            config: String::new(),
+        };
+        assert!(readiness(&state).0);
+        mem_up.dec();
+        let (all, body) = readiness(&state);
+        assert!(!all);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["ready"], false);
+        assert_eq!(v["sinks"]["local"]["ready"], true);
+        assert_eq!(v["sinks"]["mem"]["ready"], false);
+    }
 
     #[test]
     fn secrets_are_masked_everywhere() {

@@ -16,7 +16,8 @@ use hyper_util::rt::TokioIo;
 /// `logferry top` options.
 #[derive(Debug, clap::Args)]
 pub struct TopArgs {
-    /// The `[api]` address of the logferry to watch.
+    /// The `[api]` address of the logferry to watch (`host:port`; a
+    /// leading `http://` is accepted).
     #[arg(long, default_value = "127.0.0.1:8686")]
     pub api: String,
     /// Print one table (rates measured over one interval) and exit.
@@ -208,7 +209,8 @@ pub fn main(args: TopArgs) -> ExitCode {
 }
 
 async fn run(args: &TopArgs) -> Result<(), String> {
-    let mut before = scrape(&args.api).await?;
+    let api = args.api.trim_start_matches("http://").trim_end_matches('/');
+    let mut before = scrape(api).await?;
     let mut at = Instant::now();
     let mut stdout = std::io::stdout();
     loop {
@@ -216,7 +218,7 @@ async fn run(args: &TopArgs) -> Result<(), String> {
             _ = tokio::time::sleep(args.interval) => {}
             _ = tokio::signal::ctrl_c() => return Ok(()),
         }
-        let now = match scrape(&args.api).await {
+        let now = match scrape(api).await {
             Ok(r) => r,
             Err(e) if !args.once => {
                 // the watched process may be restarting: say so and keep trying
@@ -236,7 +238,7 @@ async fn run(args: &TopArgs) -> Result<(), String> {
         let _ = write!(
             stdout,
             "\x1b[H\x1b[2Jlogferry top — {} — every {:?} (Ctrl-C to quit)\n\n{text}",
-            args.api, args.interval
+            api, args.interval
         );
         let _ = stdout.flush();
         before = now;
