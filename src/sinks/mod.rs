@@ -214,6 +214,10 @@ pub fn spawn(
                 SinkRunner::Async(sink) => rt.block_on(sink.run(rx)),
                 SinkRunner::Kafka(sink) => rt.block_on(sink.run(rx)),
             }
+            // tasks the sink spawned may still hold deliveries (a disk
+            // buffer counts what it keeps when the last one goes): they
+            // are gone before the pipeline reads the final counters
+            drop(rt);
             let _ = done_tx.send(());
         })?;
     Ok(done_rx)
