@@ -11,6 +11,7 @@
 # libcurl/OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central).
 #   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
+#   tmux                                                          (drives `logferry top` in tests/operations.rs, Debian)
 # Idempotent: each step is skipped while its output is newer than its sources.
 # Needs python3, java 17 + mvn, go; reaches only the package registries.
 set -euo pipefail
@@ -105,5 +106,15 @@ elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
   echo "logger: installed bsdutils"
 else
   echo "test-deps: 'logger' with --octet-count not found: install util-linux's logger (Debian: apt-get install -y bsdutils)" >&2
+  exit 1
+fi
+# --- tmux: a real terminal for `logferry top` in tests/operations.rs ---------
+if command -v tmux >/dev/null; then
+  echo "tmux: skip, $(command -v tmux) is installed"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null
+  echo "tmux: installed"
+else
+  echo "test-deps: 'tmux' not found: install it (Debian: apt-get install -y tmux)" >&2
   exit 1
 fi

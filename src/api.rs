@@ -1,42 +1,101 @@
-//! The `[api]` endpoint: `GET /metrics` (Prometheus text format),
-//! `GET /health` and `POST /reload`. A deliberately tiny HTTP/1.1 server: one request per
-//! connection, requests over 8 KiB or slower than 5 s are dropped.
+//! The `[api]` endpoint, served by hyper (the HTTP stack of the HTTP
+//! source):
+//!
+//! - `GET /metrics`: every metric, OpenMetrics text (`prometheus-client`);
+//! - `GET /health`: 200 while the process runs;
+//! - `GET /ready`: 200 when every sink is connected or buffering on disk
+//!   within its limit, else 503; the body says why, per sink (JSON);
+//! - `GET /config`: the running configuration (TOML), secrets as `"***"`;
+//! - `POST /reload`: reloads the configuration file (200 with a summary,
+//!   or 422 with every reason it was refused).
+//!
+//! Routes live in [`route`]: one `match` to extend.
 
+use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
 
+use crate::buffer::{BufferKind, QueueGauge};
 use crate::metrics::Registry;
 use crate::net::AcceptErrors;
 use crate::sources::Shutdown;
-use crate::topology::reload::ReloadHandle;
 
-const MAX_REQUEST: usize = 8 * 1024;
+/// How long a client may take to send a request's headers (and how long
+/// an idle keep-alive connection stays open).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Longest a connection may live: the API answers small requests.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Number of servers a sink with a network downstream is connected to;
+/// a sink without this series writes locally and is always ready.
+pub const CONNECTED_METRIC: &str = "logferry_sink_connected_servers";
+
+/// What one sink's readiness is read from.
+#[derive(Clone)]
+pub struct SinkProbe {
+    pub name: String,
+    pub buffer: BufferKind,
+    pub max_bytes: usize,
+    pub queue: QueueGauge,
+}
+
+/// Everything the routes read.
+pub struct ApiState {
+    pub metrics: Registry,
+    /// One per running sink (a reload changes them).
+    pub sinks: Arc<std::sync::Mutex<Vec<SinkProbe>>>,
+    /// `GET /config`, already masked (a reload replaces it).
+    pub config: Arc<std::sync::Mutex<String>>,
+    /// Where `POST /reload` asks the running pipeline to reload.
+    pub reload: Option<crate::topology::reload::ReloadHandle>,
+}
 
 /// Binds the endpoint; the returned future serves it until shutdown.
 pub async fn start(
     address: &str,
-    metrics: Registry,
+    state: ApiState,
     mut shutdown: Shutdown,
-    reload: ReloadHandle,
 ) -> Result<impl std::future::Future<Output = ()>, String> {
     let listener = TcpListener::bind(address)
         .await
         .map_err(|e| format!("api: cannot listen on {address}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(address = %local, "api listening (GET /metrics, /health)");
-    let accept_errors = AcceptErrors::new(&metrics, "api");
+    tracing::info!(address = %local, "api listening (GET /metrics, /health, /ready, /config; POST /reload)");
+    let accept_errors = AcceptErrors::new(&state.metrics, "api");
+    let state = Arc::new(state);
     Ok(async move {
         loop {
             tokio::select! {
                 _ = shutdown.wait() => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, _)) => {
-                        let metrics = metrics.clone();
-                        let reload = reload.clone();
+                        let state = state.clone();
                         tokio::spawn(async move {
-                            let _ = serve(stream, metrics, reload).await;
+                            let _ = stream.set_nodelay(true);
+                            let service = service_fn(move |req| {
+                                let state = state.clone();
+                                async move { Ok::<_, Infallible>(route(&state, req).await) }
+                            });
+                            // one request per connection, as scrapers and
+                            // `logferry top` expect: the answer says close
+                            let conn = http1::Builder::new()
+                                .keep_alive(false)
+                                .timer(TokioTimer::new())
+                                .header_read_timeout(HEADER_TIMEOUT)
+                                .max_buf_size(8 * 1024)
+                                .serve_connection(TokioIo::new(stream), service);
+                            let _ = tokio::time::timeout(CONNECTION_TIMEOUT, conn).await;
                         });
                     }
                     // a pending connection keeps the listener readable:
@@ -48,62 +107,262 @@ pub async fn start(
     })
 }
 
-async fn serve(
-    mut stream: TcpStream,
-    metrics: Registry,
-    reload: ReloadHandle,
-) -> std::io::Result<()> {
-    let mut req = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 1024];
-    let read = async {
-        while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-            let n = stream.read(&mut chunk).await?;
-            if n == 0 || req.len() + n > MAX_REQUEST {
-                return Ok(false);
-            }
-            req.extend_from_slice(&chunk[..n]);
-        }
-        Ok::<_, std::io::Error>(true)
-    };
-    if !matches!(
-        tokio::time::timeout(Duration::from_secs(5), read).await,
-        Ok(Ok(true))
-    ) {
-        return Ok(());
-    }
-    let line = req.split(|b| *b == b'\r').next().unwrap_or_default();
-    let mut parts = line.split(|b| *b == b' ');
-    let (method, path) = (
-        parts.next().unwrap_or_default(),
-        parts.next().unwrap_or_default(),
-    );
-    // routing ignores the query string (`/metrics?x=1` is `/metrics`)
-    let path = path.split(|b| *b == b'?').next().unwrap_or_default();
-    let (status, ctype, body) = match (method, path) {
-        (b"GET", b"/metrics") => ("200 OK", "text/plain; version=0.0.4", metrics.render()),
-        (b"GET", b"/health") => ("200 OK", "text/plain", "ok\n".to_string()),
-        // a reload waits for replaced sinks to drain: no time limit here
-        (b"POST", b"/reload") => match crate::topology::reload::http(&reload).await {
-            (200, body) => ("200 OK", "text/plain", body),
-            (_, body) => ("422 Unprocessable Entity", "text/plain", body),
-        },
-        (b"GET", _) => ("404 Not Found", "text/plain", "not found\n".to_string()),
-        _ => (
-            "405 Method Not Allowed",
-            "text/plain",
-            "method not allowed\n".to_string(),
+/// The API's routes. Paths ignore the query string.
+pub async fn route(state: &ApiState, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    match (req.method(), req.uri().path()) {
+        (&Method::GET, "/metrics") => reply(
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            state.metrics.render(),
         ),
+        (&Method::GET, "/health") => reply(StatusCode::OK, "text/plain", "ok\n".into()),
+        (&Method::GET, "/ready") => {
+            let (ready, body) = readiness(state);
+            let status = if ready {
+                StatusCode::OK
+            } else {
+                StatusCode::SERVICE_UNAVAILABLE
+            };
+            reply(status, "application/json", body)
+        }
+        (&Method::GET, "/config") => {
+            let config = state
+                .config
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            reply(StatusCode::OK, "application/toml", config)
+        }
+        // a reload waits for replaced sinks to drain (the connection's
+        // time limit still applies to the answer)
+        (&Method::POST, "/reload") => match &state.reload {
+            Some(handle) => {
+                let (code, body) = crate::topology::reload::http(handle).await;
+                let status = StatusCode::from_u16(code).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
+                reply(status, "text/plain", body)
+            }
+            None => reply(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "no reload here\n".into(),
+            ),
+        },
+        (&Method::GET, _) => reply(StatusCode::NOT_FOUND, "text/plain", "not found\n".into()),
+        _ => reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "method not allowed\n".into(),
+        ),
+    }
+}
+
+fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    r
+}
+
+/// Whether every sink is ready, and a JSON body with each sink's state.
+fn readiness(state: &ApiState) -> (bool, String) {
+    let mut all = true;
+    let mut sinks = serde_json::Map::new();
+    let probes = state
+        .sinks
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    for s in &probes {
+        let (ready, reason) = sink_readiness(&state.metrics, s);
+        all &= ready;
+        sinks.insert(
+            s.name.clone(),
+            serde_json::json!({ "ready": ready, "reason": reason }),
+        );
+    }
+    let body = serde_json::json!({ "ready": all, "sinks": sinks });
+    (all, format!("{body}\n"))
+}
+
+/// A sink is ready when it is connected to a server, writes locally, or
+/// keeps what it cannot deliver in a disk buffer that is not full. A
+/// memory buffer does not count: what it holds is lost if the process
+/// dies, so a disconnected sink with one is not ready.
+fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
+    let Some(connected) = metrics.value_if_any(CONNECTED_METRIC, &[("component", &s.name)]) else {
+        return (true, "writes locally".into());
     };
-    let head = format!(
-        "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    let write = async {
-        stream.write_all(head.as_bytes()).await?;
-        stream.write_all(body.as_bytes()).await?;
-        stream.shutdown().await
+    if connected >= 1.0 {
+        return (true, format!("connected to {connected} server(s)"));
+    }
+    let held = s.queue.held_bytes();
+    let percent = if s.max_bytes == 0 {
+        0.0
+    } else {
+        100.0 * held as f64 / s.max_bytes as f64
     };
-    tokio::time::timeout(Duration::from_secs(5), write)
-        .await
-        .unwrap_or(Ok(()))
+    match s.buffer {
+        BufferKind::Disk if held < s.max_bytes => (
+            true,
+            format!("no server connected; buffering on disk ({percent:.0}% of max_bytes)"),
+        ),
+        BufferKind::Disk => (
+            false,
+            "no server connected and the disk buffer is full".into(),
+        ),
+        BufferKind::Memory => (
+            false,
+            format!(
+                "no server connected ({percent:.0}% of the memory buffer used); \
+                 see logferry_forward_sink_connection_errors_total and the log for why"
+            ),
+        ),
+    }
+}
+
+/// Key names whose values are secrets (matched case-insensitively as a
+/// part of the key): shared keys, passwords, passphrases, tokens, and
+/// librdkafka's secret properties (`sasl.password`, `ssl.key.password`,
+/// `ssl.key.pem`, `sasl.oauthbearer.client.secret`, …).
+const SECRET_KEYS: &[&str] = &[
+    "password",
+    "passphrase",
+    "secret",
+    "shared_key",
+    "token",
+    "key.pem",
+    "sasl.oauthbearer.config",
+    "sasl.jaas.config",
+];
+
+/// The configuration as TOML with every secret value replaced by `"***"`.
+pub fn masked_config(tree: &toml::Table) -> String {
+    let mut tree = tree.clone();
+    mask_table(&mut tree);
+    toml::to_string(&tree).unwrap_or_else(|e| format!("# cannot show the configuration: {e}\n"))
+}
+
+fn mask_table(t: &mut toml::Table) {
+    for (k, v) in t.iter_mut() {
+        let key = k.to_ascii_lowercase();
+        if SECRET_KEYS.iter().any(|s| key.contains(s)) {
+            mask_value(v);
+        } else {
+            descend(v);
+        }
+    }
+}
+
+/// A secret key: every string under it is masked.
+fn mask_value(v: &mut toml::Value) {
+    match v {
+        toml::Value::Table(t) => t.iter_mut().for_each(|(_, v)| mask_value(v)),
+        toml::Value::Array(a) => a.iter_mut().for_each(mask_value),
+        other => *other = toml::Value::String("***".into()),
+    }
+}
+
+fn descend(v: &mut toml::Value) {
+    match v {
+        toml::Value::Table(t) => mask_table(t),
+        toml::Value::Array(a) => a.iter_mut().for_each(descend),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::buffer::BufferConfig;
+
+    fn probe(
+        metrics: &Registry,
+        name: &str,
+        buffer: BufferConfig,
+    ) -> (SinkProbe, crate::buffer::QueueReceiver) {
+        let (kind, max_bytes) = (buffer.kind, buffer.max_bytes);
+        let (tx, rx) = crate::buffer::open(name, buffer, metrics).unwrap();
+        let p = SinkProbe {
+            name: name.into(),
+            buffer: kind,
+            max_bytes,
+            queue: tx.gauge(),
+        };
+        (p, rx)
+    }
+
+    #[test]
+    fn a_sink_is_ready_connected_local_or_buffering_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Registry::new();
+        let (local, _r1) = probe(&m, "local", BufferConfig::default());
+        let (mem, _r2) = probe(&m, "mem", BufferConfig::default());
+        let disk_config = BufferConfig {
+            kind: BufferKind::Disk,
+            dir: Some(dir.path().join("disk")),
+            max_bytes: 1 << 20,
+            segment_bytes: 1 << 18,
+            ..BufferConfig::default()
+        };
+        let (disk, _r3) = probe(&m, "disk", disk_config);
+        let mem_up = m.gauge(CONNECTED_METRIC, "x", &[("component", "mem")]);
+        m.gauge(CONNECTED_METRIC, "x", &[("component", "disk")]);
+
+        assert_eq!(sink_readiness(&m, &local), (true, "writes locally".into()));
+        let (ready, why) = sink_readiness(&m, &mem);
+        assert!(!ready && why.starts_with("no server connected"), "{why}");
+        let (ready, why) = sink_readiness(&m, &disk);
+        assert!(ready && why.contains("buffering on disk"), "{why}");
+        mem_up.inc();
+        assert_eq!(
+            sink_readiness(&m, &mem),
+            (true, "connected to 1 server(s)".into())
+        );
+
+        let state = ApiState {
+            metrics: m.clone(),
+            sinks: Arc::new(std::sync::Mutex::new(vec![local.clone(), mem.clone()])),
+            config: Arc::default(),
+            reload: None,
+        };
+        assert!(readiness(&state).0);
+        mem_up.dec();
+        let (all, body) = readiness(&state);
+        assert!(!all);
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["ready"], false);
+        assert_eq!(v["sinks"]["local"]["ready"], true);
+        assert_eq!(v["sinks"]["mem"]["ready"], false);
+    }
+
+    #[test]
+    fn secrets_are_masked_everywhere() {
+        let tree: toml::Table = toml::from_str(
+            r#"
+            [sources.in]
+            type = "forward"
+            shared_key = "s3cret-shared"
+            users = [{ username = "alice", password = "alice-pw" }]
+            [sinks.k]
+            type = "kafka"
+            librdkafka_options = { "sasl.password" = "kpw", "ssl.key.password" = "kp2", "sasl.username" = "bob" }
+            [sinks.fwd]
+            type = "forward"
+            password = "fpw"
+            username = "carol"
+            "#,
+        )
+        .unwrap();
+        let text = masked_config(&tree);
+        for secret in ["s3cret-shared", "alice-pw", "kpw", "kp2", "fpw"] {
+            assert!(!text.contains(secret), "{secret} shown:\n{text}");
+        }
+        for kept in ["alice", "bob", "carol", "forward", "kafka"] {
+            assert!(text.contains(kept), "{kept} missing:\n{text}");
+        }
+        assert!(text.contains("shared_key = \"***\""), "{text}");
+        let back: toml::Table = toml::from_str(&text).expect("still TOML");
+        assert_eq!(back["sinks"]["fwd"]["password"].as_str(), Some("***"));
+    }
 }

@@ -47,6 +47,8 @@ pub enum Command {
     /// Look into a sink's disk buffer directory (read-only).
     #[command(subcommand)]
     Buffer(BufferCommand),
+    /// Live view of a running logferry's components, read from its [api].
+    Top(crate::top::TopArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -112,6 +114,7 @@ pub fn main() -> ExitCode {
         }
         Command::Replay(args) => replay(&args),
         Command::Buffer(cmd) => buffer(cmd),
+        Command::Top(args) => crate::top::main(args),
     }
 }
 

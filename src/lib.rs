@@ -22,5 +22,6 @@ pub mod sinks;
 pub mod sources;
 pub mod telemetry;
 pub mod tls;
+pub mod top;
 pub mod topology;
 pub mod validate;

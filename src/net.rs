@@ -110,6 +110,23 @@ pub async fn bind(
     Ok((listener, tls, local))
 }
 
+/// One connection counted in `logferry_open_connections` for as long as
+/// it lives (also if its task panics).
+struct OpenConnection(crate::metrics::Gauge);
+
+impl OpenConnection {
+    fn new(gauge: &crate::metrics::Gauge) -> Self {
+        gauge.inc();
+        OpenConnection(gauge.clone())
+    }
+}
+
+impl Drop for OpenConnection {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
 /// The accept loop every listening source shares: accepts connections on
 /// `listener` until the source's shutdown, at most `max_connections` at
 /// once. A connection over the limit is closed at once and
@@ -135,6 +152,11 @@ pub async fn serve_listener<F, Fut>(
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let errors = AcceptErrors::new(&cx.metrics, &cx.name);
+    let open = cx.metrics.gauge(
+        "logferry_open_connections",
+        "Connections a listening source is serving now.",
+        &[("component", &cx.name)],
+    );
     let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -155,8 +177,10 @@ pub async fn serve_listener<F, Fut>(
                     continue;
                 };
                 let task = serve(stream, peer, cx.router.clone(), cx.shutdown.clone());
+                let open = OpenConnection::new(&open);
                 connections.spawn(async move {
                     task.await;
+                    drop(open);
                     drop(slot);
                 });
             }

@@ -37,6 +37,36 @@ pub struct Held {
     pub bytes: usize,
 }
 
+/// Buffer gauges of one sink, read at each scrape.
+fn queue_metrics(
+    metrics: &Registry,
+    sink: &str,
+    queue: crate::buffer::QueueGauge,
+    max_bytes: usize,
+) {
+    let l = &[("component", sink)];
+    let q = queue.clone();
+    metrics.computed(
+        "logferry_buffer_bytes",
+        "Bytes a sink's buffer holds (queued or being delivered; on disk for a disk buffer).",
+        l,
+        move || q.held_bytes() as f64,
+    );
+    let q = queue.clone();
+    metrics.computed(
+        "logferry_buffer_records",
+        "Records a sink's buffer holds (queued or being delivered).",
+        l,
+        move || q.held_records() as f64,
+    );
+    metrics.computed(
+        "logferry_buffer_fill_ratio",
+        "logferry_buffer_bytes / buffer.max_bytes (1 = full: the sink blocks or drops per when_full).",
+        l,
+        move || queue.held_bytes() as f64 / max_bytes.max(1) as f64,
+    );
+}
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
@@ -57,6 +87,10 @@ pub struct Pipeline {
     sinks: HashMap<String, RunningSink>,
     /// Sink queue gauges, kept current across reloads.
     gauges: Arc<Mutex<Vec<(String, crate::buffer::QueueGauge)>>>,
+    /// What `/ready` reads, per running sink.
+    probes: Arc<Mutex<Vec<crate::api::SinkProbe>>>,
+    /// What `GET /config` shows (masked), replaced by each reload.
+    config_text: Arc<Mutex<String>>,
     /// Stops the `[api]` endpoint.
     api_trigger: ShutdownTrigger,
     reload_rx: mpsc::Receiver<reload::Request>,
@@ -87,6 +121,7 @@ impl Pipeline {
         // both series from the start, so that a rate or an alert sees 0
         reload::reloads(&metrics, "ok");
         reload::reloads(&metrics, "rejected");
+        let config_text = Arc::new(Mutex::new(crate::api::masked_config(&config.tree)));
         let unrouted = metrics.counter(
             "logferry_router_unrouted_records_total",
             "Records whose tag matched no sink (dropped).",
@@ -104,7 +139,10 @@ impl Pipeline {
                 sinks: Vec::new(),
                 api: config.api.clone(),
                 limits: config.limits.clone(),
+                tree: toml::Table::new(),
             },
+            probes: Arc::default(),
+            config_text: config_text.clone(),
             switch: router.switch(),
             router,
             memory,
@@ -131,13 +169,13 @@ impl Pipeline {
             pipeline.config.sources.push(s);
         }
         if let Some(api) = &config.api {
-            let serve = crate::api::start(
-                &api.address,
-                pipeline.metrics.clone(),
-                api_shutdown,
-                pipeline.reload_handle.clone(),
-            )
-            .await?;
+            let state = crate::api::ApiState {
+                metrics: pipeline.metrics.clone(),
+                sinks: pipeline.probes.clone(),
+                config: config_text.clone(),
+                reload: Some(pipeline.reload_handle.clone()),
+            };
+            let serve = crate::api::start(&api.address, state, api_shutdown).await?;
             tokio::spawn(serve);
         }
         Ok(pipeline)
@@ -146,11 +184,22 @@ impl Pipeline {
     /// Opens the queue of sink `s` and starts it on its thread; returns
     /// its route.
     fn start_sink(&mut self, s: &SinkConfig) -> Result<Route, String> {
+        self.metrics.register_component(&s.name, s.kind.type_name());
         let sink = sinks::build(&s.name, s.kind.clone(), &s.settle, &self.metrics)
             .map_err(|e| format!("sink {}: {e}", s.name))?;
         let (tx, rx) = open_queue(&s.name, s.buffer.clone(), &self.metrics)
             .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
         let done = sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
+        queue_metrics(&self.metrics, &s.name, tx.gauge(), s.buffer.max_bytes);
+        let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
+        probes.retain(|p| p.name != s.name);
+        probes.push(crate::api::SinkProbe {
+            name: s.name.clone(),
+            buffer: s.buffer.kind,
+            max_bytes: s.buffer.max_bytes,
+            queue: tx.gauge(),
+        });
+        drop(probes);
         let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
         gauges.retain(|(n, _)| *n != s.name);
         gauges.push((s.name.clone(), tx.gauge()));
@@ -164,6 +213,10 @@ impl Pipeline {
 
     /// Waits for sink `name` to drain and flush (its route must be gone).
     async fn sink_finished(&mut self, name: &str) {
+        self.probes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p| p.name != name);
         self.gauges
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -177,6 +230,7 @@ impl Pipeline {
 
     /// Starts source `s` (binding its listener) with its own stop signal.
     async fn start_source(&mut self, s: &SourceConfig) -> Result<(), String> {
+        self.metrics.register_component(&s.name, s.kind.type_name());
         let (trigger, shutdown) = shutdown_channel();
         let (router, released) = self.router.for_source();
         let cx = SourceContext {

@@ -74,8 +74,13 @@ time_header = "fluent_time"
 fn forward_to_kafka_delivers_every_record_once_with_keys_and_headers() {
     let broker = shared_broker();
     let tag = unique("basic");
-    let mut lf = Logferry::start(&config(broker, "lf-${tag}", "compression = \"zstd\""));
+    let mut lf = Logferry::start(&config(
+        broker,
+        "lf-${tag}",
+        "compression = \"zstd\"\n\n[api]\naddress = \"127.0.0.1:0\"",
+    ));
     let addr = lf.forward_addr("in");
+    let api = lf.address("api listening");
     const FRAMES: usize = 3;
     const PER: usize = 1000;
     let mut s = TcpStream::connect(addr).unwrap();
@@ -100,6 +105,13 @@ fn forward_to_kafka_delivers_every_record_once_with_keys_and_headers() {
         })
         .collect();
     assert_eq!(acks, (0..FRAMES).map(|k| format!("c{k}")).collect());
+    // each batch's delivery latency is measured once its reports are in
+    let m = api_get(api, "/metrics");
+    let batches = metric_value(
+        &m,
+        "logferry_kafka_sink_delivery_latency_seconds_count{component=\"k\",component_type=\"kafka\"}",
+    );
+    assert!(batches >= 1.0, "{m}");
     let got = consume(
         broker,
         &format!("lf-{tag}"),

@@ -69,9 +69,7 @@ fn http_get(mut s: TcpStream, path: &str) -> String {
 }
 
 fn metric(text: &str, name_and_labels: &str) -> u64 {
-    text.lines()
-        .find_map(|l| l.strip_prefix(name_and_labels)?.trim().parse().ok())
-        .unwrap_or(0)
+    metric_value(text, name_and_labels) as u64
 }
 
 const CONFIG: &str = r#"

@@ -44,6 +44,9 @@ pub struct Config {
     pub api: Option<ApiConfig>,
     /// The `[limits]` table: process-wide limits.
     pub limits: crate::limits::LimitsConfig,
+    /// The whole document after `${VAR}` substitution: what `GET /config`
+    /// shows, with secrets masked (see `crate::api::masked_config`).
+    pub tree: toml::Table,
 }
 
 #[derive(Debug, Clone)]
@@ -63,7 +66,8 @@ pub struct SinkConfig {
     pub kind: SinkKind,
 }
 
-/// The `[api]` table: the HTTP endpoint serving `/metrics` and `/health`.
+/// The `[api]` table: the HTTP endpoint serving `/metrics`, `/health`,
+/// `/ready`, `/config` and `POST /reload`.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
@@ -293,6 +297,7 @@ impl<'a> Parser<'a> {
         if let Value::Table(t) = tree {
             root = t;
         }
+        let document = root.clone();
         let sources = self.section(&mut root, "sources")?;
         let sinks = self.section(&mut root, "sinks")?;
         let api = match root.remove("api") {
@@ -325,6 +330,7 @@ impl<'a> Parser<'a> {
             sinks: Vec::new(),
             api,
             limits,
+            tree: document,
         };
         let mut errors = Vec::new();
         let sources_seen = sources.len();

@@ -55,6 +55,18 @@ pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
 }
 
 impl SinkKind {
+    /// The `type` this sink was configured with (`file`, `forward`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            SinkKind::File(_) => "file",
+            SinkKind::Forward(_) => "forward",
+            SinkKind::Stdout(_) => "stdout",
+            SinkKind::Null(_) => "null",
+            SinkKind::Counter(_) => "counter",
+            SinkKind::Kafka(_) => "kafka",
+        }
+    }
+
     /// Whether the shared `retry` table applies (forward and Kafka sinks
     /// keep their own, documented retry keys).
     pub fn takes_retry_table(&self) -> bool {
@@ -202,6 +214,10 @@ pub fn spawn(
                 SinkRunner::Async(sink) => rt.block_on(sink.run(rx)),
                 SinkRunner::Kafka(sink) => rt.block_on(sink.run(rx)),
             }
+            // tasks the sink spawned may still hold deliveries (a disk
+            // buffer counts what it keeps when the last one goes): they
+            // are gone before the pipeline reads the final counters
+            drop(rt);
             let _ = done_tx.send(());
         })?;
     Ok(done_rx)

@@ -89,6 +89,7 @@ impl StdoutSink {
             Err(e) => {
                 let attempt = self.parked.attempt + 1;
                 let v = io_verdict(&e, self.settler.retry().after(attempt));
+                self.metrics.errors.inc();
                 tracing::error!(error = %e, "stdout sink: write failed");
                 v
             }

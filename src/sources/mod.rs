@@ -48,6 +48,18 @@ pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, K
 }
 
 impl SourceKind {
+    /// The `type` this source was configured with (`forward`, `tail`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            SourceKind::Forward(_) => "forward",
+            SourceKind::Generator(_) => "generator",
+            SourceKind::Http(_) => "http",
+            SourceKind::Kafka(_) => "kafka",
+            SourceKind::Tail(_) => "tail",
+            SourceKind::Tcp(_) => "tcp",
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         match self {
             SourceKind::Forward(c) => c.validate(),

@@ -296,6 +296,8 @@ impl Pipeline {
         self.stopping.retain(|w| !w.is_finished());
         self.stopping.extend(stopped.into_values());
         if failures.is_empty() {
+            *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) =
+                crate::api::masked_config(&new.tree);
             Ok(plan.summary)
         } else {
             Err(format!(

@@ -426,3 +426,45 @@ pub fn numbers(lines: &[String], prefix: &str) -> Vec<usize> {
     got.sort_unstable();
     got
 }
+
+/// The value of `name{k="v",…}` in `/metrics` text, summed over the series
+/// whose labels include every given one (others, such as
+/// `component_type`, may be there too). 0 if none matches.
+pub fn metric_value(text: &str, name_and_labels: &str) -> f64 {
+    let (name, want) = match name_and_labels.split_once('{') {
+        Some((n, l)) => (n, l.trim_end_matches('}')),
+        None => (name_and_labels, ""),
+    };
+    let pairs = |labels: &str| -> Vec<String> {
+        labels
+            .split("\",")
+            .filter(|p| !p.is_empty())
+            .map(|p| p.trim_end_matches('"').to_string())
+            .collect()
+    };
+    let want = pairs(want);
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (n, labels) = match series.split_once('{') {
+                Some((n, l)) => (n, l.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            let have = pairs(labels);
+            (n == name && want.iter().all(|w| have.contains(w)))
+                .then(|| value.parse::<f64>().ok())?
+        })
+        .sum()
+}
+
+/// `GET path` on logferry's API: the whole response, head and body.
+pub fn api_get(api: SocketAddr, path: &str) -> String {
+    use std::io::Read;
+    let mut s = TcpStream::connect(api).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}

@@ -153,6 +153,11 @@ impl ServerTask {
     }
 
     fn set_healthy(&self, up: bool) {
+        if up {
+            self.metrics.connected.inc();
+        } else {
+            self.metrics.connected.dec();
+        }
         self.healthy.store(up, Ordering::Release);
         self.wake.notify_one();
     }
@@ -204,7 +209,9 @@ impl ServerTask {
                 biased;
                 ack = acks.recv() => match ack {
                     Some(Ok(id)) => match in_flight.remove(&id) {
-                        Some((chunk, _, _)) => {
+                        Some((chunk, deadline, _)) => {
+                            let written = deadline - s.ack_timeout;
+                            self.metrics.ack_rtt.observe(written.elapsed().as_secs_f64());
                             self.metrics.delivered(chunk);
                             self.settled_chunks += 1;
                             self.wake.notify_one();

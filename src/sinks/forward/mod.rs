@@ -39,7 +39,7 @@ use super::verdict::{Rejection, Verdict};
 use super::SinkMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::Tag;
-use crate::metrics::{Counter, Registry};
+use crate::metrics::{Counter, Gauge, Histogram, Registry};
 use balance::Balancer;
 use chunk::Chunk;
 use conn::{Link, ServerTask, Settings};
@@ -59,6 +59,10 @@ pub struct ForwardSinkMetrics {
     resent_chunks: Counter,
     ack_timeouts: Counter,
     chunks_given_up: Counter,
+    /// Servers connected now (what `/ready` reads).
+    connected: Gauge,
+    /// From writing a chunk to its ack.
+    ack_rtt: Histogram,
     /// Accepts, resends, dead-letters or rejects chunks.
     settler: Settler,
     registry: Registry,
@@ -80,6 +84,16 @@ impl ForwardSinkMetrics {
             chunks_given_up: registry.counter(
                 "logferry_forward_sink_chunks_given_up_total",
                 "Chunks rejected after max_attempts failed attempts (not acknowledged upstream).",
+                l,
+            ),
+            connected: registry.gauge(
+                crate::api::CONNECTED_METRIC,
+                "Servers a sink is connected to now (0: it cannot deliver).",
+                l,
+            ),
+            ack_rtt: registry.histogram(
+                "logferry_forward_sink_ack_rtt_seconds",
+                "Time from writing a chunk to receiving its ack (require_ack only).",
                 l,
             ),
             settler,

@@ -16,7 +16,7 @@ pub use config::{Compression, KafkaSinkConfig};
 pub use sink::KafkaSink;
 
 use crate::kafka_client::ClientErrors;
-use crate::metrics::{Counter, Registry};
+use crate::metrics::{Counter, Histogram, Registry};
 
 /// The kinds of rejection, each a `kind` label of
 /// `logferry_kafka_sink_rejected_records_total`.
@@ -37,6 +37,8 @@ pub struct KafkaMetrics {
     pub retries: Counter,
     /// Times the sink waited because librdkafka's queue was full.
     pub queue_full_waits: Counter,
+    /// From a batch handed to librdkafka to its last delivery report.
+    pub delivery_latency: Histogram,
     /// Records Kafka can never take, by kind (same order as `REJECTION_KINDS`).
     rejected: Vec<Counter>,
     /// librdkafka's errors outside any one message (TLS, authentication…).
@@ -60,6 +62,11 @@ impl KafkaMetrics {
             queue_full_waits: r.counter(
                 "logferry_kafka_sink_queue_full_waits_total",
                 "Waits because librdkafka's producer queue was full (backpressure).",
+                l,
+            ),
+            delivery_latency: r.histogram(
+                "logferry_kafka_sink_delivery_latency_seconds",
+                "Time from a batch handed to librdkafka to the delivery report of its last message (first attempt).",
                 l,
             ),
             rejected: REJECTION_KINDS

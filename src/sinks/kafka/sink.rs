@@ -454,8 +454,14 @@ async fn watch(
     mut watched: Watched,
 ) {
     let mut attempt = 0u32;
+    let started = Instant::now();
     loop {
         pending.all_reported().await;
+        if attempt == 0 {
+            s.kafka
+                .delivery_latency
+                .observe(started.elapsed().as_secs_f64());
+        }
         let failed = pending.take_failed();
         s.kafka
             .delivered

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::metrics::{Counter, Registry};
+use crate::metrics::{Counter, Gauge, Registry};
 
 pub struct TailMetrics {
     pub records: Counter,
@@ -17,11 +17,14 @@ pub struct TailMetrics {
     pub missed_bytes: Counter,
     pub overflows: Counter,
     pub open_errors: Counter,
+    pub read_errors: Counter,
     pub checkpoint_errors: Counter,
     pub checkpoint_malformed_lines: Counter,
     pub lost_files: Counter,
     pub lost_bytes: Counter,
     pub found_renamed: Counter,
+    /// Bytes written to the followed files and not read yet.
+    pub lag_bytes: Gauge,
 }
 
 impl TailMetrics {
@@ -63,6 +66,10 @@ impl TailMetrics {
                 "logferry_tail_open_errors_total",
                 "Files that could not be opened (permissions, no descriptor left, ...).",
             ),
+            read_errors: c(
+                "logferry_tail_read_errors_total",
+                "Reads of a followed file that failed (I/O error); tried again at the next event or poll.",
+            ),
             checkpoint_errors: c(
                 "logferry_tail_checkpoint_errors_total",
                 "Checkpoint writes that failed (tried again at the next interval).",
@@ -83,6 +90,11 @@ impl TailMetrics {
                 "logferry_tail_renamed_files_found_total",
                 "Files found under a new name at start-up (rotated while logferry was down) and read to their end.",
             ),
+            lag_bytes: r.gauge(
+                "logferry_tail_lag_bytes",
+                "Bytes written to the followed files and not read yet (updated every poll_interval).",
+                l,
+            ),
         }
     }
 }
@@ -94,6 +106,8 @@ pub struct FileCounters {
     pub bytes_skipped: Counter,
     pub truncations: Counter,
     pub rotations: Counter,
+    /// Bytes written to this path and not read yet.
+    pub lag_bytes: Gauge,
 }
 
 impl FileCounters {
@@ -124,6 +138,11 @@ impl FileCounters {
             rotations: r.counter(
                 "logferry_tail_file_rotations_total",
                 "Rotations (rename or removal), per path.",
+                l,
+            ),
+            lag_bytes: r.gauge(
+                "logferry_tail_file_lag_bytes",
+                "Bytes written to each followed path and not read yet.",
                 l,
             ),
         }

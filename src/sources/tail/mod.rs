@@ -226,6 +226,7 @@ impl TailSource {
             }
             if now >= next_poll {
                 self.poll(now);
+                self.report_lag();
                 next_poll = now + self.config.poll_interval;
             }
             match self.read_ready().await {
@@ -331,6 +332,38 @@ impl TailSource {
         }
     }
 
+    /// Sets the lag gauges: for each file, its size minus the next byte
+    /// to read. One fstat per open file per poll_interval; a closed file
+    /// counts with its size at the last look.
+    fn report_lag(&mut self) {
+        let mut total = 0;
+        for f in self.files.values() {
+            let size = if f.is_open() { f.size() } else { f.seen_size() };
+            let lag = size.saturating_sub(f.read_offset);
+            total += lag;
+            if self.config.per_file_metrics {
+                let registry = &self.cx.metrics;
+                let source = &self.cx.name;
+                self.per_file
+                    .entry(f.path.clone())
+                    .or_insert_with(|| FileCounters::new(registry, source, &f.path))
+                    .lag_bytes
+                    .set(lag);
+            }
+        }
+        self.metrics.lag_bytes.set(total);
+        if self.config.per_file_metrics && self.per_file.len() > self.files.len() {
+            // paths no longer followed owe nothing
+            let followed: std::collections::HashSet<&PathBuf> =
+                self.files.values().map(|f| &f.path).collect();
+            for (path, c) in &self.per_file {
+                if !followed.contains(path) {
+                    c.lag_bytes.set(0);
+                }
+            }
+        }
+    }
+
     fn close_file(&mut self, key: u64) {
         if let Some(f) = self.files.get_mut(&key) {
             if f.is_open() {
@@ -433,6 +466,7 @@ impl TailSource {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
                     Err(e) => {
+                        self.metrics.read_errors.inc();
                         tracing::warn!(source = %self.cx.name, path = %f.path.display(), error = %e, "read failed");
                         break;
                     }
@@ -549,6 +583,9 @@ impl TailSource {
                 Duration::from_secs(365 * 86_400)
             });
             tokio::pin!(give_up);
+            // the lag grows while the queue is full: keep reporting it
+            let every = self.config.poll_interval;
+            let mut lag_tick = tokio::time::interval_at((Instant::now() + every).into(), every);
             loop {
                 let checkpoint_at = self.next_checkpoint;
                 tokio::select! {
@@ -561,6 +598,7 @@ impl TailSource {
                         self.checkpoint_if_due();
                     }
                     _ = tokio::time::sleep_until(checkpoint_at.into()), if self.dirty => self.checkpoint_if_due(),
+                    _ = lag_tick.tick() => self.report_lag(),
                 }
             }
         };
