@@ -192,3 +192,12 @@ pub async fn serve_listener<F, Fut>(
     tracing::debug!(source = %cx.name, open = connections.len(), "source stopping");
     while connections.join_next().await.is_some() {}
 }
+
+/// Gives `buf` room for `additional` more bytes in a new allocation, copying
+/// only the bytes it holds. (`BytesMut::reserve` may instead reallocate the
+/// whole old allocation, frames already handed on included.)
+pub fn grow(buf: &mut BytesMut, additional: usize) {
+    let mut fresh = BytesMut::with_capacity(buf.len() + additional);
+    fresh.extend_from_slice(buf);
+    *buf = fresh;
+}

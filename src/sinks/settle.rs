@@ -78,13 +78,20 @@ pub trait Settle {
     fn reject(self);
 }
 
+/// Bytes a line takes in a `[time, {"message": line}]` entry beyond the
+/// bytes it has in [`Records::Lines`] data (its `\n` included): an upper
+/// bound for lines shorter than 4 GiB (array, time extension, map, key,
+/// string header).
+pub const LINE_ENTRY_OVERHEAD: usize = 24;
+
 /// The entries of `b`: forward entries as they are, lines encoded as
 /// `[time, {"message": line}]`.
 pub fn batch_entries(b: &Batch) -> Bytes {
     match &b.records {
         Records::Entries(e) => e.clone(),
         Records::Lines { data, time } => {
-            let mut out = Vec::with_capacity(data.len() + b.count * 20);
+            // exact room: growing would copy it all once more
+            let mut out = Vec::with_capacity(data.len() + b.count * LINE_ENTRY_OVERHEAD);
             for line in data.split(|c| *c == b'\n').take(b.count) {
                 write_message_entry(&mut out, time.secs, time.nanos, line);
             }

@@ -18,13 +18,13 @@ use crate::protocol::msgpack::write;
 
 pub struct Chunk {
     pub tag: Tag,
-    /// Entry streams (`[time, record]` msgpack), sent back to back: batches
-    /// that arrived as forward entries are sent as they are (no re-encoding).
-    /// Kept after the frame is encoded, for the dead-letter file.
-    parts: Vec<Bytes>,
     pub count: usize,
+    /// Bytes of entries (estimated for lines until they are encoded).
     pub bytes: usize,
-    /// The batches in this chunk; settled when the chunk is.
+    /// The batches in this chunk, settled when the chunk is, and sent back
+    /// to back as entry streams (`[time, record]` msgpack): batches that
+    /// arrived as forward entries as they are, lines encoded only when the
+    /// frame is made, so chunks waiting for a server hold no second copy.
     deliveries: Vec<Part>,
     pub started: Instant,
     /// Ack id, unique in this process.
@@ -54,9 +54,7 @@ impl Drop for Chunk {
     }
 }
 
-/// Bytes a line takes beyond its own length once encoded as a
-/// `[time, {"message": line}]` entry (an upper bound for lines < 64 KiB).
-const LINE_ENTRY_OVERHEAD: usize = 24;
+use crate::sinks::settle::LINE_ENTRY_OVERHEAD;
 
 /// Bytes of entries `b` will take in a chunk (estimated for lines).
 pub fn entry_bytes(b: &crate::event::Batch) -> usize {
@@ -101,7 +99,6 @@ impl Chunk {
     pub fn new(tag: Tag, unsettled: Arc<Unsettled>) -> Self {
         Chunk {
             tag,
-            parts: Vec::new(),
             count: 0,
             bytes: 0,
             deliveries: Vec::new(),
@@ -116,10 +113,8 @@ impl Chunk {
     /// Adds a whole batch.
     pub fn push(&mut self, d: Delivery) {
         let b = d.batch();
-        let entries = entries_of(b);
         self.add_records(b.count);
-        self.bytes += entries.len();
-        self.parts.push(entries);
+        self.bytes += entry_bytes(b);
         self.deliveries.push(Part::Whole(d));
     }
 
@@ -127,8 +122,18 @@ impl Chunk {
     pub fn push_piece(&mut self, entries: Bytes, count: usize, piece: Piece) {
         self.add_records(count);
         self.bytes += entries.len();
-        self.parts.push(entries);
-        self.deliveries.push(Part::Piece(piece));
+        self.deliveries.push(Part::Piece(entries, piece));
+    }
+
+    /// The entry streams of every batch or piece, in order.
+    fn parts(&self) -> Vec<Bytes> {
+        self.deliveries
+            .iter()
+            .map(|d| match d {
+                Part::Whole(d) => entries_of(d.batch()),
+                Part::Piece(entries, _) => entries.clone(),
+            })
+            .collect()
     }
 
     fn add_records(&mut self, n: usize) {
@@ -141,13 +146,13 @@ impl Chunk {
         if let Some(f) = &self.frame {
             return f.clone();
         }
+        let parts = self.parts();
         let parts = match compress {
-            // reference counts, not copies
-            Compress::None => self.parts.clone(),
+            Compress::None => parts,
             Compress::Gzip => {
                 let mut gz =
                     GzEncoder::new(Vec::with_capacity(self.bytes / 4), Compression::fast());
-                for p in &self.parts {
+                for p in &parts {
                     // writing to a Vec cannot fail
                     let _ = gz.write_all(p);
                 }
@@ -182,7 +187,7 @@ impl Chunk {
         for d in std::mem::take(&mut self.deliveries) {
             match d {
                 Part::Whole(d) => d.accept(),
-                Part::Piece(mut p) => p.settled = true,
+                Part::Piece(_, mut p) => p.settled = true,
             }
         }
     }
@@ -196,7 +201,7 @@ impl crate::sinks::settle::Settle for Chunk {
         self.count
     }
     fn entries(&self) -> Vec<Bytes> {
-        self.parts.clone()
+        self.parts()
     }
     fn accept(self) {
         Chunk::accept(self)
@@ -212,7 +217,8 @@ impl crate::sinks::settle::Settle for Chunk {
 /// one chunk.
 enum Part {
     Whole(Delivery),
-    Piece(Piece),
+    /// The piece's entries, and the piece.
+    Piece(Bytes, Piece),
 }
 
 /// One piece of a split batch. The batch is accepted when its last piece

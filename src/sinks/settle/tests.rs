@@ -246,3 +246,27 @@ fn a_dead_letter_write_that_fails_rejects_to_the_source() {
         1
     );
 }
+
+#[test]
+fn line_entry_overhead_bounds_every_line_length() {
+    use crate::event::{EventTime, Records};
+    for len in [0, 1, 31, 32, 255, 256, 65_535, 65_536, 200_000] {
+        let mut data = vec![b'x'; len];
+        data.push(b'\n');
+        let data = bytes::Bytes::from(data);
+        let b = Batch::new(
+            "t".into(),
+            Records::Lines {
+                data: data.clone(),
+                time: EventTime::new(1, 2),
+            },
+            1,
+        );
+        let encoded = batch_entries(&b).len();
+        assert!(
+            encoded <= data.len() + LINE_ENTRY_OVERHEAD,
+            "a {len}-byte line takes {} bytes more than its data",
+            encoded - data.len()
+        );
+    }
+}

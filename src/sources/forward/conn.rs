@@ -225,7 +225,7 @@ impl Connection {
                 let Some(charge) = charge else {
                     break End::Clean;
                 };
-                grow(&mut buf, additional);
+                crate::net::grow(&mut buf, additional);
                 // the old buffer's charge stays with the frames cut from it
                 buf_charge = charge.shared();
             }
@@ -363,15 +363,6 @@ fn plan_read(buf: &BytesMut, hint: usize, typical_frame: usize, read_chunk: usiz
         plan.grow = Some(read_chunk.max(typical_frame + typical_frame / 16));
     }
     plan
-}
-
-/// Gives `buf` room for `additional` more bytes in a new allocation, copying
-/// only the bytes it holds. (`BytesMut::reserve` may instead reallocate the
-/// whole old allocation, frames already handed on included.)
-fn grow(buf: &mut BytesMut, additional: usize) {
-    let mut fresh = BytesMut::with_capacity(buf.len() + additional);
-    fresh.extend_from_slice(buf);
-    *buf = fresh;
 }
 
 /// Routes one decoded frame as one batch, attaching an ack if asked for.

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::server::conn::http1;
@@ -35,6 +35,7 @@ use super::decode::{self, BodyKind};
 use super::{AckMode, HttpMetrics, HttpSourceConfig};
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, EventTime};
+use crate::memory::MemoryCharge;
 use crate::net::Stream;
 use crate::router::Router;
 use crate::sources::Shutdown;
@@ -95,7 +96,12 @@ impl Connection {
             }
         };
         let busy = Arc::new(AtomicUsize::new(0));
-        let io = Watched::new(stream, config.idle_timeout, busy.clone());
+        let held = Arc::new(std::sync::Mutex::new(MemoryCharge::none()));
+        let io = Watched::new(stream, config.idle_timeout, busy.clone()).charging(
+            settings.memory.clone(),
+            metrics.source.clone(),
+            held.clone(),
+        );
         let handler = Arc::new(Handler {
             settings: settings.clone(),
             metrics: metrics.clone(),
@@ -103,6 +109,7 @@ impl Connection {
             shutdown: shutdown.clone(),
             peer,
             busy,
+            held,
         });
         let service = {
             let handler = handler.clone();
@@ -185,6 +192,9 @@ struct Handler {
     peer: SocketAddr,
     /// Requests being served: the connection is not idle meanwhile.
     busy: Arc<AtomicUsize>,
+    /// The memory budget's charge for what the connection has read and no
+    /// request body has taken yet.
+    held: Arc<std::sync::Mutex<MemoryCharge>>,
 }
 
 /// A request answered with an error.
@@ -280,6 +290,9 @@ impl Handler {
                 refusal.response()
             }
         };
+        // the request line and headers go back to the budget (what hyper
+        // read of a next request stays charged)
+        drop(lock(&self.held).split(head_bytes(&parts)));
         self.metrics.response(response.status().as_u16());
         response
     }
@@ -367,11 +380,11 @@ impl Handler {
                 "no body",
             ));
         };
-        let body = Limited::new(incoming, config.max_body_bytes).collect();
-        let body = match tokio::time::timeout_at(deadline, body).await {
-            Ok(Ok(collected)) => collected.to_bytes(),
-            Ok(Err(e)) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(too_large()),
-            Ok(Err(e)) => {
+        let body = self.read_body(incoming, config.max_body_bytes);
+        let (body, charge) = match tokio::time::timeout_at(deadline, body).await {
+            Ok(Ok(read)) => read,
+            Ok(Err(BodyError::TooLarge)) => return Err(too_large()),
+            Ok(Err(BodyError::Read(e))) => {
                 return Err(Refusal::new(
                     StatusCode::BAD_REQUEST,
                     "body_read",
@@ -410,7 +423,7 @@ impl Handler {
             }
         };
         let batch = Batch::new(tag.into(), decoded.records, decoded.count).with_ack(ack);
-        self.route(batch, deadline).await?;
+        self.route(batch, charge, deadline).await?;
         let Some(verdict) = verdict else {
             return Ok(text(StatusCode::OK, ""));
         };
@@ -434,10 +447,60 @@ impl Handler {
         }
     }
 
+    /// Reads a request body of at most `limit` bytes, charging each piece
+    /// to the memory budget before asking hyper for the next one: with the
+    /// budget used up, the connection stops reading and TCP slows the
+    /// client down. Returns the body and its charge.
+    async fn read_body(
+        &self,
+        mut body: Incoming,
+        limit: usize,
+    ) -> Result<(Bytes, MemoryCharge), BodyError> {
+        let mut pieces: Vec<Bytes> = Vec::new();
+        let mut len = 0;
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.map_err(BodyError::Read)?.into_data() else {
+                continue; // trailers
+            };
+            len += data.len();
+            if len > limit {
+                return Err(BodyError::TooLarge);
+            }
+            pieces.push(data);
+        }
+        // the pieces were charged when they were read, and stayed with the
+        // connection's bytes while it read the rest (so that a connection
+        // waiting for budget counts them as held): take that charge along
+        let mut charge = lock(&self.held).split(len);
+        if charge.bytes() < len {
+            let more = self
+                .settings
+                .memory
+                .acquire(charge.bytes(), len - charge.bytes(), &self.metrics.source)
+                .await;
+            charge.merge(more);
+        }
+        // copied out whole, also when it came in one piece: a piece is a
+        // slice of hyper's read buffer, and records kept as that slice
+        // would pin the whole buffer (far more than they are charged for)
+        // until every sink is done with them
+        let mut whole = BytesMut::with_capacity(len);
+        for p in pieces {
+            whole.extend_from_slice(&p);
+        }
+        let body = whole.freeze();
+        Ok((body, charge))
+    }
+
     /// Routes the batch, waiting at most until `deadline` for room in the
     /// sink queues. At shutdown a batch that does not fit at once is
     /// refused (the client sends it again to whoever serves next).
-    async fn route(&self, batch: Batch, deadline: Instant) -> Result<(), Refusal> {
+    async fn route(
+        &self,
+        batch: Batch,
+        mut charge: MemoryCharge,
+        deadline: Instant,
+    ) -> Result<(), Refusal> {
         let stopping = || {
             Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -451,13 +514,20 @@ impl Handler {
             return Err(stopping());
         };
         let mut shutdown = self.shutdown.clone();
-        // the records wait for budget like for queue room
+        // the body's charge becomes the records' (decoding may have grown
+        // them: the rest waits for budget like for queue room)
         let charged = async {
-            let charge = self
-                .settings
-                .memory
-                .acquire(0, batch.byte_len(), &self.metrics.source)
-                .await;
+            let need = batch.byte_len();
+            if need > charge.bytes() {
+                let more = self
+                    .settings
+                    .memory
+                    .acquire(charge.bytes(), need - charge.bytes(), &self.metrics.source)
+                    .await;
+                charge.merge(more);
+            } else {
+                charge.shrink_to(need);
+            }
             r.route(batch.with_memory(charge)).await
         };
         let routed = tokio::select! {
@@ -502,9 +572,29 @@ fn query_time(query: Option<&str>) -> Result<Option<EventTime>, Refusal> {
     Ok(None)
 }
 
+/// The bytes of a request's line and headers as a client sends them.
+fn head_bytes(parts: &hyper::http::request::Parts) -> usize {
+    let line =
+        parts.method.as_str().len() + parts.uri.to_string().len() + " HTTP/1.1\r\n".len() + 1;
+    let headers: usize = parts
+        .headers
+        .iter()
+        .map(|(k, v)| k.as_str().len() + ": \r\n".len() + v.len())
+        .sum();
+    line + headers + "\r\n".len()
+}
+
+/// Why a request body could not be read whole.
+enum BodyError {
+    TooLarge,
+    Read(hyper::Error),
+}
+
 /// A stream that fails with `TimedOut` once it has neither read nor
 /// written anything for `idle` while no request is being served: covers a
-/// client that stalls inside a body or stops reading its answers.
+/// client that stalls inside a body or stops reading its answers. With
+/// [`Watched::charging`], what it reads is charged to the memory budget
+/// first.
 struct Watched {
     io: Box<dyn Stream>,
     idle: Duration,
@@ -512,6 +602,50 @@ struct Watched {
     last: Instant,
     timer: Pin<Box<Sleep>>,
     busy: Arc<AtomicUsize>,
+    charge: Option<ReadCharge>,
+}
+
+/// Most bytes one read asks the memory budget for.
+const READ_GRANT: usize = 64 * 1024;
+
+/// Charges a connection's reads to the memory budget: hyper's read buffer
+/// holds what was read until a request body takes it along (its pieces
+/// move from `held` to the batch), so a connection holds no more than the
+/// budget allows. Nothing is charged while no data is there to be read:
+/// an idle keep-alive connection holds no budget.
+struct ReadCharge {
+    memory: crate::memory::MemoryBudget,
+    source: Arc<str>,
+    /// Bytes read and not yet taken by a request body: headers, body
+    /// pieces hyper has not handed on.
+    held: Arc<std::sync::Mutex<MemoryCharge>>,
+    /// Waiting for budget before the next read.
+    waiting: Option<Pin<Box<dyn Future<Output = MemoryCharge> + Send>>>,
+}
+
+impl ReadCharge {
+    /// Budget for the next read of at most `want` bytes, or `Pending`
+    /// while the budget has none (this task is woken when it has).
+    fn poll_grant(&mut self, cx: &mut Context<'_>, want: usize) -> Poll<MemoryCharge> {
+        if self.waiting.is_none() {
+            if let Some(c) = self.memory.try_acquire(want) {
+                return Poll::Ready(c);
+            }
+            let held = lock(&self.held).bytes();
+            let (memory, source) = (self.memory.clone(), self.source.clone());
+            self.waiting = Some(Box::pin(async move {
+                memory.acquire(held, want, &source).await
+            }));
+        }
+        let waiting = self.waiting.as_mut().expect("set above");
+        let grant = std::task::ready!(waiting.as_mut().poll(cx));
+        self.waiting = None;
+        Poll::Ready(grant)
+    }
+}
+
+fn lock(held: &std::sync::Mutex<MemoryCharge>) -> std::sync::MutexGuard<'_, MemoryCharge> {
+    held.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Watched {
@@ -523,7 +657,25 @@ impl Watched {
             last: now,
             timer: Box::pin(tokio::time::sleep_until(now + idle)),
             busy,
+            charge: None,
         }
+    }
+
+    /// Charges every read to `memory` first; the bytes stay in `held`
+    /// until a request body takes them.
+    fn charging(
+        mut self,
+        memory: crate::memory::MemoryBudget,
+        source: Arc<str>,
+        held: Arc<std::sync::Mutex<MemoryCharge>>,
+    ) -> Self {
+        self.charge = Some(ReadCharge {
+            memory,
+            source,
+            held,
+            waiting: None,
+        });
+        self
     }
 
     /// On a pending read or write: whether the connection has been idle
@@ -562,13 +714,44 @@ impl AsyncRead for Watched {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
-        match Pin::new(&mut this.io).poll_read(cx, buf) {
+        let Some(charge) = this.charge.as_mut() else {
+            return match Pin::new(&mut this.io).poll_read(cx, buf) {
+                Poll::Ready(r) => {
+                    this.last = Instant::now();
+                    Poll::Ready(r)
+                }
+                Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
+                Poll::Pending => Poll::Pending,
+            };
+        };
+        // the client is sending, not idle, while its data waits for budget
+        let mut grant = std::task::ready!(charge.poll_grant(cx, buf.remaining().min(READ_GRANT)));
+        let mut part = buf.take(grant.bytes());
+        match Pin::new(&mut this.io).poll_read(cx, &mut part) {
             Poll::Ready(r) => {
+                let n = part.filled().len();
+                // SAFETY: the stream initialised and filled these `n` bytes
+                // of `buf`'s unfilled part through `part`
+                unsafe { buf.assume_init(n) };
+                buf.advance(n);
+                grant.shrink_to(n);
+                lock(&charge.held).merge(grant);
                 this.last = Instant::now();
                 Poll::Ready(r)
             }
-            Poll::Pending if this.expired(cx) => Poll::Ready(Err(Self::timed_out())),
-            Poll::Pending => Poll::Pending,
+            // the grant goes back: nothing is held while nothing arrives
+            Poll::Pending => {
+                if this.busy.load(Ordering::Relaxed) == 0 {
+                    // between requests hyper holds at most the start of the
+                    // next request's head: an idle connection holds nothing
+                    drop(std::mem::take(&mut *lock(&charge.held)));
+                }
+                if this.expired(cx) {
+                    Poll::Ready(Err(Self::timed_out()))
+                } else {
+                    Poll::Pending
+                }
+            }
         }
     }
 }

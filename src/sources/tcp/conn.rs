@@ -17,6 +17,7 @@ use super::config::{LineFormat, Parser, TcpSourceConfig};
 use super::framing::{Framer, Step};
 use super::{encode, syslog, TcpMetrics};
 use crate::event::{Batch, EventTime, Records, Tag};
+use crate::memory::MemoryCharge;
 use crate::net::Stream;
 use crate::router::Router;
 use crate::sources::Shutdown;
@@ -83,24 +84,73 @@ impl Connection {
                 }
             }
         };
+        let memory = &settings.memory;
         let mut conn = Framed {
-            buf: BytesMut::with_capacity(READ_CHUNK),
+            buf: BytesMut::new(),
             framer: Framer::new(config.framing, config.max_line_bytes),
             settings: settings.clone(),
             metrics: metrics.clone(),
             peer,
         };
+        // the memory budget's charge for the read buffer: its allocation
+        // less what has been handed on (each batch takes its part along)
+        let mut buf_charge = MemoryCharge::none();
         let mut first_bytes = settings.tls.is_none();
         let end = loop {
-            prepare_read(&mut conn.buf);
-            let read = {
-                // one read at a time: the buffer holds at most one message
-                // plus one read
-                let mut room = (&mut conn.buf).limit(READ_CHUNK);
+            if let Some(additional) = growth(&conn.buf) {
+                // a new read buffer is charged before it is allocated: with
+                // the budget used up, reading stops here and TCP pushes back
+                // on the client; a message begun in the old buffer is held
+                // while waiting
+                if conn.buf.is_empty() {
+                    conn.buf = BytesMut::new();
+                    buf_charge = MemoryCharge::none();
+                }
+                let want = conn.buf.len() + additional;
+                let charge = match memory.try_acquire(want) {
+                    Some(c) => c,
+                    None => tokio::select! {
+                        biased;
+                        _ = shutdown.wait() => break End::Clean,
+                        c = memory.acquire(buf_charge.bytes(), want, &metrics.source) => c,
+                    },
+                };
+                crate::net::grow(&mut conn.buf, additional);
+                // the old allocation's charge went with its batches; what
+                // was left of it (the message begun) is in the new one
+                buf_charge = charge;
+            }
+            let room = (conn.buf.capacity() - conn.buf.len()).min(READ_CHUNK);
+            // read what has arrived; if nothing has and no message is begun,
+            // let go of the buffer and wait for the client with a small
+            // read: an idle connection holds no budget
+            let polled = {
+                let mut room = (&mut conn.buf).limit(room);
                 tokio::select! {
                     biased;
-                    _ = shutdown.wait() => None,
-                    read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut room)) => Some(read),
+                    read = stream.read_buf(&mut room) => Some(read),
+                    _ = std::future::ready(()) => None,
+                }
+            };
+            let read = match polled {
+                Some(read) => Some(Ok(read)),
+                None => {
+                    let mut limit = room;
+                    // a begun message waits for the client, not for a sink
+                    let _partial =
+                        (!conn.buf.is_empty()).then(|| memory.waiting_on_input(buf_charge.bytes()));
+                    if conn.buf.is_empty() {
+                        conn.buf = BytesMut::new();
+                        buf_charge = MemoryCharge::none();
+                        // an uncharged allocation of a few bytes
+                        limit = if first_bytes { 2 } else { 1 };
+                    }
+                    let mut room = (&mut conn.buf).limit(limit);
+                    tokio::select! {
+                        biased;
+                        _ = shutdown.wait() => None,
+                        read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut room)) => Some(read),
+                    }
                 }
             };
             match read {
@@ -118,11 +168,20 @@ impl Connection {
                         "TLS handshake on a plain port: the client uses TLS, this source has no [tls] settings".into(),
                     )
                 }
-                Some(Ok(Ok(_))) => first_bytes = false,
+                Some(Ok(Ok(_))) => first_bytes = first_bytes && conn.buf.len() < 2,
             }
-            if let Some(batch) = conn.take_batch(false) {
-                if let Err(e) =
-                    hand_over(batch, &mut router, &mut shutdown, &settings, &metrics, peer).await
+            if let Some(taken) = conn.take_batch(false) {
+                if let Err(e) = hand_over(
+                    taken,
+                    &mut buf_charge,
+                    conn.buf.capacity(),
+                    &mut router,
+                    &mut shutdown,
+                    &settings,
+                    &metrics,
+                    peer,
+                )
+                .await
                 {
                     break End::Error("sink_stopped", e);
                 }
@@ -132,8 +191,18 @@ impl Connection {
             metrics.connection_error(peer, kind, reason);
         }
         // what was read is handed over, however the connection ended
-        if let Some(batch) = conn.take_batch(true) {
-            let _ = hand_over(batch, &mut router, &mut shutdown, &settings, &metrics, peer).await;
+        if let Some(taken) = conn.take_batch(true) {
+            let _ = hand_over(
+                taken,
+                &mut buf_charge,
+                conn.buf.capacity(),
+                &mut router,
+                &mut shutdown,
+                &settings,
+                &metrics,
+                peer,
+            )
+            .await;
         }
         if !conn.buf.is_empty() {
             metrics.connection_error(
@@ -149,21 +218,26 @@ impl Connection {
     }
 }
 
-/// Makes room for the next read. A batch of lines keeps the allocation it
-/// was read into alive until every sink is done with it, so small reads
-/// (a client writing a line at a time) fill one allocation until little
-/// room is left, instead of each pinning a fresh `READ_CHUNK`; a long
-/// partial line grows the buffer geometrically.
-fn prepare_read(buf: &mut BytesMut) {
-    if buf.capacity() - buf.len() < READ_CHUNK / 4 {
-        buf.reserve(READ_CHUNK.max(buf.len()));
-    }
+/// How much room a new read buffer needs, if the current one has too
+/// little left. A batch of lines keeps the allocation it was read into
+/// alive until every sink is done with it, so small reads (a client
+/// writing a line at a time) fill one allocation until little room is
+/// left, instead of each pinning a fresh `READ_CHUNK`; a long partial line
+/// grows the buffer geometrically.
+fn growth(buf: &BytesMut) -> Option<usize> {
+    (buf.capacity() - buf.len() < READ_CHUNK / 4).then(|| READ_CHUNK.max(buf.len()))
 }
 
-/// Routes one batch, charged to the memory budget; once the stop signal is given, waits at most
-/// [`HANDOVER_TIMEOUT`] for queue room.
+/// Routes one batch, charged to the memory budget: the read buffer's
+/// charge keeps what its allocation still has room for (`room`, the
+/// buffer's capacity now); a batch sliced out of it takes the rest along,
+/// a copied one is charged its own bytes instead. Once the stop signal is
+/// given, waits at most [`HANDOVER_TIMEOUT`] for queue room.
+#[allow(clippy::too_many_arguments)]
 async fn hand_over(
-    batch: Batch,
+    (batch, sliced): (Batch, bool),
+    buf_charge: &mut MemoryCharge,
+    room: usize,
     router: &mut Router,
     shutdown: &mut Shutdown,
     settings: &Settings,
@@ -179,11 +253,18 @@ async fn hand_over(
         tokio::time::sleep(HANDOVER_TIMEOUT).await;
     };
     // the records wait for budget like for queue room
+    let consumed = buf_charge.split(buf_charge.bytes().saturating_sub(room));
     let charged = async {
-        let charge = settings
-            .memory
-            .acquire(0, batch.byte_len(), &metrics.source)
-            .await;
+        let charge = if sliced {
+            consumed
+        } else {
+            drop(consumed);
+            // the message begun in the buffer is held while waiting
+            settings
+                .memory
+                .acquire(buf_charge.bytes(), batch.byte_len(), &metrics.source)
+                .await
+        };
         router.route(batch.with_memory(charge)).await
     };
     tokio::select! {
@@ -207,20 +288,27 @@ struct Framed {
 
 impl Framed {
     /// Frames the complete messages in the buffer (and, if `last`, an
-    /// unterminated last line) into one batch.
-    fn take_batch(&mut self, last: bool) -> Option<Batch> {
-        let (records, count) = if self.settings.config.plain_lines() {
+    /// unterminated last line) into one batch, saying whether it is a
+    /// slice of the read buffer (true) or a copy.
+    fn take_batch(&mut self, last: bool) -> Option<(Batch, bool)> {
+        let (records, count, sliced) = if self.settings.config.plain_lines() {
             self.take_lines(last)
         } else {
-            self.take_entries(last)
+            let (records, count) = self.take_entries(last);
+            (records, count, false)
         };
-        (count > 0).then(|| Batch::new(self.settings.tag.clone(), records, count))
+        (count > 0).then(|| {
+            (
+                Batch::new(self.settings.tag.clone(), records, count),
+                sliced,
+            )
+        })
     }
 
     /// Raw newline-delimited lines: handed on as the received bytes where
     /// they are already `line\n` lines back to back (no `\r`, no empty or
     /// over-long line in between), else copied without those.
-    fn take_lines(&mut self, last: bool) -> (Records, usize) {
+    fn take_lines(&mut self, last: bool) -> (Records, usize, bool) {
         let time = EventTime::now();
         let (mut pos, mut front, mut clean_end, mut count) = (0, 0, 0, 0);
         let mut copy: Option<Vec<u8>> = None;
@@ -264,6 +352,7 @@ impl Framed {
                 pos = self.buf.len();
             }
         }
+        let sliced = copy.is_none();
         let data = match copy {
             Some(c) => {
                 self.buf.advance(pos);
@@ -276,7 +365,7 @@ impl Framed {
                 data
             }
         };
-        (Records::Lines { data, time }, count)
+        (Records::Lines { data, time }, count, sliced)
     }
 
     /// Any other format, framing or parser: one msgpack entry per message.
@@ -389,7 +478,7 @@ mod tests {
     fn lines(f: &mut Framed, input: &[u8], last: bool) -> (Bytes, usize, bool) {
         f.buf.extend_from_slice(input);
         let start = f.buf.as_ptr() as usize;
-        let Some(batch) = f.take_batch(last) else {
+        let Some((batch, sliced)) = f.take_batch(last) else {
             return (Bytes::new(), 0, false);
         };
         let Records::Lines { data, .. } = batch.records else {
@@ -398,6 +487,7 @@ mod tests {
         let at = data.as_ptr() as usize;
         // zero copy: the batch points into the read buffer
         let shared = at >= start && at < start + input.len();
+        assert_eq!(shared, sliced, "take_batch says whether it sliced");
         (data, batch.count, shared)
     }
 
@@ -419,7 +509,9 @@ mod tests {
         let mut first = None;
         let mut held = Vec::new();
         for _ in 0..1000 {
-            prepare_read(&mut f.buf);
+            if let Some(additional) = growth(&f.buf) {
+                crate::net::grow(&mut f.buf, additional);
+            }
             let (data, n, _) = lines(&mut f, b"ab\n", false);
             assert_eq!(n, 1);
             let at = data.as_ptr() as usize;
@@ -449,7 +541,8 @@ mod tests {
     fn other_settings_make_entries() {
         let mut f = framed("framing = \"octet_counting\"\nparser = \"syslog\"");
         f.buf.extend_from_slice(b"7 <13>1 -4 <1>x3 <1");
-        let batch = f.take_batch(true).unwrap();
+        let (batch, sliced) = f.take_batch(true).unwrap();
+        assert!(!sliced);
         assert_eq!(batch.count, 2);
         assert!(matches!(batch.records, Records::Entries(_)));
         // the unfinished frame stays, for the connection to count
