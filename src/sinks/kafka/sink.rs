@@ -53,6 +53,8 @@ pub struct KafkaSink {
     shared: Arc<Shared>,
     encoder: Encoder,
     topic: PathTemplate,
+    /// The topic when it names no tag or time: not rendered per batch.
+    static_topic: Option<String>,
 }
 
 /// What the produce loop and the batch tasks share (one thread).
@@ -198,6 +200,9 @@ impl KafkaSink {
         let time_header = header("time_header", &config.time_header)?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
         let topic = PathTemplate::parse(&config.topic)?;
+        let static_topic = topic
+            .is_static()
+            .then(|| topic.render("", &chrono::Local::now()).0);
         Ok(KafkaSink {
             shared: Arc::new(Shared {
                 name: name.to_string(),
@@ -214,6 +219,7 @@ impl KafkaSink {
             }),
             encoder,
             topic,
+            static_topic,
         })
     }
 
@@ -266,7 +272,14 @@ impl KafkaSink {
     ) -> Option<impl std::future::Future<Output = ()>> {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
-        let (topic, _) = self.topic.render(&batch.tag, &chrono::Local::now());
+        let topic = match &self.static_topic {
+            Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
+            None => self
+                .topic
+                .render(&batch.tag, &chrono::Local::now())
+                .0
+                .into(),
+        };
         let messages = match self.encoder.encode(batch) {
             Ok(m) => m,
             Err(e) => {
