@@ -43,6 +43,18 @@ impl EventTime {
     /// or infinite, nanoseconds of 10^9 or more) is an error naming why:
     /// it is never wrapped or clamped into another time.
     pub fn read(r: &mut Reader<'_>) -> msgpack::Result<EventTime> {
+        // the usual slot, an EventTime ext (fixext 8, type 0), read without
+        // the general decoder: this runs for every forward record, twice
+        // on the way to Kafka (check, then encode)
+        let (buf, at) = (r.buffer(), r.pos());
+        if let Some([0xd7, 0x00, b @ ..]) = at.checked_add(10).and_then(|end| buf.get(at..end)) {
+            let secs = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            let nanos = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+            if nanos < NANOS_PER_SEC {
+                *r = Reader::at(buf, at + 10);
+                return Ok(EventTime::new(secs, nanos));
+            }
+        }
         match r.read()? {
             Value::Array(n) if n >= 1 => {
                 let t = Self::scalar(r.pos(), r.read()?)?;
@@ -424,6 +436,29 @@ mod tests {
             Err(msgpack::Error::Invalid { reason, .. }) => reason,
             other => panic!("{bytes:x?} read as {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_ext_time_leaves_the_reader_after_it_and_bad_nanos_still_fail() {
+        let mut b = ext(1_700_000_000, 5);
+        b.push(0xc0); // the next value
+        let mut r = Reader::new(&b);
+        assert_eq!(
+            EventTime::read(&mut r),
+            Ok(EventTime::new(1_700_000_000, 5))
+        );
+        assert_eq!(r.pos(), 10);
+        assert_eq!(r.read(), Ok(Value::Nil));
+        // cut short: not read as a time
+        assert!(read(&ext(1, 2)[..9]).is_err());
+        assert!(reason(&ext(1, 1_000_000_000)).contains("nanoseconds"));
+        // inside Fluent Bit's [time, metadata] form
+        let mut b = vec![0x92];
+        b.extend(ext(7, 8));
+        b.push(0x80);
+        let mut r = Reader::new(&b);
+        assert_eq!(EventTime::read(&mut r), Ok(EventTime::new(7, 8)));
+        assert!(r.is_empty());
     }
 
     #[test]

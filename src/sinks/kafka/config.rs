@@ -40,7 +40,11 @@ pub struct KafkaSinkConfig {
     /// order kept). Needs `acks = "all"`.
     #[serde(default = "default_true")]
     pub idempotence: bool,
-    /// How long librdkafka waits to fill a batch (`linger.ms`).
+    /// How long librdkafka waits to fill a batch (`linger.ms`). A source
+    /// that waits for each answer (one HTTP request per line) waits at
+    /// least this long per request: `1` suits such traffic; `0` sends a
+    /// produce request for nearly every message, which costs more CPU
+    /// than the wait it saves.
     #[serde(default = "default_linger_ms")]
     pub linger_ms: u64,
     /// Largest message batch per partition request (`batch.size`).

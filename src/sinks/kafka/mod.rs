@@ -3,13 +3,15 @@
 //!
 //! - `config.rs`: settings and the librdkafka properties they become;
 //! - `encode.rs`: record → payload, key and timestamp;
-//! - `sink.rs`: produce, delivery reports, retry and settlement.
+//! - `sink.rs`: produce, delivery reports, retry and settlement;
+//! - `produce.rs`: messages to librdkafka through topic handles.
 //!
 //! Delivery is at least once: a batch is acknowledged to its source only
 //! when every one of its messages has a successful delivery report.
 
 mod config;
 mod encode;
+mod produce;
 mod sink;
 
 pub use config::{Compression, KafkaSinkConfig};

@@ -15,15 +15,18 @@
 //! Delivery reports arrive on librdkafka's polling thread. Every message of
 //! a batch carries the batch's [`Pending`] (a reference count, not an
 //! allocation per message), whose count the report callback takes down;
-//! only a failed message is copied out, to be produced again.
+//! only a failed message is copied out, to be produced again. Messages
+//! are handed over through topic handles (`produce.rs`).
 
+use std::ffi::{CStr, CString};
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{Header, OwnedHeaders, OwnedMessage};
-use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::message::{Headers as _, OwnedMessage};
+use rdkafka::producer::{DeliveryResult, Producer as _, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientContext, Message as _};
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
@@ -31,6 +34,7 @@ use tokio::time::Instant;
 
 use super::config::KafkaSinkConfig;
 use super::encode::Encoder;
+use super::produce::{Outgoing, Producer, Topic};
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
@@ -49,13 +53,19 @@ pub struct KafkaSink {
     shared: Arc<Shared>,
     encoder: Encoder,
     topic: PathTemplate,
+    /// The topic when it names no tag or time: not rendered per batch.
+    static_topic: Option<String>,
 }
 
 /// What the produce loop and the batch tasks share (one thread).
 struct Shared {
     name: String,
     config: KafkaSinkConfig,
-    producer: ThreadedProducer<Reports>,
+    producer: Producer<Reports>,
+    /// `tag_header` as librdkafka takes a header name.
+    tag_header: Option<CString>,
+    /// `time_header` as librdkafka takes a header name.
+    time_header: Option<CString>,
     sink: SinkMetrics,
     kafka: KafkaMetrics,
     /// Accepts, dead-letters or rejects each batch.
@@ -166,8 +176,6 @@ impl ProducerContext for Reports {
     }
 }
 
-type Record<'a> = BaseRecord<'a, [u8], [u8], Arc<Pending>>;
-
 impl KafkaSink {
     pub fn new(
         name: &str,
@@ -177,17 +185,31 @@ impl KafkaSink {
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
-        let producer = config
+        let producer: ThreadedProducer<Reports> = config
             .client_config()
             .create_with_context(Reports(kafka.client.clone()))
             .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
+        let header = |field: &str, name: &Option<String>| {
+            name.as_deref()
+                .map(|n| {
+                    CString::new(n).map_err(|_| format!("{field} must not contain a NUL byte"))
+                })
+                .transpose()
+        };
+        let tag_header = header("tag_header", &config.tag_header)?;
+        let time_header = header("time_header", &config.time_header)?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
         let topic = PathTemplate::parse(&config.topic)?;
+        let static_topic = topic
+            .is_static()
+            .then(|| topic.render("", &chrono::Local::now()).0);
         Ok(KafkaSink {
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 config,
-                producer,
+                producer: Producer::new(producer),
+                tag_header,
+                time_header,
                 sink,
                 kafka,
                 settler,
@@ -197,6 +219,7 @@ impl KafkaSink {
             }),
             encoder,
             topic,
+            static_topic,
         })
     }
 
@@ -238,7 +261,7 @@ impl KafkaSink {
                 }
             }
         }
-        let _ = s.producer.flush(Duration::from_secs(1));
+        let _ = s.producer.client().flush(Duration::from_secs(1));
     }
 
     /// Produces every record of `d` and returns the task that settles it.
@@ -249,7 +272,14 @@ impl KafkaSink {
     ) -> Option<impl std::future::Future<Output = ()>> {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
-        let (topic, _) = self.topic.render(&batch.tag, &chrono::Local::now());
+        let topic = match &self.static_topic {
+            Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
+            None => self
+                .topic
+                .render(&batch.tag, &chrono::Local::now())
+                .0
+                .into(),
+        };
         let messages = match self.encoder.encode(batch) {
             Ok(m) => m,
             Err(e) => {
@@ -264,22 +294,42 @@ impl KafkaSink {
                 return None;
             }
         };
-        let headers = s.headers(&batch.tag);
+        let topic = match s.producer.topic(&topic) {
+            Ok(t) => t,
+            Err(e) => {
+                let r = classify(&e).unwrap_or_else(|| Rejection {
+                    kind: "unknown_topic",
+                    message: format!("topic {topic:?}: {e}"),
+                });
+                s.reject(d, &r);
+                return None;
+            }
+        };
         let pending = Arc::new(Pending::default());
         pending.add(1); // held while producing
         let mut rejected: Option<Rejection> = None;
+        let mut time = String::new();
         for m in &messages {
-            let mut record = Record::with_opaque_to(&topic, Arc::clone(&pending))
-                .payload(m.payload.as_ref())
-                .timestamp(m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64);
-            if let Some(k) = &m.key {
-                record = record.key(k.as_ref());
+            let mut headers = [<(&CStr, &[u8])>::default(); 2];
+            let mut n = 0;
+            if let Some(name) = &s.tag_header {
+                headers[n] = (name, batch.tag.as_bytes());
+                n += 1;
             }
-            if let Some(h) = &headers {
-                record = record.headers(with_time(h.clone(), &s.config, m.time));
+            if let Some(name) = &s.time_header {
+                time.clear();
+                let _ = write!(time, "{}.{:09}", m.time.secs, m.time.nanos);
+                headers[n] = (name, time.as_bytes());
+                n += 1;
             }
+            let out = Outgoing {
+                payload: &m.payload,
+                key: m.key.as_deref(),
+                timestamp: m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64,
+                headers: &headers[..n],
+            };
             pending.add(1);
-            match s.produce(record, Some(rx)).await {
+            match s.produce(&topic, &out, &pending, Some(rx)).await {
                 Ok(()) => {}
                 Err(Unproduced::Rejected(r)) => {
                     pending.report();
@@ -317,15 +367,16 @@ impl Shared {
     /// take it.
     async fn produce(
         &self,
-        mut record: Record<'_>,
+        topic: &Topic,
+        message: &Outgoing<'_>,
+        pending: &Arc<Pending>,
         queue: Option<&QueueReceiver>,
     ) -> Result<(), Unproduced> {
         let mut attempt = 0;
         loop {
-            match self.producer.send(record) {
+            match self.producer.send(topic, message, Arc::clone(pending)) {
                 Ok(()) => return Ok(()),
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), r)) => {
-                    record = r;
+                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
                     if queue.is_some_and(QueueReceiver::is_closed) {
                         self.stop_deadline();
                     }
@@ -335,8 +386,7 @@ impl Shared {
                     self.kafka.queue_full_waits.inc();
                     tokio::time::sleep(QUEUE_FULL_WAIT).await;
                 }
-                Err((e, r)) => {
-                    record = r;
+                Err((e, _)) => {
                     attempt += 1;
                     match self.verdict(&e, attempt) {
                         Verdict::Rejected { reason } => return Err(Unproduced::Rejected(reason)),
@@ -373,21 +423,6 @@ impl Shared {
         }
     }
 
-    fn headers(&self, tag: &str) -> Option<OwnedHeaders> {
-        let c = &self.config;
-        if c.tag_header.is_none() && c.time_header.is_none() {
-            return None;
-        }
-        let mut h = OwnedHeaders::new();
-        if let Some(name) = &c.tag_header {
-            h = h.insert(Header {
-                key: name,
-                value: Some(tag),
-            });
-        }
-        Some(h)
-    }
-
     fn count_retry(&self, e: &KafkaError, after: Duration) {
         self.kafka.retries.inc();
         warn_limited!(self.log, "retry", sink = %self.name, error = %e, retry_in = ?after,
@@ -408,16 +443,6 @@ impl Shared {
         self.count_rejected(r, n, d.batch().byte_len());
         self.settler
             .settle(vec![d], 1, Verdict::Rejected { reason: r.clone() });
-    }
-}
-
-fn with_time(h: OwnedHeaders, c: &KafkaSinkConfig, t: crate::event::EventTime) -> OwnedHeaders {
-    match &c.time_header {
-        Some(name) => h.insert(Header {
-            key: name,
-            value: Some(&format!("{}.{:09}", t.secs, t.nanos)),
-        }),
-        None => h,
     }
 }
 
@@ -490,17 +515,36 @@ async fn watch(
         produced = 0;
         pending.add(1); // held while producing
         for m in &again {
-            let mut record = Record::with_opaque_to(m.topic(), Arc::clone(&pending))
-                .payload(m.payload().unwrap_or_default())
-                .timestamp(m.timestamp().to_millis().unwrap_or(0));
-            if let Some(k) = m.key() {
-                record = record.key(k);
-            }
-            if let Some(h) = m.headers() {
-                record = record.headers(h.clone());
-            }
+            let topic = match s.producer.topic(m.topic()) {
+                Ok(t) => t,
+                Err(e) => {
+                    let r = classify(&e).unwrap_or_else(|| Rejection {
+                        kind: "unknown_topic",
+                        message: format!("topic {:?}: {e}", m.topic()),
+                    });
+                    s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
+                    rejected.get_or_insert(r);
+                    continue;
+                }
+            };
+            let names: Vec<(CString, &[u8])> = m
+                .headers()
+                .map(|h| {
+                    h.iter()
+                        .filter_map(|h| Some((CString::new(h.key).ok()?, h.value?)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let headers: Vec<(&CStr, &[u8])> =
+                names.iter().map(|(k, v)| (k.as_c_str(), *v)).collect();
+            let out = Outgoing {
+                payload: m.payload().unwrap_or_default(),
+                key: m.key(),
+                timestamp: m.timestamp().to_millis().unwrap_or(0),
+                headers: &headers,
+            };
             pending.add(1);
-            match s.produce(record, None).await {
+            match s.produce(&topic, &out, &pending, None).await {
                 Ok(()) => produced += 1,
                 Err(Unproduced::Rejected(r)) => {
                     pending.report();

@@ -38,24 +38,27 @@ impl BodyKind {
         let Some(ct) = content_type else {
             return Some(BodyKind::Form);
         };
+        const KINDS: [(&str, BodyKind); 12] = [
+            ("application/json", BodyKind::Json),
+            ("text/json", BodyKind::Json),
+            ("application/msgpack", BodyKind::Msgpack),
+            ("application/x-msgpack", BodyKind::Msgpack),
+            ("application/x-ndjson", BodyKind::Ndjson),
+            ("application/ndjson", BodyKind::Ndjson),
+            ("application/jsonlines", BodyKind::Ndjson),
+            ("application/x-jsonlines", BodyKind::Ndjson),
+            ("text/plain", BodyKind::Text),
+            ("text/csv", BodyKind::Text),
+            ("application/x-www-form-urlencoded", BodyKind::Form),
+            ("", BodyKind::Form),
+        ];
         let ct = std::str::from_utf8(ct).ok()?;
-        let media = ct
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
-        Some(match media.as_str() {
-            "application/json" | "text/json" => BodyKind::Json,
-            "application/msgpack" | "application/x-msgpack" => BodyKind::Msgpack,
-            "application/x-ndjson"
-            | "application/ndjson"
-            | "application/jsonlines"
-            | "application/x-jsonlines" => BodyKind::Ndjson,
-            "text/plain" | "text/csv" => BodyKind::Text,
-            "application/x-www-form-urlencoded" | "" => BodyKind::Form,
-            _ => return None,
-        })
+        // compared without a lowercased copy: this runs for every request
+        let media = ct.split(';').next().unwrap_or("").trim();
+        KINDS
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(media))
+            .map(|(_, kind)| *kind)
     }
 }
 
