@@ -51,7 +51,7 @@ pub enum FormatKind {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FormatTable {
+pub(crate) struct FormatTable {
     #[serde(rename = "type")]
     kind: FormatKind,
     template: Option<String>,
