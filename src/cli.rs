@@ -112,7 +112,7 @@ pub fn main() -> ExitCode {
             let config = match config {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::logging::fatal(&e);
                     return ExitCode::FAILURE;
                 }
             };
@@ -235,7 +235,9 @@ fn run(config: Config) -> ExitCode {
             Ok(p) => p,
             Err(e) => {
                 tracing::error!("{e}");
-                eprintln!("error: {e}");
+                if !crate::logging::is_json() {
+                    eprintln!("error: {e}");
+                }
                 return (ExitCode::FAILURE, false);
             }
         };

@@ -68,8 +68,27 @@ pub fn filter(level: &str, env: Option<&str>) -> Result<EnvFilter, LoggingError>
     }
 }
 
+/// The format [`init`] installed, for messages written outside the log.
+static FORMAT: std::sync::OnceLock<LogFormat> = std::sync::OnceLock::new();
+
+/// Whether log lines are JSON: then standard error must hold nothing else.
+pub fn is_json() -> bool {
+    FORMAT.get() == Some(&LogFormat::Json)
+}
+
+/// Reports an error that ends the command: `error: …` on standard error,
+/// or with JSON logs an `ERROR` event, so every line stays one object.
+pub fn fatal(message: &dyn std::fmt::Display) {
+    if is_json() {
+        tracing::error!("{message}");
+    } else {
+        eprintln!("error: {message}");
+    }
+}
+
 /// Installs the process's log subscriber (once; later calls do nothing).
 pub fn init(level: &str, format: LogFormat) -> Result<(), LoggingError> {
+    let _ = FORMAT.set(format);
     let env = std::env::var_os(LOG_ENV).map(|v| v.to_string_lossy().into_owned());
     let filter = filter(level, env.as_deref())?;
     let builder = tracing_subscriber::fmt()

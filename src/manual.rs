@@ -109,6 +109,39 @@ mod tests {
         }
     }
 
+    /// The command lines in docs/deploy/ parse with today's options.
+    #[test]
+    fn the_deployment_examples_use_options_that_exist() {
+        use clap::Parser;
+        let unit = include_str!("../docs/deploy/logferry.service");
+        let mut lines: Vec<Vec<String>> = unit
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("ExecStart=")
+                    .or_else(|| l.strip_prefix("ExecStartPre="))
+            })
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .collect();
+        assert_eq!(lines.len(), 2, "ExecStartPre and ExecStart");
+        let docker = include_str!("../docs/deploy/Dockerfile");
+        let json_array = |prefix: &str| -> Vec<String> {
+            let line = docker
+                .lines()
+                .find_map(|l| l.strip_prefix(prefix))
+                .unwrap_or_else(|| panic!("no {prefix} in the Dockerfile"));
+            serde_json::from_str(line.trim()).unwrap()
+        };
+        let mut entry = json_array("ENTRYPOINT ");
+        entry.extend(json_array("CMD "));
+        lines.push(entry);
+        for args in lines {
+            assert!(args[0].ends_with("/logferry"), "{args:?}");
+            if let Err(e) = Cli::try_parse_from(&args) {
+                panic!("{args:?} does not parse: {e}");
+            }
+        }
+    }
+
     #[test]
     fn the_man_page_covers_every_subcommand_and_its_options() {
         let mut out = Vec::new();

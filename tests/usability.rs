@@ -73,6 +73,47 @@ fn the_global_options_also_go_after_the_subcommand() {
 }
 
 #[test]
+fn with_json_logs_a_failed_start_is_json_too() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let sink = "[sinks.out]\ntype = \"null\"\nmatch = \"**\"\n";
+    for (name, config, needle) in [
+        (
+            "bad.toml",
+            "[sources.in]\ntype = \"forward\"\nadress = \"x\"\n".to_string(),
+            "unknown key `adress`",
+        ),
+        (
+            "taken.toml",
+            format!("[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{port}\"\n{sink}"),
+            "already in use",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, config).unwrap();
+        let out = Command::new(BIN)
+            .args(["--log-format", "json", "run", "-c"])
+            .arg(&path)
+            .env_remove("LOGFERRY_LOG")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let stderr = text(&out.stderr);
+        let errors: Vec<serde_json::Value> = stderr
+            .lines()
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: not JSON ({e}): {l}"))
+            })
+            .filter(|v: &serde_json::Value| v["level"] == "ERROR")
+            .collect();
+        assert_eq!(errors.len(), 1, "{name}: {stderr}");
+        let message = errors[0]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{name}: {stderr}");
+    }
+}
+
+#[test]
 fn text_logs_are_not_json() {
     let out = run_finite(&[], None);
     let stderr = text(&out.stderr);
@@ -161,29 +202,31 @@ fn config_example_list_names_every_component() {
     }
 }
 
+/// As docs/deploy.md starts a configuration: two examples in one file.
 #[test]
-fn a_printed_example_passes_validate() {
+fn printed_examples_together_pass_validate() {
     let dir = tempfile::tempdir().unwrap();
-    for (kind, name, rest) in [
-        (
-            "source",
-            "tail",
-            "[sinks.o]\ntype = \"null\"\nmatch = \"**\"\n",
-        ),
-        ("sink", "kafka", "[sources.i]\ntype = \"generator\"\n"),
+    for pair in [
+        [["source", "tail"], ["sink", "file"]],
+        [["source", "generator"], ["sink", "kafka"]],
+        [["source", "forward"], ["sink", "forward"]],
     ] {
-        let out = logferry(&["config", "example", kind, name]);
-        assert!(out.status.success(), "{kind} {name}");
-        let example = text(&out.stdout);
-        assert!(example.starts_with("# "), "not commented:\n{example}");
-        let path = dir.path().join(format!("{kind}-{name}.toml"));
-        std::fs::write(&path, format!("{example}\n{rest}")).unwrap();
+        let mut config = String::new();
+        for [kind, name] in pair {
+            let out = logferry(&["config", "example", kind, name]);
+            assert!(out.status.success(), "{kind} {name}");
+            let example = text(&out.stdout);
+            assert!(example.starts_with("# "), "not commented:\n{example}");
+            config.push_str(&example);
+        }
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, &config).unwrap();
         let out = Command::new(BIN)
             .args(["validate", "-c"])
             .arg(&path)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{kind} {name}: {}", text(&out.stderr));
+        assert!(out.status.success(), "{pair:?}: {}", text(&out.stderr));
     }
 }
 

@@ -49,6 +49,8 @@ pub enum FormatKind {
     Template,
 }
 
+/// The table form of `format`; crate-visible so the documentation test
+/// can list its keys.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FormatTable {
