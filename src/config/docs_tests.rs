@@ -2,9 +2,22 @@
 //! struct accepts is in the option table of its section, and every key in
 //! an option table (a table whose first column is `key`) is accepted.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::keys::{keys_of, known_types};
+
+thread_local! {
+    /// The config structs [`sections`] has probed (on this test's thread).
+    static PROBED: RefCell<BTreeSet<String>> = const { RefCell::new(BTreeSet::new()) };
+}
+
+/// [`keys_of`], remembering that `T` is covered.
+fn probe<T: for<'de> serde::Deserialize<'de>>() -> &'static [&'static str] {
+    let name = std::any::type_name::<T>().rsplit("::").next().unwrap_or("");
+    PROBED.with(|p| p.borrow_mut().insert(name.to_string()));
+    keys_of::<T>()
+}
 
 const DOC: &str = include_str!("../../docs/configuration.md");
 
@@ -40,75 +53,69 @@ fn sections() -> Vec<Section> {
     use crate::sources;
     let mut forward_source = section(
         "Sources > `forward`",
-        keys_of::<sources::forward::ForwardSourceConfig>(),
+        probe::<sources::forward::ForwardSourceConfig>(),
     );
     forward_source
         .inline
-        .push(("users", keys_of::<sources::forward::UserConfig>()));
+        .push(("users", probe::<sources::forward::UserConfig>()));
     let mut forward_sink = section(
         "Sinks > `forward`",
-        keys_of::<sinks::forward::ForwardSinkConfig>(),
+        probe::<sinks::forward::ForwardSinkConfig>(),
     );
     forward_sink
         .inline
-        .push(("servers", keys_of::<sinks::forward::ServerConfig>()));
+        .push(("servers", probe::<sinks::forward::ServerConfig>()));
     let mut retry = section("Failed deliveries: `retry` and `dead_letter`", &[]);
     // `dead_letter` and `retry` are read by the loader itself, for every sink
     retry.keys = dotted(
         &["dead_letter", "retry"],
         "retry",
-        keys_of::<sinks::verdict::RetryConfig>(),
+        probe::<sinks::verdict::RetryConfig>(),
     );
     let mut tail = section("Sources > `tail`", &[]);
     tail.keys = dotted(
-        keys_of::<sources::tail::TailSourceConfig>(),
+        probe::<sources::tail::TailSourceConfig>(),
         "multiline",
-        keys_of::<sources::tail::MultilineConfig>(),
+        probe::<sources::tail::MultilineConfig>(),
     );
     vec![
         section(
             "Sink queues: `buffer`",
-            keys_of::<crate::buffer::BufferConfig>(),
+            probe::<crate::buffer::BufferConfig>(),
         ),
         retry,
         forward_source,
         section(
             "Sources > `http`",
-            keys_of::<sources::http::HttpSourceConfig>(),
+            probe::<sources::http::HttpSourceConfig>(),
         ),
-        section(
-            "Sources > `tcp`",
-            keys_of::<sources::tcp::TcpSourceConfig>(),
-        ),
+        section("Sources > `tcp`", probe::<sources::tcp::TcpSourceConfig>()),
         section(
             "Sources > `kafka`",
-            keys_of::<sources::kafka::KafkaSourceConfig>(),
+            probe::<sources::kafka::KafkaSourceConfig>(),
         ),
         tail,
         section(
             "Sources > `generator`",
-            keys_of::<sources::generator::GeneratorConfig>(),
+            probe::<sources::generator::GeneratorConfig>(),
         ),
-        section("Sinks > `file`", keys_of::<sinks::file::FileSinkConfig>()),
+        section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
-        section(
-            "Sinks > `kafka`",
-            keys_of::<sinks::kafka::KafkaSinkConfig>(),
-        ),
+        section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),
         section(
             "Sinks > `stdout`",
-            keys_of::<sinks::stdout::StdoutSinkConfig>(),
+            probe::<sinks::stdout::StdoutSinkConfig>(),
         ),
-        section("Sinks > `null`", keys_of::<sinks::null::NullSinkConfig>()),
+        section("Sinks > `null`", probe::<sinks::null::NullSinkConfig>()),
         section(
             "Sinks > `counter`",
-            keys_of::<sinks::counter::CounterSinkConfig>(),
+            probe::<sinks::counter::CounterSinkConfig>(),
         ),
-        section("Formats", keys_of::<crate::format::FormatTable>()),
-        section("TLS > Listeners", keys_of::<crate::tls::ServerTlsConfig>()),
-        section("TLS > Clients", keys_of::<crate::tls::ClientTlsConfig>()),
-        section("`[limits]`", keys_of::<crate::limits::LimitsConfig>()),
-        section("`[api]`", keys_of::<super::ApiConfig>()),
+        section("Formats", probe::<crate::format::FormatTable>()),
+        section("TLS > Listeners", probe::<crate::tls::ServerTlsConfig>()),
+        section("TLS > Clients", probe::<crate::tls::ClientTlsConfig>()),
+        section("`[limits]`", probe::<crate::limits::LimitsConfig>()),
+        section("`[api]`", probe::<super::ApiConfig>()),
     ]
 }
 
@@ -264,5 +271,58 @@ fn the_table_reader_finds_keys_and_sections() {
     assert_eq!(
         inline_keys(&rows[1].text).into_iter().collect::<Vec<_>>(),
         ["address", "weight"]
+    );
+}
+
+/// The names of the structs declared with `deny_unknown_fields` in the
+/// Rust files under `dir`, with the file each is in.
+fn strict_structs(dir: &std::path::Path, out: &mut Vec<(String, String)>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            strict_structs(&path, out);
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut strict = false;
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with("#[serde(") && line.contains("deny_unknown_fields") {
+                strict = true;
+            } else if strict && !line.starts_with("#[") && !line.starts_with("///") {
+                let name = line
+                    .split("struct ")
+                    .nth(1)
+                    .and_then(|r| r.split(|c: char| !c.is_alphanumeric() && c != '_').next());
+                if let Some(name) = name {
+                    out.push((name.to_string(), path.display().to_string()));
+                }
+                strict = false;
+            }
+        }
+    }
+}
+
+/// A config struct added without a section here (and so, maybe, without
+/// documentation) fails this test.
+#[test]
+fn every_strict_config_struct_is_checked_against_the_docs() {
+    sections();
+    let probed = PROBED.with(|p| p.borrow().clone());
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    strict_structs(&src, &mut found);
+    assert!(found.len() >= 20, "the scan found only {found:?}");
+    let missing: Vec<String> = found
+        .iter()
+        .filter(|(name, _)| !probed.contains(name) && name != "Example")
+        .map(|(name, file)| format!("{name} ({file})"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "config structs not compared with docs/configuration.md: add them to sections(): {missing:?}"
     );
 }
