@@ -1,7 +1,8 @@
 //! `logferry config example KIND TYPE`: a commented TOML example of each
-//! component type, every key with its default (or commented out where it
-//! needs a file or a secret). The examples are parsed by the loader in the
-//! tests below, so they cannot fall behind it.
+//! component type: every key it accepts, set to its default or a typical
+//! value, or commented out where it needs a file, a secret or a choice.
+//! The tests below load each example with the real loader and check that
+//! it shows every key, so the examples cannot fall behind the code.
 
 use std::process::ExitCode;
 
