@@ -1,5 +1,6 @@
 //! Command line: `logferry run`, `logferry validate`, `logferry bench`,
-//! `logferry replay`, `logferry buffer`.
+//! `logferry replay`, `logferry buffer`, `logferry config`, `logferry completions`,
+//! `logferry man`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,9 +17,14 @@ use crate::topology::{Pipeline, Stopped};
     about = "Moves log records from where they are written to where they are kept."
 )]
 pub struct Cli {
-    /// Log level or filter (e.g. `debug`, `logferry=trace`); also LOGFERRY_LOG.
-    #[arg(long, global = true, env = "LOGFERRY_LOG", default_value = "info")]
-    pub log: String,
+    /// Log level (off, error, warn, info, debug, trace) or filter directives
+    /// (`info,logferry::sinks=debug`). LOGFERRY_LOG, when set, wins over it.
+    #[arg(long, alias = "log", global = true, value_name = "LEVEL", default_value = "info",
+          value_parser = crate::logging::parse_level)]
+    pub log_level: String,
+    /// Log line format on standard error: `text`, or `json` (one object per line).
+    #[arg(long, global = true, value_enum, default_value_t)]
+    pub log_format: crate::logging::LogFormat,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -49,6 +55,19 @@ pub enum Command {
     Buffer(BufferCommand),
     /// Live view of a running logferry's components, read from its [api].
     Top(crate::top::TopArgs),
+    /// Help with configuration files.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::manual::CompletionsArgs),
+    /// Print the manual page (roff), e.g. `logferry man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print a commented example of a component: `source forward`, `sink kafka`, … (`--list`).
+    Example(crate::config::examples::ExampleArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,7 +86,10 @@ pub enum BufferCommand {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(&cli.log);
+    if let Err(e) = crate::logging::init(&cli.log_level, cli.log_format) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
     match cli.command {
         Command::Validate { config } => match crate::validate::validate_file(&config) {
             Ok(c) => {
@@ -97,7 +119,7 @@ pub fn main() -> ExitCode {
             let config = match config {
                 Ok(c) => c,
                 Err(e) => {
-                    eprintln!("error: {e}");
+                    crate::logging::fatal(&e);
                     return ExitCode::FAILURE;
                 }
             };
@@ -115,6 +137,9 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay(&args),
         Command::Buffer(cmd) => buffer(cmd),
         Command::Top(args) => crate::top::main(args),
+        Command::Config(ConfigCommand::Example(args)) => crate::config::examples::main(&args),
+        Command::Completions(args) => crate::manual::completions(&args),
+        Command::Man => crate::manual::man(),
     }
 }
 
@@ -223,7 +248,9 @@ fn run(config: Config, reload_from: crate::topology::reload::ReloadFrom) -> Exit
             Ok(p) => p,
             Err(e) => {
                 tracing::error!("{e}");
-                eprintln!("error: {e}");
+                if !crate::logging::is_json() {
+                    eprintln!("error: {e}");
+                }
                 return (ExitCode::FAILURE, false);
             }
         };
@@ -347,15 +374,4 @@ fn reopen_on_hangup(
         }
     });
     Ok(())
-}
-
-fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_target(false)
-        .try_init();
 }

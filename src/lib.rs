@@ -13,6 +13,8 @@ pub mod event;
 pub mod format;
 pub mod kafka_client;
 pub mod limits;
+pub mod logging;
+pub mod manual;
 pub mod memory;
 pub mod metrics;
 pub mod net;

@@ -16,6 +16,7 @@
 //! the remaining keys belong to the component type and unknown keys are
 //! errors. Errors name the file, line and key.
 
+pub mod examples;
 mod interpolate;
 pub mod units;
 
@@ -709,5 +710,9 @@ impl From<ConfigError> for KindError {
     }
 }
 
+#[cfg(test)]
+mod docs_tests;
+#[cfg(test)]
+mod keys;
 #[cfg(test)]
 mod tests;

@@ -49,9 +49,11 @@ pub enum FormatKind {
     Template,
 }
 
+/// The table form of `format`; crate-visible so the documentation test
+/// can list its keys.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FormatTable {
+pub(crate) struct FormatTable {
     #[serde(rename = "type")]
     kind: FormatKind,
     template: Option<String>,

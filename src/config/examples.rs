@@ -1,0 +1,273 @@
+//! `logferry config example KIND TYPE`: a commented TOML example of each
+//! component type: every key it accepts, set to its default or a typical
+//! value, or commented out where it needs a file, a secret or a choice.
+//! The tests below load each example with the real loader and check that
+//! it shows every key, so the examples cannot fall behind the code.
+
+use std::process::ExitCode;
+
+/// Whether a component is a source or a sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ComponentKind {
+    Source,
+    Sink,
+}
+
+impl ComponentKind {
+    fn name(self) -> &'static str {
+        match self {
+            ComponentKind::Source => "source",
+            ComponentKind::Sink => "sink",
+        }
+    }
+}
+
+/// Arguments of `logferry config example`.
+#[derive(Debug, clap::Args)]
+pub struct ExampleArgs {
+    /// `source` or `sink`.
+    #[arg(value_enum, required_unless_present = "list")]
+    pub kind: Option<ComponentKind>,
+    /// The component type: `forward`, `tail`, `kafka`, `file`, … (see --list).
+    #[arg(value_name = "TYPE", required_unless_present = "list")]
+    pub type_name: Option<String>,
+    /// List the component types that have an example.
+    #[arg(long, conflicts_with_all = ["kind", "type_name"])]
+    pub list: bool,
+}
+
+/// One component's example.
+pub struct Example {
+    pub kind: ComponentKind,
+    /// The `type` value.
+    pub type_name: &'static str,
+    /// The commented TOML: one `[sources.NAME]` or `[sinks.NAME]` table
+    /// (with its sub-tables).
+    pub text: &'static str,
+}
+
+macro_rules! example {
+    ($kind:ident, $name:literal, $file:literal) => {
+        Example {
+            kind: ComponentKind::$kind,
+            type_name: $name,
+            text: include_str!(concat!("examples/", $file)),
+        }
+    };
+}
+
+/// Every example, sources first.
+pub const EXAMPLES: &[Example] = &[
+    example!(Source, "forward", "source-forward.toml"),
+    example!(Source, "generator", "source-generator.toml"),
+    example!(Source, "http", "source-http.toml"),
+    example!(Source, "kafka", "source-kafka.toml"),
+    example!(Source, "tail", "source-tail.toml"),
+    example!(Source, "tcp", "source-tcp.toml"),
+    example!(Sink, "counter", "sink-counter.toml"),
+    example!(Sink, "file", "sink-file.toml"),
+    example!(Sink, "forward", "sink-forward.toml"),
+    example!(Sink, "kafka", "sink-kafka.toml"),
+    example!(Sink, "null", "sink-null.toml"),
+    example!(Sink, "stdout", "sink-stdout.toml"),
+];
+
+/// The example of `kind` `type_name`, if there is one.
+pub fn find(kind: ComponentKind, type_name: &str) -> Option<&'static Example> {
+    EXAMPLES
+        .iter()
+        .find(|e| e.kind == kind && e.type_name == type_name)
+}
+
+/// `source forward    a Fluentd forward-protocol server`: one line per
+/// example, from the first sentence of its leading comment.
+pub fn list() -> String {
+    EXAMPLES
+        .iter()
+        .map(|e| {
+            format!(
+                "{:<6} {:<10} {}\n",
+                e.kind.name(),
+                e.type_name,
+                summary(e.text)
+            )
+        })
+        .collect()
+}
+
+/// The first sentence of the comment an example starts with, after its
+/// `TYPE KIND: ` prefix.
+fn summary(text: &str) -> String {
+    let comment: Vec<&str> = text
+        .lines()
+        .map_while(|l| l.strip_prefix('#'))
+        .map(str::trim)
+        .collect();
+    let comment = comment.join(" ");
+    let body = comment.split_once(": ").map_or("", |(_, b)| b);
+    let end = [". ", "; "]
+        .iter()
+        .filter_map(|p| body.find(p))
+        .min()
+        .unwrap_or(body.len());
+    body[..end].trim_end_matches('.').to_string()
+}
+
+pub fn main(args: &ExampleArgs) -> ExitCode {
+    if args.list {
+        print!("{}", list());
+        return ExitCode::SUCCESS;
+    }
+    let (Some(kind), Some(type_name)) = (args.kind, args.type_name.as_deref()) else {
+        eprintln!(
+            "error: give a component, e.g. `logferry config example source forward`, or --list"
+        );
+        return ExitCode::from(2);
+    };
+    match find(kind, type_name) {
+        Some(e) => {
+            print!("{}", e.text);
+            ExitCode::SUCCESS
+        }
+        None => {
+            let known: Vec<&str> = EXAMPLES
+                .iter()
+                .filter(|e| e.kind == kind)
+                .map(|e| e.type_name)
+                .collect();
+            eprintln!(
+                "error: no {} type `{type_name}` (known: {}); `logferry config example --list` shows them all",
+                kind.name(),
+                known.join(", ")
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::keys::{keys_of, known_types};
+    use crate::config::Config;
+
+    /// The example in the smallest config that the loader accepts: a
+    /// source gets a `null` sink, a sink a `generator` source.
+    fn wrapped(e: &Example) -> String {
+        match e.kind {
+            ComponentKind::Source => format!(
+                "{}\n[sinks.example_out]\ntype = \"null\"\nmatch = \"**\"\n",
+                e.text
+            ),
+            ComponentKind::Sink => format!(
+                "[sources.example_in]\ntype = \"generator\"\ncount = 1\n\n{}",
+                e.text
+            ),
+        }
+    }
+
+    #[test]
+    fn every_example_is_accepted_by_the_loader() {
+        for e in EXAMPLES {
+            let origin = format!("{} {}", e.kind.name(), e.type_name);
+            let config = Config::parse(&wrapped(e), &origin)
+                .unwrap_or_else(|err| panic!("example {origin} does not load: {err}"));
+            let type_of = match e.kind {
+                ComponentKind::Source => format!("{:?}", config.sources[0].kind),
+                ComponentKind::Sink => format!("{:?}", config.sinks[0].kind),
+            };
+            assert!(
+                type_of.to_lowercase().starts_with(e.type_name),
+                "example {origin} is a {type_of}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_known_type_has_an_example_and_no_other_does() {
+        for kind in [ComponentKind::Source, ComponentKind::Sink] {
+            let mut known = known_types(&format!("{}s", kind.name()));
+            known.sort();
+            let mut examples: Vec<String> = EXAMPLES
+                .iter()
+                .filter(|e| e.kind == kind)
+                .map(|e| e.type_name.to_string())
+                .collect();
+            examples.sort();
+            assert_eq!(examples, known, "{} types with examples", kind.name());
+        }
+    }
+
+    /// The keys each type accepts (its config struct).
+    fn keys(e: &Example) -> &'static [&'static str] {
+        use crate::{sinks, sources};
+        match (e.kind, e.type_name) {
+            (ComponentKind::Source, "forward") => {
+                keys_of::<sources::forward::ForwardSourceConfig>()
+            }
+            (ComponentKind::Source, "generator") => {
+                keys_of::<sources::generator::GeneratorConfig>()
+            }
+            (ComponentKind::Source, "http") => keys_of::<sources::http::HttpSourceConfig>(),
+            (ComponentKind::Source, "kafka") => keys_of::<sources::kafka::KafkaSourceConfig>(),
+            (ComponentKind::Source, "tail") => keys_of::<sources::tail::TailSourceConfig>(),
+            (ComponentKind::Source, "tcp") => keys_of::<sources::tcp::TcpSourceConfig>(),
+            (ComponentKind::Sink, "counter") => keys_of::<sinks::counter::CounterSinkConfig>(),
+            (ComponentKind::Sink, "file") => keys_of::<sinks::file::FileSinkConfig>(),
+            (ComponentKind::Sink, "forward") => keys_of::<sinks::forward::ForwardSinkConfig>(),
+            (ComponentKind::Sink, "kafka") => keys_of::<sinks::kafka::KafkaSinkConfig>(),
+            (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
+            (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),
+            (kind, name) => panic!("no key list for {kind:?} {name}: add it here"),
+        }
+    }
+
+    /// Whether `text` sets `key`, or shows it commented out (`# key = …`),
+    /// or has its sub-table (`[sources.x.key]`).
+    fn mentions(text: &str, key: &str) -> bool {
+        text.lines().any(|line| {
+            let line = line.trim_start_matches('#').trim();
+            line.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+                || line.starts_with('[') && line.ends_with(&format!(".{key}]"))
+        })
+    }
+
+    #[test]
+    fn every_example_shows_every_key_of_its_type() {
+        let mut missing = Vec::new();
+        for e in EXAMPLES {
+            for key in keys(e) {
+                if !mentions(e.text, key) {
+                    missing.push(format!("{} {}: `{key}`", e.kind.name(), e.type_name));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "keys missing from examples:\n{}",
+            missing.join("\n")
+        );
+    }
+
+    #[test]
+    fn the_key_check_sees_set_commented_and_table_keys_only() {
+        let text =
+            "[sinks.a]\npath = \"x\"\n# fsync = false\n[sinks.a.buffer]\n# pathological = 1\n";
+        assert!(mentions(text, "path"));
+        assert!(mentions(text, "fsync"));
+        assert!(mentions(text, "buffer"));
+        assert!(!mentions(text, "format"));
+        assert!(!mentions(text, "patho"));
+    }
+
+    #[test]
+    fn the_list_names_every_example_with_its_summary() {
+        let list = list();
+        assert_eq!(list.lines().count(), EXAMPLES.len());
+        assert!(
+            list.contains("source forward    a Fluentd forward-protocol server"),
+            "{list}"
+        );
+    }
+}
