@@ -372,3 +372,65 @@ fn a_stale_mount_is_detected_and_cleaned_at_start() {
     );
     assert!(read_lines(&first.path("out.log")).is_empty());
 }
+
+#[test]
+fn fsync_and_close_return_once_the_receiver_has_the_lines() {
+    if !can_mount("fsync_and_close_return_once_the_receiver_has_the_lines") {
+        return;
+    }
+    let mut rx = Logferry::start(common::FORWARD_TO_FILE);
+    let addr = rx.forward_addr("in");
+    let (mut lf, mnt, _guard) = sender("ack_on_close = true", &forward_sink(addr));
+    let unified = rx.path("unified.log");
+    // fsync: every line written before it is in the receiver's file
+    let mut f = std::fs::File::create(mnt.join("a.log")).unwrap();
+    for i in 0..100 {
+        writeln!(f, "line {i}").unwrap();
+    }
+    f.sync_all().unwrap();
+    assert_eq!(
+        read_lines(&unified).len(),
+        100,
+        "fsync returned before the acks"
+    );
+    // close with ack_on_close: the last line too, newline or not
+    f.write_all(b"last without newline").unwrap();
+    drop(f);
+    let lines = read_lines(&unified);
+    assert_eq!(lines.len(), 101, "close returned before the acks");
+    assert_eq!(lines[100], "last without newline");
+    // an ordinary tool: the shell's redirection closes the file
+    let ok = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo from-shell >> '{}'",
+            mnt.join("b.log").display()
+        ))
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    assert_eq!(
+        read_lines(&unified).last().map(String::as_str),
+        Some("from-shell")
+    );
+    assert!(lf.stop().success());
+    rx.stop();
+}
+
+#[test]
+fn fsync_fails_with_eio_when_the_receiver_never_acknowledges() {
+    if !can_mount("fsync_fails_with_eio_when_the_receiver_never_acknowledges") {
+        return;
+    }
+    let (mut lf, mnt, _guard) = sender("write_timeout = \"1s\"", &dead_end_sink());
+    let mut f = std::fs::File::create(mnt.join("a.log")).unwrap();
+    writeln!(f, "queued, never delivered").unwrap();
+    let err = f.sync_all().unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::EIO), "{err}");
+    drop(f);
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_fuse_sync_errors_total{component=\"fs\"}"),
+        1
+    );
+}
