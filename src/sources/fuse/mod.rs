@@ -22,7 +22,6 @@ mod telemetry;
 mod tree;
 
 pub use config::{FuseMode, FuseSourceConfig};
-pub use mount::{is_mount_point, mount_points};
 
 use std::path::PathBuf;
 use std::sync::Arc;

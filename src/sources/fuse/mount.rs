@@ -93,7 +93,7 @@ pub fn is_mount_point(path: &Path) -> bool {
     let Ok(path) = std::fs::canonicalize(path) else {
         return false;
     };
-    mount_points().iter().any(|m| *m == path)
+    mount_points().contains(&path)
 }
 
 /// Mount points of this process's namespace.
