@@ -434,3 +434,40 @@ fn fsync_fails_with_eio_when_the_receiver_never_acknowledges() {
         1
     );
 }
+
+#[test]
+fn a_second_sigterm_while_last_lines_wait_for_room_leaves_nothing_mounted() {
+    if !can_mount("a_second_sigterm_while_last_lines_wait_for_room_leaves_nothing_mounted") {
+        return;
+    }
+    let (mut lf, mnt, _guard) = sender("write_timeout = \"1s\"", &dead_end_sink());
+    // fill the pipeline (dd fails with EIO once it is full) ...
+    let _ = Command::new("dd")
+        .args(["if=/dev/zero", "bs=64k", "count=20"])
+        .arg(format!("of={}", mnt.join("fill.log").display()))
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    // ... and hold an unfinished last line in an open file
+    let held = mnt.join("held.log");
+    let mut holder = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "exec 3>>'{}'; printf unfinished >&3; sleep 60",
+            held.display()
+        ))
+        .spawn()
+        .unwrap();
+    wait_until("the holder wrote", Duration::from_secs(10), || {
+        std::fs::metadata(&held).is_ok_and(|m| m.len() == 10)
+    });
+    lf.signal(libc::SIGTERM);
+    lf.wait_for_log("shutting down", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    // the unfinished line now waits for room; a second signal exits at once
+    lf.signal(libc::SIGTERM);
+    let _ = lf.wait(Duration::from_secs(30));
+    assert!(!mounted(&mnt), "left mounted:\n{}", lf.log_text());
+    let _ = holder.kill();
+    let _ = holder.wait();
+}

@@ -119,13 +119,15 @@ impl FuseSource {
         let _ = tokio::task::spawn_blocking(move || self.stop()).await;
     }
 
-    /// Refuses new writes, ships every unfinished last line, unmounts,
-    /// and lets go of the router so the sinks' queues can drain.
+    /// Refuses new writes, unmounts, ships every unfinished last line, and
+    /// lets go of the router so the sinks' queues can drain. Unmounting
+    /// comes first (the lines are in memory, not in the mount), so a second
+    /// stop signal, which exits at once, cannot leave a mount behind.
     fn stop(&mut self) {
         let p = &self.shared.pipeline;
         p.begin_close();
-        self.shared.flush_all();
         let how = self.mounted.unmount();
+        self.shared.flush_all();
         p.close();
         if how == Some(Unmounted::Clean) {
             if let Some(t) = self.session.take() {
