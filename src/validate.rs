@@ -70,7 +70,10 @@ pub fn listen_address(kind: &SourceKind) -> Option<&str> {
         SourceKind::Forward(c) => Some(&c.address),
         SourceKind::Http(c) => Some(&c.address),
         SourceKind::Tcp(c) => Some(&c.address),
-        SourceKind::Generator(_) | SourceKind::Kafka(_) | SourceKind::Tail(_) => None,
+        SourceKind::Fuse(_)
+        | SourceKind::Generator(_)
+        | SourceKind::Kafka(_)
+        | SourceKind::Tail(_) => None,
     }
 }
 

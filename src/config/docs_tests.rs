@@ -91,6 +91,10 @@ fn sections() -> Vec<Section> {
         ),
         section("Sources > `tcp`", probe::<sources::tcp::TcpSourceConfig>()),
         section(
+            "Sources > `fuse`",
+            probe::<sources::fuse::FuseSourceConfig>(),
+        ),
+        section(
             "Sources > `kafka`",
             probe::<sources::kafka::KafkaSourceConfig>(),
         ),

@@ -59,6 +59,7 @@ macro_rules! example {
 /// Every example, sources first.
 pub const EXAMPLES: &[Example] = &[
     example!(Source, "forward", "source-forward.toml"),
+    example!(Source, "fuse", "source-fuse.toml"),
     example!(Source, "generator", "source-generator.toml"),
     example!(Source, "http", "source-http.toml"),
     example!(Source, "kafka", "source-kafka.toml"),
@@ -208,6 +209,7 @@ mod tests {
             (ComponentKind::Source, "generator") => {
                 keys_of::<sources::generator::GeneratorConfig>()
             }
+            (ComponentKind::Source, "fuse") => keys_of::<sources::fuse::FuseSourceConfig>(),
             (ComponentKind::Source, "http") => keys_of::<sources::http::HttpSourceConfig>(),
             (ComponentKind::Source, "kafka") => keys_of::<sources::kafka::KafkaSourceConfig>(),
             (ComponentKind::Source, "tail") => keys_of::<sources::tail::TailSourceConfig>(),

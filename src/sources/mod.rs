@@ -1,6 +1,7 @@
 //! Sources: where records enter the pipeline.
 
 pub mod forward;
+pub mod fuse;
 pub mod generator;
 pub mod http;
 pub mod kafka;
@@ -15,6 +16,7 @@ use crate::config::{ComponentTable, KindError};
 use crate::metrics::Registry;
 use crate::router::Router;
 use forward::{ForwardSource, ForwardSourceConfig};
+use fuse::{FuseSource, FuseSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
 use http::{HttpSource, HttpSourceConfig};
 use kafka::{KafkaSource, KafkaSourceConfig};
@@ -25,6 +27,7 @@ use tcp::{TcpSource, TcpSourceConfig};
 #[derive(Debug, Clone, PartialEq)]
 pub enum SourceKind {
     Forward(ForwardSourceConfig),
+    Fuse(Box<FuseSourceConfig>),
     Generator(GeneratorConfig),
     Http(HttpSourceConfig),
     Kafka(Box<KafkaSourceConfig>),
@@ -33,11 +36,12 @@ pub enum SourceKind {
 }
 
 /// Known `type` names, for error messages.
-const KNOWN: &str = "forward, generator, http, kafka, tail, tcp";
+const KNOWN: &str = "forward, fuse, generator, http, kafka, tail, tcp";
 
 pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
     Ok(match name {
         "forward" => SourceKind::Forward(table.parse()?),
+        "fuse" => SourceKind::Fuse(Box::new(table.parse()?)),
         "generator" => SourceKind::Generator(table.parse()?),
         "http" => SourceKind::Http(table.parse()?),
         "kafka" => SourceKind::Kafka(Box::new(table.parse()?)),
@@ -52,6 +56,7 @@ impl SourceKind {
     pub fn type_name(&self) -> &'static str {
         match self {
             SourceKind::Forward(_) => "forward",
+            SourceKind::Fuse(_) => "fuse",
             SourceKind::Generator(_) => "generator",
             SourceKind::Http(_) => "http",
             SourceKind::Kafka(_) => "kafka",
@@ -63,6 +68,7 @@ impl SourceKind {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             SourceKind::Forward(c) => c.validate(),
+            SourceKind::Fuse(c) => c.validate(),
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Http(c) => c.validate(),
             SourceKind::Kafka(c) => c.validate(),
@@ -94,6 +100,7 @@ pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, St
             let source = ForwardSource::bind(c, cx).await?;
             Box::pin(source.run())
         }
+        SourceKind::Fuse(c) => Box::pin(FuseSource::mount(*c, cx)?.run()),
         SourceKind::Generator(c) => Box::pin(GeneratorSource::new(c, cx).run()),
         SourceKind::Http(c) => {
             let source = HttpSource::bind(c, cx).await?;

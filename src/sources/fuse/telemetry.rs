@@ -1,0 +1,114 @@
+//! The FUSE source's counters, and the one place that logs and counts each
+//! error a writer or operator can see.
+
+use crate::metrics::{Counter, Registry};
+use crate::telemetry::RateLimitedLog;
+
+/// Why a write failed with EIO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteError {
+    /// The pipeline had no room for `write_timeout`.
+    Timeout,
+    /// logferry is shutting down.
+    Closed,
+    /// The mirror file could not be written.
+    Mirror,
+}
+
+impl WriteError {
+    fn label(self) -> &'static str {
+        match self {
+            WriteError::Timeout => "timeout",
+            WriteError::Closed => "shutdown",
+            WriteError::Mirror => "mirror",
+        }
+    }
+}
+
+pub struct FuseMetrics {
+    source: String,
+    pub records: Counter,
+    pub bytes: Counter,
+    write_timeout: Counter,
+    write_closed: Counter,
+    write_mirror: Counter,
+    rejected_records: Counter,
+    sync_errors: Counter,
+    pub stale_mounts: Counter,
+    pub lazy_unmounts: Counter,
+    pub unmount_errors: Counter,
+    warnings: RateLimitedLog,
+}
+
+impl FuseMetrics {
+    pub fn new(r: &Registry, source: &str) -> Self {
+        let l = &[("component", source)];
+        let c = |name: &'static str, help: &'static str| r.counter(name, help, l);
+        let err = |reason: &'static str| {
+            r.counter(
+                "logferry_fuse_write_errors_total",
+                "Writes into the mount that failed with EIO, by reason (nothing of them was shipped).",
+                &[("component", source), ("reason", reason)],
+            )
+        };
+        FuseMetrics {
+            source: source.to_string(),
+            records: c("logferry_source_records_total", "Records received by a source."),
+            bytes: c("logferry_source_bytes_total", "Bytes of records received by a source."),
+            write_timeout: err("timeout"),
+            write_closed: err("shutdown"),
+            write_mirror: err("mirror"),
+            rejected_records: c(
+                "logferry_fuse_rejected_records_total",
+                "Records written into the mount that a sink did not keep (its writer was told only if it called fsync).",
+            ),
+            sync_errors: c(
+                "logferry_fuse_sync_errors_total",
+                "fsync() or close() calls that returned EIO: records not acknowledged in time, or rejected.",
+            ),
+            stale_mounts: c(
+                "logferry_fuse_stale_mounts_cleaned_total",
+                "Stale mounts (a killed process's) found on the mountpoint at start and unmounted.",
+            ),
+            lazy_unmounts: c(
+                "logferry_fuse_lazy_unmounts_total",
+                "Unmounts that had to detach the mount because a process still had a file open in it.",
+            ),
+            unmount_errors: c(
+                "logferry_fuse_unmount_errors_total",
+                "Unmounts that failed (the mount is left behind: `umount -l` it).",
+            ),
+            warnings: RateLimitedLog::default(),
+        }
+    }
+
+    /// A write failed with EIO.
+    pub fn write_failed(&self, why: WriteError, file: &str, bytes: usize) {
+        match why {
+            WriteError::Timeout => self.write_timeout.inc(),
+            WriteError::Closed => self.write_closed.inc(),
+            WriteError::Mirror => self.write_mirror.inc(),
+        }
+        let hint = match why {
+            WriteError::Timeout => "the pipeline stayed full for write_timeout: sinks are slower than the writers (see the sinks' errors, or raise write_timeout)",
+            WriteError::Closed => "logferry is shutting down; write again after it restarts",
+            WriteError::Mirror => "the mirror file could not be written (see mirror_dir: disk full? permissions?)",
+        };
+        crate::warn_limited!(self.warnings, why.label(), source = %self.source, file, bytes,
+            reason = why.label(), "write into the mount failed with EIO: {hint}");
+    }
+
+    /// A sink did not keep records written into the mount.
+    pub fn rejected(&self, file: &str, records: usize) {
+        self.rejected_records.add(records as u64);
+        crate::warn_limited!(self.warnings, "rejected", source = %self.source, file, records,
+            "records written into the mount were not kept by a sink (see its errors); a writer that calls fsync is told with EIO");
+    }
+
+    /// An fsync or close returned EIO.
+    pub fn sync_failed(&self, file: &str, reason: &'static str) {
+        self.sync_errors.inc();
+        crate::warn_limited!(self.warnings, "sync", source = %self.source, file, reason,
+            "fsync/close on the mount returned EIO");
+    }
+}
