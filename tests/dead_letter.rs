@@ -236,6 +236,51 @@ path = "{dir}/plain/${tag}"
     );
 }
 
+/// A disk-buffered sink without a `dead_letter` file rejects into one in
+/// its buffer directory: the batch leaves the buffer (it is not delivered
+/// again and again), and the records can still be replayed.
+#[test]
+fn a_disk_buffered_sink_without_dead_letter_rejects_into_its_buffer_dir() {
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.plain]
+type = "file"
+match = "**"
+path = "{dir}/plain/${tag}"
+buffer = { type = "disk", dir = "{dir}/buf" }
+"#,
+    );
+    std::fs::create_dir_all(lf.dir.path().join("plain/taken")).unwrap();
+    let addr = lf.forward_addr("in");
+    let mut c = send(addr, &frame("taken", "r", 0..10, Some(b"x")));
+    c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut buf = [0u8; 64];
+    // written to the disk buffer: acknowledged
+    assert!(matches!(c.read(&mut buf), Ok(n) if n > 0));
+    let dl = lf.dir.path().join("buf/dead-letter.msgpack");
+    wait_until(
+        "the buffer's dead-letter file",
+        Duration::from_secs(10),
+        || dead_letter_records(&dl) == 10,
+    );
+    // nothing is delivered again once it is in the dead-letter file
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_sink_dead_letter_records_total{component=\"plain\"}"),
+        10
+    );
+    assert_eq!(
+        lf.final_counter("logferry_buffer_disk_retried_records_total{component=\"plain\"}"),
+        0
+    );
+    assert_eq!(dead_letter_records(&dl), 10);
+}
+
 /// Replay over TLS to a receiver that requires a shared key: the same
 /// client as the forward sink, so both work as configured there.
 #[test]

@@ -116,6 +116,14 @@ impl Default for BufferConfig {
 }
 
 impl BufferConfig {
+    /// The directory of a disk buffer.
+    pub fn disk_dir(&self) -> Option<&std::path::Path> {
+        match self.kind {
+            BufferKind::Disk => self.dir.as_deref(),
+            BufferKind::Memory => None,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if self.max_bytes == 0 {
             return Err("buffer.max_bytes must be greater than 0".into());

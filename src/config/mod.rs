@@ -419,7 +419,13 @@ impl<'a> Parser<'a> {
         buffer
             .validate()
             .map_err(|e| self.invalid(&path, &format!("[sinks.{name}]: {e}"), &e))?;
-        let settle = self.settle(&mut rest, &path)?;
+        let mut settle = self.settle(&mut rest, &path)?;
+        if let (None, Some(dir)) = (&settle.dead_letter, buffer.disk_dir()) {
+            // the source was acknowledged when the batch reached the disk
+            // buffer: a batch the sink rejects must go somewhere, not stay
+            // and be delivered again for ever
+            settle.dead_letter = Some(dir.join(crate::buffer::disk::DEAD_LETTER_FILE));
+        }
         let kind = self.component(
             &path,
             &kind,

@@ -19,6 +19,10 @@
 //! Byte layouts are documented in [`format`](mod@format) and [`cursor`], and for users
 //! in docs/disk-buffer.md.
 
+/// The dead-letter file of a disk-buffered sink that names none, in the
+/// buffer's directory (segment scans ignore it).
+pub const DEAD_LETTER_FILE: &str = "dead-letter.msgpack";
+
 pub mod cursor;
 pub mod format;
 pub mod inspect;
