@@ -79,6 +79,9 @@ pub(super) struct FileTelemetry {
     registry: Registry,
     pub sink: SinkMetrics,
     escaped_paths: Counter,
+    /// Errors are logged once per kind every few seconds (a full disk
+    /// fails every retry); every one is counted.
+    errors_log: crate::telemetry::RateLimitedLog,
 }
 
 impl FileTelemetry {
@@ -92,6 +95,7 @@ impl FileTelemetry {
                 "Batches whose tag was escaped in the output path to keep it inside its directory.",
                 &[("component", name)],
             ),
+            errors_log: Default::default(),
         }
     }
 
@@ -119,12 +123,15 @@ impl FileTelemetry {
             Op::Format => "cannot format batch",
             Op::Rotate => "rotation failed; still writing to the current file",
         };
+        let Some(suppressed) = self.errors_log.allow(kind) else {
+            return;
+        };
         if rejected > 0 {
             tracing::error!(sink = %self.name, path = %path.display(), op = op.label(), kind,
-                error = %e, records = rejected, "{what}; records not acknowledged");
+                error = %e, records = rejected, suppressed, "{what}; records not acknowledged");
         } else {
             tracing::error!(sink = %self.name, path = %path.display(), op = op.label(), kind,
-                error = %e, "{what}");
+                error = %e, suppressed, "{what}");
         }
     }
 
