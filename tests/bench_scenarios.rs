@@ -715,6 +715,32 @@ fn file_transfer_smoke_unifies_every_record_exactly_once() {
     );
 }
 
+/// The classic setup: the application writes into a FUSE mount per
+/// sender. Every record arrives once, and no mount is left behind.
+#[test]
+fn file_transfer_with_fuse_senders_unifies_every_record_exactly_once() {
+    if !std::path::Path::new("/dev/fuse").exists() || unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED: FUSE senders need root and /dev/fuse");
+        return;
+    }
+    let (dir, out, r) = file_transfer(&["--senders-kind", "fuse"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let r = r.expect("a result file");
+    assert_eq!(r["params"]["senders_kind"], "fuse", "{r:#}");
+    let sent = check_file_transfer_steps(&r, &[10, 1024, 4096], 3);
+    assert_eq!(
+        unified_lines(&dir).len() as u64,
+        sent.iter().sum::<u64>(),
+        "every line written into the mounts is in the unified file"
+    );
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    let work = dir.path().join("work");
+    assert!(
+        !mounts.contains(work.to_str().unwrap()),
+        "a sender's mount is left behind:\n{mounts}"
+    );
+}
+
 #[test]
 fn file_transfer_template_format_writes_json_lines_with_host_and_tag() {
     let (dir, out, r) = file_transfer(&[

@@ -16,7 +16,7 @@ mod config;
 mod encode;
 mod fs;
 mod mirror;
-mod mount;
+pub(crate) mod mount;
 mod pipeline;
 mod telemetry;
 mod tree;

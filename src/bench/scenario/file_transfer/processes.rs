@@ -7,9 +7,9 @@
 //! forward-protocol traffic to the server. [`SendersKind`] says which: each
 //! kind gives the directory the benchmark's writer creates its files in and
 //! the sender process that picks them up. `tail`: a logferry agent follows
-//! the files. Another kind (an application writing into a FUSE mount that
-//! the sender serves) adds a variant, its template and its two answers
-//! below; the steps, the checks and the report stay as they are.
+//! the files; `fuse`: the application writes into a FUSE mount that a
+//! logferry sender serves. The steps, the checks and the report are the
+//! same for both.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -24,6 +24,8 @@ pub const LOGFERRY_FILE_SERVER: &str =
     include_str!("../../../../bench/templates/logferry/file-server.toml");
 pub const LOGFERRY_FILE_SENDER: &str =
     include_str!("../../../../bench/templates/logferry/file-sender.toml");
+pub const LOGFERRY_FUSE_SENDER: &str =
+    include_str!("../../../../bench/templates/logferry/file-sender-fuse.toml");
 pub const FLUENT_BIT_FILE_SERVER: &str =
     include_str!("../../../../bench/templates/fluent-bit/file-server.conf");
 pub const FLUENTD_FILE_SERVER: &str =
@@ -40,12 +42,16 @@ pub enum SendersKind {
     /// A logferry agent follows the files the application writes
     /// (`tail` source → `forward` sink).
     Tail,
+    /// The application writes into a FUSE mount a logferry sender serves
+    /// (`fuse` source → `forward` sink); needs root and /dev/fuse.
+    Fuse,
 }
 
 impl SendersKind {
     pub fn name(self) -> &'static str {
         match self {
             SendersKind::Tail => "tail",
+            SendersKind::Fuse => "fuse",
         }
     }
 
@@ -56,6 +62,31 @@ impl SendersKind {
                 let files = dir.join(name);
                 std::fs::create_dir_all(&files).map_err(|e| format!("{}: {e}", files.display()))?;
                 Ok(files)
+            }
+            // the sender mounts it (and creates it)
+            SendersKind::Fuse => Ok(dir.join(name)),
+        }
+    }
+
+    /// Waits until sender files in `files` can be written.
+    fn wait_ready(self, files: &Path, proc: &mut Proc) -> Result<(), String> {
+        match self {
+            SendersKind::Tail => Ok(()),
+            SendersKind::Fuse => {
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+                while !crate::sources::fuse::mount::is_mount_point(files) {
+                    if let Some(status) = proc.exited() {
+                        return Err(format!(
+                            "the fuse sender exited ({status}) before mounting {}",
+                            files.display()
+                        ));
+                    }
+                    if std::time::Instant::now() > deadline {
+                        return Err(format!("{} was not mounted within 20 s", files.display()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Ok(())
             }
         }
     }
@@ -74,6 +105,14 @@ impl SendersKind {
                 )
                 .map_err(|e| format!("sender template: {e}"))
             }
+            SendersKind::Fuse => render(
+                LOGFERRY_FUSE_SENDER,
+                &[
+                    ("mountpoint", files.display().to_string().as_str()),
+                    ("forward_to", logferry_servers(&[server]).as_str()),
+                ],
+            )
+            .map_err(|e| format!("sender template: {e}")),
         }
     }
 }
@@ -273,7 +312,8 @@ impl Processes {
             let name = format!("sender-{i}");
             let files = plan.kind.files_dir(dir, &name)?;
             let config = plan.kind.config(&files, addr)?;
-            let proc = spawn_logferry(&exe, dir, &name, &config)?;
+            let mut proc = spawn_logferry(&exe, dir, &name, &config)?;
+            plan.kind.wait_ready(&files, &mut proc)?;
             senders.push(Sender {
                 member: announce(Member {
                     name,
