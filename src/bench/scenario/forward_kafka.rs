@@ -28,7 +28,7 @@ use super::super::results::{Machine, ScenarioResult, Step};
 use super::kafka::{self as common, kafka_values, Member, Watch, LOGFERRY_FORWARD_AGENT};
 use super::template::{render, Target};
 use super::topology::{free_port, output_log, spawn, spawn_logferry, wait_accepting};
-use super::{progress_bar, ScenarioArgs};
+use super::ScenarioArgs;
 use crate::bench::monitor::interrupt_flag;
 
 const RATE_HEADER: &str = "| step | written lines/s | records/s into Kafka | agent CPU % / RSS | server CPU % / RSS | remarks |\n|---|---|---|---|---|---|";
@@ -54,7 +54,7 @@ pub fn run(a: &ScenarioArgs) -> Result<(), String> {
     if k.workers.contains(&0) {
         return Err("--workers are counts of connections, each at least 1".into());
     }
-    let (rates, step_seconds, sample_every) = common::steps(a)?;
+    let (rates, step_seconds, sample_every) = super::steps(a)?;
     let worker_records = if a.smoke {
         k.worker_records.min(20_000)
     } else {
@@ -81,17 +81,14 @@ pub fn run(a: &ScenarioArgs) -> Result<(), String> {
         dir.path.display()
     );
     let started = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-    let mut watch = Watch {
+    let mut watch = Watch::new(
         broker,
         topic,
-        partitions: k.partitions,
-        clock: Instant::now(),
+        k.partitions,
         sample_every,
-        drain_timeout: a.drain_timeout,
+        a.drain_timeout,
         stop,
-        progress: progress_bar(),
-        samples: Vec::new(),
-    };
+    );
     let mut steps = Vec::new();
     'modes: for tls in modes {
         let pki = if tls { pki.as_ref() } else { None };

@@ -26,7 +26,7 @@ use super::super::results::{Machine, ScenarioResult, Step};
 use super::kafka::{self as common, kafka_values, Member, Watch, LOGFERRY_HTTP_KAFKA};
 use super::template::{render, Target};
 use super::topology::{free_port, output_log, spawn, spawn_logferry, wait_accepting};
-use super::{progress_bar, ScenarioArgs};
+use super::ScenarioArgs;
 use crate::bench::monitor::interrupt_flag;
 
 const TABLE_HEADER: &str = "| offered rate | via | sent requests/s | records/s into Kafka | instance CPU % / RSS (mean, peak) | haproxy CPU % / RSS | latency p50 / p99 | remarks |\n|---|---|---|---|---|---|---|---|";
@@ -54,7 +54,7 @@ pub fn run(a: &ScenarioArgs) -> Result<(), String> {
     if a.line_size < 8 {
         return Err("--line-size must be at least 8 (lines are numbered)".into());
     }
-    let (rates, step_seconds, sample_every) = common::steps(a)?;
+    let (rates, step_seconds, sample_every) = super::steps(a)?;
     let ways = k.via.ways();
     let haproxy_bin = if ways.contains(&true) {
         Some(haproxy()?)
@@ -105,17 +105,14 @@ pub fn run(a: &ScenarioArgs) -> Result<(), String> {
         }
         None => None,
     };
-    let mut watch = Watch {
+    let mut watch = Watch::new(
         broker,
         topic,
-        partitions: k.partitions,
-        clock: Instant::now(),
+        k.partitions,
         sample_every,
-        drain_timeout: a.drain_timeout,
+        a.drain_timeout,
         stop,
-        progress: progress_bar(),
-        samples: Vec::new(),
-    };
+    );
     let mut steps = Vec::new();
     let mut latencies = Vec::new();
     let total = rates.len() * ways.len();

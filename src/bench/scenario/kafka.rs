@@ -161,35 +161,6 @@ pub fn kafka_values<'a>(
     ]
 }
 
-/// The steps' rates (`None`: as fast as it goes), seconds per step and
-/// time between samples, as the deliver scenarios read `--rates`, `--max`,
-/// `--step-seconds`, `--sample` and `--smoke`.
-pub fn steps(a: &super::ScenarioArgs) -> Result<(Vec<Option<f64>>, f64, Duration), String> {
-    let (rates, step_seconds, sample_every) = if a.smoke {
-        let rates = if a.max {
-            vec![None]
-        } else {
-            vec![Some(100.0), Some(1000.0)]
-        };
-        (rates, 1.0, Duration::from_millis(250))
-    } else if a.max {
-        (vec![None], a.step_seconds, a.sample)
-    } else {
-        (
-            a.rates.iter().map(|r| Some(*r)).collect(),
-            a.step_seconds,
-            a.sample,
-        )
-    };
-    if rates.is_empty() || rates.iter().flatten().any(|r| !r.is_finite() || *r <= 0.0) {
-        return Err("--rates must be positive numbers (or use --max)".into());
-    }
-    if !step_seconds.is_finite() || step_seconds <= 0.0 || sample_every.is_zero() {
-        return Err("--step-seconds and --sample must be positive".into());
-    }
-    Ok((rates, step_seconds, sample_every))
-}
-
 /// How to get a broker when none is given.
 const START_A_BROKER: &str = "start a Kafka broker and give its address with --brokers HOST:PORT \
      (in a logferry checkout, `scripts/kafka.sh start` starts a local one and prints its address; \
@@ -263,6 +234,30 @@ pub struct Watch<'a> {
     pub stop: &'a AtomicBool,
     pub progress: ProgressBar,
     pub samples: Vec<Sample>,
+}
+
+impl<'a> Watch<'a> {
+    /// Watches `topic` on `broker`, clock starting now.
+    pub fn new(
+        broker: Broker,
+        topic: String,
+        partitions: i32,
+        sample_every: Duration,
+        drain_timeout: Duration,
+        stop: &'a AtomicBool,
+    ) -> Self {
+        Watch {
+            broker,
+            topic,
+            partitions,
+            clock: Instant::now(),
+            sample_every,
+            drain_timeout,
+            stop,
+            progress: super::progress_bar(),
+            samples: Vec::new(),
+        }
+    }
 }
 
 /// The meters of a step's processes and when the next sample is due.

@@ -143,6 +143,35 @@ pub struct ScenarioArgs {
     pub file_transfer: file_transfer::FileTransferArgs,
 }
 
+/// The steps' rates (`None`: as fast as it goes), seconds per step and
+/// time between samples, from `--rates`, `--max`, `--step-seconds`,
+/// `--sample` and `--smoke`.
+pub(super) fn steps(a: &ScenarioArgs) -> Result<(Vec<Option<f64>>, f64, Duration), String> {
+    let (rates, step_seconds, sample_every) = if a.smoke {
+        let rates = if a.max {
+            vec![None]
+        } else {
+            vec![Some(100.0), Some(1000.0)]
+        };
+        (rates, 1.0, Duration::from_millis(250))
+    } else if a.max {
+        (vec![None], a.step_seconds, a.sample)
+    } else {
+        (
+            a.rates.iter().map(|r| Some(*r)).collect(),
+            a.step_seconds,
+            a.sample,
+        )
+    };
+    if rates.is_empty() || rates.iter().flatten().any(|r| !r.is_finite() || *r <= 0.0) {
+        return Err("--rates must be positive numbers (or use --max)".into());
+    }
+    if !step_seconds.is_finite() || step_seconds <= 0.0 || sample_every.is_zero() {
+        return Err("--step-seconds and --sample must be positive".into());
+    }
+    Ok((rates, step_seconds, sample_every))
+}
+
 /// What the steps share.
 struct Run<'a> {
     topo: Topology,
@@ -182,28 +211,7 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
         template: a.template.clone(),
     };
     plan.validate()?;
-    let (rates, step_seconds, sample_every) = if a.smoke {
-        let rates = if a.max {
-            vec![None]
-        } else {
-            vec![Some(100.0), Some(1000.0)]
-        };
-        (rates, 1.0, Duration::from_millis(250))
-    } else if a.max {
-        (vec![None], a.step_seconds, a.sample)
-    } else {
-        (
-            a.rates.iter().map(|r| Some(*r)).collect(),
-            a.step_seconds,
-            a.sample,
-        )
-    };
-    if rates.is_empty() || rates.iter().flatten().any(|r| !r.is_finite() || *r <= 0.0) {
-        return Err("--rates must be positive numbers of lines/s (or use --max)".into());
-    }
-    if !step_seconds.is_finite() || step_seconds <= 0.0 || sample_every.is_zero() {
-        return Err("--step-seconds and --sample must be positive".into());
-    }
+    let (rates, step_seconds, sample_every) = steps(&a)?;
     if a.line_size == 0 {
         return Err("--line-size must be positive".into());
     }
