@@ -132,7 +132,10 @@ fn directories(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>
             }
         }
         if let Some(dl) = &s.settle.dead_letter {
-            dirs.push((vec!["sinks", name, "dead_letter"], parent_dir(dl)));
+            // the default one in the disk buffer's dir is checked with it
+            if s.buffer.disk_dir() != Some(parent_dir(dl).as_path()) {
+                dirs.push((vec!["sinks", name, "dead_letter"], parent_dir(dl)));
+            }
         }
     }
     for s in &config.sources {
