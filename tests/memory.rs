@@ -44,17 +44,17 @@ const OVERHEAD: u64 = 48 * MIB;
 
 /// The same for 1,000 TCP connections sending lines: line batches are
 /// slices of 128 KiB read buffers, each pinned until its last batch is
-/// written, and glibc's heap keeps the holes they leave (78 MiB measured
-/// over the budget at the peak, while the downstream catches up).
-/// docs/operations.md states the same figure.
-const TCP_OVERHEAD: u64 = 80 * MIB;
+/// written, and glibc's heap keeps the holes they leave (69–121 MiB
+/// measured over the budget at the peak, while the downstream catches up;
+/// it varies from run to run). docs/operations.md states the same figure.
+const TCP_OVERHEAD: u64 = 160 * MIB;
 
 /// The same for 1,000 HTTP connections posting 64 KiB bodies: hyper's own
 /// per-connection buffers and state are not charged, and the allocator
 /// keeps what they leave (166–173 MiB peak measured, against 362 MiB
 /// before request bodies were charged while read). docs/operations.md
 /// states the same figure.
-const HTTP_OVERHEAD: u64 = 150 * MIB;
+const HTTP_OVERHEAD: u64 = 180 * MIB;
 
 /// Raises this process's open-file soft limit to its hard limit: the test
 /// holds a thousand client sockets.
