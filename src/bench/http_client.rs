@@ -11,6 +11,29 @@ use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// What one [`http_writer`] thread returns.
+pub type Answers = Result<(Vec<u32>, usize), String>;
+
+/// Waits for every [`http_writer`] thread: the answer times (µs) of all,
+/// the 503s they retried, and why any of them failed.
+pub fn join_writers(
+    writers: Vec<std::thread::JoinHandle<Answers>>,
+) -> (Vec<u32>, usize, Vec<String>) {
+    let mut micros = Vec::new();
+    let (mut refused, mut errors) = (0, Vec::new());
+    for w in writers {
+        match w.join() {
+            Ok(Ok((mut m, r))) => {
+                micros.append(&mut m);
+                refused += r;
+            }
+            Ok(Err(e)) => errors.push(e),
+            Err(_) => errors.push("an HTTP writer panicked".into()),
+        }
+    }
+    (micros, refused, errors)
+}
+
 /// One keep-alive connection posting requests (taken from a shared count)
 /// until all are sent; returns each request's latency in microseconds and
 /// how many attempts were refused with 503.
@@ -26,7 +49,7 @@ pub fn http_writer(
     lines: usize,
     size: usize,
     pace: Option<(Instant, Duration)>,
-) -> Result<(Vec<u32>, usize), String> {
+) -> Answers {
     let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
     let mut out = stream.try_clone().map_err(|e| e.to_string())?;

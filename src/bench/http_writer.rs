@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::http_client::{http_writer, Latency};
+use super::http_client::{http_writer, join_writers, Latency};
 
 #[derive(Debug, clap::Args)]
 pub struct HttpWriterArgs {
@@ -59,18 +59,7 @@ pub fn run(a: HttpWriterArgs) -> Result<(), String> {
             std::thread::spawn(move || http_writer(addr, w, &next, requests, lines, size, pace))
         })
         .collect();
-    let mut micros = Vec::with_capacity(requests);
-    let (mut refused, mut errors) = (0, Vec::new());
-    for w in writers {
-        match w.join() {
-            Ok(Ok((mut m, r))) => {
-                micros.append(&mut m);
-                refused += r;
-            }
-            Ok(Err(e)) => errors.push(e),
-            Err(_) => errors.push("writer panicked".into()),
-        }
-    }
+    let (micros, refused, errors) = join_writers(writers);
     let secs = start.elapsed().as_secs_f64();
     let answered = micros.len();
     let sent_records = answered * a.lines_per_request;

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::super::http_client::{http_writer, Latency};
+use super::super::http_client::{http_writer, join_writers, Latency};
 use super::super::report::WorkDir;
 use super::super::results::{Machine, ScenarioResult, Step};
 use super::kafka::{self as common, kafka_values, Member, Watch, LOGFERRY_HTTP_KAFKA};
@@ -234,18 +234,7 @@ fn step(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    let mut micros = Vec::new();
-    let (mut refused, mut errors) = (0, Vec::new());
-    for w in writers {
-        match w.join() {
-            Ok(Ok((mut m, r))) => {
-                micros.append(&mut m);
-                refused += r;
-            }
-            Ok(Err(e)) => errors.push(e),
-            Err(_) => errors.push("an HTTP writer panicked".into()),
-        }
-    }
+    let (micros, refused, errors) = join_writers(writers);
     if interrupted {
         return Ok(None);
     }
