@@ -81,6 +81,20 @@ impl Shared {
     }
 
     /// Registers an open descriptor of `ino`.
+    /// Makes a file or directory `name` in `parent` (in the mirror first,
+    /// if there is one) with the permission bits of `mode`.
+    fn make(&self, parent: INodeNo, name: &OsStr, dir: bool, mode: u32) -> Result<u64, Errno> {
+        let path = child_path(&self.path(parent.0), name);
+        self.mirror_op(|m| {
+            if dir {
+                m.mkdir(&path)
+            } else {
+                m.open(&path).map(drop)
+            }
+        })?;
+        lock(&self.tree).create(parent.0, name, dir, (mode & 0o7777) as u16)
+    }
+
     fn open_file(&self, ino: u64) -> Result<FileHandle, Errno> {
         let mirror = match &self.mirror {
             Some(m) => Some(m.open(&self.path(ino)).map_err(mirror_errno)?),
@@ -312,13 +326,7 @@ impl Filesystem for FuseFs {
         if mode & libc::S_IFMT != libc::S_IFREG {
             return reply.error(Errno::EPERM);
         }
-        let path = child_path(&self.0.path(parent.0), name);
-        if let Err(e) = self.0.mirror_op(|m| m.open(&path).map(drop)) {
-            return reply.error(e);
-        }
-        let perm = (mode & !umask & 0o7777) as u16;
-        let created = lock(&self.0.tree).create(parent.0, name, false, perm);
-        match created {
+        match self.0.make(parent, name, false, mode & !umask) {
             Ok(ino) => self.0.entry(ino, reply),
             Err(e) => reply.error(e),
         }
@@ -333,13 +341,7 @@ impl Filesystem for FuseFs {
         umask: u32,
         reply: ReplyEntry,
     ) {
-        let path = child_path(&self.0.path(parent.0), name);
-        if let Err(e) = self.0.mirror_op(|m| m.mkdir(&path)) {
-            return reply.error(e);
-        }
-        let perm = (mode & !umask & 0o7777) as u16;
-        let created = lock(&self.0.tree).create(parent.0, name, true, perm);
-        match created {
+        match self.0.make(parent, name, true, mode & !umask) {
             Ok(ino) => self.0.entry(ino, reply),
             Err(e) => reply.error(e),
         }
