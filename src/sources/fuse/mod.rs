@@ -13,7 +13,8 @@
 //! (`mirror_dir`), `telemetry` (counters and their log lines).
 
 mod config;
-mod encode;
+/// Public for the `fuse_lines` fuzz target.
+pub mod encode;
 mod fs;
 mod mirror;
 pub(crate) mod mount;
