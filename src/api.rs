@@ -191,10 +191,20 @@ fn readiness(state: &ApiState) -> (bool, String) {
 /// dies, so a disconnected sink with one is not ready.
 fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
     let Some(connected) = metrics.value_if_any(CONNECTED_METRIC, &[("component", &s.name)]) else {
+        if metrics.component_type(&s.name) == Some("kafka") {
+            return (
+                true,
+                "Kafka broker connections not tracked (statistics.interval.ms = 0)".into(),
+            );
+        }
         return (true, "writes locally".into());
     };
     if connected >= 1.0 {
-        return (true, format!("connected to {connected} server(s)"));
+        let what = match metrics.component_type(&s.name) {
+            Some("kafka") => "Kafka broker(s)",
+            _ => "server(s)",
+        };
+        return (true, format!("connected to {connected} {what}"));
     }
     let held = s.queue.held_bytes();
     let percent = if s.max_bytes == 0 {
@@ -202,20 +212,28 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
     } else {
         100.0 * held as f64 / s.max_bytes as f64
     };
+    // what is down and where to look for why, in the sink's own terms
+    let (down, why) = match metrics.component_type(&s.name) {
+        Some("kafka") => (
+            "no Kafka broker connected",
+            "logferry_kafka_client_errors_total",
+        ),
+        _ => (
+            "no server connected",
+            "logferry_forward_sink_connection_errors_total",
+        ),
+    };
     match s.buffer {
         BufferKind::Disk if held < s.max_bytes => (
             true,
-            format!("no server connected; buffering on disk ({percent:.0}% of max_bytes)"),
+            format!("{down}; buffering on disk ({percent:.0}% of max_bytes)"),
         ),
-        BufferKind::Disk => (
-            false,
-            "no server connected and the disk buffer is full".into(),
-        ),
+        BufferKind::Disk => (false, format!("{down} and the disk buffer is full")),
         BufferKind::Memory => (
             false,
             format!(
-                "no server connected ({percent:.0}% of the memory buffer used); \
-                 see logferry_forward_sink_connection_errors_total and the log for why"
+                "{down} ({percent:.0}% of the memory buffer used); \
+                 see {why} and the log for why"
             ),
         ),
     }
@@ -314,6 +332,22 @@ mod tests {
         assert!(!ready && why.starts_with("no server connected"), "{why}");
         let (ready, why) = sink_readiness(&m, &disk);
         assert!(ready && why.contains("buffering on disk"), "{why}");
+        // a Kafka sink says so, and where to look
+        m.register_component("kafka", "kafka");
+        let (kafka, _r4) = probe(&m, "kafka", BufferConfig::default());
+        let kafka_up = m.gauge(CONNECTED_METRIC, "x", &[("component", "kafka")]);
+        let (ready, why) = sink_readiness(&m, &kafka);
+        assert!(!ready, "{why}");
+        assert!(
+            why.starts_with("no Kafka broker connected")
+                && why.contains("logferry_kafka_client_errors_total"),
+            "{why}"
+        );
+        kafka_up.set(2);
+        assert_eq!(
+            sink_readiness(&m, &kafka),
+            (true, "connected to 2 Kafka broker(s)".into())
+        );
         mem_up.inc();
         assert_eq!(
             sink_readiness(&m, &mem),

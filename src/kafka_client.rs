@@ -2,7 +2,8 @@
 //! properties their settings become (brokers, `tls`, SASL through
 //! `librdkafka_options`), and the callback that logs and counts the errors
 //! librdkafka reports outside any one message (a refused TLS handshake, a
-//! failed authentication, an unreachable broker).
+//! failed authentication, an unreachable broker), and the count of brokers
+//! a client is connected to, read from librdkafka's statistics.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::ClientContext;
 
-use crate::metrics::{Counter, Registry};
+use crate::metrics::{Counter, Gauge, Registry};
 use crate::telemetry::RateLimitedLog;
 use crate::tls::ClientTlsConfig;
 use crate::warn_limited;
@@ -89,6 +90,14 @@ pub fn properties<'a>(
     }
     p
 }
+
+/// librdkafka property that turns on its statistics, from which
+/// [`BrokerConnections`] counts connected brokers.
+pub const STATISTICS_INTERVAL: &str = "statistics.interval.ms";
+
+/// `statistics.interval.ms` unless the user set their own: once a second,
+/// parsed on librdkafka's thread, off the produce and consume paths.
+pub const DEFAULT_STATISTICS_INTERVAL_MS: &str = "1000";
 
 /// `properties` as a librdkafka client configuration.
 pub fn client_config(properties: &BTreeMap<String, String>) -> rdkafka::ClientConfig {
@@ -189,6 +198,74 @@ fn classify(error: &KafkaError, reason: &str) -> (&'static str, &'static str) {
         ),
         _ => ("other", ""),
     }
+}
+
+/// The brokers a client is connected to now, as a gauge: the number of
+/// brokers librdkafka's statistics show `UP` with a real node id (not a
+/// bootstrap address), set at each statistics report and dropped to 0 at
+/// once when librdkafka reports that all brokers are down.
+#[derive(Clone)]
+pub struct BrokerConnections(Gauge);
+
+/// The part of librdkafka's statistics JSON that is read: each broker's
+/// state and node id (serde skips the rest).
+#[derive(serde::Deserialize)]
+struct Statistics {
+    #[serde(default)]
+    brokers: BTreeMap<String, BrokerState>,
+}
+
+#[derive(serde::Deserialize)]
+struct BrokerState {
+    state: String,
+    nodeid: i32,
+}
+
+impl BrokerConnections {
+    /// The gauge `name{component}`, or `None` when `properties` turn
+    /// librdkafka's statistics off (`statistics.interval.ms = 0`): then
+    /// nothing would ever update it.
+    pub fn new(
+        r: &Registry,
+        name: &'static str,
+        help: &'static str,
+        component: &str,
+        properties: &BTreeMap<String, String>,
+    ) -> Option<Self> {
+        let interval = properties
+            .get(STATISTICS_INTERVAL)
+            .map(|v| v.trim().parse::<u64>().unwrap_or(0))
+            .unwrap_or(0);
+        (interval > 0).then(|| BrokerConnections(r.gauge(name, help, &[("component", component)])))
+    }
+
+    /// Reads one statistics report (JSON) and sets the gauge; a report
+    /// that cannot be read leaves it as it was.
+    pub fn update(&self, statistics: &[u8]) {
+        if let Ok(s) = serde_json::from_slice::<Statistics>(statistics) {
+            self.0.set(connected(&s));
+        }
+    }
+
+    /// librdkafka said every broker is down.
+    pub fn all_down(&self) {
+        self.0.set(0);
+    }
+
+    /// Passes a client error on: `AllBrokersDown` drops the gauge to 0.
+    pub fn on_error(&self, error: &KafkaError) {
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::AllBrokersDown) {
+            self.all_down();
+        }
+    }
+}
+
+/// Brokers `UP` with a node id learned from the cluster.
+fn connected(s: &Statistics) -> u64 {
+    s.brokers
+        .values()
+        .filter(|b| b.state == "UP" && b.nodeid >= 0)
+        .count() as u64
 }
 
 impl ClientContext for ClientErrors {
@@ -292,6 +369,38 @@ mod tests {
             e.contains("librdkafka_options") && e.contains("no.such.option"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn connected_brokers_are_those_up_with_a_node_id() {
+        let r = Registry::new();
+        let mut p = BTreeMap::new();
+        let new = |p: &BTreeMap<String, String>| BrokerConnections::new(&r, "c", "c", "k", p);
+        assert!(new(&p).is_none(), "no statistics, no gauge");
+        p.insert(STATISTICS_INTERVAL.into(), "0".into());
+        assert!(new(&p).is_none());
+        p.insert(STATISTICS_INTERVAL.into(), "1000".into());
+        let c = new(&p).expect("statistics on");
+        assert_eq!(r.value_if_any("c", &[("component", "k")]), Some(0.0));
+        c.update(
+            br#"{"name":"x","brokers":{
+              "127.0.0.1:9092/bootstrap":{"name":"127.0.0.1:9092/bootstrap","nodeid":-1,"state":"UP","rtt":{}},
+              "127.0.0.1:9092/1":{"name":"127.0.0.1:9092/1","nodeid":1,"state":"UP"},
+              "127.0.0.1:9093/2":{"name":"127.0.0.1:9093/2","nodeid":2,"state":"UP"},
+              "127.0.0.1:9094/3":{"name":"127.0.0.1:9094/3","nodeid":3,"state":"CONNECT"}},
+              "topics":{}}"#,
+        );
+        assert_eq!(r.value("c", &[("component", "k")]), 2);
+        c.update(b"not json");
+        assert_eq!(r.value("c", &[("component", "k")]), 2);
+        c.on_error(&KafkaError::Global(
+            RDKafkaErrorCode::BrokerTransportFailure,
+        ));
+        assert_eq!(r.value("c", &[("component", "k")]), 2);
+        c.on_error(&KafkaError::Global(RDKafkaErrorCode::AllBrokersDown));
+        assert_eq!(r.value("c", &[("component", "k")]), 0);
+        c.update(br#"{"brokers":{"b/1":{"nodeid":1,"state":"DOWN"}}}"#);
+        assert_eq!(r.value("c", &[("component", "k")]), 0);
     }
 
     #[test]

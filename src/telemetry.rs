@@ -92,9 +92,127 @@ macro_rules! warn_limited {
     };
 }
 
+/// One counter per `kind` label of one error metric of one component:
+/// what [`error_counted!`](crate::error_counted) and
+/// [`warn_counted!`](crate::warn_counted) bump next to their log line.
+#[derive(Clone)]
+pub struct ErrorKinds {
+    kinds: &'static [&'static str],
+    /// One per kind, in the order of `kinds`.
+    counters: Vec<crate::metrics::Counter>,
+}
+
+impl ErrorKinds {
+    /// Registers `name{component, kind}` for every kind in `kinds`; the
+    /// last kind also takes any kind not in the list.
+    pub fn new(
+        r: &crate::metrics::Registry,
+        name: &'static str,
+        help: &'static str,
+        component: &str,
+        kinds: &'static [&'static str],
+    ) -> Self {
+        ErrorKinds {
+            kinds,
+            counters: kinds
+                .iter()
+                .map(|kind| r.counter(name, help, &[("component", component), ("kind", kind)]))
+                .collect(),
+        }
+    }
+
+    /// Counts one error of `kind`.
+    pub fn count(&self, kind: &str) {
+        let i = self
+            .kinds
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or(self.kinds.len().saturating_sub(1));
+        if let Some(c) = self.counters.get(i) {
+            c.inc();
+        }
+    }
+}
+
+/// Counts an error of `$kind` in `$errors` (an [`ErrorKinds`]) and logs it
+/// at ERROR with `kind = $kind`: one place, so the log line and its
+/// counter cannot drift apart. Takes the fields and message of
+/// `tracing::error!`.
+#[macro_export]
+macro_rules! error_counted {
+    ($errors:expr, $kind:expr, $($rest:tt)+) => {{
+        let kind: &'static str = $kind;
+        $errors.count(kind);
+        tracing::error!(kind, $($rest)+);
+    }};
+}
+
+/// [`error_counted!`] at WARN.
+#[macro_export]
+macro_rules! warn_counted {
+    ($errors:expr, $kind:expr, $($rest:tt)+) => {{
+        let kind: &'static str = $kind;
+        $errors.count(kind);
+        tracing::warn!(kind, $($rest)+);
+    }};
+}
+
+/// A source task or sink thread that ended abnormally, or a source that
+/// could not start: logged and counted in
+/// `logferry_component_failures_total` together.
+pub fn component_failed(metrics: &crate::metrics::Registry, component: &str, what: &str) {
+    metrics
+        .counter(
+            "logferry_component_failures_total",
+            "Sources or sinks that stopped working on their own (a panic, a source that could not start); see the log.",
+            &[("component", component)],
+        )
+        .inc();
+    tracing::error!(component, "{what}");
+}
+
+/// A problem found at start (or reload) that does not stop logferry:
+/// logged and counted in `logferry_startup_warnings_total{kind}` together.
+pub fn startup_warning(
+    metrics: &crate::metrics::Registry,
+    kind: &'static str,
+    component: &str,
+    what: &str,
+) {
+    metrics
+        .counter(
+            "logferry_startup_warnings_total",
+            "Problems found at start that do not stop logferry, by kind (nofile, no_inotify, insecure_skip_verify).",
+            &[("kind", kind)],
+        )
+        .inc();
+    tracing::warn!(kind, component, "{what}");
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failures_and_startup_warnings_are_counted() {
+        let r = crate::metrics::Registry::new();
+        component_failed(&r, "out", "sink thread ended abnormally");
+        startup_warning(&r, "no_inotify", "in", "no inotify");
+        let failures = r.value("logferry_component_failures_total", &[("component", "out")]);
+        let warnings = r.value("logferry_startup_warnings_total", &[("kind", "no_inotify")]);
+        assert_eq!((failures, warnings), (1, 1));
+    }
+
+    #[test]
+    fn counted_errors_bump_their_kind() {
+        let r = crate::metrics::Registry::new();
+        let e = ErrorKinds::new(&r, "x_errors_total", "x", "c", &["read", "other"]);
+        crate::error_counted!(e, "read", component = "c", "cannot read");
+        crate::warn_counted!(e, "read", "cannot read again");
+        e.count("no such kind");
+        let v = |kind| r.value("x_errors_total", &[("component", "c"), ("kind", kind)]);
+        assert_eq!((v("read"), v("other")), (2, 1));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn first_through_then_one_per_interval_with_the_count() {

@@ -219,9 +219,6 @@ impl ClientTlsConfig {
 
     pub fn connector(&self) -> Result<TlsConnector, String> {
         let config = self.client_config()?;
-        if self.insecure_skip_verify {
-            tracing::warn!("tls.insecure_skip_verify is set: server certificates are not checked");
-        }
         Ok(TlsConnector::from(Arc::new(config)))
     }
 

@@ -38,6 +38,8 @@ pub struct Row {
     pub records_out: f64,
     pub bytes_in: f64,
     pub bytes_out: f64,
+    /// Records handed to a sink (its input), written or not.
+    pub records_received: f64,
     pub errors: f64,
     pub dropped: f64,
     pub fill_ratio: Option<f64>,
@@ -85,6 +87,10 @@ pub fn parse(text: &str) -> Reading {
                 row.records_out += value;
             }
             "logferry_sink_bytes_total" => row.bytes_out += value,
+            "logferry_sink_received_records_total" => {
+                row.role = "sink";
+                row.records_received += value;
+            }
             "logferry_buffer_fill_ratio" => {
                 row.role = "sink";
                 row.fill_ratio = Some(value);
@@ -110,8 +116,17 @@ pub fn table(before: &Reading, now: &Reading, elapsed: Duration) -> String {
         (cur - prev).max(0.0) / secs
     };
     let mut s = format!(
-        "{:<20} {:<10} {:<6} {:>12} {:>12} {:>12} {:>10} {:>10} {:>7}\n",
-        "COMPONENT", "TYPE", "KIND", "RECORDS/S", "BYTES/S", "TOTAL", "ERRORS", "DROPPED", "BUFFER"
+        "{:<20} {:<10} {:<6} {:>12} {:>12} {:>12} {:>10} {:>10} {:>7} {:>12}\n",
+        "COMPONENT",
+        "TYPE",
+        "KIND",
+        "RECORDS/S",
+        "BYTES/S",
+        "TOTAL",
+        "ERRORS",
+        "DROPPED",
+        "BUFFER",
+        "IN/S"
     );
     for (name, row) in now {
         let (records, bytes, total) = if row.role == "source" {
@@ -131,8 +146,14 @@ pub fn table(before: &Reading, now: &Reading, elapsed: Duration) -> String {
             .fill_ratio
             .map(|f| format!("{:.0}%", f * 100.0))
             .unwrap_or_else(|| "-".into());
+        // what a sink was handed, next to what it wrote
+        let received = if row.role == "sink" {
+            format!("{:.0}", rate(name, |r| r.records_received))
+        } else {
+            "-".into()
+        };
         s.push_str(&format!(
-            "{:<20} {:<10} {:<6} {:>12.0} {:>12} {:>12.0} {:>10.0} {:>10.0} {:>7}\n",
+            "{:<20} {:<10} {:<6} {:>12.0} {:>12} {:>12.0} {:>10.0} {:>10.0} {:>7} {:>12}\n",
             name,
             row.component_type,
             row.role,
@@ -141,7 +162,8 @@ pub fn table(before: &Reading, now: &Reading, elapsed: Duration) -> String {
             total,
             row.errors,
             row.dropped,
-            fill
+            fill,
+            received
         ));
     }
     s
@@ -256,6 +278,7 @@ logferry_source_bytes_total{component=\"in\",component_type=\"forward\"} 2000\n\
 logferry_forward_frame_errors_total{component=\"in\",component_type=\"forward\",kind=\"malformed\"} 2\n\
 logferry_forward_connection_errors_total{component=\"in\",component_type=\"forward\",kind=\"io\"} 1\n\
 logferry_sink_records_total{component=\"out\",component_type=\"file\"} 90\n\
+logferry_sink_received_records_total{component=\"out\",component_type=\"file\"} 94\n\
 logferry_buffer_fill_ratio{component=\"out\",component_type=\"file\"} 0.25\n\
 logferry_accept_errors_total{component=\"api\",kind=\"emfile\"} 3\n\
 # EOF\n";
@@ -274,7 +297,10 @@ logferry_accept_errors_total{component=\"api\",kind=\"emfile\"} 3\n\
             (100.0, 2000.0, 3.0)
         );
         let out = &r["out"];
-        assert_eq!((out.role, out.records_out), ("sink", 90.0));
+        assert_eq!(
+            (out.role, out.records_out, out.records_received),
+            ("sink", 90.0, 94.0)
+        );
         assert_eq!(out.fill_ratio, Some(0.25));
     }
 
@@ -284,7 +310,8 @@ logferry_accept_errors_total{component=\"api\",kind=\"emfile\"} 3\n\
         let now = parse(
             &TEXT
                 .replace("} 100\n", "} 300\n")
-                .replace("} 90\n", "} 190\n"),
+                .replace("} 90\n", "} 190\n")
+                .replace("} 94\n", "} 214\n"),
         );
         let t = table(&before, &now, Duration::from_secs(2));
         let line = |name: &str| {
@@ -298,5 +325,7 @@ logferry_accept_errors_total{component=\"api\",kind=\"emfile\"} 3\n\
         assert_eq!(line("in")[..5], ["in", "forward", "source", "100", "0B"]);
         assert_eq!(line("out")[3], "50", "{t}");
         assert_eq!(line("out")[8], "25%", "{t}");
+        assert_eq!(line("out")[9], "60", "what the sink was handed: {t}");
+        assert_eq!(line("in")[9], "-", "{t}");
     }
 }

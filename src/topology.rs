@@ -223,7 +223,11 @@ impl Pipeline {
             .retain(|(n, _)| n != name);
         if let Some(s) = self.sinks.remove(name) {
             if s.done.await.is_err() {
-                tracing::error!(sink = %name, "sink thread ended abnormally");
+                crate::telemetry::component_failed(
+                    &self.metrics,
+                    name,
+                    "sink thread ended abnormally",
+                );
             }
         }
     }
@@ -247,9 +251,14 @@ impl Pipeline {
         self.next_source_id += 1;
         let finished = self.finished_tx.clone();
         let task = tokio::spawn(task);
+        let (metrics, name) = (self.metrics.clone(), s.name.clone());
         let watcher = tokio::spawn(async move {
             if let Err(e) = task.await {
-                tracing::error!(error = %e, "a source task failed");
+                crate::telemetry::component_failed(
+                    &metrics,
+                    &name,
+                    &format!("a source task failed: {e}"),
+                );
             }
             let _ = finished.send(id);
         });

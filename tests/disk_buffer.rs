@@ -183,6 +183,45 @@ fn damaged_segments_are_quarantined_and_the_rest_delivered() {
 }
 
 #[test]
+fn every_recovery_problem_is_logged_and_counted_by_kind() {
+    let buffer = tempfile::tempdir().unwrap();
+    let dir = buffer.path();
+    // segment 1: a bad CRC in one frame
+    let first = frames(0..5);
+    let flen = first[0].len();
+    let mut seg1 = write_segment(dir, 1, &first);
+    seg1[format::SEGMENT_HEADER + 2 * flen + flen - 2] ^= 0x5a;
+    std::fs::write(dir.join(segment::file_name(1)), &seg1).unwrap();
+    // segment 2 cannot be read (a directory under a segment's name)
+    std::fs::create_dir(dir.join(segment::file_name(2))).unwrap();
+    // the delivered cursor is garbage
+    std::fs::write(dir.join("ack"), b"not a cursor").unwrap();
+
+    let mut lf = Logferry::start(&format!(
+        "{FORWARD_TO_FILE}buffer = {{ type = \"disk\", dir = \"{}\" }}\n",
+        dir.display()
+    ));
+    lf.wait_for_log(
+        "delivered cursor (ack file) is damaged",
+        Duration::from_secs(10),
+    );
+    lf.wait_for_log("cannot read a disk buffer segment", Duration::from_secs(10));
+    lf.wait_for_log("damaged disk buffer bytes skipped", Duration::from_secs(10));
+    wait_for_lines(&lf.path("unified.log"), 4, Duration::from_secs(20));
+    lf.stop();
+    for kind in ["damaged_cursor", "unreadable_segment", "damaged_frames"] {
+        assert_eq!(
+            lf.final_counter(&format!(
+                "logferry_buffer_disk_errors_total{{component=\"unified\",kind=\"{kind}\"}}"
+            )),
+            1,
+            "{kind}: {}",
+            lf.log_text()
+        );
+    }
+}
+
+#[test]
 fn inspect_and_check_describe_a_known_buffer() {
     let buffer = tempfile::tempdir().unwrap();
     let dir = buffer.path();

@@ -893,3 +893,149 @@ path = "{{dir}}/out.log"
     assert_eq!(stored.len(), N);
     assert!(stored.iter().all(|m| m.payload.starts_with("tls-")));
 }
+
+/// `/ready` of the API at `api`: (status line, body).
+fn ready(api: SocketAddr) -> (String, String) {
+    let r = api_get(api, "/ready");
+    let (head, body) = r.split_once("\r\n\r\n").unwrap_or((&r, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// Waits until `/ready` answers `status`; returns its body.
+fn wait_ready(api: SocketAddr, status: &str, timeout: Duration) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let (line, body) = ready(api);
+        if line.contains(status) {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/ready still {line:?} after {timeout:?}, not {status}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Waits until the metric `series` satisfies `ok`.
+fn wait_metric(api: SocketAddr, series: &str, ok: impl Fn(f64) -> bool, timeout: Duration) {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let m = api_get(api, "/metrics");
+        if ok(metric_value(&m, series)) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{series} after {timeout:?}:\n{m}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn ready_follows_the_kafka_brokers_of_a_sink_and_a_source() {
+    let broker = OwnBroker::start();
+    let topic = unique("ready");
+    let group = unique("group");
+    let mut lf = Logferry::start(&format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sources.kin]
+type = "kafka"
+brokers = ["{b}"]
+group_id = "{group}"
+topics = ["{topic}"]
+tag = "from_kafka"
+
+[sinks.k]
+type = "kafka"
+match = "app.**"
+brokers = ["{b}"]
+topic = "{topic}"
+
+[sinks.local]
+type = "file"
+match = "from_kafka"
+path = "{{dir}}/consumed.log"
+
+[api]
+address = "127.0.0.1:0"
+"#,
+        b = broker.addr
+    ));
+    let api = lf.address("api listening");
+    let mut s = send_frame(lf.forward_addr("in"), &frame("app.x", "rec", 0..10, "c1"));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("c1")
+    );
+    let body = wait_ready(api, "200", Duration::from_secs(20));
+    assert!(
+        body.contains(r#""k":{"ready":true,"reason":"connected to 1 Kafka broker(s)"}"#),
+        "{body}"
+    );
+    let source = r#"logferry_kafka_source_connected_brokers{component="kin"}"#;
+    wait_metric(api, source, |v| v >= 1.0, Duration::from_secs(20));
+
+    // the broker stops: not ready within a few seconds, and the reason
+    // names Kafka
+    broker.stop();
+    let body = wait_ready(api, "503", Duration::from_secs(10));
+    assert!(
+        body.contains(r#""k":{"ready":false,"reason":"no Kafka broker connected"#),
+        "{body}"
+    );
+    assert!(
+        body.contains("logferry_kafka_client_errors_total"),
+        "{body}"
+    );
+    assert!(body.contains(r#""local":{"ready":true"#), "{body}");
+    wait_metric(api, source, |v| v == 0.0, Duration::from_secs(10));
+
+    // it comes back: ready again
+    broker.restart();
+    wait_ready(api, "200", Duration::from_secs(60));
+    wait_metric(api, source, |v| v >= 1.0, Duration::from_secs(60));
+    drop(s);
+    assert!(lf.stop().success());
+}
+
+#[test]
+fn a_kafka_sink_with_statistics_off_is_not_counted_in_ready() {
+    // no broker at all: with statistics.interval.ms = 0 the user opted out
+    // of the connection count, so /ready does not wait for one
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.k]
+type = "kafka"
+match = "**"
+brokers = ["127.0.0.1:1"]
+topic = "t"
+
+[sinks.k.librdkafka_options]
+"statistics.interval.ms" = "0"
+
+[api]
+address = "127.0.0.1:0"
+"#,
+    );
+    let api = lf.address("api listening");
+    let (line, body) = ready(api);
+    assert!(line.contains("200"), "{line} {body}");
+    assert!(
+        body.contains(r#""k":{"ready":true,"reason":"Kafka broker connections not tracked"#),
+        "{body}"
+    );
+    assert!(lf.stop().success());
+}

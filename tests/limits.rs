@@ -273,3 +273,28 @@ fn clients_reconnecting_over_the_limit_are_logged_a_few_times() {
         CLIENTS as u64
     );
 }
+
+#[test]
+fn a_forward_sink_that_skips_certificate_checks_is_warned_about_and_counted() {
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.up]
+type = "forward"
+match = "**"
+servers = [{ address = "127.0.0.1:1" }]
+tls = { insecure_skip_verify = true }
+"#,
+    );
+    lf.wait_for_log("tls.insecure_skip_verify is set", Duration::from_secs(10));
+    lf.stop();
+    assert_eq!(
+        lf.final_counter(r#"logferry_startup_warnings_total{kind="insecure_skip_verify"}"#),
+        1,
+        "{}",
+        lf.log_text()
+    );
+}

@@ -30,6 +30,11 @@ address = "127.0.0.1:0"
 
 /// Sends `prefix-{from}` … `prefix-{to - 1}` in acked chunks of up to 500.
 fn send_numbered(s: &mut TcpStream, prefix: &str, from: usize, to: usize) {
+    send_tagged(s, "app", prefix, from, to)
+}
+
+/// [`send_numbered`] with tag `tag`.
+fn send_tagged(s: &mut TcpStream, tag: &str, prefix: &str, from: usize, to: usize) {
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let mut k = from;
     while k < to {
@@ -40,7 +45,7 @@ fn send_numbered(s: &mut TcpStream, prefix: &str, from: usize, to: usize) {
         }
         let mut frame = Vec::new();
         let id = format!("c{k}");
-        write_packed_forward(&mut frame, "app", &e, end - k, Some(id.as_bytes()));
+        write_packed_forward(&mut frame, tag, &e, end - k, Some(id.as_bytes()));
         s.write_all(&frame).unwrap();
         let mut ack = vec![0u8; 1 + 4 + 1 + id.len()];
         s.read_exact(&mut ack).expect("an ack for every chunk");
@@ -122,6 +127,64 @@ fn metrics_count_exactly_what_went_through() {
     assert_eq!(
         lf.final_counter(r#"logferry_sink_records_total{component="out"}"#),
         N as u64
+    );
+}
+
+#[test]
+fn each_sink_counts_what_it_was_handed() {
+    const ALL_ONLY: usize = 1_234;
+    const BOTH: usize = 2_345;
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.all]
+type = "file"
+match = "**"
+path = "{dir}/all.log"
+
+[sinks.some]
+type = "file"
+match = "app.some"
+path = "{dir}/some.log"
+
+[api]
+address = "127.0.0.1:0"
+"#,
+    );
+    let api = lf.address("api listening");
+    let mut client = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    send_tagged(&mut client, "app.other", "o", 0, ALL_ONLY);
+    send_tagged(&mut client, "app.some", "s", 0, BOTH);
+    wait_for_lines(
+        &lf.path("all.log"),
+        ALL_ONLY + BOTH,
+        Duration::from_secs(30),
+    );
+    wait_for_lines(&lf.path("some.log"), BOTH, Duration::from_secs(30));
+    let m = metrics(api);
+    let v = |q: &str| metric_value(&m, q);
+    assert_eq!(
+        v(r#"logferry_sink_received_records_total{component="all",component_type="file"}"#),
+        (ALL_ONLY + BOTH) as f64,
+        "{m}"
+    );
+    assert_eq!(
+        v(r#"logferry_sink_received_records_total{component="some",component_type="file"}"#),
+        BOTH as f64,
+        "{m}"
+    );
+    // bytes as they arrived (msgpack entries), more for the sink given more
+    let some = v(r#"logferry_sink_received_bytes_total{component="some"}"#);
+    let all = v(r#"logferry_sink_received_bytes_total{component="all"}"#);
+    assert!(some > 0.0 && all > some, "{m}");
+    drop(client);
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter(r#"logferry_sink_received_records_total{component="some"}"#),
+        BOTH as u64
     );
 }
 
@@ -421,10 +484,10 @@ fn top_shows_live_rates_in_a_terminal() {
         out_row.contains("file") && out_row.contains("sink"),
         "{pane}"
     );
-    assert!(
-        out_row.trim_end().ends_with('%'),
-        "buffer fill shown: {pane}"
-    );
+    // BUFFER, then IN/S (what the sink was handed)
+    let cols: Vec<&str> = out_row.split_whitespace().collect();
+    assert!(cols[8].ends_with('%'), "buffer fill shown: {pane}");
+    assert!(pane.contains("IN/S"), "{pane}");
     stop.store(true, Ordering::Relaxed);
     sender.join().unwrap();
     drop(tmux);

@@ -169,6 +169,34 @@ pub struct SendError(pub Arc<str>);
 pub struct QueueSender {
     sink: Arc<str>,
     kind: SenderKind,
+    /// What the router handed to this sink.
+    received: Received,
+}
+
+/// Records and bytes handed to a sink's queue: counted once per batch, so
+/// a sink's input can be read next to what it wrote and dropped.
+#[derive(Clone)]
+struct Received {
+    records: Counter,
+    bytes: Counter,
+}
+
+impl Received {
+    fn new(sink: &str, metrics: &Registry) -> Self {
+        let l = &[("component", sink)];
+        Received {
+            records: metrics.counter(
+                "logferry_sink_received_records_total",
+                "Records handed to a sink (entering its queue or buffer).",
+                l,
+            ),
+            bytes: metrics.counter(
+                "logferry_sink_received_bytes_total",
+                "Bytes of records handed to a sink (entering its queue or buffer).",
+                l,
+            ),
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -235,6 +263,7 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
     let (tx, rx) = mpsc::unbounded_channel();
     let sender = QueueSender {
         sink: sink.into(),
+        received: Received::new(sink, metrics),
         kind: SenderKind::Memory(MemorySender {
             tx,
             room: Arc::new(Semaphore::new(config.max_bytes)),
@@ -266,6 +295,7 @@ pub fn open(
             Ok((
                 QueueSender {
                     sink: sink.into(),
+                    received: Received::new(sink, metrics),
                     kind: SenderKind::Disk {
                         shared: shared.clone(),
                         _alive: alive,
@@ -286,6 +316,8 @@ impl QueueSender {
     /// queued (a source giving up at shutdown), the batch is rejected, never
     /// acknowledged by accident.
     pub async fn send(&self, batch: Batch) -> Result<(), SendError> {
+        self.received.records.add(batch.count as u64);
+        self.received.bytes.add(batch.byte_len() as u64);
         match &self.kind {
             SenderKind::Memory(m) => m.send(&self.sink, batch).await,
             SenderKind::Disk { shared, .. } => shared.send(batch).await,

@@ -180,12 +180,13 @@ pub fn build(
         SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
         SinkKind::Kafka(c) => {
             let retry = c.retry_config();
+            let kafka = KafkaMetrics::new(metrics, name, &c.client_properties());
             SinkRunner::Kafka(Box::new(KafkaSink::new(
                 name,
                 *c,
                 settler(retry, m.clone())?,
                 m,
-                KafkaMetrics::new(metrics, name),
+                kafka,
             )?))
         }
     })

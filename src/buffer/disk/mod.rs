@@ -46,7 +46,7 @@ use tokio::time::Instant;
 use super::{BufferConfig, WhenFull};
 use crate::event::Batch;
 use crate::metrics::{Counter, Registry};
-use crate::telemetry::RateLimitedLog;
+use crate::telemetry::{ErrorKinds, RateLimitedLog};
 use cursor::Pos;
 use format::SEGMENT_HEADER;
 
@@ -74,7 +74,7 @@ fn start_of(id: u64) -> Pos {
 
 /// Counters of one disk buffer.
 #[derive(Clone)]
-struct DiskMetrics {
+pub(super) struct DiskMetrics {
     written_records: Counter,
     written_bytes: Counter,
     replayed_records: Counter,
@@ -84,7 +84,22 @@ struct DiskMetrics {
     quarantined_bytes: Counter,
     quarantined_frames: Counter,
     kept_records: Counter,
+    /// Everything a disk buffer logs as an error or warning, by kind.
+    errors: ErrorKinds,
 }
+
+/// The kinds of `logferry_buffer_disk_errors_total`.
+const ERROR_KINDS: &[&str] = &[
+    "damaged_cursor",
+    "unreadable_segment",
+    "damaged_frames",
+    "quarantine_write",
+    "cursor_rewrite",
+    "segment_rewrite",
+    "read",
+    "segment_delete",
+    "sync_thread",
+];
 
 impl DiskMetrics {
     fn new(r: &Registry, sink: &str, dropped_records: Counter) -> Self {
@@ -130,6 +145,13 @@ impl DiskMetrics {
                 "logferry_buffer_disk_kept_records_total",
                 "Records left undelivered in a disk buffer at shutdown, delivered after the next start.",
                 l,
+            ),
+            errors: ErrorKinds::new(
+                r,
+                "logferry_buffer_disk_errors_total",
+                "Errors a disk buffer logged, by kind (recovery at start-up, reading, deleting segments).",
+                sink,
+                ERROR_KINDS,
             ),
         }
     }
@@ -268,7 +290,7 @@ pub(super) fn open(
     })?;
     let lock = lock_dir(&dir)?;
     let m = DiskMetrics::new(metrics, sink, dropped_records);
-    let found = recover::recover(sink, &dir, &m.quarantined_bytes, &m.quarantined_frames)
+    let found = recover::recover(sink, &dir, &m)
         .map_err(|e| format!("cannot read the disk buffer {}: {e}", dir.display()))?;
     let held = Arc::new(Held::default());
     let mut segments = BTreeMap::new();
@@ -337,7 +359,11 @@ pub(super) fn open(
         _lock: lock,
     });
     if config.fsync == Fsync::Interval {
-        spawn_syncer(Arc::downgrade(&shared), config.fsync_interval);
+        spawn_syncer(
+            Arc::downgrade(&shared),
+            config.fsync_interval,
+            &shared.metrics.errors,
+        );
     }
     let alive = Arc::new(SenderAlive(shared.clone()));
     Ok((shared, alive))
@@ -367,7 +393,7 @@ fn lock_dir(dir: &std::path::Path) -> Result<File, String> {
 
 /// Syncs the active segment every `every` while there is something to
 /// sync; ends when the buffer is gone.
-fn spawn_syncer(shared: Weak<Shared>, every: Duration) {
+fn spawn_syncer(shared: Weak<Shared>, every: Duration, errors: &ErrorKinds) {
     let spawned = std::thread::Builder::new()
         .name("disk-buffer-sync".into())
         .spawn(move || loop {
@@ -376,7 +402,8 @@ fn spawn_syncer(shared: Weak<Shared>, every: Duration) {
             s.sync();
         });
     if let Err(e) = spawned {
-        tracing::error!(error = %e, "cannot start the disk buffer sync thread; syncing at shutdown only");
+        crate::error_counted!(errors, "sync_thread", error = %e,
+            "cannot start the disk buffer sync thread; syncing at shutdown only");
     }
 }
 
@@ -390,8 +417,8 @@ impl Shared {
         if let Some(s) = st.segments.remove(&id) {
             st.disk_bytes -= s.len;
             if let Err(e) = fs::remove_file(self.dir.join(segment::file_name(id))) {
-                tracing::warn!(sink = %self.sink, segment = id, error = %e,
-                    "cannot delete a delivered disk buffer segment");
+                crate::warn_counted!(self.metrics.errors, "segment_delete", sink = %self.sink,
+                    segment = id, error = %e, "cannot delete a delivered disk buffer segment");
             }
             if st.reader.as_ref().is_some_and(|(r, _)| *r == id) {
                 st.reader = None;

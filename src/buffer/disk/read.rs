@@ -63,6 +63,7 @@ impl Shared {
                     }
                     Ok(None) => continue,
                     Err(e) => {
+                        self.metrics.errors.count("read");
                         warn_limited!(self.log, "read", sink = %self.sink, segment = seg, offset = off,
                             error = %e, "cannot read the disk buffer; retrying");
                         return Next::Wait(Some(now + Duration::from_secs(1)));
@@ -158,12 +159,18 @@ impl Shared {
     fn quarantined(&self, seg: u64, off: u64, bytes: u64, path: io::Result<PathBuf>) {
         self.metrics.quarantined_bytes.add(bytes);
         self.metrics.quarantined_frames.inc();
+        let errors = &self.metrics.errors;
         match path {
-            Ok(p) => tracing::error!(sink = %self.sink, segment = seg, offset = off, bytes,
-                quarantine = %p.display(), "damaged disk buffer frame skipped; its bytes are in the quarantine file"),
+            Ok(p) => {
+                crate::error_counted!(errors, "damaged_frames", sink = %self.sink, segment = seg,
+                offset = off, bytes, quarantine = %p.display(),
+                "damaged disk buffer frame skipped; its bytes are in the quarantine file")
+            }
             Err(e) => {
-                tracing::error!(sink = %self.sink, segment = seg, offset = off, bytes, error = %e,
-                "damaged disk buffer frame skipped; cannot write it to the quarantine directory")
+                errors.count("damaged_frames");
+                crate::error_counted!(errors, "quarantine_write", sink = %self.sink, segment = seg,
+                    offset = off, bytes, error = %e,
+                    "damaged disk buffer frame skipped; cannot write it to the quarantine directory")
             }
         }
     }

@@ -7,7 +7,8 @@ use std::path::Path;
 use super::cursor::{self, Pos};
 use super::format::SEGMENT_HEADER;
 use super::segment;
-use crate::metrics::Counter;
+use super::DiskMetrics;
+use crate::{error_counted, warn_counted};
 
 /// A segment with undelivered frames.
 pub struct FoundSegment {
@@ -30,12 +31,9 @@ pub struct Found {
 /// Scans every segment of `dir` from the delivered cursor on. Delivered
 /// segments are deleted; damage is appended to the quarantine directory,
 /// counted and logged, and its segment rewritten with the good frames.
-pub fn recover(
-    sink: &str,
-    dir: &Path,
-    quarantined_bytes: &Counter,
-    quarantined_frames: &Counter,
-) -> io::Result<Found> {
+/// Every problem logged is also counted in `logferry_buffer_disk_errors_total`.
+pub(super) fn recover(sink: &str, dir: &Path, m: &DiskMetrics) -> io::Result<Found> {
+    let errors = &m.errors;
     for e in fs::read_dir(dir)?.flatten() {
         if e.file_name().to_string_lossy().ends_with(".seg.tmp") {
             let _ = fs::remove_file(e.path());
@@ -43,7 +41,7 @@ pub fn recover(
     }
     let cursor = cursor::load(dir);
     if cursor.is_none() && dir.join("ack").exists() {
-        tracing::warn!(sink, dir = %dir.display(),
+        warn_counted!(errors, "damaged_cursor", sink, dir = %dir.display(),
             "the disk buffer's delivered cursor (ack file) is damaged; replaying every segment (some records may arrive twice)");
     }
     let ids = segment::list(dir)?;
@@ -61,7 +59,7 @@ pub fn recover(
         let buf = match segment::read(&path) {
             Ok(b) => b,
             Err(e) => {
-                tracing::error!(sink, segment = %path.display(), error = %e,
+                error_counted!(errors, "unreadable_segment", sink, segment = %path.display(), error = %e,
                     "cannot read a disk buffer segment; skipping it (it stays on disk)");
                 continue;
             }
@@ -81,14 +79,15 @@ pub fn recover(
                 match segment::quarantine(dir, id, &buf[d.range.clone()]) {
                     Ok(p) => qpath = Some(p),
                     Err(e) => {
-                        tracing::error!(sink, error = %e, "cannot write to the disk buffer quarantine directory")
+                        error_counted!(errors, "quarantine_write", sink, error = %e,
+                            "cannot write to the disk buffer quarantine directory")
                     }
                 }
             }
-            quarantined_bytes.add(bytes);
-            quarantined_frames.add(scan.damage.len() as u64);
+            m.quarantined_bytes.add(bytes);
+            m.quarantined_frames.add(scan.damage.len() as u64);
             let first = &scan.damage[0];
-            tracing::error!(sink, segment = %path.display(), offset = first.range.start,
+            error_counted!(errors, "damaged_frames", sink, segment = %path.display(), offset = first.range.start,
                 reason = first.reason, damaged = scan.damage.len(), bytes,
                 quarantine = %qpath.map(|p| p.display().to_string()).unwrap_or_default(),
                 "damaged disk buffer bytes skipped; the other frames are delivered");
@@ -100,7 +99,8 @@ pub fn recover(
                     cursor::store(&f, (id, SEGMENT_HEADER as u64)).and(f.sync_data())
                 });
                 if let Err(e) = reset {
-                    tracing::error!(sink, error = %e, "cannot rewrite the disk buffer's delivered cursor");
+                    error_counted!(errors, "cursor_rewrite", sink, error = %e,
+                        "cannot rewrite the disk buffer's delivered cursor");
                 }
             }
             match segment::rewrite(dir, id, &buf, &scan.frames) {
@@ -112,8 +112,10 @@ pub fn recover(
                         at += f.len;
                     }
                 }
-                Err(e) => tracing::error!(sink, segment = %path.display(), error = %e,
-                    "cannot rewrite a damaged disk buffer segment; its damage is skipped again on reading"),
+                Err(e) => {
+                    error_counted!(errors, "segment_rewrite", sink, segment = %path.display(), error = %e,
+                    "cannot rewrite a damaged disk buffer segment; its damage is skipped again on reading")
+                }
             }
         }
         if frames.is_empty() {

@@ -194,6 +194,14 @@ impl ForwardSink {
                 for s in &config.servers {
                     t.server_name(&s.address)?;
                 }
+                if t.insecure_skip_verify {
+                    crate::telemetry::startup_warning(
+                        registry,
+                        "insecure_skip_verify",
+                        name,
+                        "tls.insecure_skip_verify is set: server certificates are not checked",
+                    );
+                }
                 Some((t.connector()?, t.clone()))
             }
             None => None,

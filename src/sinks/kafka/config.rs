@@ -214,6 +214,10 @@ impl KafkaSinkConfig {
                 ("enable.idempotence", self.idempotence.to_string()),
                 ("linger.ms", self.linger_ms.to_string()),
                 ("batch.size", self.batch_bytes.to_string()),
+                (
+                    kafka_client::STATISTICS_INTERVAL,
+                    kafka_client::DEFAULT_STATISTICS_INTERVAL_MS.into(),
+                ),
             ],
             &self.librdkafka_options,
         )
@@ -241,15 +245,17 @@ mod tests {
         assert_eq!(p["compression.type"], "none");
         assert_eq!(p["bootstrap.servers"], "127.0.0.1:9092");
         assert_eq!(p["partitioner"], "consistent_random");
+        assert_eq!(p["statistics.interval.ms"], "1000");
         let c = parse("partitioner = \"murmur2_random\"").unwrap();
         assert_eq!(c.client_properties()["partitioner"], "murmur2_random");
     }
 
     #[test]
     fn passed_options_win() {
-        let c = parse("compression = \"zstd\"\n[librdkafka_options]\n\"linger.ms\" = \"50\"\n\"security.protocol\" = \"ssl\"").unwrap();
+        let c = parse("compression = \"zstd\"\n[librdkafka_options]\n\"linger.ms\" = \"50\"\n\"security.protocol\" = \"ssl\"\n\"statistics.interval.ms\" = \"250\"").unwrap();
         let p = c.client_properties();
         assert_eq!(p["linger.ms"], "50");
+        assert_eq!(p["statistics.interval.ms"], "250");
         assert_eq!(p["security.protocol"], "ssl");
         assert_eq!(p["compression.type"], "zstd");
     }

@@ -17,7 +17,7 @@ mod sink;
 pub use config::{Compression, KafkaSinkConfig};
 pub use sink::KafkaSink;
 
-use crate::kafka_client::ClientErrors;
+use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::metrics::{Counter, Histogram, Registry};
 
 /// The kinds of rejection, each a `kind` label of
@@ -45,10 +45,19 @@ pub struct KafkaMetrics {
     rejected: Vec<Counter>,
     /// librdkafka's errors outside any one message (TLS, authentication…).
     pub client: ClientErrors,
+    /// Brokers connected now (`/ready` reads it); `None` with
+    /// `statistics.interval.ms = 0`.
+    pub connected: Option<BrokerConnections>,
 }
 
 impl KafkaMetrics {
-    pub fn new(r: &Registry, sink: &str) -> Self {
+    /// `properties`: the producer's librdkafka properties (whether
+    /// statistics, and so the connected-brokers gauge, are on).
+    pub fn new(
+        r: &Registry,
+        sink: &str,
+        properties: &std::collections::BTreeMap<String, String>,
+    ) -> Self {
         let l = &[("component", sink)];
         KafkaMetrics {
             delivered: r.counter(
@@ -82,6 +91,13 @@ impl KafkaMetrics {
                 })
                 .collect(),
             client: ClientErrors::new(r, sink),
+            connected: BrokerConnections::new(
+                r,
+                crate::api::CONNECTED_METRIC,
+                "Servers (forward) or brokers (Kafka) a sink is connected to now.",
+                sink,
+                properties,
+            ),
         }
     }
 

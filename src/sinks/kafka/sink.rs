@@ -38,7 +38,7 @@ use super::produce::{Outgoing, Producer, Topic};
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
-use crate::kafka_client::ClientErrors;
+use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::sinks::file::path::PathTemplate;
 use crate::sinks::settle::Settler;
 use crate::sinks::verdict::{backoff_with_jitter, Rejection, Verdict};
@@ -147,13 +147,26 @@ impl Pending {
     }
 }
 
-/// Receives librdkafka's delivery reports (on its polling thread), and its
-/// errors outside any one message.
-struct Reports(ClientErrors);
+/// Receives librdkafka's delivery reports (on its polling thread), its
+/// errors outside any one message, and its statistics (the connected
+/// brokers).
+struct Reports {
+    errors: ClientErrors,
+    connected: Option<BrokerConnections>,
+}
 
 impl ClientContext for Reports {
     fn error(&self, error: KafkaError, reason: &str) {
-        self.0.error(error, reason);
+        if let Some(c) = &self.connected {
+            c.on_error(&error);
+        }
+        self.errors.error(error, reason);
+    }
+
+    fn stats_raw(&self, statistics: &[u8]) {
+        if let Some(c) = &self.connected {
+            c.update(statistics);
+        }
     }
 }
 
@@ -187,7 +200,10 @@ impl KafkaSink {
         config.validate()?;
         let producer: ThreadedProducer<Reports> = config
             .client_config()
-            .create_with_context(Reports(kafka.client.clone()))
+            .create_with_context(Reports {
+                errors: kafka.client.clone(),
+                connected: kafka.connected.clone(),
+            })
             .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
         let header = |field: &str, name: &Option<String>| {
             name.as_deref()

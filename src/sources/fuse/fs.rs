@@ -97,7 +97,7 @@ impl Shared {
 
     fn open_file(&self, ino: u64) -> Result<FileHandle, Errno> {
         let mirror = match &self.mirror {
-            Some(m) => Some(m.open(&self.path(ino)).map_err(mirror_errno)?),
+            Some(m) => Some(m.open(&self.path(ino)).map_err(|e| self.mirror_errno(e))?),
             None => None,
         };
         {
@@ -210,15 +210,16 @@ impl Shared {
 
     fn mirror_op(&self, op: impl FnOnce(&Mirror) -> io::Result<()>) -> Result<(), Errno> {
         match &self.mirror {
-            Some(m) => op(m).map_err(mirror_errno),
+            Some(m) => op(m).map_err(|e| self.mirror_errno(e)),
             None => Ok(()),
         }
     }
-}
 
-fn mirror_errno(e: io::Error) -> Errno {
-    tracing::warn!(error = %e, "mirror_dir operation failed");
-    Errno::from(e)
+    /// A failed mirror operation, logged and counted, as the caller's errno.
+    fn mirror_errno(&self, e: io::Error) -> Errno {
+        self.pipeline.metrics.mirror_failed(&e);
+        Errno::from(e)
+    }
 }
 
 fn child_path(parent: &str, name: &OsStr) -> String {
@@ -437,7 +438,7 @@ impl Filesystem for FuseFs {
             None => reply.data(&[]),
             Some(m) => match mirror::read_at(m, offset, size as usize) {
                 Ok(data) => reply.data(&data),
-                Err(e) => reply.error(mirror_errno(e)),
+                Err(e) => reply.error(self.0.mirror_errno(e)),
             },
         }
     }

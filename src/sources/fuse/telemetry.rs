@@ -37,6 +37,7 @@ pub struct FuseMetrics {
     pub stale_mounts: Counter,
     pub lazy_unmounts: Counter,
     pub unmount_errors: Counter,
+    mirror_errors: Counter,
     warnings: RateLimitedLog,
 }
 
@@ -78,8 +79,19 @@ impl FuseMetrics {
                 "logferry_fuse_unmount_errors_total",
                 "Unmounts that failed (the mount is left behind: `umount -l` it).",
             ),
+            mirror_errors: c(
+                "logferry_fuse_mirror_errors_total",
+                "Operations on the mirror_dir copy that failed (the caller got the error).",
+            ),
             warnings: RateLimitedLog::default(),
         }
+    }
+
+    /// An operation on the `mirror_dir` copy failed.
+    pub fn mirror_failed(&self, e: &std::io::Error) {
+        self.mirror_errors.inc();
+        crate::warn_limited!(self.warnings, "mirror_op", source = %self.source, error = %e,
+            "mirror_dir operation failed");
     }
 
     /// A write failed with EIO.

@@ -133,6 +133,10 @@ impl KafkaSourceConfig {
             [
                 ("group.id", self.group_id.clone()),
                 ("auto.offset.reset", self.auto_offset_reset.clone()),
+                (
+                    kafka_client::STATISTICS_INTERVAL,
+                    kafka_client::DEFAULT_STATISTICS_INTERVAL_MS.into(),
+                ),
             ],
             &self.librdkafka_options,
         );

@@ -30,7 +30,7 @@ use rdkafka::{ClientContext, Offset, TopicPartitionList};
 use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, Records};
-use crate::kafka_client::ClientErrors;
+use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::metrics::{Counter, Registry};
 use crate::telemetry::RateLimitedLog;
 use crate::warn_limited;
@@ -109,11 +109,22 @@ struct GroupContext {
     telemetry: Arc<Telemetry>,
     /// Where librdkafka's errors outside any one message are counted.
     client: ClientErrors,
+    /// Brokers the consumer is connected to now (from its statistics).
+    connected: Option<BrokerConnections>,
 }
 
 impl ClientContext for GroupContext {
     fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        if let Some(c) = &self.connected {
+            c.on_error(&error);
+        }
         self.client.report(&error, reason);
+    }
+
+    fn stats_raw(&self, statistics: &[u8]) {
+        if let Some(c) = &self.connected {
+            c.update(statistics);
+        }
     }
 }
 
@@ -179,6 +190,13 @@ impl KafkaSource {
             offsets: offsets.clone(),
             telemetry: telemetry.clone(),
             client: ClientErrors::new(&cx.metrics, &cx.name),
+            connected: BrokerConnections::new(
+                &cx.metrics,
+                "logferry_kafka_source_connected_brokers",
+                "Brokers a Kafka source's consumer is connected to now.",
+                &cx.name,
+                &config.client_properties(),
+            ),
         };
         let consumer: StreamConsumer<GroupContext> = config
             .client_config()

@@ -195,12 +195,21 @@ impl TailSource {
         self.watcher = match watch::Watcher::new() {
             Ok(w) => Some(w),
             Err(e) => {
-                tracing::warn!(source = %self.cx.name, error = %e, "no inotify: files are polled every poll_interval");
+                crate::telemetry::startup_warning(
+                    &self.cx.metrics,
+                    "no_inotify",
+                    &self.cx.name,
+                    &format!("no inotify ({e}): files are polled every poll_interval"),
+                );
                 None
             }
         };
         if let Err(e) = self.start_up() {
-            tracing::error!(source = %self.cx.name, error = %e, "cannot read the checkpoint; the source does not start");
+            crate::telemetry::component_failed(
+                &self.cx.metrics,
+                &self.cx.name,
+                &format!("cannot read the checkpoint ({e}); the source does not start"),
+            );
             return;
         }
         self.save_checkpoint();
