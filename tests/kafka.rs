@@ -1038,4 +1038,39 @@ address = "127.0.0.1:0"
         "{body}"
     );
     assert!(lf.stop().success());
+/// `bench forward-kafka` reports the CPU time of its own forward sender,
+/// which shares the cores with logferry and the broker.
+#[test]
+fn bench_forward_kafka_reports_its_sender_s_cpu() {
+    let out = Command::new(BIN)
+        .args(["bench", "forward-kafka", "--brokers", shared_broker()])
+        .args([
+            "--records",
+            "4000",
+            "--batch",
+            "1000",
+            "--runs",
+            "1",
+            "--no-baseline",
+        ])
+        .output()
+        .expect("run logferry bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("medians:"))
+        .unwrap_or_else(|| panic!("no medians line:\n{stdout}"));
+    let cpu: f64 = line
+        .split("the bench's forward sender ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sender CPU in {line:?}"));
+    assert!(cpu > 0.0, "{line}");
+    assert!(
+        stderr.contains("sender ") && stderr.contains(" CPU s / M records"),
+        "each run says its sender's CPU too:\n{stderr}"
+    );
 }

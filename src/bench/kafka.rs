@@ -138,18 +138,25 @@ pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
     let mut base = Vec::new();
     let mut plain = Vec::new();
     let mut tls = Vec::new();
+    let mut senders = Vec::new();
     for i in 0..k.run.runs {
         if !k.no_baseline {
             base.push(kcat(&broker, k, &lines, records, &format!("kcat-{i}"))?);
         }
         let sink = sink_config(&broker, k, &format!("plain-{i}"))?;
-        plain.push(forward_run(
-            &dir.path, &broker, &sink, &frame, chunks, records, k, None,
-        )?);
-        eprintln!("run {}: {}", i + 1, plain[i].row("logferry"));
+        let (run, sender) =
+            forward_run(&dir.path, &broker, &sink, &frame, chunks, records, k, None)?;
+        eprintln!(
+            "run {}: {} sender {:.3} CPU s / M records",
+            i + 1,
+            run.row("logferry"),
+            per_million(sender, records)
+        );
+        plain.push(run);
+        senders.push(sender);
         if let Some(p) = &pki {
             let sink = sink_config(&broker, k, &format!("tls-{i}"))?;
-            tls.push(forward_run(
+            let (run, sender) = forward_run(
                 &dir.path,
                 &broker,
                 &sink,
@@ -158,8 +165,14 @@ pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
                 records,
                 k,
                 Some(p),
-            )?);
-            eprintln!("run {}: {}", i + 1, tls[i].row("logferry, TLS"));
+            )?;
+            eprintln!(
+                "run {}: {} sender {:.3} CPU s / M records",
+                i + 1,
+                run.row("logferry, TLS"),
+                per_million(sender, records)
+            );
+            tls.push(run);
         }
     }
     let mut table: Vec<(&str, &[Run])> = Vec::new();
@@ -172,10 +185,12 @@ pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
     }
     report::print(&table);
     let p = report::median(&plain);
+    senders.sort();
     println!(
-        "\nmedians: logferry {:.0} records/s, peak RSS {:.1} MiB",
+        "\nmedians: logferry {:.0} records/s, peak RSS {:.1} MiB; the bench's forward sender {:.3} CPU s / M records",
         p.records_per_sec(),
-        p.peak_rss.unwrap_or(0) as f64 / (1024.0 * 1024.0)
+        p.peak_rss.unwrap_or(0) as f64 / (1024.0 * 1024.0),
+        per_million(senders[senders.len() / 2], records)
     );
     if !base.is_empty() {
         let b = report::median(&base);
@@ -472,7 +487,9 @@ fn wait_usage(pid: u32) -> Result<(i32, (Duration, u64)), String> {
     ))
 }
 
-/// One run of forward → logferry → Kafka over one connection.
+/// One run of forward → logferry → Kafka over one connection; also the
+/// CPU time of the bench's own forward sender (it shares the cores with
+/// logferry and the broker, and kcat's run has no such sender).
 #[allow(clippy::too_many_arguments)]
 fn forward_run(
     dir: &Path,
@@ -483,7 +500,7 @@ fn forward_run(
     records: usize,
     k: &KafkaArgs,
     pki: Option<&pki::Pki>,
-) -> Result<Run, String> {
+) -> Result<(Run, Duration), String> {
     let tls = pki
         .map(|p| {
             format!(
@@ -501,18 +518,37 @@ fn forward_run(
     let start = Instant::now();
     let frame = frame.to_vec();
     let ca = pki.map(|p| p.ca.clone());
-    let sender = std::thread::spawn(move || send_frames(addr, &frame, chunks, ca.as_deref()));
+    let sender = std::thread::spawn(move || {
+        let cpu = thread_cpu();
+        send_frames(addr, &frame, chunks, ca.as_deref()).map(|()| thread_cpu() - cpu)
+    });
     broker.wait_for(topic, k.partitions, records, &mut [&mut p])?;
     let seconds = start.elapsed().as_secs_f64();
     let after = p.sample()?;
-    sender.join().map_err(|_| "sender panicked".to_string())??;
-    Ok(Run {
+    let sender_cpu = sender.join().map_err(|_| "sender panicked".to_string())??;
+    let run = Run {
         seconds,
         records,
         bytes: (records * k.record_size) as u64,
         cpu: Some(after.cpu().saturating_sub(before.cpu())),
         peak_rss: Some(after.peak_rss),
-    })
+    };
+    Ok((run, sender_cpu))
+}
+
+/// CPU time (user and system) the calling thread has used so far.
+fn thread_cpu() -> Duration {
+    // SAFETY: timespec is plain data; clock_gettime only writes it.
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU seconds per million records.
+fn per_million(cpu: Duration, records: usize) -> f64 {
+    cpu.as_secs_f64() / (records as f64 / 1e6)
 }
 
 /// One run of HTTP writers → logferry → Kafka.
@@ -568,4 +604,43 @@ fn http_run(
         },
         Latency::of(micros, refused),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spins until the thread used `until` of CPU (or 10 s passed, so a
+    /// clock that does not move fails the test instead of hanging it).
+    fn busy(until: Duration) -> Duration {
+        let start = thread_cpu();
+        let wall = Instant::now();
+        let mut x = 1u64;
+        while thread_cpu() - start < until && wall.elapsed() < Duration::from_secs(10) {
+            for _ in 0..10_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        thread_cpu() - start
+    }
+
+    #[test]
+    fn the_sender_cpu_is_its_own_thread_s_not_the_process_s() {
+        let mine = thread_cpu();
+        let other = std::thread::spawn(|| busy(Duration::from_millis(200)))
+            .join()
+            .unwrap();
+        let mine = thread_cpu() - mine;
+        assert!(other >= Duration::from_millis(200), "{other:?}");
+        assert!(
+            mine < other / 2,
+            "waiting thread {mine:?}, busy one {other:?}"
+        );
+        assert!(busy(Duration::from_millis(50)) >= Duration::from_millis(50));
+    }
+
+    #[test]
+    fn cpu_reads_per_million_records() {
+        assert_eq!(per_million(Duration::from_millis(500), 2_000_000), 0.25);
+    }
 }
