@@ -276,8 +276,30 @@ pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
 pub(crate) struct Broker {
     pub(crate) brokers: String,
     admin: AdminClient<DefaultClientContext>,
-    consumer: BaseConsumer,
+    /// Asks for offsets; replaced by a fresh client when its queries keep
+    /// failing (see [`Broker::messages`]).
+    offsets: std::sync::Mutex<OffsetClient>,
     rt: tokio::runtime::Runtime,
+}
+
+/// The client that reads end offsets, and when it was made.
+struct OffsetClient {
+    consumer: BaseConsumer,
+    made: Instant,
+}
+
+impl OffsetClient {
+    fn new(brokers: &str) -> Result<OffsetClient, String> {
+        let consumer = ClientConfig::new()
+            .set("bootstrap.servers", brokers)
+            .set("group.id", "logferry-bench")
+            .create()
+            .map_err(|e| format!("Kafka client: {e}"))?;
+        Ok(OffsetClient {
+            consumer,
+            made: Instant::now(),
+        })
+    }
 }
 
 impl Broker {
@@ -285,11 +307,7 @@ impl Broker {
         let mut c = ClientConfig::new();
         c.set("bootstrap.servers", brokers);
         let admin = c.create().map_err(|e| format!("Kafka admin client: {e}"))?;
-        let consumer = c
-            .clone()
-            .set("group.id", "logferry-bench")
-            .create()
-            .map_err(|e| format!("Kafka client: {e}"))?;
+        let offsets = std::sync::Mutex::new(OffsetClient::new(brokers)?);
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -297,14 +315,17 @@ impl Broker {
         Ok(Broker {
             brokers: brokers.to_string(),
             admin,
-            consumer,
+            offsets,
             rt,
         })
     }
 
     /// Whether the broker answers a metadata request within `timeout`.
     pub(crate) fn answers(&self, timeout: Duration) -> Result<(), String> {
-        self.consumer
+        self.offsets
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .consumer
             .fetch_metadata(None, timeout)
             .map(|_| ())
             .map_err(|e| format!("the Kafka broker at {} does not answer: {e}", self.brokers))
@@ -324,9 +345,9 @@ impl Broker {
         }
         // wait until every partition has a leader that answers
         let deadline = Instant::now() + Duration::from_secs(30);
-        while self.messages(&topic, partitions).is_err() {
+        while let Err(e) = self.messages(&topic, partitions) {
             if Instant::now() > deadline {
-                return Err(format!("topic {topic} has no leader after 30 s"));
+                return Err(format!("topic {topic} has no leader after 30 s: {e}"));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
@@ -334,14 +355,25 @@ impl Broker {
     }
 
     /// Messages in `topic`: the sum of its partitions' end offsets.
+    ///
+    /// A client can keep failing for a topic created after it last read
+    /// the cluster's metadata; after a failure a client older than a
+    /// second is replaced, so the next query starts from fresh metadata.
     pub(crate) fn messages(&self, topic: &str, partitions: i32) -> Result<usize, String> {
+        let mut client = self.offsets.lock().unwrap_or_else(|e| e.into_inner());
         let mut sum = 0;
         for p in 0..partitions {
-            let (low, high) = self
-                .consumer
-                .fetch_watermarks(topic, p, Duration::from_secs(5))
-                .map_err(|e| format!("offsets of {topic}/{p}: {e}"))?;
-            sum += (high - low).max(0) as usize;
+            match client.consumer.fetch_watermarks(topic, p, Duration::from_secs(5)) {
+                Ok((low, high)) => sum += (high - low).max(0) as usize,
+                Err(e) => {
+                    if client.made.elapsed() > Duration::from_secs(1) {
+                        if let Ok(fresh) = OffsetClient::new(&self.brokers) {
+                            *client = fresh;
+                        }
+                    }
+                    return Err(format!("offsets of {topic}/{p}: {e}"));
+                }
+            }
         }
         Ok(sum)
     }
@@ -356,19 +388,25 @@ impl Broker {
         watched: &mut [&mut Proc],
     ) -> Result<(), String> {
         let mut last = 0;
+        let mut failed = None;
         let mut next_ask = Instant::now();
         wait_until(watched, || {
             // every 10 ms at most: asking the broker costs it (and the
             // pipeline measured beside it) CPU
             if Instant::now() >= next_ask {
-                if let Ok(n) = self.messages(topic, partitions) {
-                    last = n;
+                match self.messages(topic, partitions) {
+                    Ok(n) => (last, failed) = (n, None),
+                    Err(e) => failed = Some(e),
                 }
                 next_ask = Instant::now() + BROKER_POLL;
             }
+            let why = failed
+                .as_ref()
+                .map(|e| format!(" (the last query failed: {e})"))
+                .unwrap_or_default();
             (
                 last >= records,
-                format!("topic {topic} holds {last} of {records} records"),
+                format!("topic {topic} holds {last} of {records} records{why}"),
             )
         })?;
         std::thread::sleep(Duration::from_millis(200));
