@@ -111,6 +111,8 @@ struct RunningSource {
 /// A running sink: resolves once it has drained its queue and flushed.
 struct RunningSink {
     done: tokio::sync::oneshot::Receiver<()>,
+    /// Stops it before it has drained (a reload past its bound).
+    stop: sinks::StopSink,
 }
 
 impl Pipeline {
@@ -189,7 +191,8 @@ impl Pipeline {
             .map_err(|e| format!("sink {}: {e}", s.name))?;
         let (tx, rx) = open_queue(&s.name, s.buffer.clone(), &self.metrics)
             .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
-        let done = sinks::spawn(&s.name, sink, rx).map_err(|e| format!("sink {}: {e}", s.name))?;
+        let (done, stop) = sinks::spawn_stoppable(&s.name, sink, rx)
+            .map_err(|e| format!("sink {}: {e}", s.name))?;
         queue_metrics(&self.metrics, &s.name, tx.gauge(), s.buffer.max_bytes);
         let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
         probes.retain(|p| p.name != s.name);
@@ -203,7 +206,8 @@ impl Pipeline {
         let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
         gauges.retain(|(n, _)| *n != s.name);
         gauges.push((s.name.clone(), tx.gauge()));
-        self.sinks.insert(s.name.clone(), RunningSink { done });
+        self.sinks
+            .insert(s.name.clone(), RunningSink { done, stop });
         Ok(Route {
             sink: Arc::from(s.name.as_str()),
             pattern: s.pattern.clone(),
@@ -212,7 +216,8 @@ impl Pipeline {
     }
 
     /// Waits for sink `name` to drain and flush (its route must be gone).
-    async fn sink_finished(&mut self, name: &str) {
+    /// Past `bound`, stops it where it is; returns false then.
+    async fn sink_finished(&mut self, name: &str, bound: Option<std::time::Duration>) -> bool {
         self.probes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -221,15 +226,25 @@ impl Pipeline {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|(n, _)| n != name);
-        if let Some(s) = self.sinks.remove(name) {
-            if s.done.await.is_err() {
-                crate::telemetry::component_failed(
-                    &self.metrics,
-                    name,
-                    "sink thread ended abnormally",
-                );
-            }
+        let Some(mut s) = self.sinks.remove(name) else {
+            return true;
+        };
+        let mut drained = true;
+        let ended = match bound {
+            None => s.done.await,
+            Some(bound) => match tokio::time::timeout(bound, &mut s.done).await {
+                Ok(ended) => ended,
+                Err(_) => {
+                    drained = false;
+                    s.stop.stop();
+                    s.done.await
+                }
+            },
+        };
+        if ended.is_err() {
+            crate::telemetry::component_failed(&self.metrics, name, "sink thread ended abnormally");
         }
+        drained
     }
 
     /// Starts source `s` (binding its listener) with its own stop signal.
@@ -336,7 +351,7 @@ impl Pipeline {
         }
         let names: Vec<String> = self.sinks.keys().cloned().collect();
         for name in names {
-            self.sink_finished(&name).await;
+            self.sink_finished(&name, None).await;
         }
         self.api_trigger.trigger();
         tracing::info!(counters = %self.metrics.summary(), "stopped");

@@ -1038,6 +1038,8 @@ address = "127.0.0.1:0"
         "{body}"
     );
     assert!(lf.stop().success());
+}
+
 /// `bench forward-kafka` reports the CPU time of its own forward sender,
 /// which shares the cores with logferry and the broker.
 #[test]

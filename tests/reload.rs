@@ -393,3 +393,328 @@ fn a_changed_api_is_refused_and_nothing_else_changes() {
         1
     );
 }
+
+/// One `{"ack": id}` from `s`: `Ok(None)` if none came within `timeout`,
+/// `Err` once the connection is closed or reset.
+fn ack_or_closed(s: &mut TcpStream, timeout: Duration) -> Result<Option<String>, String> {
+    use logferry::protocol::msgpack::{Reader, Value};
+    s.set_read_timeout(Some(timeout)).unwrap();
+    let mut buf = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        if let Ok(end) = logferry::protocol::msgpack::skip(&buf, 0) {
+            let mut r = Reader::new(&buf[..end]);
+            assert_eq!(r.read(), Ok(Value::Map(1)));
+            assert_eq!(r.read(), Ok(Value::Str(b"ack")));
+            let Ok(Value::Str(id)) = r.read() else {
+                panic!("ack id must be a string")
+            };
+            return Ok(Some(String::from_utf8(id.to_vec()).unwrap()));
+        }
+        match s.read(&mut byte) {
+            Ok(0) => return Err("closed".into()),
+            Ok(_) => buf.push(byte[0]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Like [`sender`], but when its connection closes (its source was
+/// replaced) it connects to `then` and sends again every frame not
+/// acknowledged yet, as a forward client does. Returns how many records
+/// were sent and how many times it reconnected.
+fn reconnecting_sender(
+    first: SocketAddr,
+    then: SocketAddr,
+    prefix: &'static str,
+    stop: Arc<AtomicBool>,
+    sent: Arc<AtomicUsize>,
+) -> std::thread::JoinHandle<(usize, usize)> {
+    std::thread::spawn(move || {
+        let connect = |addr: SocketAddr| {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            loop {
+                match TcpStream::connect(addr) {
+                    Ok(s) => return s,
+                    Err(e) => {
+                        assert!(Instant::now() < deadline, "connecting to {addr}: {e}");
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+            }
+        };
+        let mut s = connect(first);
+        let mut reconnects = 0;
+        // (chunk id, first record) of every frame not acknowledged yet
+        let mut in_flight: std::collections::VecDeque<(String, usize)> = Default::default();
+        let mut next = 0;
+        let mut broken = false;
+        loop {
+            let stopping = stop.load(Ordering::Acquire);
+            if stopping && in_flight.is_empty() {
+                break;
+            }
+            if broken {
+                s = connect(then);
+                reconnects += 1;
+                broken = false;
+                for (chunk, at) in &in_flight {
+                    if s.write_all(&frame(prefix, *at..*at + 50, chunk)).is_err() {
+                        broken = true;
+                        break;
+                    }
+                }
+                continue;
+            }
+            if !stopping && in_flight.len() < 20 {
+                let chunk = format!("c{next}");
+                if s.write_all(&frame(prefix, next..next + 50, &chunk))
+                    .is_err()
+                {
+                    broken = true;
+                }
+                in_flight.push_back((chunk, next));
+                next += 50;
+                sent.store(next, Ordering::Release);
+                continue;
+            }
+            match ack_or_closed(&mut s, Duration::from_secs(60)) {
+                Ok(Some(ack)) => {
+                    let (want, _) = in_flight.pop_front().unwrap();
+                    assert_eq!(ack, want, "ack");
+                }
+                Ok(None) => panic!("no ack within 60s"),
+                Err(_) => broken = true,
+            }
+        }
+        (next, reconnects)
+    })
+}
+
+/// Two forward sources `moved` (at `moved_address`) and `kept`, an API and
+/// every record to `{dir}/out.log`.
+fn two_sources(moved_address: &str, moved_extra: &str) -> String {
+    format!(
+        r#"[sources.moved]
+type = "forward"
+address = "{moved_address}"
+{moved_extra}
+[sources.kept]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{{dir}}/out.log"
+
+[api]
+address = "127.0.0.1:0"
+"#
+    )
+}
+
+#[test]
+fn a_listening_source_moves_to_another_port_under_load() {
+    let mut lf = Logferry::start(&two_sources("127.0.0.1:0", ""));
+    let old = lf.forward_addr("moved");
+    let kept = lf.forward_addr("kept");
+    let api = lf.address("api listening");
+    let new: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (moved_sent, kept_sent) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
+    let moved = reconnecting_sender(old, new, "m", stop.clone(), Arc::clone(&moved_sent));
+    // its connection must stay open across the reload (it panics otherwise)
+    let steady = sender(kept, "k", stop.clone(), kept_sent.clone());
+    let progress = |n: &Arc<AtomicUsize>| {
+        let at = n.load(Ordering::Acquire);
+        wait_until("records to flow", Duration::from_secs(30), || {
+            n.load(Ordering::Acquire) >= at + 10_000
+        })
+    };
+    progress(&moved_sent);
+    progress(&kept_sent);
+
+    rewrite(&lf, &two_sources(&new.to_string(), ""));
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    assert!(body.contains("sources: 1 kept, 1 replaced"), "{body}");
+    // the old listener is closed, the new one serves
+    assert!(TcpStream::connect(old).is_err(), "the old listener is open");
+    progress(&moved_sent);
+    progress(&kept_sent);
+
+    // a limit changes at the same address: the same again
+    rewrite(
+        &lf,
+        &two_sources(&new.to_string(), "max_connections = 100\n"),
+    );
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    progress(&moved_sent);
+    progress(&kept_sent);
+
+    stop.store(true, Ordering::Release);
+    let (moved_total, reconnects) = moved.join().expect("the moved sender failed");
+    let kept_total = steady.join().expect("the kept sender failed");
+    assert!(reconnects >= 1, "the moved sender never reconnected");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let lines = read_lines(&lf.path("out.log"));
+    exactly_once(&lines, "m", moved_total);
+    exactly_once(&lines, "k", kept_total);
+}
+
+#[test]
+fn a_source_address_in_use_refuses_the_reload_and_the_old_one_keeps_serving() {
+    let mut lf = Logferry::start(&config("a.log", ""));
+    let forward = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let load = sender(forward, "n", stop.clone(), sent.clone());
+    wait_until("records to flow", Duration::from_secs(30), || {
+        sent.load(Ordering::Acquire) >= 10_000
+    });
+    rewrite(
+        &lf,
+        &config("b.log", "").replace(
+            "address = \"127.0.0.1:0\"\n\n[sinks",
+            &format!("address = \"{taken_addr}\"\n\n[sinks"),
+        ),
+    );
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.contains("[sources.in].address")
+            && body.contains(&taken_addr.to_string())
+            && body.contains("in use"),
+        "{body}"
+    );
+    let logged = lf.wait_for_log("configuration reload rejected", Duration::from_secs(10));
+    assert!(logged.contains("[sources.in].address"), "{logged}");
+    // the old pipeline keeps delivering: on the open connection and a new one
+    let at = sent.load(Ordering::Acquire);
+    wait_until("records to flow", Duration::from_secs(30), || {
+        sent.load(Ordering::Acquire) >= at + 10_000
+    });
+    let mut s = TcpStream::connect(forward).unwrap();
+    s.write_all(&frame("after", 0..10, "x")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("x")
+    );
+    stop.store(true, Ordering::Release);
+    let total = load.join().expect("the sender failed");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    drop(taken);
+    let lines = read_lines(&lf.path("a.log"));
+    exactly_once(&lines, "n", total);
+    exactly_once(&lines, "after", 10);
+    assert!(!lf.path("b.log").exists());
+    assert_eq!(
+        lf.final_counter("logferry_reloads_total{result=\"rejected\"}"),
+        1
+    );
+}
+
+/// A forward source, a forward sink to `server` and an API.
+fn relay(server: &str) -> String {
+    format!(
+        r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "forward"
+match = "**"
+servers = [{{ address = "{server}" }}]
+reconnect_min = "50ms"
+reconnect_max = "200ms"
+max_attempts = 0
+batch_records = 100
+drain_timeout = "2s"
+
+[api]
+address = "127.0.0.1:0"
+"#
+    )
+}
+
+#[test]
+fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let live = receiver.forward_addr("in");
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut lf = Logferry::start(&relay(&dead));
+    let forward = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    // more frames than the sink holds ready (64 chunks), none deliverable
+    let (frames, per) = (100, 100);
+    let mut s = TcpStream::connect(forward).unwrap();
+    for f in 0..frames {
+        s.write_all(&frame("d", f * per..(f + 1) * per, &format!("c{f}")))
+            .unwrap();
+    }
+    wait_until("every record queued", Duration::from_secs(30), || {
+        let (_, m) = http(api, "GET /metrics");
+        metric_value(&m, "logferry_buffer_records{component=\"out\"}") as usize == frames * per
+    });
+    assert_eq!(ack_or_closed(&mut s, Duration::from_millis(200)), Ok(None));
+
+    rewrite(&lf, &relay(&live.to_string()));
+    let started = Instant::now();
+    let (status, body) = post_reload(api);
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    // the bound is the old sink's drain_timeout (2s); generous for a slow machine
+    assert!(took < Duration::from_secs(20), "the reload took {took:?}");
+    lf.wait_for_log("handed over to its replacement", Duration::from_secs(10));
+
+    // every chunk is acknowledged once the new sink has delivered it
+    let mut acks = Vec::new();
+    for _ in 0..frames {
+        match ack_or_closed(&mut s, Duration::from_secs(30)) {
+            Ok(Some(a)) => acks.push(a),
+            other => panic!("ack {}: {other:?}\n{}", acks.len(), lf.log_text()),
+        }
+    }
+    acks.sort();
+    let mut want: Vec<String> = (0..frames).map(|f| format!("c{f}")).collect();
+    want.sort();
+    assert_eq!(acks, want);
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let handed = lf.final_counter("logferry_reload_handed_over_records_total{component=\"out\"}");
+    assert_eq!(handed as usize, frames * per);
+    assert_eq!(
+        lf.final_counter("logferry_sink_rejected_records_total{component=\"out\"}"),
+        0
+    );
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    exactly_once(
+        &read_lines(&receiver.path("received.log")),
+        "d",
+        frames * per,
+    );
+}

@@ -16,7 +16,7 @@ pub mod disk;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -217,6 +217,33 @@ struct MemorySender {
     held_records: Arc<AtomicUsize>,
     config: BufferConfig,
     dropped_records: Counter,
+    /// Where unsettled deliveries go once a reload replaces the sink.
+    handover: Handover,
+}
+
+/// Hands the batches a replaced sink drops unsettled (still queued, or
+/// held and not delivered) to its replacement instead of rejecting them
+/// (see `topology::reload`). Off until [`Handover::start`].
+#[derive(Clone, Default)]
+pub struct Handover(Arc<Mutex<Option<mpsc::UnboundedSender<Batch>>>>);
+
+impl Handover {
+    /// From now on, a delivery of this queue dropped unsettled is sent to
+    /// the returned receiver, its acknowledgement still pending.
+    pub fn start(&self) -> mpsc::UnboundedReceiver<Batch> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        rx
+    }
+
+    /// Takes `batch` if a handover is on; gives it back otherwise.
+    fn offer(&self, batch: Batch) -> Option<Batch> {
+        let slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        match slot.as_ref() {
+            Some(tx) => tx.send(batch).err().map(|e| e.0),
+            None => Some(batch),
+        }
+    }
 }
 
 /// A batch on its way into a queue; rejected if dropped before it got there.
@@ -270,6 +297,7 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
             held_records: Arc::default(),
             dropped_records: dropped_counter(sink, metrics),
             config,
+            handover: Handover::default(),
         }),
     };
     (
@@ -329,6 +357,16 @@ impl QueueSender {
         self.gauge().held_bytes()
     }
 
+    /// What hands this queue's unsettled batches to a replacement; `None`
+    /// for a disk buffer (what it does not deliver stays on disk, for
+    /// whichever sink opens the directory next).
+    pub fn handover(&self) -> Option<Handover> {
+        match &self.kind {
+            SenderKind::Memory(m) => Some(m.handover.clone()),
+            SenderKind::Disk { .. } => None,
+        }
+    }
+
     /// Reads `queued_bytes` without keeping the queue open.
     pub fn gauge(&self) -> QueueGauge {
         match &self.kind {
@@ -373,6 +411,7 @@ impl MemorySender {
             batch,
             _room: Some(permit),
             held: Some(self.held_records.clone()),
+            handover: Some(self.handover.clone()),
             settled: false,
         };
         // if the sink is gone, dropping the delivery rejects the batch
@@ -471,6 +510,9 @@ pub struct Delivery {
     _room: Option<OwnedSemaphorePermit>,
     /// The queue's count of held records, given back when settled.
     held: Option<Arc<AtomicUsize>>,
+    /// Takes the batch if it is dropped unsettled after its sink was
+    /// replaced (memory queues only).
+    handover: Option<Handover>,
     settled: bool,
 }
 
@@ -482,6 +524,7 @@ impl Delivery {
             batch,
             _room: None,
             held: None,
+            handover: None,
             settled: false,
         }
     }
@@ -503,7 +546,15 @@ impl Delivery {
 impl Drop for Delivery {
     fn drop(&mut self) {
         if !self.settled {
-            self.batch.ack.reject();
+            // a clone shares the acknowledgement: it stays pending while
+            // the replacement sink holds the batch
+            let kept = match &self.handover {
+                Some(h) => h.offer(self.batch.clone()),
+                None => Some(self.batch.clone()),
+            };
+            if kept.is_some() {
+                self.batch.ack.reject();
+            }
         }
         if let Some(held) = &self.held {
             held.fetch_sub(self.batch.count, Ordering::AcqRel);
@@ -570,6 +621,54 @@ mod tests {
         assert_eq!((gauge.held_records(), gauge.held_bytes()), (0, 0));
         drop(tx);
         assert!(rx.recv().await.is_none(), "a gauge keeps no queue open");
+    }
+
+    #[tokio::test]
+    async fn a_handover_takes_unsettled_batches_with_their_ack_pending() {
+        let (tx, mut rx) = queue("s", config(1000, WhenFull::Block), &Registry::new());
+        let acked = |n: usize| {
+            let (otx, orx) = std_mpsc::channel();
+            (
+                batch(n).with_ack(AckHandle::new(move |o| otx.send(o).unwrap())),
+                orx,
+            )
+        };
+        let (held, held_ack) = acked(10);
+        let (settled, settled_ack) = acked(30);
+        let (queued, queued_ack) = acked(20);
+        tx.send(held).await.unwrap();
+        tx.send(settled).await.unwrap();
+        tx.send(queued).await.unwrap();
+        let mut handed = tx.handover().expect("a memory queue hands over").start();
+        drop(tx);
+        let held = rx.recv().await.unwrap();
+        rx.recv().await.unwrap().accept();
+        assert_eq!(settled_ack.try_recv(), Ok(AckOutcome::Accepted));
+        // a stopped sink drops what it holds and what is still queued
+        drop(held);
+        drop(rx);
+        let mut batches = Vec::new();
+        while let Ok(b) = handed.try_recv() {
+            batches.push(b);
+        }
+        let sizes: Vec<usize> = batches.iter().map(Batch::byte_len).collect();
+        assert_eq!(sizes, [10, 20]);
+        // acknowledged once the replacement has delivered them, not before
+        assert!(held_ack.try_recv().is_err() && queued_ack.try_recv().is_err());
+        drop(batches);
+        assert_eq!(held_ack.try_recv(), Ok(AckOutcome::Accepted));
+        assert_eq!(queued_ack.try_recv(), Ok(AckOutcome::Accepted));
+    }
+
+    #[tokio::test]
+    async fn without_a_handover_an_unsettled_batch_is_rejected() {
+        let (tx, mut rx) = queue("s", config(1000, WhenFull::Block), &Registry::new());
+        let (otx, orx) = std_mpsc::channel();
+        tx.send(batch(10).with_ack(AckHandle::new(move |o| otx.send(o).unwrap())))
+            .await
+            .unwrap();
+        drop(rx.recv().await.unwrap());
+        assert_eq!(orx.try_recv(), Ok(AckOutcome::Rejected));
     }
 
     #[tokio::test]

@@ -67,6 +67,17 @@ impl SinkKind {
         }
     }
 
+    /// Its `drain_timeout`, for the sinks that have one (forward, Kafka).
+    pub fn drain_timeout(&self) -> Option<Duration> {
+        match self {
+            SinkKind::Forward(c) => Some(c.drain_timeout),
+            SinkKind::Kafka(c) => Some(c.drain_timeout),
+            SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
+                None
+            }
+        }
+    }
+
     /// Whether the shared `retry` table applies (forward and Kafka sinks
     /// keep their own, documented retry keys).
     pub fn takes_retry_table(&self) -> bool {
@@ -199,7 +210,35 @@ pub fn spawn(
     sink: SinkRunner,
     rx: QueueReceiver,
 ) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
+    spawn_stoppable(name, sink, rx).map(|(done, _)| done)
+}
+
+/// Stops a sink that is still draining: it is dropped at its next wait,
+/// and with it every batch it holds, unsettled (a reload hands those to
+/// the replacement). A sink blocked in a system call (a file write) stops
+/// only once that returns.
+pub struct StopSink(tokio::sync::oneshot::Sender<()>);
+
+impl StopSink {
+    pub fn stop(self) {
+        let _ = self.0.send(());
+    }
+}
+
+/// Like [`spawn`], with a way to stop the sink before it has drained.
+pub fn spawn_stoppable(
+    name: &str,
+    sink: SinkRunner,
+    rx: QueueReceiver,
+) -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, StopSink)> {
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let stopped = async move {
+        // a dropped `StopSink` stops nothing
+        if stop_rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
     std::thread::Builder::new()
         .name(format!("sink-{name}"))
         .spawn(move || {
@@ -209,11 +248,16 @@ pub fn spawn(
                 .expect("a current-thread runtime always builds");
             match sink {
                 SinkRunner::Blocking(mut sink) => {
-                    rt.block_on(drive(&mut *sink, rx));
-                    sink.finish();
+                    if rt.block_on(until_stopped(drive(&mut *sink, rx), stopped)) {
+                        sink.finish();
+                    }
                 }
-                SinkRunner::Async(sink) => rt.block_on(sink.run(rx)),
-                SinkRunner::Kafka(sink) => rt.block_on(sink.run(rx)),
+                SinkRunner::Async(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::Kafka(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
             }
             // tasks the sink spawned may still hold deliveries (a disk
             // buffer counts what it keeps when the last one goes): they
@@ -221,7 +265,19 @@ pub fn spawn(
             drop(rt);
             let _ = done_tx.send(());
         })?;
-    Ok(done_rx)
+    Ok((done_rx, StopSink(stop_tx)))
+}
+
+/// Runs `run` unless `stopped` comes first; true if it ran to its end.
+async fn until_stopped(
+    run: impl std::future::Future<Output = ()>,
+    stopped: impl std::future::Future<Output = ()>,
+) -> bool {
+    tokio::select! {
+        biased;
+        _ = stopped => false,
+        _ = run => true,
+    }
 }
 
 async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {

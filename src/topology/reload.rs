@@ -12,9 +12,17 @@
 //!   it drains and flushes; then the new one starts (on the same disk
 //!   buffer directory if that did not change, so it delivers what was left
 //!   there) and the new routes take effect for every source at once.
+//! - A replaced sink that has not drained within its `drain_timeout`
+//!   (30 s for sinks without one; its destination is
+//!   down, say) is stopped where it is: every batch it still holds, queued
+//!   or in flight, is handed to the new sink of that name with its
+//!   acknowledgement pending ([`crate::buffer::Handover`]), so the reload
+//!   never waits on a dead destination and loses nothing.
 //!
 //! No record is lost or duplicated: every batch is in exactly one queue
-//! (old or new) and every queue is drained before its sink goes. A new
+//! (old or new) and every queue is drained, or handed over, before its
+//! sink goes (a chunk in flight to a live server when its sink is stopped
+//! may arrive twice, as after any connection failure). A new
 //! configuration that would not start (or changes `[api]` or `[limits]`,
 //! which take a restart) is refused whole, before anything is touched, and
 //! the reason is logged and returned.
@@ -150,6 +158,19 @@ fn diff<T>(old: &[T], new: &[T], name: fn(&T) -> &String, same: fn(&T, &T) -> bo
     d
 }
 
+/// How long a reload waits for a replaced sink without a `drain_timeout`
+/// of its own to drain before stopping it.
+const RELOAD_DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// `logferry_reload_handed_over_records_total{component}`.
+fn handed_over(metrics: &crate::metrics::Registry, sink: &str) -> crate::metrics::Counter {
+    metrics.counter(
+        "logferry_reload_handed_over_records_total",
+        "Records a sink replaced by a reload had not delivered within its drain_timeout, handed over to its replacement (their acknowledgement waits for it).",
+        &[("component", sink)],
+    )
+}
+
 /// `logferry_reloads_total{result}`; `result` is `ok` or `rejected`.
 pub(super) fn reloads(metrics: &crate::metrics::Registry, result: &str) -> crate::metrics::Counter {
     metrics.counter(
@@ -226,13 +247,46 @@ impl Pipeline {
             .into_iter()
             .map(|r| (r.sink.to_string(), r))
             .collect();
+        let mut handovers = HashMap::new();
         for name in &plan.stop_sinks {
+            let Some(route) = routes.remove(name) else {
+                continue;
+            };
+            // replaced (not removed): what the old sink does not deliver
+            // goes to the new one instead of being rejected
+            if new.sinks.iter().any(|s| s.name == *name) {
+                if let Some(h) = route.queue.handover() {
+                    handovers.insert(name.clone(), h.start());
+                }
+            }
             // the last sender of its queue: the sink drains what is queued
-            drop(routes.remove(name));
+            drop(route);
         }
         for name in &plan.stop_sinks {
-            self.sink_finished(name).await;
+            let bound = self
+                .config
+                .sinks
+                .iter()
+                .find(|s| s.name == *name)
+                .and_then(|s| s.kind.drain_timeout())
+                .unwrap_or(RELOAD_DRAIN_TIMEOUT);
+            if !self.sink_finished(name, Some(bound)).await {
+                tracing::warn!(sink = %name, drain_timeout = ?bound,
+                    "replaced sink did not drain within its drain_timeout; stopped where it was");
+            }
         }
+        // every delivery of a finished sink is settled or handed over
+        let mut handed: HashMap<String, Vec<crate::event::Batch>> = handovers
+            .into_iter()
+            .map(|(name, mut rx)| {
+                let mut batches = Vec::new();
+                while let Ok(b) = rx.try_recv() {
+                    batches.push(b);
+                }
+                (name, batches)
+            })
+            .filter(|(_, b)| !b.is_empty())
+            .collect();
         let mut table = Vec::new();
         let mut running = Vec::new();
         for s in &new.sinks {
@@ -258,6 +312,30 @@ impl Pipeline {
                             Err(e) => failures.push(format!("the previous {e}")),
                         }
                     }
+                }
+            }
+        }
+        for (name, batches) in handed.drain() {
+            let records: usize = batches.iter().map(|b| b.count).sum();
+            match table.iter().find(|r| *r.sink == *name) {
+                Some(route) => {
+                    handed_over(&self.metrics, &name).add(records as u64);
+                    tracing::warn!(sink = %name, records,
+                        "undelivered records of the replaced sink handed over to its replacement");
+                    let queue = route.queue.clone();
+                    tokio::spawn(async move {
+                        for b in batches {
+                            // a failed send rejects the batch
+                            let _ = queue.send(b).await;
+                        }
+                    });
+                }
+                None => {
+                    for b in &batches {
+                        b.ack.reject();
+                    }
+                    tracing::error!(sink = %name, records,
+                        "undelivered records of the replaced sink have no sink to go to; not acknowledged");
                 }
             }
         }

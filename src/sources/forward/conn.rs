@@ -312,7 +312,7 @@ impl Connection {
         drop(router);
         let mut writer = AbortOnDrop(writer);
         match tokio::time::timeout(ACK_DRAIN_TIMEOUT, &mut writer.0).await {
-            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Ok(()))) => linger(&mut rd).await,
             Ok(Ok(Err((kind, reason)))) => metrics.connection_error(peer, kind, &reason),
             Ok(Err(_)) => {}
             Err(_) => metrics.connection_error(
@@ -461,6 +461,28 @@ async fn authenticate(
             ))
         }
     }
+}
+
+/// How long a connection that has written its last acks keeps reading
+/// (and discarding) what the client still sends, before it closes.
+const LINGER: Duration = Duration::from_secs(2);
+
+/// A lingering close. Closing a socket with unread bytes in it resets the
+/// connection, and a reset makes the client's system discard what it has
+/// not read yet: the last acks. The client would then resend chunks that
+/// were delivered. So the bytes the client sent after the stop (frames it
+/// will resend, since they are not acknowledged) are read and dropped
+/// until it closes, or for at most [`LINGER`].
+async fn linger(rd: &mut ReadHalf<Box<dyn Stream>>) {
+    let mut scratch = [0u8; 4096];
+    let _ = tokio::time::timeout(LINGER, async {
+        while let Ok(n) = rd.read(&mut scratch).await {
+            if n == 0 {
+                break;
+            }
+        }
+    })
+    .await;
 }
 
 /// Aborts a task when dropped, so a connection never leaves one behind.
