@@ -363,7 +363,10 @@ impl Broker {
         let mut client = self.offsets.lock().unwrap_or_else(|e| e.into_inner());
         let mut sum = 0;
         for p in 0..partitions {
-            match client.consumer.fetch_watermarks(topic, p, Duration::from_secs(5)) {
+            match client
+                .consumer
+                .fetch_watermarks(topic, p, Duration::from_secs(5))
+            {
                 Ok((low, high)) => sum += (high - low).max(0) as usize,
                 Err(e) => {
                     if client.made.elapsed() > Duration::from_secs(1) {
