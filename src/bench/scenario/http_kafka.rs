@@ -313,7 +313,7 @@ fn haproxy_config(port: u16, instances: &[SocketAddr], connections: usize) -> St
     let mut c = format!(
         "# written by `logferry bench scenario http-kafka --via haproxy`\n\
          global\n    maxconn {maxconn}\n\n\
-         defaults\n    mode http\n    timeout connect 5s\n    timeout client 60s\n    timeout server 60s\n\n\
+         defaults\n    mode http\n    http-reuse always\n    timeout connect 5s\n    timeout client 60s\n    timeout server 60s\n\n\
          frontend http-in\n    bind 127.0.0.1:{port}\n    default_backend instances\n\n\
          backend instances\n    balance roundrobin\n"
     );
