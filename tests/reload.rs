@@ -718,3 +718,54 @@ fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
         frames * per,
     );
 }
+
+#[test]
+fn a_removed_sink_with_a_dead_destination_rejects_what_it_held() {
+    let dead = format!("127.0.0.1:{}", free_port());
+    let keep = "\n[sinks.keep]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/kept.log\"\n";
+    let mut lf = Logferry::start(&format!("{}{keep}", relay(&dead)));
+    let forward = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    let (frames, per) = (10, 100);
+    let mut s = TcpStream::connect(forward).unwrap();
+    for f in 0..frames {
+        s.write_all(&frame("d", f * per..(f + 1) * per, &format!("c{f}")))
+            .unwrap();
+    }
+    wait_until("every record queued", Duration::from_secs(30), || {
+        let (_, m) = http(api, "GET /metrics");
+        metric_value(&m, "logferry_buffer_records{component=\"out\"}") as usize == frames * per
+    });
+
+    // the new configuration has no sink `out`: what it holds has nowhere to go
+    let without_out = relay(&dead)
+        .replace("[sinks.out]", "[sinks.unused]")
+        .replace("match = \"**\"", "match = \"nothing.matches.this\"");
+    rewrite(&lf, &format!("{without_out}{keep}"));
+    let started = Instant::now();
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    lf.wait_for_log("have no sink to go to", Duration::from_secs(10));
+    // not acknowledged: the client must send them again
+    assert_eq!(ack_or_closed(&mut s, Duration::from_millis(500)), Ok(None));
+
+    // the source still serves: a chunk sent now reaches `keep` and is acknowledged
+    s.write_all(&frame("d", frames * per..frames * per + 1, "after"))
+        .unwrap();
+    assert_eq!(
+        ack_or_closed(&mut s, Duration::from_secs(10)),
+        Ok(Some("after".to_string())),
+        "{}",
+        lf.log_text()
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        lf.final_counter("logferry_reload_rejected_records_total{component=\"out\"}") as usize,
+        frames * per
+    );
+}

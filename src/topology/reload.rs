@@ -171,6 +171,14 @@ fn handed_over(metrics: &crate::metrics::Registry, sink: &str) -> crate::metrics
     )
 }
 
+fn rejected_at_reload(metrics: &crate::metrics::Registry, sink: &str) -> crate::metrics::Counter {
+    metrics.counter(
+        "logferry_reload_rejected_records_total",
+        "Records a sink removed by a reload had not delivered within its drain_timeout: rejected to their sources (not acknowledged), as no sink of that name remains.",
+        &[("component", sink)],
+    )
+}
+
 /// `logferry_reloads_total{result}`; `result` is `ok` or `rejected`.
 pub(super) fn reloads(metrics: &crate::metrics::Registry, result: &str) -> crate::metrics::Counter {
     metrics.counter(
@@ -252,12 +260,10 @@ impl Pipeline {
             let Some(route) = routes.remove(name) else {
                 continue;
             };
-            // replaced (not removed): what the old sink does not deliver
-            // goes to the new one instead of being rejected
-            if new.sinks.iter().any(|s| s.name == *name) {
-                if let Some(h) = route.queue.handover() {
-                    handovers.insert(name.clone(), h.start());
-                }
+            // what the old sink does not deliver goes to its replacement,
+            // or is rejected (and counted) if the sink was removed
+            if let Some(h) = route.queue.handover() {
+                handovers.insert(name.clone(), h.start());
             }
             // the last sender of its queue: the sink drains what is queued
             drop(route);
@@ -334,6 +340,7 @@ impl Pipeline {
                     for b in &batches {
                         b.ack.reject();
                     }
+                    rejected_at_reload(&self.metrics, &name).add(records as u64);
                     tracing::error!(sink = %name, records,
                         "undelivered records of the replaced sink have no sink to go to; not acknowledged");
                 }
