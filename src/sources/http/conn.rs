@@ -97,10 +97,12 @@ impl Connection {
         };
         let busy = Arc::new(Busy::new());
         let held = Arc::new(std::sync::Mutex::new(MemoryCharge::none()));
+        let probe = settings.tls.is_none();
         let io = Watched::new(stream, config.idle_timeout, busy.clone()).charging(
             settings.memory.clone(),
             metrics.source.clone(),
             held.clone(),
+            probe,
         );
         let handler = Arc::new(Handler {
             settings: settings.clone(),
@@ -742,6 +744,14 @@ struct ReadCharge {
     held: Arc<std::sync::Mutex<MemoryCharge>>,
     /// Waiting for budget before the next read.
     waiting: Option<Pin<Box<dyn Future<Output = MemoryCharge> + Send>>>,
+    /// The stream reports readiness on an empty read (plain TCP: tokio
+    /// answers it from the readiness it tracks, without a system call).
+    probe: bool,
+    /// The last read came back short: the socket is most likely drained,
+    /// so the next read first asks whether data is there before asking
+    /// the budget for a grant (a grant taken and given back costs a lock
+    /// on the budget per request).
+    drained: bool,
 }
 
 impl ReadCharge {
@@ -795,12 +805,15 @@ impl Watched {
         memory: crate::memory::MemoryBudget,
         source: Arc<str>,
         held: Arc<std::sync::Mutex<MemoryCharge>>,
+        probe: bool,
     ) -> Self {
         self.charge = Some(ReadCharge {
             memory,
             source,
             held,
             waiting: None,
+            probe,
+            drained: false,
         });
         self
     }
@@ -854,12 +867,20 @@ impl AsyncRead for Watched {
                 Poll::Pending => Poll::Pending,
             };
         };
+        if charge.drained && charge.probe && charge.waiting.is_none() {
+            match Pin::new(&mut this.io).poll_read(cx, &mut ReadBuf::new(&mut [])) {
+                Poll::Ready(Ok(())) => charge.drained = false,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return this.poll_read_pending(cx),
+            }
+        }
         // the client is sending, not idle, while its data waits for budget
         let mut grant = std::task::ready!(charge.poll_grant(cx, buf.remaining().min(READ_GRANT)));
         let mut part = buf.take(grant.bytes());
         match Pin::new(&mut this.io).poll_read(cx, &mut part) {
             Poll::Ready(r) => {
                 let n = part.filled().len();
+                charge.drained = n < grant.bytes();
                 // SAFETY: the stream initialised and filled these `n` bytes
                 // of `buf`'s unfilled part through `part`
                 unsafe { buf.assume_init(n) };
@@ -871,17 +892,27 @@ impl AsyncRead for Watched {
             }
             // the grant goes back: nothing is held while nothing arrives
             Poll::Pending => {
-                if !this.busy.is_busy() {
-                    // between requests hyper holds at most the start of the
-                    // next request's head: an idle connection holds nothing
-                    drop(std::mem::take(&mut *lock(&charge.held)));
-                }
-                if this.expired(cx) {
-                    Poll::Ready(Err(Self::timed_out()))
-                } else {
-                    Poll::Pending
-                }
+                drop(grant);
+                this.poll_read_pending(cx)
             }
+        }
+    }
+}
+
+impl Watched {
+    /// A charged read found no data.
+    fn poll_read_pending(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if let Some(charge) = &self.charge {
+            if !self.busy.is_busy() {
+                // between requests hyper holds at most the start of the
+                // next request's head: an idle connection holds nothing
+                drop(std::mem::take(&mut *lock(&charge.held)));
+            }
+        }
+        if self.expired(cx) {
+            Poll::Ready(Err(Self::timed_out()))
+        } else {
+            Poll::Pending
         }
     }
 }
