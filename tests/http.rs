@@ -682,3 +682,43 @@ fn https_with_client_certificates_refuses_clients_without_a_valid_one() {
     );
     assert!(lf.log_text().contains("TLS handshake failed"));
 }
+
+#[test]
+fn a_client_trickling_its_headers_is_cut_off_after_idle_timeout() {
+    let mut lf = Logferry::start(&config("idle_timeout = \"1s\""));
+    let addr = http_addr(&mut lf);
+    let mut c = Client::connect(addr);
+    let r = c.post("/t", Some("text/plain"), b"first\n");
+    assert_eq!(r.status, 200);
+    // then the next request's head, a byte every 200 ms: never idle for
+    // a second, but its headers are not done within one
+    let start = std::time::Instant::now();
+    let head = b"POST /t HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nX-Padding: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
+    let mut cut = false;
+    for b in head {
+        if c.reader.get_mut().write_all(&[*b]).is_err() {
+            cut = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        cut || c.closed(),
+        "a connection trickling its headers stays open"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "cut off only after {:?}",
+        start.elapsed()
+    );
+    // everyone else is still served
+    let mut good = Client::connect(addr);
+    assert_eq!(good.post("/t", Some("text/plain"), b"second\n").status, 200);
+    lf.stop();
+    assert_eq!(read_lines(&lf.path("unified.log")).len(), 2);
+    assert!(
+        lf.final_counter("logferry_http_errors_total{component=\"in\",kind=\"idle_timeout\"}") >= 1,
+        "{}",
+        lf.log_text()
+    );
+}

@@ -13,7 +13,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -25,7 +25,7 @@ use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
@@ -34,7 +34,7 @@ use tokio_rustls::TlsAcceptor;
 use super::decode::{self, BodyKind};
 use super::{AckMode, HttpMetrics, HttpSourceConfig};
 use crate::ack::{AckHandle, AckOutcome};
-use crate::event::{Batch, EventTime};
+use crate::event::{Batch, EventTime, Tag};
 use crate::memory::MemoryCharge;
 use crate::net::Stream;
 use crate::router::Router;
@@ -95,12 +95,14 @@ impl Connection {
                 }
             }
         };
-        let busy = Arc::new(AtomicUsize::new(0));
+        let busy = Arc::new(Busy::new());
         let held = Arc::new(std::sync::Mutex::new(MemoryCharge::none()));
+        let probe = settings.tls.is_none();
         let io = Watched::new(stream, config.idle_timeout, busy.clone()).charging(
             settings.memory.clone(),
             metrics.source.clone(),
             held.clone(),
+            probe,
         );
         let handler = Arc::new(Handler {
             settings: settings.clone(),
@@ -110,6 +112,8 @@ impl Connection {
             peer,
             busy,
             held,
+            deadline: RequestDeadline::new(Instant::now() + config.request_timeout),
+            last_tag: std::sync::Mutex::new(None),
         });
         let service = {
             let handler = handler.clone();
@@ -121,9 +125,11 @@ impl Connection {
         let mut builder = http1::Builder::new();
         builder
             .keep_alive(true)
-            .timer(TokioTimer::new())
-            // from the end of one request to the end of the next one's headers
-            .header_read_timeout(config.idle_timeout)
+            // `Watched` bounds the time from the end of one request to the
+            // end of the next one's headers with the connection's one idle
+            // timer: hyper's own header timer is allocated, registered and
+            // cancelled for every request
+            .header_read_timeout(None)
             .max_header_size(config.max_header_bytes)
             .max_buf_size(config.max_header_bytes.max(DEFAULT_BUF_BYTES));
         let conn = builder.serve_connection(TokioIo::new(io), service);
@@ -191,10 +197,15 @@ struct Handler {
     shutdown: Shutdown,
     peer: SocketAddr,
     /// Requests being served: the connection is not idle meanwhile.
-    busy: Arc<AtomicUsize>,
+    busy: Arc<Busy>,
     /// The memory budget's charge for what the connection has read and no
     /// request body has taken yet.
     held: Arc<std::sync::Mutex<MemoryCharge>>,
+    /// Every request's `request_timeout`.
+    deadline: RequestDeadline,
+    /// The last request's path and its tag: clients post to one path, and
+    /// the tag is then shared instead of built again.
+    last_tag: std::sync::Mutex<Option<(Box<str>, Tag)>>,
 }
 
 /// A request answered with an error.
@@ -258,19 +269,104 @@ fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
     r
 }
 
-/// Decrements the busy count when a request is done, however it ends.
-struct BusyGuard<'a>(&'a AtomicUsize);
+/// Whether a request is being served, and since when none is.
+struct Busy {
+    /// Requests being served.
+    requests: AtomicUsize,
+    /// What `idle_since` counts from.
+    base: Instant,
+    /// When the last request was done (or the connection opened), in
+    /// nanoseconds after `base`.
+    idle_since: AtomicU64,
+}
+
+impl Busy {
+    fn new() -> Self {
+        Busy {
+            requests: AtomicUsize::new(0),
+            base: Instant::now(),
+            idle_since: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a request until the guard is dropped.
+    fn enter(&self) -> BusyGuard<'_> {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        BusyGuard(self)
+    }
+
+    fn is_busy(&self) -> bool {
+        self.requests.load(Ordering::Relaxed) > 0
+    }
+
+    fn idle_since(&self) -> Instant {
+        self.base + Duration::from_nanos(self.idle_since.load(Ordering::Relaxed))
+    }
+}
+
+/// Ends a request's count when it is done, however it ends.
+struct BusyGuard<'a>(&'a Busy);
 
 impl Drop for BusyGuard<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        if self.0.requests.fetch_sub(1, Ordering::Relaxed) == 1 {
+            let since = Instant::now().saturating_duration_since(self.0.base);
+            let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
+            self.0.idle_since.store(nanos, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A request outlived `request_timeout`.
+struct PastDeadline;
+
+/// One timer for the `request_timeout` of every request on a connection.
+/// Its deadline is never later than the current request's, and it moves
+/// only when it fires early: at most once per `request_timeout`, instead
+/// of a timer registered and cancelled in the runtime for every request.
+struct RequestDeadline {
+    sleep: std::sync::Mutex<Pin<Box<Sleep>>>,
+}
+
+impl RequestDeadline {
+    /// `first` is no later than the first request's deadline.
+    fn new(first: Instant) -> Self {
+        RequestDeadline {
+            sleep: std::sync::Mutex::new(Box::pin(tokio::time::sleep_until(first))),
+        }
+    }
+
+    /// Ready once `deadline` has passed; otherwise this task is woken no
+    /// later than then.
+    fn poll_passed(&self, cx: &mut Context<'_>, deadline: Instant) -> Poll<()> {
+        let mut sleep = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if sleep.deadline() >= deadline {
+                return Poll::Ready(());
+            }
+            sleep.as_mut().reset(deadline);
+        }
+    }
+
+    /// Runs `fut` until `deadline` (like `tokio::time::timeout_at`).
+    async fn run<F: Future>(&self, deadline: Instant, fut: F) -> Result<F::Output, PastDeadline> {
+        let mut fut = std::pin::pin!(fut);
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+                return Poll::Ready(Ok(v));
+            }
+            self.poll_passed(cx, deadline).map(|()| Err(PastDeadline))
+        })
+        .await
     }
 }
 
 impl Handler {
     async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
-        self.busy.fetch_add(1, Ordering::Relaxed);
-        let _busy = BusyGuard(&self.busy);
+        let _busy = self.busy.enter();
         let deadline = Instant::now() + self.settings.config.request_timeout;
         let (parts, body) = req.into_parts();
         let mut body = Some(body);
@@ -283,8 +379,9 @@ impl Handler {
                 // connection can serve the next request
                 if let (Some(body), false) = (body, refusal.close) {
                     let limit = self.settings.config.max_body_bytes;
-                    let drained =
-                        tokio::time::timeout_at(deadline, Limited::new(body, limit).collect());
+                    let drained = self
+                        .deadline
+                        .run(deadline, Limited::new(body, limit).collect());
                     refusal.close = !matches!(drained.await, Ok(Ok(_)));
                 }
                 refusal.response()
@@ -300,12 +397,25 @@ impl Handler {
     /// At shutdown: lets go of the router unless a request is being
     /// served (which lets go of it once routed).
     fn release_router_if_idle(&self) {
-        if self.busy.load(Ordering::Relaxed) > 0 {
+        if self.busy.is_busy() {
             return;
         }
         if let Ok(mut router) = self.router.try_lock() {
             router.take();
         }
+    }
+
+    /// The tag a path names: `/app/access` is `app.access`.
+    fn tag(&self, path: &str) -> Tag {
+        let mut last = lock_tag(&self.last_tag);
+        if let Some((p, tag)) = last.as_ref() {
+            if **p == *path {
+                return tag.clone();
+            }
+        }
+        let tag: Tag = path.trim_matches('/').replace('/', ".").into();
+        *last = Some((path.into(), tag.clone()));
+        tag
     }
 
     async fn serve(
@@ -329,7 +439,7 @@ impl Handler {
                 ),
             ));
         }
-        let tag = path.trim_matches('/').replace('/', ".");
+        let tag = self.tag(path);
         if tag.is_empty() {
             return Err(Refusal::new(
                 StatusCode::NOT_FOUND,
@@ -381,7 +491,7 @@ impl Handler {
             ));
         };
         let body = self.read_body(incoming, config.max_body_bytes);
-        let (body, charge) = match tokio::time::timeout_at(deadline, body).await {
+        let (body, charge) = match self.deadline.run(deadline, body).await {
             Ok(Ok(read)) => read,
             Ok(Err(BodyError::TooLarge)) => return Err(too_large()),
             Ok(Err(BodyError::Read(e))) => {
@@ -422,12 +532,12 @@ impl Handler {
                 (ack, Some(rx))
             }
         };
-        let batch = Batch::new(tag.into(), decoded.records, decoded.count).with_ack(ack);
+        let batch = Batch::new(tag, decoded.records, decoded.count).with_ack(ack);
         self.route(batch, charge, deadline).await?;
         let Some(verdict) = verdict else {
             return Ok(text(StatusCode::OK, ""));
         };
-        match tokio::time::timeout_at(deadline, verdict).await {
+        match self.deadline.run(deadline, verdict).await {
             Ok(Ok(AckOutcome::Accepted)) => Ok(text(StatusCode::OK, "")),
             Ok(Ok(AckOutcome::Rejected)) | Ok(Err(_)) => Err(Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -456,7 +566,9 @@ impl Handler {
         mut body: Incoming,
         limit: usize,
     ) -> Result<(Bytes, MemoryCharge), BodyError> {
-        let mut pieces: Vec<Bytes> = Vec::new();
+        // a one-line request's body is one piece: no list for it
+        let mut first: Option<Bytes> = None;
+        let mut more: Vec<Bytes> = Vec::new();
         let mut len = 0;
         while let Some(frame) = body.frame().await {
             let Ok(data) = frame.map_err(BodyError::Read)?.into_data() else {
@@ -466,7 +578,11 @@ impl Handler {
             if len > limit {
                 return Err(BodyError::TooLarge);
             }
-            pieces.push(data);
+            if first.is_none() {
+                first = Some(data);
+            } else {
+                more.push(data);
+            }
         }
         // the pieces were charged when they were read, and stayed with the
         // connection's bytes while it read the rest (so that a connection
@@ -485,8 +601,8 @@ impl Handler {
         // would pin the whole buffer (far more than they are charged for)
         // until every sink is done with them
         let mut whole = BytesMut::with_capacity(len);
-        for p in pieces {
-            whole.extend_from_slice(&p);
+        for p in first.iter().chain(&more) {
+            whole.extend_from_slice(p);
         }
         let body = whole.freeze();
         Ok((body, charge))
@@ -532,7 +648,7 @@ impl Handler {
         };
         let routed = tokio::select! {
             biased;
-            routed = tokio::time::timeout_at(deadline, charged) => routed,
+            routed = self.deadline.run(deadline, charged) => routed,
             _ = shutdown.wait() => return Err(stopping()),
         };
         if self.shutdown.is_triggered() {
@@ -574,8 +690,15 @@ fn query_time(query: Option<&str>) -> Result<Option<EventTime>, Refusal> {
 
 /// The bytes of a request's line and headers as a client sends them.
 fn head_bytes(parts: &hyper::http::request::Parts) -> usize {
-    let line =
-        parts.method.as_str().len() + parts.uri.to_string().len() + " HTTP/1.1\r\n".len() + 1;
+    let uri = &parts.uri;
+    // as `uri.to_string().len()`, without building the string
+    let target = match (uri.scheme_str(), uri.authority()) {
+        (Some(scheme), Some(authority)) => {
+            scheme.len() + "://".len() + authority.as_str().len() + uri.path().len()
+        }
+        _ => uri.path().len(),
+    } + uri.query().map_or(0, |q| q.len() + 1);
+    let line = parts.method.as_str().len() + target + " HTTP/1.1\r\n".len() + 1;
     let headers: usize = parts
         .headers
         .iter()
@@ -601,7 +724,7 @@ struct Watched {
     /// Last successful read or write.
     last: Instant,
     timer: Pin<Box<Sleep>>,
-    busy: Arc<AtomicUsize>,
+    busy: Arc<Busy>,
     charge: Option<ReadCharge>,
 }
 
@@ -621,6 +744,14 @@ struct ReadCharge {
     held: Arc<std::sync::Mutex<MemoryCharge>>,
     /// Waiting for budget before the next read.
     waiting: Option<Pin<Box<dyn Future<Output = MemoryCharge> + Send>>>,
+    /// The stream reports readiness on an empty read (plain TCP: tokio
+    /// answers it from the readiness it tracks, without a system call).
+    probe: bool,
+    /// The last read came back short: the socket is most likely drained,
+    /// so the next read first asks whether data is there before asking
+    /// the budget for a grant (a grant taken and given back costs a lock
+    /// on the budget per request).
+    drained: bool,
 }
 
 impl ReadCharge {
@@ -644,12 +775,18 @@ impl ReadCharge {
     }
 }
 
+fn lock_tag(
+    last: &std::sync::Mutex<Option<(Box<str>, Tag)>>,
+) -> std::sync::MutexGuard<'_, Option<(Box<str>, Tag)>> {
+    last.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn lock(held: &std::sync::Mutex<MemoryCharge>) -> std::sync::MutexGuard<'_, MemoryCharge> {
     held.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Watched {
-    fn new(io: Box<dyn Stream>, idle: Duration, busy: Arc<AtomicUsize>) -> Self {
+    fn new(io: Box<dyn Stream>, idle: Duration, busy: Arc<Busy>) -> Self {
         let now = Instant::now();
         Watched {
             io,
@@ -668,12 +805,15 @@ impl Watched {
         memory: crate::memory::MemoryBudget,
         source: Arc<str>,
         held: Arc<std::sync::Mutex<MemoryCharge>>,
+        probe: bool,
     ) -> Self {
         self.charge = Some(ReadCharge {
             memory,
             source,
             held,
             waiting: None,
+            probe,
+            drained: false,
         });
         self
     }
@@ -687,10 +827,13 @@ impl Watched {
                 return false;
             }
             let now = Instant::now();
-            let deadline = if self.busy.load(Ordering::Relaxed) > 0 {
+            let deadline = if self.busy.is_busy() {
                 now + self.idle
             } else {
-                self.last + self.idle
+                // also bounds the time from the end of one request to the
+                // end of the next one's headers (a client trickling its
+                // headers byte by byte is still cut off)
+                self.last.min(self.busy.idle_since()) + self.idle
             };
             if deadline <= now {
                 return true;
@@ -724,12 +867,20 @@ impl AsyncRead for Watched {
                 Poll::Pending => Poll::Pending,
             };
         };
+        if charge.drained && charge.probe && charge.waiting.is_none() {
+            match Pin::new(&mut this.io).poll_read(cx, &mut ReadBuf::new(&mut [])) {
+                Poll::Ready(Ok(())) => charge.drained = false,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return this.poll_read_pending(cx),
+            }
+        }
         // the client is sending, not idle, while its data waits for budget
         let mut grant = std::task::ready!(charge.poll_grant(cx, buf.remaining().min(READ_GRANT)));
         let mut part = buf.take(grant.bytes());
         match Pin::new(&mut this.io).poll_read(cx, &mut part) {
             Poll::Ready(r) => {
                 let n = part.filled().len();
+                charge.drained = n < grant.bytes();
                 // SAFETY: the stream initialised and filled these `n` bytes
                 // of `buf`'s unfilled part through `part`
                 unsafe { buf.assume_init(n) };
@@ -741,17 +892,27 @@ impl AsyncRead for Watched {
             }
             // the grant goes back: nothing is held while nothing arrives
             Poll::Pending => {
-                if this.busy.load(Ordering::Relaxed) == 0 {
-                    // between requests hyper holds at most the start of the
-                    // next request's head: an idle connection holds nothing
-                    drop(std::mem::take(&mut *lock(&charge.held)));
-                }
-                if this.expired(cx) {
-                    Poll::Ready(Err(Self::timed_out()))
-                } else {
-                    Poll::Pending
-                }
+                drop(grant);
+                this.poll_read_pending(cx)
             }
+        }
+    }
+}
+
+impl Watched {
+    /// A charged read found no data.
+    fn poll_read_pending(&mut self, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        if let Some(charge) = &self.charge {
+            if !self.busy.is_busy() {
+                // between requests hyper holds at most the start of the
+                // next request's head: an idle connection holds nothing
+                drop(std::mem::take(&mut *lock(&charge.held)));
+            }
+        }
+        if self.expired(cx) {
+            Poll::Ready(Err(Self::timed_out()))
+        } else {
+            Poll::Pending
         }
     }
 }
@@ -810,13 +971,14 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_silent_client_times_out_unless_a_request_is_being_served() {
         let (ours, mut theirs) = tokio::io::duplex(64);
-        let busy = Arc::new(AtomicUsize::new(1));
+        let busy = Arc::new(Busy::new());
+        let serving = busy.enter();
         let mut w = Watched::new(Box::new(ours), Duration::from_secs(1), busy.clone());
         let mut buf = [0u8; 8];
         // while a request is served (waiting for the sinks), silence is fine
         let waited = tokio::time::timeout(Duration::from_secs(5), w.read(&mut buf)).await;
         assert!(waited.is_err(), "timed out while busy: {waited:?}");
-        busy.store(0, Ordering::Relaxed);
+        drop(serving);
         theirs.write_all(b"hi").await.unwrap();
         assert_eq!(w.read(&mut buf).await.unwrap(), 2, "data resets the clock");
         let e = w.read(&mut buf).await.unwrap_err();
@@ -826,9 +988,61 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_client_that_stops_reading_times_out() {
         let (ours, _theirs) = tokio::io::duplex(16);
-        let busy = Arc::new(AtomicUsize::new(0));
+        let busy = Arc::new(Busy::new());
         let mut w = Watched::new(Box::new(ours), Duration::from_secs(1), busy);
         let e = w.write_all(&[0u8; 64]).await.unwrap_err();
         assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_trickling_its_next_request_is_cut_off_after_idle_timeout() {
+        let (ours, mut theirs) = tokio::io::duplex(64);
+        let busy = Arc::new(Busy::new());
+        drop(busy.enter()); // a request was just answered
+        let mut w = Watched::new(Box::new(ours), Duration::from_secs(1), busy);
+        let start = Instant::now();
+        tokio::spawn(async move {
+            for _ in 0..20 {
+                if theirs.write_all(b"P").await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+        });
+        let mut buf = [0u8; 8];
+        let e = loop {
+            match w.read(&mut buf).await {
+                Ok(0) => panic!("the client finished before being cut off"),
+                Ok(_) => continue,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        let after = start.elapsed();
+        assert!(
+            after < Duration::from_millis(1500),
+            "a byte now and then must not keep the connection open: cut after {after:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_request_deadline_fires_at_each_requests_own_deadline() {
+        let timeout = Duration::from_secs(10);
+        let d = RequestDeadline::new(Instant::now() + timeout);
+        // a quick request moves nothing
+        let quick = d.run(Instant::now() + timeout, async { 1 }).await;
+        assert!(matches!(quick, Ok(1)));
+        // a later request gets its whole request_timeout, not what was
+        // left of the first one's
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        let start = Instant::now();
+        let slow = d.run(start + timeout, std::future::pending::<()>()).await;
+        assert!(slow.is_err());
+        assert_eq!(start.elapsed(), timeout);
+        // and after it fired, the next request waits its own time again
+        let start = Instant::now();
+        let slow = d.run(start + timeout, std::future::pending::<()>()).await;
+        assert!(slow.is_err());
+        assert_eq!(start.elapsed(), timeout);
     }
 }
