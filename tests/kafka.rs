@@ -894,32 +894,6 @@ path = "{{dir}}/out.log"
     assert!(stored.iter().all(|m| m.payload.starts_with("tls-")));
 }
 
-/// `/ready` of the API at `api`: (status line, body).
-fn ready(api: SocketAddr) -> (String, String) {
-    let r = api_get(api, "/ready");
-    let (head, body) = r.split_once("\r\n\r\n").unwrap_or((&r, ""));
-    (
-        head.lines().next().unwrap_or("").to_string(),
-        body.to_string(),
-    )
-}
-
-/// Waits until `/ready` answers `status`; returns its body.
-fn wait_ready(api: SocketAddr, status: &str, timeout: Duration) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let (line, body) = ready(api);
-        if line.contains(status) {
-            return body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "/ready still {line:?} after {timeout:?}, not {status}: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Waits until the metric `series` satisfies `ok`.
 fn wait_metric(api: SocketAddr, series: &str, ok: impl Fn(f64) -> bool, timeout: Duration) {
     let deadline = Instant::now() + timeout;

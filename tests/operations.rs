@@ -195,31 +195,6 @@ fn receiver(address: &str) -> Logferry {
     ))
 }
 
-/// `/ready`: (status line, body).
-fn ready(api: SocketAddr) -> (String, String) {
-    let r = api_get(api, "/ready");
-    let (head, body) = r.split_once("\r\n\r\n").unwrap_or((&r, ""));
-    (
-        head.lines().next().unwrap_or("").to_string(),
-        body.to_string(),
-    )
-}
-
-fn wait_ready(api: SocketAddr, status: &str, timeout: Duration) -> String {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let (line, body) = ready(api);
-        if line.contains(status) {
-            return body;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "/ready still {line:?} after {timeout:?}, not {status}: {body}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn ready_follows_a_forward_sinks_downstream() {
     let mut rx = receiver("127.0.0.1:0");

@@ -468,3 +468,29 @@ pub fn api_get(api: SocketAddr, path: &str) -> String {
     s.read_to_string(&mut text).unwrap();
     text
 }
+
+/// `/ready` of the API at `api`: (status line, body).
+pub fn ready(api: SocketAddr) -> (String, String) {
+    let r = api_get(api, "/ready");
+    let (head, body) = r.split_once("\r\n\r\n").unwrap_or((&r, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// Waits until `/ready` answers `status`; returns its body.
+pub fn wait_ready(api: SocketAddr, status: &str, timeout: Duration) -> String {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let (line, body) = ready(api);
+        if line.contains(status) {
+            return body;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "/ready still {line:?} after {timeout:?}, not {status}: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
