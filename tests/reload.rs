@@ -659,6 +659,23 @@ address = "127.0.0.1:0"
     )
 }
 
+/// Sends `frames` chunks of `per` numbered records (tag `d`, chunk ids
+/// `c0`, `c1`, …) to source `in` and waits until sink `out` holds them
+/// all; returns the connection, which is waiting for their acks.
+fn queue_for_out(lf: &mut Logferry, frames: usize, per: usize) -> TcpStream {
+    let api = lf.address("api listening");
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    for f in 0..frames {
+        s.write_all(&frame("d", f * per..(f + 1) * per, &format!("c{f}")))
+            .unwrap();
+    }
+    wait_until("every record queued", Duration::from_secs(30), || {
+        let (_, m) = http(api, "GET /metrics");
+        metric_value(&m, "logferry_buffer_records{component=\"out\"}") as usize == frames * per
+    });
+    s
+}
+
 #[test]
 fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
     let mut receiver = Logferry::start(
@@ -668,19 +685,10 @@ fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
     let live = receiver.forward_addr("in");
     let dead = format!("127.0.0.1:{}", free_port());
     let mut lf = Logferry::start(&relay(&dead));
-    let forward = lf.forward_addr("in");
     let api = lf.address("api listening");
     // more frames than the sink holds ready (64 chunks), none deliverable
     let (frames, per) = (100, 100);
-    let mut s = TcpStream::connect(forward).unwrap();
-    for f in 0..frames {
-        s.write_all(&frame("d", f * per..(f + 1) * per, &format!("c{f}")))
-            .unwrap();
-    }
-    wait_until("every record queued", Duration::from_secs(30), || {
-        let (_, m) = http(api, "GET /metrics");
-        metric_value(&m, "logferry_buffer_records{component=\"out\"}") as usize == frames * per
-    });
+    let mut s = queue_for_out(&mut lf, frames, per);
     assert_eq!(ack_or_closed(&mut s, Duration::from_millis(200)), Ok(None));
 
     rewrite(&lf, &relay(&live.to_string()));
@@ -724,18 +732,9 @@ fn a_removed_sink_with_a_dead_destination_rejects_what_it_held() {
     let dead = format!("127.0.0.1:{}", free_port());
     let keep = "\n[sinks.keep]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/kept.log\"\n";
     let mut lf = Logferry::start(&format!("{}{keep}", relay(&dead)));
-    let forward = lf.forward_addr("in");
     let api = lf.address("api listening");
     let (frames, per) = (10, 100);
-    let mut s = TcpStream::connect(forward).unwrap();
-    for f in 0..frames {
-        s.write_all(&frame("d", f * per..(f + 1) * per, &format!("c{f}")))
-            .unwrap();
-    }
-    wait_until("every record queued", Duration::from_secs(30), || {
-        let (_, m) = http(api, "GET /metrics");
-        metric_value(&m, "logferry_buffer_records{component=\"out\"}") as usize == frames * per
-    });
+    let mut s = queue_for_out(&mut lf, frames, per);
 
     // the new configuration has no sink `out`: what it holds has nowhere to go
     let without_out = relay(&dead)
