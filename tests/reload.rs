@@ -394,39 +394,6 @@ fn a_changed_api_is_refused_and_nothing_else_changes() {
     );
 }
 
-/// One `{"ack": id}` from `s`: `Ok(None)` if none came within `timeout`,
-/// `Err` once the connection is closed or reset.
-fn ack_or_closed(s: &mut TcpStream, timeout: Duration) -> Result<Option<String>, String> {
-    use logferry::protocol::msgpack::{Reader, Value};
-    s.set_read_timeout(Some(timeout)).unwrap();
-    let mut buf = Vec::new();
-    let mut byte = [0u8; 1];
-    loop {
-        if let Ok(end) = logferry::protocol::msgpack::skip(&buf, 0) {
-            let mut r = Reader::new(&buf[..end]);
-            assert_eq!(r.read(), Ok(Value::Map(1)));
-            assert_eq!(r.read(), Ok(Value::Str(b"ack")));
-            let Ok(Value::Str(id)) = r.read() else {
-                panic!("ack id must be a string")
-            };
-            return Ok(Some(String::from_utf8(id.to_vec()).unwrap()));
-        }
-        match s.read(&mut byte) {
-            Ok(0) => return Err("closed".into()),
-            Ok(_) => buf.push(byte[0]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Ok(None)
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
-
 /// A port nothing listens on now.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -379,6 +379,12 @@ pub fn distinct(
 /// within `timeout`. Reads one byte at a time, so nothing past this ack is
 /// taken from the socket.
 pub fn read_ack(s: &mut TcpStream, timeout: Duration) -> Option<String> {
+    ack_or_closed(s, timeout).unwrap_or_else(|e| panic!("connection {e} before the ack"))
+}
+
+/// Like [`read_ack`], but a closed or reset connection is `Err` instead of
+/// a panic.
+pub fn ack_or_closed(s: &mut TcpStream, timeout: Duration) -> Result<Option<String>, String> {
     use logferry::protocol::msgpack::{Reader, Value};
     use std::io::Read;
     s.set_read_timeout(Some(timeout)).unwrap();
@@ -392,20 +398,20 @@ pub fn read_ack(s: &mut TcpStream, timeout: Duration) -> Option<String> {
             let Ok(Value::Str(id)) = r.read() else {
                 panic!("ack id must be a string")
             };
-            return Some(String::from_utf8(id.to_vec()).unwrap());
+            return Ok(Some(String::from_utf8(id.to_vec()).unwrap()));
         }
         match s.read(&mut byte) {
-            Ok(0) => panic!("connection closed before the ack"),
-            Ok(n) => buf.extend_from_slice(&byte[..n]),
+            Ok(0) => return Err("closed".into()),
+            Ok(_) => buf.push(byte[0]),
             Err(e)
                 if matches!(
                     e.kind(),
                     std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
                 ) =>
             {
-                return None
+                return Ok(None)
             }
-            Err(e) => panic!("reading the ack: {e}"),
+            Err(e) => return Err(e.to_string()),
         }
     }
 }
