@@ -474,7 +474,9 @@ const LINGER: Duration = Duration::from_secs(2);
 /// will resend, since they are not acknowledged) are read and dropped
 /// until it closes, or for at most [`LINGER`].
 async fn linger(rd: &mut ReadHalf<Box<dyn Stream>>) {
-    let mut scratch = [0u8; 4096];
+    // on the heap: an array here would sit in every connection's future
+    // for its whole life (4 KiB each), not only while it lingers
+    let mut scratch = vec![0u8; 4096];
     let _ = tokio::time::timeout(LINGER, async {
         while let Ok(n) = rd.read(&mut scratch).await {
             if n == 0 {
