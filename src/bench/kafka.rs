@@ -10,6 +10,7 @@
 //! offsets than records (both are errors).
 
 use std::io::Write;
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::AtomicUsize;
@@ -24,8 +25,11 @@ use rdkafka::ClientConfig;
 use super::http_client::{http_writer, Latency};
 use super::load::{packed_frame, send_frames};
 use super::pki;
-use super::process::{wait_until, Proc};
+use super::process::{metric, wait_until, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
+
+/// The measured logferry's API (its counters explain a stuck run).
+const API: &str = "[api]\naddress = \"127.0.0.1:0\"\n";
 
 /// How often a run asks the broker how many messages a topic holds.
 const BROKER_POLL: Duration = Duration::from_millis(10);
@@ -59,6 +63,10 @@ pub struct KafkaArgs {
     /// waits for it).
     #[arg(long, default_value_t = 5)]
     pub linger_ms: u64,
+    /// Another librdkafka producer property for logferry and the baseline
+    /// alike, as `key=value` (repeatable).
+    #[arg(long = "producer-option", value_name = "KEY=VALUE", value_parser = key_value)]
+    pub producer_options: Vec<(String, String)>,
     /// Skip the `kcat -P` baseline.
     #[arg(long)]
     pub no_baseline: bool,
@@ -92,8 +100,16 @@ pub struct HttpKafkaArgs {
 
 impl KafkaArgs {
     /// The producer settings of both logferry and the baseline.
-    fn producer(&self) -> Vec<(&'static str, String)> {
-        producer_settings(self.linger_ms)
+    fn producer(&self) -> Vec<(String, String)> {
+        let mut p: Vec<(String, String)> = producer_settings(self.linger_ms)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        for (key, value) in &self.producer_options {
+            p.retain(|(k, _)| k != key);
+            p.push((key.clone(), value.clone()));
+        }
+        p
     }
 
     fn check(&self) -> Result<(), String> {
@@ -103,6 +119,14 @@ impl KafkaArgs {
             );
         }
         Ok(())
+    }
+}
+
+/// `key=value` of `--producer-option`.
+fn key_value(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("expected key=value, got {s:?}")),
     }
 }
 
@@ -383,12 +407,17 @@ impl Broker {
 
     /// Waits until `topic` holds `records` messages, failing on more (a
     /// duplicate) or if a watched process exits.
+    ///
+    /// `api` is the measured logferry's API: when the topic stops growing,
+    /// the error also says what logferry counted (handed to its sink,
+    /// delivered, retried), so a stuck pipeline and a stuck query differ.
     fn wait_for(
         &self,
         topic: &str,
         partitions: i32,
         records: usize,
         watched: &mut [&mut Proc],
+        api: Option<SocketAddr>,
     ) -> Result<(), String> {
         let mut last = 0;
         let mut failed = None;
@@ -411,6 +440,10 @@ impl Broker {
                 last >= records,
                 format!("topic {topic} holds {last} of {records} records{why}"),
             )
+        })
+        .map_err(|e| match api {
+            Some(api) => format!("{e}; {}", sink_counts(api)),
+            None => e,
         })?;
         std::thread::sleep(Duration::from_millis(200));
         let n = self.messages(topic, partitions)?;
@@ -421,6 +454,18 @@ impl Broker {
         }
         Ok(())
     }
+}
+
+/// What a measured logferry's Kafka sink counted, for a stuck run's error.
+fn sink_counts(api: SocketAddr) -> String {
+    let m = |name| metric(api, name, "");
+    format!(
+        "logferry counted {} records handed to its sink, {} delivered, {} retried, {} rejected",
+        m("logferry_sink_received_records_total"),
+        m("logferry_sink_records_total"),
+        m("logferry_sink_retried_records_total"),
+        m("logferry_sink_rejected_records_total"),
+    )
 }
 
 /// The records as lines, for `kcat -l`: the same sizes and numbering as the
@@ -479,8 +524,10 @@ fn kcat(
     })
 }
 
-/// Runs `kcat -P` on `lines` into a fresh topic and checks the topic holds
-/// `records`: seconds, CPU time and peak RSS of kcat.
+/// Runs `kcat -P` on `lines` into a fresh topic: seconds until the topic
+/// holds `records` (asked of the broker as often as for logferry, so both
+/// are timed alike and the broker answers the same queries during both),
+/// and kcat's CPU time and peak RSS.
 fn kcat_produce(
     broker: &Broker,
     k: &KafkaArgs,
@@ -500,13 +547,44 @@ fn kcat_produce(
         .stdin(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot run kcat (apt-get install kcat): {e}"))?;
-    let (status, (cpu, rss)) = wait_usage(child.id())?;
-    let seconds = start.elapsed().as_secs_f64();
+    let pid = child.id();
+    // done when the topic holds every record, or when kcat exits (after
+    // its last delivery report), whichever is seen first
+    let seconds = loop {
+        if exited(pid) {
+            break start.elapsed().as_secs_f64();
+        }
+        if broker
+            .messages(&topic, k.partitions)
+            .is_ok_and(|n| n >= records)
+        {
+            break start.elapsed().as_secs_f64();
+        }
+        std::thread::sleep(BROKER_POLL);
+    };
+    let (status, (cpu, rss)) = wait_usage(pid)?;
     if status != 0 {
         return Err(format!("kcat failed (wait status {status})"));
     }
-    broker.wait_for(&topic, k.partitions, records, &mut [])?;
+    broker.wait_for(&topic, k.partitions, records, &mut [], None)?;
     Ok((seconds, cpu, rss))
+}
+
+/// Whether child `pid` has exited, without reaping it.
+fn exited(pid: u32) -> bool {
+    // SAFETY: siginfo_t is plain data; waitid with WNOWAIT only reads the
+    // child's state and leaves it to be reaped by `wait_usage`.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    // SAFETY: waitid filled `info` (si_pid is 0 while the child runs)
+    r != 0 || unsafe { info.si_pid() } != 0
 }
 
 /// Waits for child `pid` and returns its wait status, CPU time and peak RSS.
@@ -551,10 +629,12 @@ fn forward_run(
             )
         })
         .unwrap_or_default();
-    let config =
-        format!("[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{tls}\n{sink}");
+    let config = format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{tls}\n{sink}\n{API}"
+    );
     let mut p = Proc::start(dir, "forward-kafka", &config)?;
     let addr = p.address("source=in ")?;
+    let api = p.address("api listening")?;
     let before = p.sample()?;
     let start = Instant::now();
     let frame = frame.to_vec();
@@ -563,7 +643,7 @@ fn forward_run(
         let cpu = thread_cpu();
         send_frames(addr, &frame, chunks, ca.as_deref()).map(|()| thread_cpu() - cpu)
     });
-    broker.wait_for(topic, k.partitions, records, &mut [&mut p])?;
+    broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
     let seconds = start.elapsed().as_secs_f64();
     let after = p.sample()?;
     let sender_cpu = sender.join().map_err(|_| "sender panicked".to_string())??;
@@ -603,11 +683,12 @@ fn http_run(
 ) -> Result<(Run, Latency), String> {
     let k = &a.kafka;
     let config = format!(
-        "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_connections = {}\n\n{sink}",
+        "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_connections = {}\n\n{sink}\n{API}",
         a.connections.max(1024)
     );
     let mut p = Proc::start(dir, "http-kafka", &config)?;
     let addr = p.address("source=in ")?;
+    let api = p.address("api listening")?;
     let before = p.sample()?;
     let start = Instant::now();
     let next = Arc::new(AtomicUsize::new(0));
@@ -632,7 +713,7 @@ fn http_run(
     if let Some(e) = failed {
         return Err(e);
     }
-    broker.wait_for(topic, k.partitions, records, &mut [&mut p])?;
+    broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
     let seconds = start.elapsed().as_secs_f64();
     let after = p.sample()?;
     Ok((

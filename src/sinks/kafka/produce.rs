@@ -1,4 +1,5 @@
-//! Hands messages to librdkafka through topic handles.
+//! Hands messages to librdkafka through topic handles, and serves its
+//! delivery reports.
 //!
 //! The `rdkafka` crate's `send` names the topic of every message: it
 //! allocates a C string for the name, and librdkafka then looks the topic
@@ -10,14 +11,30 @@
 //! headers, the batch's delivery opaque). Written against the C API
 //! because the crate has no way to pass a handle; the forward → Kafka
 //! benchmark in docs/BENCHMARKS.md shows the difference.
+//!
+//! Delivery reports are served on the thread that produces (as `kcat`
+//! does), not on a polling thread of their own: librdkafka counts every
+//! message under one client-wide lock when it is made and again when it
+//! is destroyed after its report, and frees it where the report is
+//! served, so one thread for both keeps that lock and the allocator's
+//! memory on one core. The client's queue signals an eventfd when it gets
+//! an event, and the sink's thread awaits that fd ([`Producer::events`]).
+//! A message's opaque points at its batch's [`Pending`] without owning a
+//! reference; the reports of a batch arrive together, so a batch's count
+//! is taken down once per run of its messages.
 
 use std::collections::HashMap;
 use std::ffi::{c_void, CStr, CString};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rdkafka::bindings as rd;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::producer::{Producer as _, ProducerContext, ThreadedProducer};
+use rdkafka::message::{Header, OwnedHeaders, OwnedMessage, Timestamp};
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer as _, ProducerContext};
+use rdkafka::util::IntoOpaque;
+use tokio::sync::Notify;
 
 /// Most topic handles kept at once; past it the cache starts over, so
 /// topics rendered from `${tag}` cannot grow it without bound.
@@ -26,6 +43,9 @@ const MAX_TOPICS: usize = 1024;
 /// Headers a message can carry without an allocation (`tag_header` and
 /// `time_header`).
 const INLINE_HEADERS: usize = 2;
+
+/// What librdkafka writes to the events fd: one eventfd increment.
+static ONE: u64 = 1;
 
 /// One message as librdkafka gets it.
 pub struct Outgoing<'a> {
@@ -55,31 +75,304 @@ impl Drop for Topic {
     }
 }
 
-/// A `ThreadedProducer` (whose thread serves the delivery reports) and the
-/// topic handles made for it.
-pub struct Producer<C: ProducerContext + 'static> {
+/// A message whose delivery report failed, kept to be produced again.
+pub struct Failed {
+    pub error: KafkaError,
+    pub message: OwnedMessage,
+}
+
+/// The messages of one batch that librdkafka holds.
+///
+/// Messages do not own a reference each: while the count is above zero it
+/// holds one reference for all of them, taken when it leaves zero and
+/// given back when it returns there, so a `Pending` outlives its last
+/// report however the batch's watcher ends.
+#[derive(Default)]
+pub struct Pending {
+    /// Messages handed to librdkafka and not reported yet, plus one while
+    /// a batch is being produced (so the count cannot reach zero half-way).
+    outstanding: AtomicUsize,
+    /// Messages whose delivery failed, since the watcher last looked.
+    failed: Mutex<Vec<Failed>>,
+    /// Woken when `outstanding` reaches zero.
+    done: Notify,
+}
+
+impl Pending {
+    /// Counts `n` more messages as outstanding.
+    pub fn add(self: &Arc<Self>, n: usize) {
+        if n > 0 && self.outstanding.fetch_add(n, Ordering::AcqRel) == 0 {
+            // the outstanding messages' shared reference
+            std::mem::forget(Arc::clone(self));
+        }
+    }
+
+    /// `n` outstanding messages are settled here (never handed over, or
+    /// the batch's producing is over).
+    pub fn report(self: &Arc<Self>, n: usize) {
+        // SAFETY: `self` is a live Pending with at least `n` outstanding
+        // (the caller's own reference keeps it alive past the call)
+        unsafe { Pending::report_ptr(Arc::as_ptr(self), n) }
+    }
+
+    /// `n` outstanding messages of `p` are reported.
+    ///
+    /// # Safety
+    /// `p` points at a live `Pending` (from `Arc::as_ptr`) with at least
+    /// `n` outstanding messages; if they are its last, `p` may be freed
+    /// when this returns.
+    unsafe fn report_ptr(p: *const Pending, n: usize) {
+        let this = &*p;
+        if n > 0 && this.outstanding.fetch_sub(n, Ordering::AcqRel) == n {
+            this.done.notify_one();
+            // the shared reference `add` took when the count left zero
+            Arc::decrement_strong_count(p);
+        }
+    }
+
+    /// A failed message of `p`, to be produced again by its watcher.
+    ///
+    /// # Safety
+    /// `p` points at a live `Pending` and `m` at a message librdkafka
+    /// reports.
+    unsafe fn fail(p: *const Pending, error: KafkaError, m: *const rd::rd_kafka_message_t) {
+        let failed = Failed {
+            error,
+            message: owned(m),
+        };
+        (*p).failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(failed);
+    }
+
+    /// Waits until every message handed over has its report.
+    pub async fn all_reported(&self) {
+        while self.outstanding.load(Ordering::Acquire) != 0 {
+            self.done.notified().await;
+        }
+    }
+
+    /// The failed messages since the last call.
+    pub fn take_failed(&self) -> Vec<Failed> {
+        std::mem::take(&mut *self.failed.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+/// A message's delivery opaque: its batch's [`Pending`], not owned (see
+/// there). Reports served by the crate's own polling (`flush`, and the
+/// purge when the producer is dropped) come to the context as this, which
+/// hands them to [`Reported::settle`].
+pub struct Reported(*const Pending);
+
+// SAFETY: a plain pointer to a `Pending`, which is Send and Sync.
+unsafe impl Send for Reported {}
+unsafe impl Sync for Reported {}
+
+impl IntoOpaque for Reported {
+    fn into_ptr(self) -> *mut c_void {
+        self.0 as *mut c_void
+    }
+
+    unsafe fn from_ptr(p: *mut c_void) -> Self {
+        Reported(p as *const Pending)
+    }
+}
+
+impl Reported {
+    /// Takes one message's report.
+    pub fn settle(self, result: &DeliveryResult<'_>) {
+        // SAFETY: the message is outstanding, so its Pending is alive
+        unsafe {
+            if let Err((error, m)) = result {
+                Pending::fail(self.0, error.clone(), m.ptr());
+            }
+            Pending::report_ptr(self.0, 1);
+        }
+    }
+}
+
+/// A copy of a message librdkafka holds.
+///
+/// # Safety
+/// `m` points at a message of a delivery report being served on this
+/// thread (its error field is written and restored).
+unsafe fn owned(m: *const rd::rd_kafka_message_t) -> OwnedMessage {
+    // librdkafka gives no timestamp for a message with an error, and a
+    // message produced again must keep its event time: the error is set
+    // aside for the call (the report is this thread's alone until served)
+    let mut kind = rd::rd_kafka_timestamp_type_t::RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    let writable = m as *mut rd::rd_kafka_message_t;
+    let err = (*m).err;
+    (*writable).err = rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR;
+    let ms = rd::rd_kafka_message_timestamp(writable, &mut kind);
+    (*writable).err = err;
+    let timestamp = match kind {
+        rd::rd_kafka_timestamp_type_t::RD_KAFKA_TIMESTAMP_CREATE_TIME => Timestamp::CreateTime(ms),
+        rd::rd_kafka_timestamp_type_t::RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME => {
+            Timestamp::LogAppendTime(ms)
+        }
+        _ => Timestamp::NotAvailable,
+    };
+    let m = &*m;
+    let bytes = |p: *const c_void, len: usize| {
+        (!p.is_null()).then(|| std::slice::from_raw_parts(p as *const u8, len).to_vec())
+    };
+    let topic = CStr::from_ptr(rd::rd_kafka_topic_name(m.rkt))
+        .to_string_lossy()
+        .into_owned();
+    let mut native: *mut rd::rd_kafka_headers_t = std::ptr::null_mut();
+    let headers = (rd::rd_kafka_message_headers(m, &mut native)
+        == rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR)
+        .then(|| {
+            let mut out = OwnedHeaders::new();
+            let mut i = 0;
+            loop {
+                let (mut name, mut value, mut size) = (std::ptr::null(), std::ptr::null(), 0);
+                if rd::rd_kafka_header_get_all(native, i, &mut name, &mut value, &mut size)
+                    != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR
+                {
+                    break out;
+                }
+                let key = CStr::from_ptr(name).to_string_lossy();
+                let value = bytes(value, size);
+                out = out.insert(Header {
+                    key: &key,
+                    value: value.as_deref(),
+                });
+                i += 1;
+            }
+        });
+    OwnedMessage::new(
+        bytes(m.payload, m.len),
+        bytes(m.key, m.key_len),
+        topic,
+        timestamp,
+        m.partition,
+        m.offset,
+        headers,
+    )
+}
+
+/// A librdkafka producer, the eventfd its queue of reports signals, and
+/// the topic handles made for it.
+pub struct Producer<C: ProducerContext<DeliveryOpaque = Reported> + 'static> {
     /// Declared before `client`: every handle is destroyed before the
     /// client it belongs to.
     topics: Mutex<HashMap<String, Arc<Topic>>>,
     /// Topic handles made so far (a counter for tests).
-    made: std::sync::atomic::AtomicUsize,
-    client: ThreadedProducer<C>,
+    made: AtomicUsize,
+    /// The client's main queue: delivery reports, errors, statistics.
+    queue: Queue,
+    /// Written by librdkafka when `queue` gets an event while empty.
+    events: OwnedFd,
+    client: BaseProducer<C>,
 }
 
-impl<C, T> Producer<C>
-where
-    C: ProducerContext<DeliveryOpaque = Arc<T>> + 'static,
-    T: Send + Sync,
-{
-    pub fn new(client: ThreadedProducer<C>) -> Self {
-        Producer {
+/// A reference to a client's main queue.
+struct Queue(*mut rd::rd_kafka_queue_t);
+
+// SAFETY: librdkafka's queues may be used from any thread.
+unsafe impl Send for Queue {}
+unsafe impl Sync for Queue {}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // SAFETY: our reference from rd_kafka_queue_get_main; the fd is no
+        // longer written once the event trigger is off.
+        unsafe {
+            rd::rd_kafka_queue_io_event_enable(self.0, -1, std::ptr::null(), 0);
+            rd::rd_kafka_queue_destroy(self.0);
+        }
+    }
+}
+
+impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
+    pub fn new(client: BaseProducer<C>) -> Result<Self, String> {
+        // SAFETY: eventfd(2) with flags only; the fd is owned below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(format!(
+                "cannot make the Kafka sink's eventfd: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // SAFETY: a new fd nobody else owns.
+        let events = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: a live client; `ONE` is static, and the fd outlives the
+        // trigger (`Queue` is dropped before `events`).
+        let queue = unsafe {
+            let q = rd::rd_kafka_queue_get_main(client.client().native_ptr());
+            rd::rd_kafka_queue_io_event_enable(
+                q,
+                events.as_raw_fd(),
+                &ONE as *const u64 as *const c_void,
+                std::mem::size_of::<u64>(),
+            );
+            Queue(q)
+        };
+        Ok(Producer {
             topics: Mutex::new(HashMap::new()),
-            made: std::sync::atomic::AtomicUsize::new(0),
+            made: AtomicUsize::new(0),
+            queue,
+            events,
             client,
+        })
+    }
+
+    /// The fd that becomes readable when the client's queue gets an event
+    /// while empty: await it, [`Producer::clear_events`], then
+    /// [`Producer::serve_reports`].
+    pub fn events(&self) -> RawFd {
+        self.events.as_raw_fd()
+    }
+
+    /// Resets the events fd.
+    pub fn clear_events(&self) {
+        let mut n = 0u64;
+        // SAFETY: an 8-byte read into `n` from our eventfd (non-blocking:
+        // EAGAIN when already reset).
+        let _ = unsafe {
+            libc::read(
+                self.events.as_raw_fd(),
+                &mut n as *mut u64 as *mut c_void,
+                std::mem::size_of::<u64>(),
+            )
+        };
+    }
+
+    /// Serves every delivery report, error and statistics event waiting
+    /// on the client's queue, without blocking.
+    pub fn serve_reports(&self) {
+        let mut messages: Vec<*const rd::rd_kafka_message_t> = Vec::new();
+        loop {
+            // SAFETY: a live queue; the event is destroyed after use.
+            let event = unsafe { rd::rd_kafka_queue_poll(self.queue.0, 0) };
+            if event.is_null() {
+                return;
+            }
+            let context = self.client.context();
+            // SAFETY: a live event of this client's main queue.
+            unsafe {
+                match rd::rd_kafka_event_type(event) {
+                    rd::RD_KAFKA_EVENT_DR => settle_reports(event, &mut messages),
+                    rd::RD_KAFKA_EVENT_STATS => {
+                        let json = CStr::from_ptr(rd::rd_kafka_event_stats(event));
+                        context.stats_raw(json.to_bytes());
+                    }
+                    rd::RD_KAFKA_EVENT_ERROR => {
+                        let error = KafkaError::Global(rd::rd_kafka_event_error(event).into());
+                        let reason = CStr::from_ptr(rd::rd_kafka_event_error_string(event));
+                        context.error(error, reason.to_string_lossy().trim());
+                    }
+                    _ => {}
+                }
+                rd::rd_kafka_event_destroy(event);
+            }
         }
     }
 
-    pub fn client(&self) -> &ThreadedProducer<C> {
+    pub fn client(&self) -> &BaseProducer<C> {
         &self.client
     }
 
@@ -119,16 +412,16 @@ where
         self.made.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Hands `m` to librdkafka, which copies payload, key and headers;
-    /// `opaque` comes back with the delivery report, or with the error if
-    /// librdkafka did not take the message.
-    #[allow(clippy::result_large_err)]
+    /// Hands `m` to librdkafka, which copies payload, key and headers; the
+    /// message's report goes to `pending`, which must count it already
+    /// ([`Pending::add`]); if librdkafka does not take it, the caller
+    /// settles that count.
     pub fn send(
         &self,
         topic: &Topic,
         m: &Outgoing<'_>,
-        opaque: Arc<T>,
-    ) -> Result<(), (KafkaError, Arc<T>)> {
+        pending: &Arc<Pending>,
+    ) -> Result<(), KafkaError> {
         use rd::rd_kafka_vtype_t as V;
         let end = vu(
             V::RD_KAFKA_VTYPE_END,
@@ -149,7 +442,7 @@ where
             heap = vec![end; n];
             &mut heap
         };
-        let opaque_ptr = Arc::into_raw(opaque) as *mut c_void;
+        let opaque_ptr = Reported(Arc::as_ptr(pending)).into_ptr();
         vus[0] = vu(
             V::RD_KAFKA_VTYPE_RKT,
             rd::rd_kafka_vu_s__bindgen_ty_1 { rkt: topic.ptr },
@@ -196,15 +489,45 @@ where
         if error.is_null() {
             return Ok(());
         }
-        // SAFETY: a non-NULL error is ours to read and destroy; the message
-        // was not taken, so the opaque is still ours.
+        // SAFETY: a non-NULL error is ours to read and destroy.
         let code = unsafe {
             let code = rd::rd_kafka_error_code(error);
             rd::rd_kafka_error_destroy(error);
             code
         };
-        let opaque = unsafe { Arc::from_raw(opaque_ptr as *const T) };
-        Err((KafkaError::MessageProduction(code.into()), opaque))
+        Err(KafkaError::MessageProduction(code.into()))
+    }
+}
+
+/// Settles the delivery reports of `event`.
+///
+/// # Safety
+/// `event` is a live delivery-report event.
+unsafe fn settle_reports(
+    event: *mut rd::rd_kafka_event_t,
+    messages: &mut Vec<*const rd::rd_kafka_message_t>,
+) {
+    let count = rd::rd_kafka_event_message_count(event);
+    messages.clear();
+    messages.reserve(count);
+    let got = rd::rd_kafka_event_message_array(event, messages.as_mut_ptr(), count);
+    messages.set_len(got);
+    let mut run: (*const Pending, usize) = (std::ptr::null(), 0);
+    for &m in messages.iter() {
+        let p = (*m)._private as *const Pending;
+        if (*m).err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
+            Pending::fail(p, KafkaError::MessageProduction((*m).err.into()), m);
+        }
+        if p != run.0 {
+            if run.1 > 0 {
+                Pending::report_ptr(run.0, run.1);
+            }
+            run = (p, 0);
+        }
+        run.1 += 1;
+    }
+    if run.1 > 0 {
+        Pending::report_ptr(run.0, run.1);
     }
 }
 
@@ -219,17 +542,18 @@ mod tests {
     use rdkafka::message::{DeliveryResult, Headers, Message};
     use rdkafka::mocking::MockCluster;
     use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::Ordering;
     use std::time::{Duration, Instant};
 
-    /// Counts delivery reports, successful or not.
+    /// Settles delivery reports served by the crate's own polling
+    /// (`flush`), failing on an error.
     struct Count;
     impl ClientContext for Count {}
     impl ProducerContext for Count {
-        type DeliveryOpaque = Arc<AtomicUsize>;
-        fn delivery(&self, r: &DeliveryResult<'_>, n: Arc<AtomicUsize>) {
+        type DeliveryOpaque = Reported;
+        fn delivery(&self, r: &DeliveryResult<'_>, p: Reported) {
             assert!(r.is_ok(), "{r:?}");
-            n.fetch_add(1, Ordering::SeqCst);
+            p.settle(r);
         }
     }
 
@@ -240,13 +564,14 @@ mod tests {
         for t in ["a", "b"] {
             cluster.create_topic(t, 1, 1).unwrap();
         }
-        let client: ThreadedProducer<Count> = ClientConfig::new()
+        let client: BaseProducer<Count> = ClientConfig::new()
             .set("bootstrap.servers", &brokers)
             .set("linger.ms", "0")
             .create_with_context(Count)
             .unwrap();
-        let producer = Producer::new(client);
-        let reports = Arc::new(AtomicUsize::new(0));
+        let producer = Producer::new(client).unwrap();
+        let pending = Arc::new(Pending::default());
+        pending.add(100);
         let (tag, time) = (c"tag", c"time");
         for i in 0..100 {
             let topic = producer.topic(if i % 2 == 0 { "a" } else { "b" }).unwrap();
@@ -259,11 +584,16 @@ mod tests {
                 timestamp: 1_700_000_000_000 + i,
                 headers: &headers[..(i % 3) as usize],
             };
-            producer.send(&topic, &m, Arc::clone(&reports)).unwrap();
+            producer.send(&topic, &m, &pending).unwrap();
         }
         assert_eq!(producer.topics_made(), 2, "one handle per topic");
         producer.client().flush(Duration::from_secs(10)).unwrap();
-        assert_eq!(reports.load(Ordering::SeqCst), 100);
+        assert_eq!(pending.outstanding.load(Ordering::SeqCst), 0);
+        assert_eq!(
+            Arc::strong_count(&pending),
+            1,
+            "the messages' reference is given back"
+        );
         // what landed in topic "b": the odd messages, in order
         let consumer: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", &brokers)
@@ -308,12 +638,77 @@ mod tests {
     }
 
     #[test]
+    fn reports_from_the_queue_settle_each_batch_and_keep_copies_of_failed_messages() {
+        // no broker: every message fails once message.timeout.ms passes
+        let client: BaseProducer<Count> = ClientConfig::new()
+            .set("bootstrap.servers", "127.0.0.1:1")
+            .set("message.timeout.ms", "300")
+            .create_with_context(Count)
+            .unwrap();
+        let producer = Producer::new(client).unwrap();
+        let topic = producer.topic("t").unwrap();
+        let (a, b) = (Arc::new(Pending::default()), Arc::new(Pending::default()));
+        a.add(3);
+        b.add(2);
+        for i in 0..5i64 {
+            let payload = format!("record {i}");
+            let headers = [(c"tag", &b"app.web"[..])];
+            let m = Outgoing {
+                payload: payload.as_bytes(),
+                key: Some(b"k"),
+                timestamp: 1_700_000_000_000 + i,
+                headers: &headers,
+            };
+            // interleaved, so one event holds runs of both batches
+            producer
+                .send(&topic, &m, if i % 2 == 0 { &a } else { &b })
+                .unwrap();
+        }
+        let outstanding = |p: &Pending| p.outstanding.load(Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while (outstanding(&a) > 0 || outstanding(&b) > 0) && Instant::now() < deadline {
+            let mut fd = libc::pollfd {
+                fd: producer.events(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one pollfd, ours
+            unsafe { libc::poll(&mut fd, 1, 100) };
+            producer.clear_events();
+            producer.serve_reports();
+        }
+        assert_eq!((outstanding(&a), outstanding(&b)), (0, 0));
+        assert_eq!(
+            Arc::strong_count(&a),
+            1,
+            "the messages' reference is given back"
+        );
+        assert_eq!(Arc::strong_count(&b), 1);
+        let failed = a.take_failed();
+        assert_eq!(failed.len(), 3);
+        assert_eq!(b.take_failed().len(), 2);
+        for (f, i) in failed.iter().zip([0, 2, 4]) {
+            assert_eq!(
+                f.error.rdkafka_error_code(),
+                Some(RDKafkaErrorCode::MessageTimedOut)
+            );
+            let m = &f.message;
+            assert_eq!(m.payload(), Some(format!("record {i}").as_bytes()));
+            assert_eq!(m.key(), Some(&b"k"[..]));
+            assert_eq!(m.topic(), "t");
+            assert_eq!(m.timestamp().to_millis(), Some(1_700_000_000_000 + i));
+            let h = m.headers().unwrap().get(0);
+            assert_eq!((h.key, h.value), ("tag", Some(&b"app.web"[..])));
+        }
+    }
+
+    #[test]
     fn a_topic_name_librdkafka_cannot_take_is_an_invalid_topic() {
-        let client: ThreadedProducer<Count> = ClientConfig::new()
+        let client: BaseProducer<Count> = ClientConfig::new()
             .set("bootstrap.servers", "127.0.0.1:1")
             .create_with_context(Count)
             .unwrap();
-        let producer = Producer::new(client);
+        let producer = Producer::new(client).unwrap();
         let e = producer.topic("a\0b").err().unwrap();
         assert_eq!(e.rdkafka_error_code(), Some(RDKafkaErrorCode::InvalidTopic));
     }

@@ -21,20 +21,21 @@
 use std::ffi::{CStr, CString};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
-use rdkafka::message::{Headers as _, OwnedMessage};
-use rdkafka::producer::{DeliveryResult, Producer as _, ProducerContext, ThreadedProducer};
+use rdkafka::message::Headers as _;
+use rdkafka::producer::{BaseProducer, DeliveryResult, Producer as _, ProducerContext};
 use rdkafka::{ClientContext, Message as _};
-use tokio::sync::Notify;
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use super::config::KafkaSinkConfig;
 use super::encode::Encoder;
-use super::produce::{Outgoing, Producer, Topic};
+use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
@@ -104,49 +105,6 @@ impl Drop for Watched {
     }
 }
 
-/// A message whose delivery report failed, kept to be produced again.
-struct Failed {
-    error: KafkaError,
-    message: OwnedMessage,
-}
-
-/// The messages of one batch that librdkafka holds. Each carries a clone
-/// of the batch's `Arc<Pending>` as its delivery opaque.
-#[derive(Default)]
-struct Pending {
-    /// Messages handed to librdkafka and not reported yet, plus one while
-    /// the sink is still producing the batch (so the count cannot reach
-    /// zero half-way).
-    outstanding: AtomicUsize,
-    /// Messages whose delivery failed, since the watcher last looked.
-    failed: Mutex<Vec<Failed>>,
-    /// Woken when `outstanding` reaches zero.
-    done: Notify,
-}
-
-impl Pending {
-    fn add(&self, n: usize) {
-        self.outstanding.fetch_add(n, Ordering::AcqRel);
-    }
-
-    fn report(&self) {
-        if self.outstanding.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.done.notify_one();
-        }
-    }
-
-    /// Waits until every message handed over has its report.
-    async fn all_reported(&self) {
-        while self.outstanding.load(Ordering::Acquire) != 0 {
-            self.done.notified().await;
-        }
-    }
-
-    fn take_failed(&self) -> Vec<Failed> {
-        std::mem::take(&mut *self.failed.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-}
-
 /// Receives librdkafka's delivery reports (on its polling thread), its
 /// errors outside any one message, and its statistics (the connected
 /// brokers).
@@ -171,21 +129,10 @@ impl ClientContext for Reports {
 }
 
 impl ProducerContext for Reports {
-    type DeliveryOpaque = Arc<Pending>;
+    type DeliveryOpaque = Reported;
 
-    fn delivery(&self, result: &DeliveryResult<'_>, pending: Arc<Pending>) {
-        if let Err((error, message)) = result {
-            let failed = Failed {
-                error: error.clone(),
-                message: message.detach(),
-            };
-            pending
-                .failed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .push(failed);
-        }
-        pending.report();
+    fn delivery(&self, result: &DeliveryResult<'_>, pending: Reported) {
+        pending.settle(result);
     }
 }
 
@@ -198,7 +145,7 @@ impl KafkaSink {
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
-        let producer: ThreadedProducer<Reports> = config
+        let producer: BaseProducer<Reports> = config
             .client_config()
             .create_with_context(Reports {
                 errors: kafka.client.clone(),
@@ -223,7 +170,7 @@ impl KafkaSink {
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 config,
-                producer: Producer::new(producer),
+                producer: Producer::new(producer)?,
                 tag_header,
                 time_header,
                 sink,
@@ -245,6 +192,7 @@ impl KafkaSink {
         let local = tokio::task::LocalSet::new();
         local
             .run_until(async move {
+                let reports = tokio::task::spawn_local(serve_reports(Arc::clone(&self.shared)));
                 let mut watching = JoinSet::new();
                 while let Some(d) = rx.recv().await {
                     while watching.try_join_next().is_some() {}
@@ -253,6 +201,7 @@ impl KafkaSink {
                     }
                 }
                 self.drain(watching).await;
+                reports.abort();
             })
             .await;
     }
@@ -322,7 +271,9 @@ impl KafkaSink {
             }
         };
         let pending = Arc::new(Pending::default());
-        pending.add(1); // held while producing
+        // every message, plus one while producing; what is not handed over
+        // is settled as it happens
+        pending.add(messages.len() + 1);
         let mut rejected: Option<Rejection> = None;
         let mut time = String::new();
         for m in &messages {
@@ -344,11 +295,10 @@ impl KafkaSink {
                 timestamp: m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64,
                 headers: &headers[..n],
             };
-            pending.add(1);
             match s.produce(&topic, &out, &pending, Some(rx)).await {
                 Ok(()) => {}
                 Err(Unproduced::Rejected(r)) => {
-                    pending.report();
+                    pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
                     rejected.get_or_insert(r);
                 }
@@ -366,7 +316,7 @@ impl KafkaSink {
         }
         let produced = messages.len();
         drop(messages);
-        pending.report(); // producing is over
+        pending.report(1); // producing is over
         s.in_flight.fetch_add(batch.count, Ordering::AcqRel);
         let watched = Watched {
             shared: Arc::clone(&s),
@@ -390,9 +340,9 @@ impl Shared {
     ) -> Result<(), Unproduced> {
         let mut attempt = 0;
         loop {
-            match self.producer.send(topic, message, Arc::clone(pending)) {
+            match self.producer.send(topic, message, pending) {
                 Ok(()) => return Ok(()),
-                Err((KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull), _)) => {
+                Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
                     if queue.is_some_and(QueueReceiver::is_closed) {
                         self.stop_deadline();
                     }
@@ -402,7 +352,7 @@ impl Shared {
                     self.kafka.queue_full_waits.inc();
                     tokio::time::sleep(QUEUE_FULL_WAIT).await;
                 }
-                Err((e, _)) => {
+                Err(e) => {
                     attempt += 1;
                     match self.verdict(&e, attempt) {
                         Verdict::Rejected { reason } => return Err(Unproduced::Rejected(reason)),
@@ -459,6 +409,36 @@ impl Shared {
         self.count_rejected(r, n, d.batch().byte_len());
         self.settler
             .settle(vec![d], 1, Verdict::Rejected { reason: r.clone() });
+    }
+}
+
+/// Serves librdkafka's delivery reports (and its errors and statistics) on
+/// the sink's thread whenever its queue signals; see `produce.rs` for why
+/// not on a thread of their own.
+async fn serve_reports(s: Arc<Shared>) {
+    // SAFETY: the fd is owned by the producer, which `s` keeps alive (and
+    // open) for as long as this task holds the registration.
+    let fd =
+        match unsafe { AsyncFd::register_with_interest(s.producer.events(), Interest::READABLE) } {
+            Ok(fd) => fd,
+            Err(e) => {
+                // the reports are then served by polling
+                s.sink.errors.inc();
+                tracing::error!(sink = %s.name, error = %e,
+                "cannot watch the Kafka sink's eventfd; serving delivery reports every 10 ms");
+                loop {
+                    s.producer.serve_reports();
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        };
+    loop {
+        s.producer.serve_reports();
+        let Ok(mut ready) = fd.readable().await else {
+            return;
+        };
+        s.producer.clear_events();
+        ready.clear_ready();
     }
 }
 
@@ -529,7 +509,7 @@ async fn watch(
         }
         tokio::time::sleep(after).await;
         produced = 0;
-        pending.add(1); // held while producing
+        pending.add(again.len() + 1); // every message, plus one while producing
         for m in &again {
             let topic = match s.producer.topic(m.topic()) {
                 Ok(t) => t,
@@ -540,6 +520,7 @@ async fn watch(
                     });
                     s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
                     rejected.get_or_insert(r);
+                    pending.report(1);
                     continue;
                 }
             };
@@ -559,11 +540,10 @@ async fn watch(
                 timestamp: m.timestamp().to_millis().unwrap_or(0),
                 headers: &headers,
             };
-            pending.add(1);
             match s.produce(&topic, &out, &pending, None).await {
                 Ok(()) => produced += 1,
                 Err(Unproduced::Rejected(r)) => {
-                    pending.report();
+                    pending.report(1);
                     s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
                     rejected.get_or_insert(r);
                 }
@@ -571,7 +551,7 @@ async fn watch(
                 Err(Unproduced::Stopped) => return,
             }
         }
-        pending.report(); // producing is over
+        pending.report(1); // producing is over
     }
     watched.settled = true;
     let verdict = match rejected {
