@@ -25,7 +25,7 @@ use rdkafka::ClientConfig;
 use super::http_client::{http_writer, Latency};
 use super::load::{packed_frame, send_frames};
 use super::pki;
-use super::process::{metric, wait_until, Proc};
+use super::process::{metric, wait_until_every, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
 
 /// The measured logferry's API (its counters explain a stuck run).
@@ -61,8 +61,8 @@ pub struct KafkaArgs {
     /// librdkafka's `linger.ms` for logferry and the baseline alike (the
     /// sink's default is 5; with one record per request, every request
     /// waits for it).
-    #[arg(long, default_value_t = 5)]
-    pub linger_ms: u64,
+    #[arg(long, default_value_t = 5.0)]
+    pub linger_ms: f64,
     /// Another librdkafka producer property for logferry and the baseline
     /// alike, as `key=value` (repeatable).
     #[arg(long = "producer-option", value_name = "KEY=VALUE", value_parser = key_value)]
@@ -132,7 +132,7 @@ fn key_value(s: &str) -> Result<(String, String), String> {
 
 /// The producer settings of every measured pipeline and of the baseline,
 /// with this `linger.ms`.
-pub(crate) fn producer_settings(linger_ms: u64) -> Vec<(&'static str, String)> {
+pub(crate) fn producer_settings(linger_ms: f64) -> Vec<(&'static str, String)> {
     let mut p: Vec<_> = PRODUCER.iter().map(|(k, v)| (*k, v.to_string())).collect();
     p.push(("linger.ms", linger_ms.to_string()));
     p
@@ -421,16 +421,12 @@ impl Broker {
     ) -> Result<(), String> {
         let mut last = 0;
         let mut failed = None;
-        let mut next_ask = Instant::now();
-        wait_until(watched, || {
-            // every 10 ms at most: asking the broker costs it (and the
-            // pipeline measured beside it) CPU
-            if Instant::now() >= next_ask {
-                match self.messages(topic, partitions) {
-                    Ok(n) => (last, failed) = (n, None),
-                    Err(e) => failed = Some(e),
-                }
-                next_ask = Instant::now() + BROKER_POLL;
+        // every 10 ms: asking the broker costs it (and the pipeline
+        // measured beside it) CPU; kcat's run is watched the same way
+        wait_until_every(BROKER_POLL, watched, || {
+            match self.messages(topic, partitions) {
+                Ok(n) => (last, failed) = (n, None),
+                Err(e) => failed = Some(e),
             }
             let why = failed
                 .as_ref()

@@ -206,6 +206,15 @@ pub fn wait_for_size(path: &Path, bytes: u64, watched: &mut [&mut Proc]) -> Resu
 /// process exits or ten minutes pass.
 pub fn wait_until(
     watched: &mut [&mut Proc],
+    done: impl FnMut() -> (bool, String),
+) -> Result<(), String> {
+    wait_until_every(Duration::from_micros(500), watched, done)
+}
+
+/// [`wait_until`], polling every `period`.
+pub fn wait_until_every(
+    period: Duration,
+    watched: &mut [&mut Proc],
     mut done: impl FnMut() -> (bool, String),
 ) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(600);
@@ -222,7 +231,7 @@ pub fn wait_until(
         if Instant::now() > deadline {
             return Err(format!("stuck: {state}"));
         }
-        std::thread::sleep(Duration::from_micros(500));
+        std::thread::sleep(period);
     }
 }
 

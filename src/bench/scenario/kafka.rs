@@ -34,8 +34,8 @@ pub struct KafkaScenarioArgs {
     #[arg(long, default_value_t = 1)]
     pub partitions: i32,
     /// Kafka scenarios: librdkafka's `linger.ms` of the producing processes.
-    #[arg(long, default_value_t = 5)]
-    pub linger_ms: u64,
+    #[arg(long, default_value_t = 5.0)]
+    pub linger_ms: f64,
     /// http-kafka: logferry HTTP → Kafka instances.
     #[arg(long, default_value_t = 3)]
     pub instances: usize,

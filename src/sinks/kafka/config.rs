@@ -40,13 +40,13 @@ pub struct KafkaSinkConfig {
     /// order kept). Needs `acks = "all"`.
     #[serde(default = "default_true")]
     pub idempotence: bool,
-    /// How long librdkafka waits to fill a batch (`linger.ms`). A source
-    /// that waits for each answer (one HTTP request per line) waits at
-    /// least this long per request: `1` suits such traffic; `0` sends a
-    /// produce request for nearly every message, which costs more CPU
-    /// than the wait it saves.
+    /// How long librdkafka waits to fill a batch (`linger.ms`), in
+    /// milliseconds; fractions are allowed. A source that waits for each
+    /// answer (one HTTP request per line) waits at least this long per
+    /// request: `0.5` suits such traffic; `0` sends a produce request for
+    /// nearly every message, which costs more CPU than the wait it saves.
     #[serde(default = "default_linger_ms")]
-    pub linger_ms: u64,
+    pub linger_ms: f64,
     /// Largest message batch per partition request (`batch.size`).
     #[serde(default = "default_batch_bytes", deserialize_with = "units::bytes")]
     pub batch_bytes: usize,
@@ -128,8 +128,8 @@ fn default_acks() -> String {
 const fn default_true() -> bool {
     true
 }
-const fn default_linger_ms() -> u64 {
-    5
+const fn default_linger_ms() -> f64 {
+    5.0
 }
 const fn default_batch_bytes() -> usize {
     1024 * 1024
@@ -186,6 +186,12 @@ impl KafkaSinkConfig {
             return Err(format!(
                 "idempotence needs acks = \"all\" (acks is {:?}); set idempotence = false to use it",
                 self.acks
+            ));
+        }
+        if !(0.0..=900_000.0).contains(&self.linger_ms) {
+            return Err(format!(
+                "linger_ms = {}: use 0 to 900000 (fractions of a millisecond allowed)",
+                self.linger_ms
             ));
         }
         if self.batch_bytes == 0 {
@@ -248,6 +254,21 @@ mod tests {
         assert_eq!(p["statistics.interval.ms"], "1000");
         let c = parse("partitioner = \"murmur2_random\"").unwrap();
         assert_eq!(c.client_properties()["partitioner"], "murmur2_random");
+    }
+
+    #[test]
+    fn linger_takes_whole_and_fractional_milliseconds() {
+        assert_eq!(parse("").unwrap().client_properties()["linger.ms"], "5");
+        assert_eq!(
+            parse("linger_ms = 0").unwrap().client_properties()["linger.ms"],
+            "0"
+        );
+        let c = parse("linger_ms = 0.5").unwrap();
+        assert_eq!(c.client_properties()["linger.ms"], "0.5");
+        for bad in ["-1", "900001", "nan", "inf"] {
+            let e = parse(&format!("linger_ms = {bad}")).unwrap_err();
+            assert!(e.contains("linger_ms"), "{bad}: {e}");
+        }
     }
 
     #[test]
