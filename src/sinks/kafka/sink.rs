@@ -12,11 +12,12 @@
 //! a replay may repeat its other records: at least once), else counted and
 //! not acknowledged upstream.
 //!
-//! Delivery reports arrive on librdkafka's polling thread. Every message of
-//! a batch carries the batch's [`Pending`] (a reference count, not an
-//! allocation per message), whose count the report callback takes down;
-//! only a failed message is copied out, to be produced again. Messages
-//! are handed over through topic handles (`produce.rs`).
+//! Delivery reports are served on the sink's own thread, when librdkafka's
+//! queue signals its eventfd ([`serve_reports`]). Every message of a batch
+//! points at the batch's [`Pending`] (a count, not an allocation or a
+//! reference count per message), which a run of the batch's reports takes
+//! down at once; only a failed message is copied out, to be produced
+//! again. Messages are handed over through topic handles (`produce.rs`).
 
 use std::ffi::{CStr, CString};
 use std::fmt::Write as _;
@@ -105,9 +106,9 @@ impl Drop for Watched {
     }
 }
 
-/// Receives librdkafka's delivery reports (on its polling thread), its
-/// errors outside any one message, and its statistics (the connected
-/// brokers).
+/// librdkafka's errors outside any one message and its statistics (the
+/// connected brokers); the delivery reports the `rdkafka` crate serves
+/// itself (`flush`, the purge on drop) also come here.
 struct Reports {
     errors: ClientErrors,
     connected: Option<BrokerConnections>,
