@@ -344,7 +344,6 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
     /// Serves every delivery report, error and statistics event waiting
     /// on the client's queue, without blocking.
     pub fn serve_reports(&self) {
-        let mut messages: Vec<*const rd::rd_kafka_message_t> = Vec::new();
         loop {
             // SAFETY: a live queue; the event is destroyed after use.
             let event = unsafe { rd::rd_kafka_queue_poll(self.queue.0, 0) };
@@ -355,7 +354,7 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
             // SAFETY: a live event of this client's main queue.
             unsafe {
                 match rd::rd_kafka_event_type(event) {
-                    rd::RD_KAFKA_EVENT_DR => settle_reports(event, &mut messages),
+                    rd::RD_KAFKA_EVENT_DR => settle_reports(event),
                     rd::RD_KAFKA_EVENT_STATS => {
                         let json = CStr::from_ptr(rd::rd_kafka_event_stats(event));
                         context.stats_raw(json.to_bytes());
@@ -503,17 +502,13 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
 ///
 /// # Safety
 /// `event` is a live delivery-report event.
-unsafe fn settle_reports(
-    event: *mut rd::rd_kafka_event_t,
-    messages: &mut Vec<*const rd::rd_kafka_message_t>,
-) {
-    let count = rd::rd_kafka_event_message_count(event);
-    messages.clear();
-    messages.reserve(count);
-    let got = rd::rd_kafka_event_message_array(event, messages.as_mut_ptr(), count);
-    messages.set_len(got);
+unsafe fn settle_reports(event: *mut rd::rd_kafka_event_t) {
     let mut run: (*const Pending, usize) = (std::ptr::null(), 0);
-    for &m in messages.iter() {
+    loop {
+        let m = rd::rd_kafka_event_message_next(event);
+        if m.is_null() {
+            break;
+        }
         let p = (*m)._private as *const Pending;
         if (*m).err != rd::rd_kafka_resp_err_t::RD_KAFKA_RESP_ERR_NO_ERROR {
             Pending::fail(p, KafkaError::MessageProduction((*m).err.into()), m);
