@@ -3,57 +3,181 @@
 //! lines, retrying logferry's 503 backpressure answers, with request
 //! latency percentiles.
 //!
-//! Blocking, one thread per connection: the load side needs no runtime of
-//! its own, and the bytes on the wire are exactly the request built here.
+//! Like `wrk`, a few threads each run an event loop over their share of
+//! the connections (connection `c` on thread `c % threads`), so the load
+//! side costs little next to what it measures: an answer to a connection
+//! whose thread is already awake wakes nobody. The bytes on the wire are
+//! exactly the request built here.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What one [`http_writer`] thread returns.
-pub type Answers = Result<(Vec<u32>, usize), String>;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
 
-/// Waits for every [`http_writer`] thread: the answer times (µs) of all,
-/// the 503s they retried, and why any of them failed.
-pub fn join_writers(
-    writers: Vec<std::thread::JoinHandle<Answers>>,
-) -> (Vec<u32>, usize, Vec<String>) {
-    let mut micros = Vec::new();
-    let (mut refused, mut errors) = (0, Vec::new());
-    for w in writers {
-        match w.join() {
-            Ok(Ok((mut m, r))) => {
-                micros.append(&mut m);
-                refused += r;
-            }
-            Ok(Err(e)) => errors.push(e),
-            Err(_) => errors.push("an HTTP writer panicked".into()),
-        }
-    }
-    (micros, refused, errors)
+/// Default count of load threads. One event loop keeps up with 64
+/// one-line connections on this project's 2-core reference machine and
+/// leaves the other core to what is measured.
+pub const CLIENT_THREADS: usize = 1;
+
+/// What the load posts, and where.
+#[derive(Debug, Clone)]
+pub struct Posting {
+    /// Connection `c` goes to `targets[c % targets.len()]`.
+    pub targets: Vec<SocketAddr>,
+    pub connections: usize,
+    /// Threads running the connections' event loops (at least one).
+    pub threads: usize,
+    /// The writers take request numbers from a shared count until this.
+    pub requests: usize,
+    /// Lines per request, and bytes per line before its newline.
+    pub lines: usize,
+    pub size: usize,
+    /// (start, time per request): request `n` is not sent before
+    /// `start + n * time per request`, which holds a rate over all writers.
+    pub pace: Option<(Instant, Duration)>,
 }
 
-/// One keep-alive connection posting requests (taken from a shared count)
-/// until all are sent; returns each request's latency in microseconds and
-/// how many attempts were refused with 503.
+/// What the writers answered: each request's latency in microseconds,
+/// the 503s they retried, and why any connection failed.
+#[derive(Debug, Default)]
+pub struct Answers {
+    pub micros: Vec<u32>,
+    pub refused: usize,
+    pub errors: Vec<String>,
+}
+
+/// The running writer threads of one [`Posting`].
+pub struct Writers {
+    threads: Vec<std::thread::JoinHandle<Answers>>,
+}
+
+impl Writers {
+    /// Starts posting. Request numbers come from `next`; storing
+    /// `posting.requests` into it makes every writer stop after the
+    /// request it is in.
+    pub fn start(posting: Posting, next: Arc<AtomicUsize>) -> Writers {
+        let posting = Arc::new(posting);
+        let count = posting.threads.clamp(1, posting.connections.max(1));
+        let threads = (0..count)
+            .map(|t| {
+                let (posting, next) = (posting.clone(), next.clone());
+                std::thread::spawn(move || writer_thread(&posting, t, count, next))
+            })
+            .collect();
+        Writers { threads }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.threads.iter().all(|t| t.is_finished())
+    }
+
+    /// Waits for every writer and gathers their answers.
+    pub fn join(self) -> Answers {
+        let mut all = Answers::default();
+        for t in self.threads {
+            match t.join() {
+                Ok(mut a) => {
+                    all.micros.append(&mut a.micros);
+                    all.refused += a.refused;
+                    all.errors.append(&mut a.errors);
+                }
+                Err(_) => all.errors.push("an HTTP writer thread panicked".into()),
+            }
+        }
+        all
+    }
+}
+
+/// One thread's event loop over connections `t`, `t + count`, ...
+fn writer_thread(
+    posting: &Arc<Posting>,
+    t: usize,
+    count: usize,
+    next: Arc<AtomicUsize>,
+) -> Answers {
+    let mut answers = Answers::default();
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            answers.errors.push(format!("HTTP writer runtime: {e}"));
+            return answers;
+        }
+    };
+    rt.block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for c in (t..posting.connections).step_by(count) {
+            let (posting, next) = (posting.clone(), next.clone());
+            set.spawn(async move { connection(&posting, c, &next).await });
+        }
+        while let Some(done) = set.join_next().await {
+            match done {
+                Ok(Ok((mut micros, refused))) => {
+                    answers.micros.append(&mut micros);
+                    answers.refused += refused;
+                }
+                Ok(Err(e)) => answers.errors.push(e),
+                Err(e) => answers.errors.push(format!("an HTTP writer failed: {e}")),
+            }
+        }
+    });
+    answers
+}
+
+/// One keep-alive connection posting requests until the shared count
+/// reaches `posting.requests`; returns each request's latency in
+/// microseconds and how many attempts were refused with 503.
 /// A 503 (logferry's backpressure answer) is retried after its
-/// `Retry-After`; any other failure ends the run. With `pace`
-/// (start, time per request), request `n` is not sent before
-/// `start + n * time per request`, which holds a rate over all writers.
-pub fn http_writer(
-    addr: SocketAddr,
+/// `Retry-After`; any other failure ends the connection's run.
+async fn connection(
+    posting: &Posting,
     writer: usize,
     next: &AtomicUsize,
-    requests: usize,
-    lines: usize,
-    size: usize,
-    pace: Option<(Instant, Duration)>,
-) -> Answers {
-    let stream = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
+) -> Result<(Vec<u32>, usize), String> {
+    let addr = posting.targets[writer % posting.targets.len()];
+    let stream = TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("connect {addr}: {e}"))?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let mut out = stream.try_clone().map_err(|e| e.to_string())?;
-    let mut input = BufReader::new(stream);
+    let (input, mut out) = stream.into_split();
+    let mut input = BufReader::new(input);
+    let request = request(writer, posting.lines, posting.size);
+    let (mut micros, mut refused) = (Vec::new(), 0);
+    loop {
+        let n = next.fetch_add(1, Ordering::Relaxed);
+        if n >= posting.requests {
+            break;
+        }
+        if let Some((start, every)) = posting.pace {
+            tokio::time::sleep_until((start + every * n as u32).into()).await;
+        }
+        let start = Instant::now();
+        loop {
+            out.write_all(&request)
+                .await
+                .map_err(|e| format!("send: {e}"))?;
+            match read_response(&mut input).await? {
+                (200, _) => break,
+                (503, retry) => {
+                    refused += 1;
+                    tokio::time::sleep(Duration::from_secs(retry.unwrap_or(1))).await;
+                }
+                (status, _) => return Err(format!("logferry answered {status}")),
+            }
+        }
+        micros.push(start.elapsed().as_micros().min(u32::MAX as u128) as u32);
+    }
+    Ok((micros, refused))
+}
+
+/// The request a writer sends over and over: `lines` lines of `size`
+/// bytes, each starting with the writer's and the line's number.
+fn request(writer: usize, lines: usize, size: usize) -> Vec<u8> {
     let mut body = vec![b'x'; lines * (size + 1)];
     for (i, line) in body.chunks_mut(size + 1).enumerate() {
         let digits = format!("{writer:04}{i:04}");
@@ -66,40 +190,16 @@ pub fn http_writer(
     );
     let mut request = head.into_bytes();
     request.extend_from_slice(&body);
-    let (mut micros, mut refused) = (Vec::new(), 0);
-    loop {
-        let n = next.fetch_add(1, Ordering::Relaxed);
-        if n >= requests {
-            break;
-        }
-        if let Some((start, every)) = pace {
-            let due = start + every * n as u32;
-            if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-        }
-        let start = Instant::now();
-        loop {
-            out.write_all(&request).map_err(|e| format!("send: {e}"))?;
-            match read_response(&mut input)? {
-                (200, _) => break,
-                (503, retry) => {
-                    refused += 1;
-                    std::thread::sleep(Duration::from_secs(retry.unwrap_or(1)));
-                }
-                (status, _) => return Err(format!("logferry answered {status}")),
-            }
-        }
-        micros.push(start.elapsed().as_micros().min(u32::MAX as u128) as u32);
-    }
-    Ok((micros, refused))
+    request
 }
 
 /// Reads one HTTP/1.1 response: its status and `Retry-After` seconds.
-pub fn read_response(input: &mut impl BufRead) -> Result<(u16, Option<u64>), String> {
+pub async fn read_response(
+    input: &mut (impl AsyncBufRead + Unpin),
+) -> Result<(u16, Option<u64>), String> {
     let mut line = String::new();
     let e = |e: std::io::Error| format!("read response: {e}");
-    input.read_line(&mut line).map_err(e)?;
+    input.read_line(&mut line).await.map_err(e)?;
     let status = line
         .split_whitespace()
         .nth(1)
@@ -108,7 +208,7 @@ pub fn read_response(input: &mut impl BufRead) -> Result<(u16, Option<u64>), Str
     let (mut length, mut retry) = (0usize, None);
     loop {
         line.clear();
-        if input.read_line(&mut line).map_err(e)? == 0 {
+        if input.read_line(&mut line).await.map_err(e)? == 0 {
             return Err("connection closed mid-response".into());
         }
         let l = line.trim_end();
@@ -127,7 +227,7 @@ pub fn read_response(input: &mut impl BufRead) -> Result<(u16, Option<u64>), Str
         }
     }
     let mut body = vec![0; length];
-    input.read_exact(&mut body).map_err(e)?;
+    input.read_exact(&mut body).await.map_err(e)?;
     Ok((status, retry))
 }
 
@@ -198,12 +298,12 @@ mod tests {
         assert_eq!(Latency::of(Vec::new(), 3).max, 0);
     }
 
-    #[test]
-    fn a_response_is_read_whole_with_its_retry_after() {
+    #[tokio::test]
+    async fn a_response_is_read_whole_with_its_retry_after() {
         let wire = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\ncontent-length: 4\r\n\r\nbusyHTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n";
         let mut r = BufReader::new(&wire[..]);
-        assert_eq!(read_response(&mut r).unwrap(), (503, Some(2)));
-        assert_eq!(read_response(&mut r).unwrap(), (200, None));
-        assert!(read_response(&mut r).is_err());
+        assert_eq!(read_response(&mut r).await.unwrap(), (503, Some(2)));
+        assert_eq!(read_response(&mut r).await.unwrap(), (200, None));
+        assert!(read_response(&mut r).await.is_err());
     }
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::http_client::{http_writer, join_writers, Latency};
+use super::http_client::{Answers, Latency, Posting, Writers, CLIENT_THREADS};
 
 #[derive(Debug, clap::Args)]
 pub struct HttpWriterArgs {
@@ -27,6 +27,10 @@ pub struct HttpWriterArgs {
     /// Keep-alive connections posting at once.
     #[arg(long, default_value_t = 4)]
     pub connections: usize,
+    /// Threads running the load's event loops, each over its share of the
+    /// connections.
+    #[arg(long, default_value_t = CLIENT_THREADS)]
+    pub client_threads: usize,
     /// Records per second over all connections; 0 sends as fast as the
     /// receiver answers.
     #[arg(long, default_value_t = 0.0)]
@@ -51,15 +55,20 @@ pub fn run(a: HttpWriterArgs) -> Result<(), String> {
             Duration::from_secs_f64(a.lines_per_request as f64 / a.rate),
         )
     });
-    let next = Arc::new(AtomicUsize::new(0));
-    let writers: Vec<_> = (0..a.connections)
-        .map(|w| {
-            let next = next.clone();
-            let (addr, lines, size) = (a.address, a.lines_per_request, a.size);
-            std::thread::spawn(move || http_writer(addr, w, &next, requests, lines, size, pace))
-        })
-        .collect();
-    let (micros, refused, errors) = join_writers(writers);
+    let posting = Posting {
+        targets: vec![a.address],
+        connections: a.connections,
+        threads: a.client_threads,
+        requests,
+        lines: a.lines_per_request,
+        size: a.size,
+        pace,
+    };
+    let Answers {
+        micros,
+        refused,
+        errors,
+    } = Writers::start(posting, Arc::new(AtomicUsize::new(0))).join();
     let secs = start.elapsed().as_secs_f64();
     let answered = micros.len();
     let sent_records = answered * a.lines_per_request;

@@ -22,7 +22,7 @@ use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::ClientConfig;
 
-use super::http_client::{http_writer, Latency};
+use super::http_client::{Latency, Posting, Writers, CLIENT_THREADS};
 use super::load::{packed_frame, send_frames};
 use super::pki;
 use super::process::{metric, wait_until_every, Proc};
@@ -96,6 +96,10 @@ pub struct HttpKafkaArgs {
     /// Keep-alive connections posting at once.
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
+    /// Threads running the load's event loops, each over its share of the
+    /// connections.
+    #[arg(long, default_value_t = CLIENT_THREADS)]
+    pub client_threads: usize,
 }
 
 impl KafkaArgs {
@@ -687,27 +691,18 @@ fn http_run(
     let api = p.address("api listening")?;
     let before = p.sample()?;
     let start = Instant::now();
-    let next = Arc::new(AtomicUsize::new(0));
-    let writers: Vec<_> = (0..a.connections)
-        .map(|w| {
-            let next = next.clone();
-            let (lines, size) = (a.lines_per_request, k.record_size);
-            std::thread::spawn(move || http_writer(addr, w, &next, requests, lines, size, None))
-        })
-        .collect();
-    let mut micros = Vec::with_capacity(requests);
-    let (mut failed, mut refused) = (None, 0);
-    for w in writers {
-        match w.join().map_err(|_| "HTTP writer panicked".to_string())? {
-            Ok((mut m, r)) => {
-                micros.append(&mut m);
-                refused += r;
-            }
-            Err(e) => failed = Some(e),
-        }
-    }
-    if let Some(e) = failed {
-        return Err(e);
+    let posting = Posting {
+        targets: vec![addr],
+        connections: a.connections,
+        threads: a.client_threads,
+        requests,
+        lines: a.lines_per_request,
+        size: k.record_size,
+        pace: None,
+    };
+    let answers = Writers::start(posting, Arc::new(AtomicUsize::new(0))).join();
+    if let Some(e) = answers.errors.first() {
+        return Err(e.clone());
     }
     broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
     let seconds = start.elapsed().as_secs_f64();
@@ -720,7 +715,7 @@ fn http_run(
             cpu: Some(after.cpu().saturating_sub(before.cpu())),
             peak_rss: Some(after.peak_rss),
         },
-        Latency::of(micros, refused),
+        Latency::of(answers.micros, answers.refused),
     ))
 }
 

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::super::http_client::{http_writer, join_writers, Latency};
+use super::super::http_client::{Answers, Latency, Posting, Writers};
 use super::super::report::WorkDir;
 use super::super::results::{Machine, ScenarioResult, Step};
 use super::kafka::{self as common, kafka_values, Member, Watch, LOGFERRY_HTTP_KAFKA};
@@ -206,16 +206,18 @@ fn step(
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let pace = rate.map(|r| (start, Duration::from_secs_f64(1.0 / r)));
-    let writers: Vec<_> = (0..k.connections)
-        .map(|c| {
-            let next = next.clone();
-            let addr = targets[c % targets.len()];
-            let (lines, size) = (k.lines_per_request, a.line_size);
-            std::thread::spawn(move || http_writer(addr, c, &next, cap, lines, size, pace))
-        })
-        .collect();
+    let posting = Posting {
+        targets: targets.to_vec(),
+        connections: k.connections,
+        threads: k.client_threads,
+        requests: cap,
+        lines: k.lines_per_request,
+        size: a.line_size,
+        pace,
+    };
+    let writers = Writers::start(posting, next.clone());
     let mut interrupted = false;
-    while !writers.iter().all(|w| w.is_finished()) {
+    while !writers.is_finished() {
         if start.elapsed() >= duration {
             next.store(cap, Ordering::SeqCst);
         }
@@ -234,7 +236,11 @@ fn step(
         }
     }
     let seconds = start.elapsed().as_secs_f64();
-    let (micros, refused, errors) = join_writers(writers);
+    let Answers {
+        micros,
+        refused,
+        errors,
+    } = writers.join();
     if interrupted {
         return Ok(None);
     }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::ProgressBar;
 
+use super::super::http_client::CLIENT_THREADS;
 use super::super::kafka::Broker;
 use super::super::pki::Pki;
 use super::super::process::Proc;
@@ -47,6 +48,10 @@ pub struct KafkaScenarioArgs {
     /// http-kafka: keep-alive connections posting at once.
     #[arg(long, default_value_t = 64)]
     pub connections: usize,
+    /// http-kafka: threads running the load's event loops, each over its share of the
+    /// connections.
+    #[arg(long, default_value_t = CLIENT_THREADS)]
+    pub client_threads: usize,
     /// http-kafka: lines (records) per POST request.
     #[arg(long, default_value_t = 1)]
     pub lines_per_request: usize,

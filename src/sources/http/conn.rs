@@ -364,13 +364,38 @@ impl RequestDeadline {
     }
 }
 
+/// What a request's line and headers ask for.
+enum Asked {
+    Health,
+    Records(AskedRecords),
+}
+
+/// A `POST /<tag>`: the tag, how its body is encoded, and its `time`
+/// query parameter.
+struct AskedRecords {
+    tag: Tag,
+    kind: BodyKind,
+    time: Option<EventTime>,
+}
+
 impl Handler {
     async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
         let _busy = self.busy.enter();
         let deadline = Instant::now() + self.settings.config.request_timeout;
         let (parts, body) = req.into_parts();
+        let head = head_bytes(&parts);
+        let asked = self.asked(&parts);
+        // the head's URI and header values are slices of hyper's read
+        // buffer: held while the records wait for the sinks, they would keep
+        // a buffer of 8 KiB or more alive for every request waiting
+        drop(parts);
         let mut body = Some(body);
-        let response = match self.serve(&parts, &mut body, deadline).await {
+        let served = match asked {
+            Ok(Asked::Health) => Ok(text(StatusCode::OK, "ok\n")),
+            Ok(Asked::Records(records)) => self.serve(records, &mut body, deadline).await,
+            Err(refusal) => Err(refusal),
+        };
+        let response = match served {
             Ok(r) => r,
             Err(mut refusal) => {
                 self.metrics
@@ -389,7 +414,7 @@ impl Handler {
         };
         // the request line and headers go back to the budget (what hyper
         // read of a next request stays charged)
-        drop(lock(&self.held).split(head_bytes(&parts)));
+        drop(lock(&self.held).split(head));
         self.metrics.response(response.status().as_u16());
         response
     }
@@ -418,16 +443,13 @@ impl Handler {
         tag
     }
 
-    async fn serve(
-        &self,
-        req: &hyper::http::request::Parts,
-        body: &mut Option<Incoming>,
-        deadline: Instant,
-    ) -> Result<Response<Full<Bytes>>, Refusal> {
+    /// What a request's line and headers ask for, or why it is refused
+    /// before its body is read.
+    fn asked(&self, req: &hyper::http::request::Parts) -> Result<Asked, Refusal> {
         let config = &self.settings.config;
         let path = req.uri.path();
         if path == "/health" && matches!(req.method, Method::GET | Method::HEAD) {
-            return Ok(text(StatusCode::OK, "ok\n"));
+            return Ok(Asked::Health);
         }
         if req.method != Method::POST {
             return Err(Refusal::new(
@@ -465,24 +487,37 @@ impl Handler {
             )
         })?;
         let time = query_time(req.uri.query())?;
-        let too_large = || {
-            Refusal::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "too_large",
-                format!(
-                    "body larger than max_body_bytes ({}): send fewer records per request",
-                    config.max_body_bytes
-                ),
-            )
-            .close()
-        };
         let announced = req
             .headers
             .get(CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
         if announced.is_some_and(|n| n > config.max_body_bytes as u64) {
-            return Err(too_large());
+            return Err(self.too_large());
         }
+        Ok(Asked::Records(AskedRecords { tag, kind, time }))
+    }
+
+    fn too_large(&self) -> Refusal {
+        Refusal::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!(
+                "body larger than max_body_bytes ({}): send fewer records per request",
+                self.settings.config.max_body_bytes
+            ),
+        )
+        .close()
+    }
+
+    /// Reads, decodes and routes the records of a request its head
+    /// asked to post, and answers once the sinks have them.
+    async fn serve(
+        &self,
+        AskedRecords { tag, kind, time }: AskedRecords,
+        body: &mut Option<Incoming>,
+        deadline: Instant,
+    ) -> Result<Response<Full<Bytes>>, Refusal> {
+        let config = &self.settings.config;
         let Some(incoming) = body.take() else {
             return Err(Refusal::new(
                 StatusCode::BAD_REQUEST,
@@ -493,7 +528,7 @@ impl Handler {
         let body = self.read_body(incoming, config.max_body_bytes);
         let (body, charge) = match self.deadline.run(deadline, body).await {
             Ok(Ok(read)) => read,
-            Ok(Err(BodyError::TooLarge)) => return Err(too_large()),
+            Ok(Err(BodyError::TooLarge)) => return Err(self.too_large()),
             Ok(Err(BodyError::Read(e))) => {
                 return Err(Refusal::new(
                     StatusCode::BAD_REQUEST,
