@@ -336,6 +336,57 @@ drain_timeout = "2s"
     );
 }
 
+#[test]
+fn a_producer_queue_far_smaller_than_the_input_delivers_every_record_once() {
+    // librdkafka's queue holds 10 messages; 20 chunks of 1000 arrive at once:
+    // the sink is told of room by each pass over the delivery reports
+    let broker = shared_broker();
+    let tag = unique("tinyq");
+    let mut lf = Logferry::start(&config(
+        broker,
+        "lf-${tag}",
+        "[sinks.k.librdkafka_options]\n\"queue.buffering.max.messages\" = \"10\"",
+    ));
+    let addr = lf.forward_addr("in");
+    const FRAMES: usize = 20;
+    const PER: usize = 1000;
+    let mut s = TcpStream::connect(addr).unwrap();
+    for k in 0..FRAMES {
+        s.write_all(&frame(
+            &tag,
+            "rec",
+            k * PER..(k + 1) * PER,
+            &format!("c{k}"),
+        ))
+        .unwrap();
+    }
+    let acks: HashSet<String> = (0..FRAMES)
+        .map(|_| {
+            read_ack(&mut s, Duration::from_secs(120))
+                .unwrap_or_else(|| panic!("every frame is acknowledged:\n{}", lf.log_text()))
+        })
+        .collect();
+    assert_eq!(acks, (0..FRAMES).map(|k| format!("c{k}")).collect());
+    let got = consume(
+        broker,
+        &format!("lf-{tag}"),
+        FRAMES * PER,
+        Duration::from_secs(60),
+    );
+    let seen: HashSet<usize> = got
+        .iter()
+        .map(|m| m.payload.strip_prefix("rec-").unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(got.len(), FRAMES * PER, "exactly every record, once");
+    assert_eq!(seen, (0..FRAMES * PER).collect());
+    lf.stop();
+    assert!(lf.final_counter("logferry_kafka_sink_queue_full_waits_total{component=\"k\"}") > 0);
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"k\"}"),
+        (FRAMES * PER) as u64
+    );
+}
+
 /// Produces `prefix-<i>` for i in `range`, one message each, with a real
 /// producer (kcat).
 fn produce(broker: &str, topic: &str, prefix: &str, range: std::ops::Range<usize>) {

@@ -31,6 +31,7 @@ use rdkafka::producer::{BaseProducer, DeliveryResult, Producer as _, ProducerCon
 use rdkafka::{ClientContext, Message as _};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
+use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
@@ -48,7 +49,8 @@ use crate::sinks::SinkMetrics;
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
 
-/// How long to wait before asking librdkafka again after `QueueFull`.
+/// The longest wait before asking librdkafka again after `QueueFull` (it
+/// usually has room sooner: after the next delivery reports are served).
 const QUEUE_FULL_WAIT: Duration = Duration::from_millis(5);
 
 pub struct KafkaSink {
@@ -77,6 +79,9 @@ struct Shared {
     stop_at: OnceLock<Instant>,
     /// Records of batches produced and not yet settled.
     in_flight: AtomicUsize,
+    /// Told after each pass over librdkafka's delivery reports: the moment
+    /// a full producer queue has room again.
+    reported: Notify,
 }
 
 /// Why a message was not handed to librdkafka.
@@ -180,6 +185,7 @@ impl KafkaSink {
                 log: RateLimitedLog::new(WARN_INTERVAL),
                 stop_at: OnceLock::new(),
                 in_flight: AtomicUsize::new(0),
+                reported: Notify::new(),
             }),
             encoder,
             topic,
@@ -351,7 +357,11 @@ impl Shared {
                         return Err(Unproduced::Stopped);
                     }
                     self.kafka.queue_full_waits.inc();
-                    tokio::time::sleep(QUEUE_FULL_WAIT).await;
+                    // librdkafka makes room as its delivery reports are
+                    // served (on this thread): try again after the next
+                    // pass, or after QUEUE_FULL_WAIT if none comes
+                    let reported = self.reported.notified();
+                    let _ = tokio::time::timeout(QUEUE_FULL_WAIT, reported).await;
                 }
                 Err(e) => {
                     attempt += 1;
@@ -429,12 +439,14 @@ async fn serve_reports(s: Arc<Shared>) {
                 "cannot watch the Kafka sink's eventfd; serving delivery reports every 10 ms");
                 loop {
                     s.producer.serve_reports();
+                    s.reported.notify_waiters();
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
             }
         };
     loop {
         s.producer.serve_reports();
+        s.reported.notify_waiters();
         let Ok(mut ready) = fd.readable().await else {
             return;
         };
