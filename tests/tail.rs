@@ -309,7 +309,9 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
     let (stop, writer) = spawn_writer(&live, "t", gate.clone(), |_| {});
     for i in 0..5 {
         std::thread::sleep(Duration::from_millis(300));
-        // what logrotate's copytruncate does: copy, then truncate in place
+        // what logrotate's copytruncate does: copy, then truncate in place,
+        // with no write of the writer's between the two
+        let _step = gate.lock().unwrap();
         std::fs::copy(&live, dir.path().join(format!("copy.{i}"))).unwrap();
         OpenOptions::new()
             .write(true)
