@@ -35,6 +35,35 @@ fn frame(tag: &str, prefix: &str, range: std::ops::Range<usize>, chunk: &str) ->
     out
 }
 
+/// Sends `frames` chunks of `per` records (`rec-<i>`, chunk ids `c<k>`) on
+/// one forward connection and asserts that every chunk is acknowledged
+/// within `wait` each. Batches settle on their own delivery reports, in
+/// any order.
+fn send_chunks_and_await_acks(
+    lf: &mut Logferry,
+    tag: &str,
+    frames: usize,
+    per: usize,
+    wait: Duration,
+) {
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    for k in 0..frames {
+        s.write_all(&frame(tag, "rec", k * per..(k + 1) * per, &format!("c{k}")))
+            .unwrap();
+    }
+    let acks: HashSet<String> = (0..frames)
+        .map(|_| {
+            read_ack(&mut s, wait).unwrap_or_else(|| {
+                panic!(
+                    "every frame is acknowledged once Kafka has it:\n{}",
+                    lf.log_text()
+                )
+            })
+        })
+        .collect();
+    assert_eq!(acks, (0..frames).map(|k| format!("c{k}")).collect());
+}
+
 fn send_frame(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(bytes).unwrap();
@@ -79,32 +108,10 @@ fn forward_to_kafka_delivers_every_record_once_with_keys_and_headers() {
         "lf-${tag}",
         "compression = \"zstd\"\n\n[api]\naddress = \"127.0.0.1:0\"",
     ));
-    let addr = lf.forward_addr("in");
     let api = lf.address("api listening");
     const FRAMES: usize = 3;
     const PER: usize = 1000;
-    let mut s = TcpStream::connect(addr).unwrap();
-    for k in 0..FRAMES {
-        s.write_all(&frame(
-            &tag,
-            "rec",
-            k * PER..(k + 1) * PER,
-            &format!("c{k}"),
-        ))
-        .unwrap();
-    }
-    // batches settle on their own delivery reports, in any order
-    let acks: HashSet<String> = (0..FRAMES)
-        .map(|_| {
-            read_ack(&mut s, Duration::from_secs(60)).unwrap_or_else(|| {
-                panic!(
-                    "every frame is acknowledged once Kafka has it:\n{}",
-                    lf.log_text()
-                )
-            })
-        })
-        .collect();
-    assert_eq!(acks, (0..FRAMES).map(|k| format!("c{k}")).collect());
+    send_chunks_and_await_acks(&mut lf, &tag, FRAMES, PER, Duration::from_secs(60));
     // each batch's delivery latency is measured once its reports are in
     let m = api_get(api, "/metrics");
     let batches = metric_value(
@@ -347,26 +354,9 @@ fn a_producer_queue_far_smaller_than_the_input_delivers_every_record_once() {
         "lf-${tag}",
         "[sinks.k.librdkafka_options]\n\"queue.buffering.max.messages\" = \"10\"",
     ));
-    let addr = lf.forward_addr("in");
     const FRAMES: usize = 20;
     const PER: usize = 1000;
-    let mut s = TcpStream::connect(addr).unwrap();
-    for k in 0..FRAMES {
-        s.write_all(&frame(
-            &tag,
-            "rec",
-            k * PER..(k + 1) * PER,
-            &format!("c{k}"),
-        ))
-        .unwrap();
-    }
-    let acks: HashSet<String> = (0..FRAMES)
-        .map(|_| {
-            read_ack(&mut s, Duration::from_secs(120))
-                .unwrap_or_else(|| panic!("every frame is acknowledged:\n{}", lf.log_text()))
-        })
-        .collect();
-    assert_eq!(acks, (0..FRAMES).map(|k| format!("c{k}")).collect());
+    send_chunks_and_await_acks(&mut lf, &tag, FRAMES, PER, Duration::from_secs(120));
     let got = consume(
         broker,
         &format!("lf-{tag}"),
