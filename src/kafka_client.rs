@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::ClientContext;
 
@@ -164,6 +165,35 @@ impl ClientErrors {
         warn_limited!(self.log, kind, component = %self.component, kind, error = %reason, hint,
             "kafka client error");
     }
+
+    /// Writes one of librdkafka's own log lines to logferry's log, under
+    /// the target `librdkafka` (so `LOGFERRY_LOG=info,librdkafka=debug`
+    /// shows its debug lines). A `FAIL` line is debug: librdkafka reports
+    /// the same failure as an error, which [`ClientErrors::report`] logs
+    /// (rate-limited, with a hint) and counts.
+    pub fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        let component = &*self.component;
+        match level {
+            _ if facility == "FAIL" => {
+                tracing::debug!(target: "librdkafka", component, "librdkafka {facility} {message}")
+            }
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error => {
+                tracing::error!(target: "librdkafka", component, "librdkafka {facility} {message}")
+            }
+            RDKafkaLogLevel::Warning => {
+                tracing::warn!(target: "librdkafka", component, "librdkafka {facility} {message}")
+            }
+            RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+                tracing::info!(target: "librdkafka", component, "librdkafka {facility} {message}")
+            }
+            RDKafkaLogLevel::Debug => {
+                tracing::debug!(target: "librdkafka", component, "librdkafka {facility} {message}")
+            }
+        }
+    }
 }
 
 /// The kind of a client error and what a user can do about it.
@@ -269,6 +299,10 @@ fn connected(s: &Statistics) -> u64 {
 }
 
 impl ClientContext for ClientErrors {
+    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        ClientErrors::log(self, level, facility, message);
+    }
+
     fn error(&self, error: KafkaError, reason: &str) {
         self.report(&error, reason);
     }

@@ -3,6 +3,8 @@
 //! on standard error so standard output stays free for records
 //! (`stdout` sink) and command output.
 
+use std::io::Write as _;
+
 use tracing_subscriber::EnvFilter;
 
 /// The environment variable holding a log filter. When it is set and not
@@ -82,7 +84,8 @@ pub fn fatal(message: &dyn std::fmt::Display) {
     if is_json() {
         tracing::error!("{message}");
     } else {
-        eprintln!("error: {message}");
+        // not `eprintln!`: it panics when standard error is closed
+        let _ = writeln!(std::io::stderr(), "error: {message}");
     }
 }
 
@@ -91,9 +94,13 @@ pub fn init(level: &str, format: LogFormat) -> Result<(), LoggingError> {
     let _ = FORMAT.set(format);
     let env = std::env::var_os(LOG_ENV).map(|v| v.to_string_lossy().into_owned());
     let filter = filter(level, env.as_deref())?;
+    // A failed write is dropped: with `log_internal_errors` on, the
+    // subscriber would report it with `eprintln!`, which panics the task
+    // that logged once standard error's reader has gone away.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .log_internal_errors(false);
     let _ = match format {
         LogFormat::Text => builder
             .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))

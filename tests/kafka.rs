@@ -423,6 +423,34 @@ path = "{}"
     )
 }
 
+/// librdkafka's own log lines reach logferry's log, named by component:
+/// here its warning about a property the client does not use. No broker
+/// is needed for it.
+#[test]
+fn librdkafka_warnings_reach_the_log_of_the_sink_and_the_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let sink = config(
+        "127.0.0.1:1",
+        "t",
+        "[sinks.k.librdkafka_options]\n\"auto.offset.reset\" = \"earliest\"\n",
+    );
+    let source = source_config("127.0.0.1:1", "t", "g", &dir.path().join("out.log")).replace(
+        "[sinks.f]",
+        "[sources.k.librdkafka_options]\n\"queue.buffering.max.ms\" = \"7\"\n\n[sinks.f]",
+    );
+    // both components are named `k`
+    for (config, property) in [
+        (sink, "auto.offset.reset"),
+        (source, "queue.buffering.max.ms"),
+    ] {
+        let mut lf = Logferry::start(&config);
+        let line = lf.wait_for_log("librdkafka CONFWARN", Duration::from_secs(20));
+        assert!(line.contains(" WARN ") && line.contains(property), "{line}");
+        assert!(line.contains("component=\"k\""), "{line}");
+        assert!(lf.stop().success(), "{}", lf.log_text());
+    }
+}
+
 #[test]
 fn kafka_source_consumes_every_record_and_a_kill_loses_none() {
     let broker = shared_broker();

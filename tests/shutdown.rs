@@ -129,3 +129,87 @@ fn a_finite_generator_that_could_not_deliver_exits_non_zero() {
         1000
     );
 }
+
+/// A log reader that went away (`logferry run 2>&1 | head`, a restarted
+/// log collector) must not take any part of logferry with it: the lines are
+/// lost, the records and the stop are not.
+#[test]
+fn a_closed_log_pipe_loses_no_record_and_no_stop() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("logferry.toml");
+    std::fs::write(
+        &config,
+        FORWARD_TO_FILE.replace("{dir}", &dir.path().display().to_string()),
+    )
+    .unwrap();
+    let mut child = Command::new(BIN)
+        .args(["run", "--config"])
+        .arg(&config)
+        .env("LOGFERRY_LOG", "debug")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut log = BufReader::new(child.stderr.take().unwrap());
+    let addr: SocketAddr = loop {
+        let mut line = String::new();
+        assert!(log.read_line(&mut line).unwrap() > 0, "logferry exited");
+        if let Some(a) = line
+            .contains("forward source listening")
+            .then(|| {
+                line.split_whitespace()
+                    .find_map(|w| w.strip_prefix("address="))
+            })
+            .flatten()
+        {
+            break a.parse().unwrap();
+        }
+    };
+    drop(log);
+    // every one of these is logged into the closed pipe
+    for _ in 0..3 {
+        let mut bad = TcpStream::connect(addr).unwrap();
+        bad.write_all(b"\xc1\xc1\xc1").unwrap();
+    }
+    // SAFETY: kill(2) on the pid of a child we own.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let mut entries = Vec::new();
+    for i in 0..200 {
+        logferry::protocol::forward::write_message_entry(
+            &mut entries,
+            1,
+            0,
+            format!("r-{i}").as_bytes(),
+        );
+    }
+    let mut frame = Vec::new();
+    logferry::protocol::forward::write_packed_forward(&mut frame, "t", &entries, 200, Some(b"c"));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&frame).unwrap();
+    assert!(
+        read_ack(&mut s, Duration::from_secs(20)).is_some(),
+        "no ack"
+    );
+    let lines = wait_for_lines(
+        &dir.path().join("unified.log"),
+        200,
+        Duration::from_secs(20),
+    );
+    assert_exactly(&lines, "r", 200);
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("logferry did not stop on SIGTERM with its log pipe closed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+}

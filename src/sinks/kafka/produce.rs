@@ -24,12 +24,13 @@
 //! is taken down once per run of its messages.
 
 use std::collections::HashMap;
-use std::ffi::{c_void, CStr, CString};
+use std::ffi::{c_int, c_void, CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rdkafka::bindings as rd;
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders, OwnedMessage, Timestamp};
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer as _, ProducerContext};
@@ -341,8 +342,8 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         };
     }
 
-    /// Serves every delivery report, error and statistics event waiting
-    /// on the client's queue, without blocking.
+    /// Serves every delivery report, error, statistics and log event
+    /// waiting on the client's queue, without blocking.
     pub fn serve_reports(&self) {
         loop {
             // SAFETY: a live queue; the event is destroyed after use.
@@ -363,6 +364,18 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
                         let error = KafkaError::Global(rd::rd_kafka_event_error(event).into());
                         let reason = CStr::from_ptr(rd::rd_kafka_event_error_string(event));
                         context.error(error, reason.to_string_lossy().trim());
+                    }
+                    rd::RD_KAFKA_EVENT_LOG => {
+                        let mut fac = std::ptr::null();
+                        let mut text = std::ptr::null();
+                        let mut level = 0;
+                        if rd::rd_kafka_event_log(event, &mut fac, &mut text, &mut level) == 0 {
+                            context.log(
+                                log_level(level),
+                                &CStr::from_ptr(fac).to_string_lossy(),
+                                &CStr::from_ptr(text).to_string_lossy(),
+                            );
+                        }
                     }
                     _ => {}
                 }
@@ -502,6 +515,20 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
 ///
 /// # Safety
 /// `event` is a live delivery-report event.
+/// librdkafka's syslog level as the `rdkafka` crate's.
+fn log_level(level: c_int) -> RDKafkaLogLevel {
+    match level {
+        ..=0 => RDKafkaLogLevel::Emerg,
+        1 => RDKafkaLogLevel::Alert,
+        2 => RDKafkaLogLevel::Critical,
+        3 => RDKafkaLogLevel::Error,
+        4 => RDKafkaLogLevel::Warning,
+        5 => RDKafkaLogLevel::Notice,
+        6 => RDKafkaLogLevel::Info,
+        _ => RDKafkaLogLevel::Debug,
+    }
+}
+
 unsafe fn settle_reports(event: *mut rd::rd_kafka_event_t) {
     let mut run: (*const Pending, usize) = (std::ptr::null(), 0);
     loop {

@@ -25,6 +25,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::Headers as _;
 use rdkafka::producer::{BaseProducer, DeliveryResult, Producer as _, ProducerContext};
@@ -120,6 +121,10 @@ struct Reports {
 }
 
 impl ClientContext for Reports {
+    fn log(&self, level: RDKafkaLogLevel, facility: &str, message: &str) {
+        self.errors.log(level, facility, message);
+    }
+
     fn error(&self, error: KafkaError, reason: &str) {
         if let Some(c) = &self.connected {
             c.on_error(&error);

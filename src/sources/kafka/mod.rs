@@ -114,6 +114,10 @@ struct GroupContext {
 }
 
 impl ClientContext for GroupContext {
+    fn log(&self, level: rdkafka::config::RDKafkaLogLevel, facility: &str, message: &str) {
+        self.client.log(level, facility, message);
+    }
+
     fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
         if let Some(c) = &self.connected {
             c.on_error(&error);
