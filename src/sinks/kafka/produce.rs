@@ -511,10 +511,6 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
     }
 }
 
-/// Settles the delivery reports of `event`.
-///
-/// # Safety
-/// `event` is a live delivery-report event.
 /// librdkafka's syslog level as the `rdkafka` crate's.
 fn log_level(level: c_int) -> RDKafkaLogLevel {
     match level {
@@ -529,6 +525,10 @@ fn log_level(level: c_int) -> RDKafkaLogLevel {
     }
 }
 
+/// Settles the delivery reports of `event`.
+///
+/// # Safety
+/// `event` is a live delivery-report event.
 unsafe fn settle_reports(event: *mut rd::rd_kafka_event_t) {
     let mut run: (*const Pending, usize) = (std::ptr::null(), 0);
     loop {
