@@ -88,26 +88,59 @@ impl AcceptErrors {
     }
 }
 
-/// Binds a listening source's socket (after loading its TLS settings, so
-/// a certificate problem fails start-up before the port is taken): the
-/// listener, its TLS acceptor and the address it is bound to.
-pub async fn bind(
-    address: &str,
-    tls: Option<&crate::tls::ServerTlsConfig>,
-) -> Result<
-    (
-        tokio::net::TcpListener,
-        Option<tokio_rustls::TlsAcceptor>,
-        std::net::SocketAddr,
-    ),
-    String,
-> {
-    let tls = tls.map(|t| t.acceptor()).transpose()?;
-    let listener = tokio::net::TcpListener::bind(address)
-        .await
-        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    Ok((listener, tls, local))
+/// The settings every listening source has.
+pub trait ListenerConfig {
+    /// `host:port` to listen on.
+    fn address(&self) -> &str;
+    /// The `tls` table, if the source serves TLS.
+    fn tls(&self) -> Option<&crate::tls::ServerTlsConfig>;
+}
+
+/// A listening source, bound and ready to serve: its socket, its
+/// settings, its context, its counters and its TLS acceptor, which its
+/// connections share.
+pub struct Listening<C, M> {
+    pub listener: tokio::net::TcpListener,
+    pub config: C,
+    pub cx: crate::sources::SourceContext,
+    pub metrics: std::sync::Arc<M>,
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+}
+
+impl<C: ListenerConfig, M> Listening<C, M> {
+    /// Binds the configured address (after loading the TLS settings, so a
+    /// certificate problem fails start-up before the port is taken, and a
+    /// taken port fails start-up rather than the running pipeline), logs
+    /// `{kind} source listening` with the bound address, and makes the
+    /// source's counters with `metrics(registry, source name)`.
+    pub async fn bind(
+        kind: &str,
+        config: C,
+        cx: crate::sources::SourceContext,
+        metrics: impl FnOnce(&crate::metrics::Registry, &str) -> M,
+    ) -> Result<Self, String> {
+        let tls = config.tls().map(|t| t.acceptor()).transpose()?;
+        let address = config.address();
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
+            "{kind} source listening");
+        let metrics = std::sync::Arc::new(metrics(&cx.metrics, &cx.name));
+        Ok(Listening {
+            listener,
+            config,
+            cx,
+            metrics,
+            tls,
+        })
+    }
+
+    /// The address the source is bound to (the port, with port 0).
+    pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
+        self.listener.local_addr()
+    }
 }
 
 /// One connection counted in `logferry_open_connections` for as long as

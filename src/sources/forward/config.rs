@@ -140,3 +140,13 @@ impl ForwardSourceConfig {
         }
     }
 }
+
+impl crate::net::ListenerConfig for ForwardSourceConfig {
+    fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
+        self.tls.as_ref()
+    }
+}

@@ -10,55 +10,39 @@ mod conn;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
-
 pub use config::{ForwardSourceConfig, UserConfig};
 
 use super::SourceContext;
 use crate::metrics::{Counter, Registry};
+use crate::net::Listening;
 use crate::protocol::forward::FrameError;
 use crate::telemetry::RateLimitedLog;
 
 /// A bound forward listener, ready to serve.
-pub struct ForwardSource {
-    listener: TcpListener,
-    config: ForwardSourceConfig,
-    cx: SourceContext,
-    metrics: Arc<ForwardMetrics>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-}
+pub struct ForwardSource(Listening<ForwardSourceConfig, ForwardMetrics>);
 
 impl ForwardSource {
-    /// Binds the listening socket, so a taken port fails start-up rather
-    /// than the running pipeline.
+    /// Binds the listening socket (see [`Listening::bind`]).
     pub async fn bind(config: ForwardSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        let (listener, tls, local) = crate::net::bind(&config.address, config.tls.as_ref()).await?;
-        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
-            shared_key = config.shared_key.is_some(), "forward source listening");
-        let metrics = Arc::new(ForwardMetrics::new(&cx.metrics, &cx.name));
-        Ok(ForwardSource {
-            listener,
-            config,
-            cx,
-            metrics,
-            tls,
-        })
+        Listening::bind("forward", config, cx, ForwardMetrics::new)
+            .await
+            .map(ForwardSource)
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
+        self.0.local_addr()
     }
 
     /// Accepts connections until shutdown, then waits for every connection
     /// to hand over what it has read and to send its pending acks.
     pub async fn run(self) {
-        let ForwardSource {
+        let Listening {
             listener,
             config,
             cx,
             metrics,
             tls,
-        } = self;
+        } = self.0;
         let max_connections = config.max_connections;
         let settings = Arc::new(conn::Settings {
             limits: config.limits(),

@@ -130,6 +130,16 @@ impl HttpSourceConfig {
     }
 }
 
+impl crate::net::ListenerConfig for HttpSourceConfig {
+    fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
+        self.tls.as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,54 +13,38 @@ pub mod decode;
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 
-use tokio::net::TcpListener;
-
 pub use config::{AckMode, HttpSourceConfig};
 
 use super::SourceContext;
 use crate::metrics::{Counter, Registry};
+use crate::net::Listening;
 use crate::telemetry::RateLimitedLog;
 
 /// A bound HTTP listener, ready to serve.
-pub struct HttpSource {
-    listener: TcpListener,
-    config: HttpSourceConfig,
-    cx: SourceContext,
-    metrics: Arc<HttpMetrics>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-}
+pub struct HttpSource(Listening<HttpSourceConfig, HttpMetrics>);
 
 impl HttpSource {
-    /// Binds the listening socket, so a taken port fails start-up rather
-    /// than the running pipeline.
+    /// Binds the listening socket (see [`Listening::bind`]).
     pub async fn bind(config: HttpSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        let (listener, tls, local) = crate::net::bind(&config.address, config.tls.as_ref()).await?;
-        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
-            "http source listening");
-        let metrics = Arc::new(HttpMetrics::new(&cx.metrics, &cx.name));
-        Ok(HttpSource {
-            listener,
-            config,
-            cx,
-            metrics,
-            tls,
-        })
+        Listening::bind("http", config, cx, HttpMetrics::new)
+            .await
+            .map(HttpSource)
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
+        self.0.local_addr()
     }
 
     /// Accepts connections until shutdown; then every connection finishes
     /// the request it is serving (bounded by `request_timeout`) and closes.
     pub async fn run(self) {
-        let HttpSource {
+        let Listening {
             listener,
             config,
             cx,
             metrics,
             tls,
-        } = self;
+        } = self.0;
         let max_connections = config.max_connections;
         let settings = Arc::new(conn::Settings {
             config: config.clone(),

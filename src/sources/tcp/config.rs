@@ -139,6 +139,16 @@ impl TcpSourceConfig {
     }
 }
 
+impl crate::net::ListenerConfig for TcpSourceConfig {
+    fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
+        self.tls.as_ref()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

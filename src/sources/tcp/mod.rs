@@ -17,54 +17,38 @@ pub mod syslog;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
-
 pub use config::{Framing, LineFormat, Parser, TcpSourceConfig};
 
 use super::SourceContext;
 use crate::metrics::{Counter, Registry};
+use crate::net::Listening;
 use crate::telemetry::RateLimitedLog;
 
 /// A bound TCP listener, ready to serve.
-pub struct TcpSource {
-    listener: TcpListener,
-    config: TcpSourceConfig,
-    cx: SourceContext,
-    metrics: Arc<TcpMetrics>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
-}
+pub struct TcpSource(Listening<TcpSourceConfig, TcpMetrics>);
 
 impl TcpSource {
-    /// Binds the listening socket, so a taken port fails start-up rather
-    /// than the running pipeline.
+    /// Binds the listening socket (see [`Listening::bind`]).
     pub async fn bind(config: TcpSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        let (listener, tls, local) = crate::net::bind(&config.address, config.tls.as_ref()).await?;
-        tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
-            "tcp source listening");
-        let metrics = Arc::new(TcpMetrics::new(&cx.metrics, &cx.name));
-        Ok(TcpSource {
-            listener,
-            config,
-            cx,
-            metrics,
-            tls,
-        })
+        Listening::bind("tcp", config, cx, TcpMetrics::new)
+            .await
+            .map(TcpSource)
     }
 
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.listener.local_addr()
+        self.0.local_addr()
     }
 
     /// Accepts connections until shutdown, then lets every connection hand
     /// over what it has read.
     pub async fn run(self) {
-        let TcpSource {
+        let Listening {
             listener,
             config,
             cx,
             metrics,
             tls,
-        } = self;
+        } = self.0;
         let max_connections = config.max_connections;
         let settings = Arc::new(conn::Settings {
             tag: config.tag.as_str().into(),
