@@ -35,32 +35,12 @@ fn text(o: &Output) -> String {
 /// received the same number (> 0) of records, each tier has its processes
 /// and every process was sampled.
 fn smoke(name: &str, extra: &[&str], tiers: [(&str, usize); 3]) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("result.json");
-    let work = dir.path().join("work");
-    let report = dir.path().join("report");
-    let mut args = vec![
-        name,
-        "--smoke",
-        "--json",
-        json.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--dir",
-        work.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = scenario(&args);
-    assert!(out.status.success(), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, r, dir) = run_smoke(name, extra);
+    let (work, report) = (dir.path().join("work"), dir.path().join("report"));
     assert!(
         stdout.contains("| rate of writing (lines/s per agent) |") && stdout.contains("headline:"),
         "{stdout}"
     );
-
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(r["scenario"], name);
-    assert_eq!(r["target"], "logferry");
     let steps = r["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2, "{r:#}");
     for step in steps {
@@ -138,6 +118,36 @@ fn peer_deliver_needs_as_many_of_each_tier() {
 
 /// The other systems are not installed here: started as `true`, they exit
 /// at once, after their config was rendered into --dir.
+/// Renders scenario `name`'s configs for `target` with `options`, run by
+/// `true` in place of the target (so `process` exits at once and the
+/// scenario fails, saying so), and returns the directory and the config
+/// `file`, checked to hold no placeholder left unrendered.
+fn rendered(
+    name: &str,
+    options: &[&str],
+    target: &str,
+    process: &str,
+    file: &str,
+) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec![name, "--smoke", "--target", target, "--target-bin", "true"];
+    args.extend_from_slice(options);
+    args.extend_from_slice(&["--dir", dir.path().to_str().unwrap()]);
+    let out = scenario(&args);
+    assert!(!out.status.success(), "{target}: {}", text(&out));
+    assert!(
+        text(&out).contains(&format!("{process} exited")),
+        "{target}: {}",
+        text(&out)
+    );
+    let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
+    assert!(
+        !config.contains("{{") && !config.contains("}}"),
+        "{target}:\n{config}"
+    );
+    (dir, config)
+}
+
 #[test]
 fn the_deliver_template_of_every_system_is_rendered_whole() {
     for (target, file) in [
@@ -145,28 +155,7 @@ fn the_deliver_template_of_every_system_is_rendered_whole() {
         ("fluentd", "deliver-1.conf"),
         ("vector", "deliver-1.toml"),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = scenario(&[
-            "round-robin-deliver",
-            "--smoke",
-            "--target",
-            target,
-            "--target-bin",
-            "true",
-            "--dir",
-            dir.path().to_str().unwrap(),
-        ]);
-        assert!(!out.status.success(), "{target}: {}", text(&out));
-        assert!(
-            text(&out).contains("deliver-1 exited"),
-            "{target}: {}",
-            text(&out)
-        );
-        let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
-        assert!(
-            !config.contains("{{") && !config.contains("}}"),
-            "{target}:\n{config}"
-        );
+        let (dir, config) = rendered("round-robin-deliver", &[], target, "deliver-1", file);
         if target == "fluent-bit" {
             let up = std::fs::read_to_string(dir.path().join("deliver-1.upstream.conf")).unwrap();
             assert!(up.contains("[UPSTREAM]") && up.contains("[NODE]"), "{up}");
@@ -307,32 +296,12 @@ fn interrupt_mid_step(args: &[&str], header: &str, processes: usize) {
 /// returns its parsed result and work directory. Every step must have put
 /// exactly what it sent (> 0) into the topic.
 fn kafka_smoke(name: &str, extra: &[&str]) -> (Value, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("result.json");
-    let work = dir.path().join("work");
-    let report = dir.path().join("report");
-    let mut args = vec![
-        name,
-        "--smoke",
-        "--json",
-        json.to_str().unwrap(),
-        "--report",
-        report.to_str().unwrap(),
-        "--dir",
-        work.to_str().unwrap(),
-    ];
-    args.extend_from_slice(extra);
-    let out = scenario(&args);
-    assert!(out.status.success(), "{}", text(&out));
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, r, dir) = run_smoke(name, extra);
     assert!(
         stdout.contains("records/s into Kafka") && stdout.contains("headline"),
         "{stdout}"
     );
     assert!(stdout.contains(", 0 lost"), "{stdout}");
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(r["scenario"], name);
-    assert_eq!(r["target"], "logferry");
     assert!(r["machine"]["cores"].as_u64().unwrap() >= 1, "{r:#}");
     for step in r["steps"].as_array().unwrap() {
         let (sent, received) = (
@@ -348,7 +317,7 @@ fn kafka_smoke(name: &str, extra: &[&str]) -> (Value, tempfile::TempDir) {
         }
     }
     assert!(!r["samples"].as_array().unwrap().is_empty(), "{r:#}");
-    let page = std::fs::read_to_string(report.join("index.html")).unwrap();
+    let page = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
     assert_eq!(page.matches("<table").count(), 1, "{page}");
     (r, dir)
 }
@@ -475,32 +444,8 @@ fn the_kafka_server_template_of_every_system_is_rendered_whole() {
         ("fluentd", "server-tls.conf"),
         ("vector", "server-tls.toml"),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = scenario(&[
-            "forward-kafka",
-            "--smoke",
-            "--brokers",
-            broker,
-            "--tls",
-            "on",
-            "--target",
-            target,
-            "--target-bin",
-            "true",
-            "--dir",
-            dir.path().to_str().unwrap(),
-        ]);
-        assert!(!out.status.success(), "{target}: {}", text(&out));
-        assert!(
-            text(&out).contains("server-tls exited"),
-            "{target}: {}",
-            text(&out)
-        );
-        let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
-        assert!(
-            !config.contains("{{") && !config.contains("}}"),
-            "{target}:\n{config}"
-        );
+        let options = ["--brokers", broker, "--tls", "on"];
+        let (_dir, config) = rendered("forward-kafka", &options, target, "server-tls", file);
         assert!(config.contains(broker), "{target}:\n{config}");
         assert!(config.contains("bench-server.key"), "{target}:\n{config}");
     }
@@ -594,17 +539,19 @@ fn a_kafka_scenario_whose_broker_does_not_answer_says_how_to_start_one() {
     );
 }
 
-/// Runs `file-transfer --smoke` with `extra` options into a fresh
-/// directory; returns the directory (result.json, work/, report/), the
-/// output and the parsed result if one was written.
-fn file_transfer(extra: &[&str]) -> (tempfile::TempDir, Output, Option<Value>) {
-    // no dot in the name: the senders' tags are made of the files' paths
-    let dir = tempfile::Builder::new().prefix("ft").tempdir().unwrap();
+/// Runs scenario `name --smoke` with `extra` options in `dir`: its result
+/// in `result.json`, its processes' files in `work/`, its report in
+/// `report/`. Returns the directory, the output and the parsed result if
+/// one was written.
+fn smoke_in(
+    dir: tempfile::TempDir,
+    name: &str,
+    extra: &[&str],
+) -> (tempfile::TempDir, Output, Option<Value>) {
     let json = dir.path().join("result.json");
-    let work = dir.path().join("work");
-    let report = dir.path().join("report");
+    let (work, report) = (dir.path().join("work"), dir.path().join("report"));
     let mut args = vec![
-        "file-transfer",
+        name,
         "--smoke",
         "--json",
         json.to_str().unwrap(),
@@ -619,6 +566,25 @@ fn file_transfer(extra: &[&str]) -> (tempfile::TempDir, Output, Option<Value>) {
         .ok()
         .map(|t| serde_json::from_str(&t).unwrap());
     (dir, out, result)
+}
+
+/// [`smoke_in`] a fresh directory; the run must succeed with a result of
+/// this scenario, with logferry as the target. Returns its standard
+/// output, its result and the directory.
+fn run_smoke(name: &str, extra: &[&str]) -> (String, Value, tempfile::TempDir) {
+    let (dir, out, r) = smoke_in(tempfile::tempdir().unwrap(), name, extra);
+    assert!(out.status.success(), "{}", text(&out));
+    let r = r.expect("a result");
+    assert_eq!(r["scenario"], name);
+    assert_eq!(r["target"], "logferry");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), r, dir)
+}
+
+/// [`smoke_in`] for `file-transfer`, whose run may fail.
+fn file_transfer(extra: &[&str]) -> (tempfile::TempDir, Output, Option<Value>) {
+    // no dot in the name: the senders' tags are made of the files' paths
+    let dir = tempfile::Builder::new().prefix("ft").tempdir().unwrap();
+    smoke_in(dir, "file-transfer", extra)
 }
 
 /// The unified file's lines.
@@ -838,28 +804,7 @@ fn the_file_server_template_of_every_system_is_rendered_whole() {
         ("fluentd", "server.conf", "@type single_value"),
         ("vector", "server.toml", "encoding.codec = \"text\""),
     ] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = scenario(&[
-            "file-transfer",
-            "--smoke",
-            "--target",
-            target,
-            "--target-bin",
-            "true",
-            "--dir",
-            dir.path().to_str().unwrap(),
-        ]);
-        assert!(!out.status.success(), "{target}: {}", text(&out));
-        assert!(
-            text(&out).contains("server exited"),
-            "{target}: {}",
-            text(&out)
-        );
-        let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
-        assert!(
-            !config.contains("{{") && !config.contains("}}"),
-            "{target}:\n{config}"
-        );
+        let (dir, config) = rendered("file-transfer", &[], target, "server", file);
         assert!(config.contains(format), "{target}:\n{config}");
         assert!(
             config.contains(&dir.path().join("out").display().to_string()),

@@ -64,6 +64,20 @@ fn send_chunks_and_await_acks(
     assert_eq!(acks, (0..frames).map(|k| format!("c{k}")).collect());
 }
 
+/// A PackedForward chunk `big` of one record of 1.5 MB, over the broker's
+/// `message.max.bytes` (1 MiB): its entries and the whole frame.
+fn oversized_chunk(tag: &str) -> (Vec<u8>, Vec<u8>) {
+    let mut e = Vec::new();
+    write::array_len(&mut e, 2);
+    write::event_time(&mut e, 1_700_000_000, 0);
+    write::map_len(&mut e, 1);
+    write::str(&mut e, b"message");
+    write::str(&mut e, &vec![b'x'; 1_500_000]);
+    let mut big = Vec::new();
+    write_packed_forward(&mut big, tag, &e, 1, Some(b"big"));
+    (e, big)
+}
+
 fn send_frame(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(bytes).unwrap();
@@ -214,14 +228,7 @@ fn a_message_too_large_is_rejected_and_counted_and_the_rest_delivered() {
         Some("a")
     );
 
-    let mut e = Vec::new();
-    write::array_len(&mut e, 2);
-    write::event_time(&mut e, 1_700_000_000, 0);
-    write::map_len(&mut e, 1);
-    write::str(&mut e, b"message");
-    write::str(&mut e, &vec![b'x'; 1_500_000]);
-    let mut big = Vec::new();
-    write_packed_forward(&mut big, &tag, &e, 1, Some(b"big"));
+    let (_, big) = oversized_chunk(&tag);
     let mut b = send_frame(addr, &big);
 
     s.write_all(&frame(&tag, "small", 10..20, "b")).unwrap();
@@ -263,14 +270,7 @@ fn a_batch_kafka_refuses_goes_to_the_dead_letter_file() {
         "dead_letter = \"{dir}/kafka.dead\"\n[sinks.k.librdkafka_options]\n\"message.max.bytes\" = \"4000000\"",
     ));
     let addr = lf.forward_addr("in");
-    let mut e = Vec::new();
-    write::array_len(&mut e, 2);
-    write::event_time(&mut e, 1_700_000_000, 0);
-    write::map_len(&mut e, 1);
-    write::str(&mut e, b"message");
-    write::str(&mut e, &vec![b'x'; 1_500_000]);
-    let mut big = Vec::new();
-    write_packed_forward(&mut big, &tag, &e, 1, Some(b"big"));
+    let (e, big) = oversized_chunk(&tag);
     let mut b = send_frame(addr, &big);
     assert_eq!(
         read_ack(&mut b, Duration::from_secs(60)).as_deref(),
