@@ -3,9 +3,11 @@
 //! nothing grows without bound in between. Once the sink resumes, every
 //! record arrives.
 
-use std::io::Write;
-use std::net::TcpStream;
+mod common;
+
 use std::time::Duration;
+
+use common::write_until_blocked;
 
 use logferry::buffer::{queue, BufferConfig, WhenFull};
 use logferry::metrics::{Counter, Registry};
@@ -52,24 +54,12 @@ async fn a_full_queue_stops_reading_the_socket() {
     let mut frame = Vec::new();
     write_packed_forward(&mut frame, "t", &entries, FRAME_RECORDS, None);
     let frames_wanted = 400_000_000 / frame.len();
-    let sender = std::thread::spawn(move || {
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
-        let mut sent = 0;
-        while sent < frames_wanted {
-            if s.write_all(&frame).is_err() {
-                // blocked for 2 s: the server stopped reading
-                return (sent, None);
-            }
-            sent += 1;
-        }
-        (sent, Some(s))
-    });
-    let (sent_while_stalled, stream) = tokio::task::spawn_blocking(move || sender.join().unwrap())
+    let sender = write_until_blocked(addr, frame, frames_wanted);
+    let (sent_while_stalled, blocked) = tokio::task::spawn_blocking(move || sender.join().unwrap())
         .await
         .unwrap();
     assert!(
-        stream.is_none(),
+        blocked,
         "the sender was never blocked: backpressure did not reach it"
     );
     assert!(

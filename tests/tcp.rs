@@ -412,24 +412,12 @@ async fn a_full_queue_stops_reading_the_socket() {
         .flat_map(|i| format!("{i:099}\n").into_bytes())
         .collect();
     let blocks_wanted = 400_000_000 / block.len();
-    let sender = std::thread::spawn(move || {
-        let mut s = TcpStream::connect(addr).unwrap();
-        s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
-        let mut sent = 0;
-        while sent < blocks_wanted {
-            if s.write_all(&block).is_err() {
-                // blocked for 2 s: the server stopped reading
-                return (sent, None);
-            }
-            sent += 1;
-        }
-        (sent, Some(s))
-    });
-    let (sent_while_stalled, stream) = tokio::task::spawn_blocking(move || sender.join().unwrap())
+    let sender = write_until_blocked(addr, block, blocks_wanted);
+    let (sent_while_stalled, blocked) = tokio::task::spawn_blocking(move || sender.join().unwrap())
         .await
         .unwrap();
     assert!(
-        stream.is_none(),
+        blocked,
         "the sender was never blocked: backpressure did not reach it"
     );
     assert!(

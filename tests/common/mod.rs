@@ -245,6 +245,27 @@ pub fn send(addr: SocketAddr, bytes: &[u8]) -> TcpStream {
     s
 }
 
+/// Writes `block` on a new connection to `addr` up to `times` times, on a
+/// thread of its own; a write blocked for 2 s (the server stopped reading)
+/// ends it. Returns how many blocks were written, and whether the writer
+/// was blocked.
+pub fn write_until_blocked(
+    addr: SocketAddr,
+    block: Vec<u8>,
+    times: usize,
+) -> std::thread::JoinHandle<(usize, bool)> {
+    std::thread::spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_write_timeout(Some(Duration::from_secs(2))).unwrap();
+        for sent in 0..times {
+            if s.write_all(&block).is_err() {
+                return (sent, true);
+            }
+        }
+        (times, false)
+    })
+}
+
 /// Asserts the lines are exactly `prefix-0 … prefix-(n-1)` in some order.
 pub fn assert_exactly(lines: &[String], prefix: &str, n: usize) {
     let mut got: Vec<usize> = lines
