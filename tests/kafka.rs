@@ -379,6 +379,57 @@ fn a_producer_queue_far_smaller_than_the_input_delivers_every_record_once() {
     );
 }
 
+/// `topic = "lf-${tag}-${record.user}"`: each record goes to the topic its `user`
+/// field names, and records without the field to `…-_`, counted.
+#[test]
+fn a_topic_named_by_a_record_field_gets_exactly_its_records() {
+    let broker = shared_broker();
+    let tag = unique("fields");
+    let mut lf = Logferry::start(&config(broker, "lf-${tag}-${record.user}", ""));
+    // rec-0 … rec-209, user u<i % 7>
+    send_chunks_and_await_acks(&mut lf, &tag, 3, 70, Duration::from_secs(120));
+    let mut e = Vec::new();
+    for i in 0..5 {
+        write::array_len(&mut e, 2);
+        write::event_time(&mut e, 1_700_000_000, 0);
+        write::map_len(&mut e, 1);
+        write::str(&mut e, b"message");
+        write::str(&mut e, format!("anon-{i}").as_bytes());
+    }
+    let mut anon = Vec::new();
+    write_packed_forward(&mut anon, &tag, &e, 5, Some(b"anon"));
+    let mut s = send_frame(lf.forward_addr("in"), &anon);
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(60)).as_deref(),
+        Some("anon"),
+        "{}",
+        lf.log_text()
+    );
+    for u in 0..7 {
+        let topic = format!("lf-{tag}-u{u}");
+        let want: Vec<String> = (0..210)
+            .filter(|i| i % 7 == u)
+            .map(|i| format!("rec-{i}"))
+            .collect();
+        let got = consume(broker, &topic, want.len(), Duration::from_secs(30));
+        let mut got: Vec<String> = got.into_iter().map(|m| m.payload).collect();
+        got.sort_by_key(|p| p[4..].parse::<usize>().unwrap());
+        assert_eq!(got, want, "{topic}");
+    }
+    let got = consume(broker, &format!("lf-{tag}-_"), 5, Duration::from_secs(30));
+    let mut got: Vec<String> = got.into_iter().map(|m| m.payload).collect();
+    got.sort();
+    assert_eq!(got, (0..5).map(|i| format!("anon-{i}")).collect::<Vec<_>>());
+    lf.stop();
+    assert_eq!(
+        lf.final_counter("logferry_kafka_sink_topic_fields_missing_total{component=\"k\"}"),
+        5
+    );
+    assert!(lf
+        .log_text()
+        .contains("a record lacks a field its topic names"));
+}
+
 /// Produces `prefix-<i>` for i in `range`, one message each, with a real
 /// producer (kcat).
 fn produce(broker: &str, topic: &str, prefix: &str, range: std::ops::Range<usize>) {

@@ -5,8 +5,9 @@
 //! it holds: quotes, backslashes and newlines cannot change the file's
 //! structure. `$${` writes a literal `${`. `${tag}` (and `${tag[N]}`) is
 //! left alone: it is the per-record tag placeholder of sink paths, not an
-//! environment variable; so is `${topic}`, the Kafka source's tag
-//! placeholder.
+//! environment variable; so are `${topic}`, the Kafka source's tag
+//! placeholder, and `${record.FIELD}`, the Kafka sink's topic placeholder
+//! for a record field.
 
 use std::fmt;
 
@@ -69,7 +70,11 @@ pub fn interpolate(
             Some((n, d)) => (n, Some(d)),
             None => (expr, None),
         };
-        if name == "tag" || name.starts_with("tag[") || name == "topic" {
+        if name == "tag"
+            || name.starts_with("tag[")
+            || name == "topic"
+            || name.starts_with("record.")
+        {
             out.push_str(&rest[i..i + 2 + close]);
         } else {
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -156,6 +161,10 @@ mod tests {
         assert_eq!(
             interpolate("kafka.${topic}", env).unwrap(),
             "kafka.${topic}"
+        );
+        assert_eq!(
+            interpolate("logs-${record.service}-${HOST}", env).unwrap(),
+            "logs-${record.service}-10.0.0.1"
         );
     }
 

@@ -8,7 +8,6 @@ use serde::Deserialize;
 use crate::config::units;
 use crate::format::FormatConfig;
 use crate::kafka_client;
-use crate::sinks::file::path::PathTemplate;
 use crate::tls::ClientTlsConfig;
 
 /// `type = "kafka"`: produces every record as one Kafka message.
@@ -159,7 +158,7 @@ impl KafkaSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.format.validate()?;
         kafka_client::validate(&self.brokers, self.tls.as_ref())?;
-        PathTemplate::parse(&self.topic).map_err(|e| e.replacen("path", "topic", 1))?;
+        super::topic::TopicTemplate::parse(&self.topic)?;
         const PARTITIONERS: &[&str] = &[
             "consistent_random",
             "consistent",
@@ -317,7 +316,7 @@ mod tests {
         let e: Result<KafkaSinkConfig, _> = toml::from_str("brokers = []\ntopic = \"t\"");
         assert!(e.unwrap().validate().unwrap_err().contains("brokers"));
         let e: KafkaSinkConfig =
-            toml::from_str("brokers = [\"b:1\"]\ntopic = \"${tags}\"").unwrap();
+            toml::from_str("brokers = [\"b:1\"]\ntopic = \"${tag[x]}\"").unwrap();
         assert!(e.validate().unwrap_err().contains("topic"));
         let e = parse("[librdkafka_options]\n\"no.such.option\" = \"1\"").unwrap_err();
         assert!(

@@ -6,6 +6,7 @@
 
 use std::borrow::Cow;
 
+use super::topic::BatchTopic;
 use crate::event::{Batch, EventTime, RecordRef, Records};
 use crate::format::{self, json, FormatKind, Formatter};
 use crate::protocol::msgpack::{self, Reader, Value};
@@ -15,6 +16,9 @@ pub struct Message<'a> {
     pub payload: Cow<'a, [u8]>,
     pub key: Option<Cow<'a, [u8]>>,
     pub time: EventTime,
+    /// With a topic per record: its name, and whether a field it names
+    /// was missing.
+    pub topic: Option<(String, bool)>,
 }
 
 /// Turns records into message payloads and keys.
@@ -32,7 +36,11 @@ impl Encoder {
     }
 
     /// The messages of every record of `batch`, in order.
-    pub fn encode<'a>(&mut self, batch: &'a Batch) -> msgpack::Result<Vec<Message<'a>>> {
+    pub fn encode<'a>(
+        &mut self,
+        batch: &'a Batch,
+        topics: Option<&BatchTopic<'_>>,
+    ) -> msgpack::Result<Vec<Message<'a>>> {
         let mut out = Vec::with_capacity(batch.count);
         match &batch.records {
             Records::Entries(b) => {
@@ -47,20 +55,31 @@ impl Encoder {
                     let time = EventTime::read(&mut r)?;
                     let start = r.pos();
                     r.skip()?;
-                    out.push(self.message(&batch.tag, time, RecordRef::Map(&b[start..r.pos()])));
+                    out.push(self.message(
+                        &batch.tag,
+                        time,
+                        RecordRef::Map(&b[start..r.pos()]),
+                        topics,
+                    ));
                 }
             }
             Records::Lines { data, time } => {
                 for line in data.split_inclusive(|c| *c == b'\n') {
                     let line = line.strip_suffix(b"\n").unwrap_or(line);
-                    out.push(self.message(&batch.tag, *time, RecordRef::Line(line)));
+                    out.push(self.message(&batch.tag, *time, RecordRef::Line(line), topics));
                 }
             }
         }
         Ok(out)
     }
 
-    fn message<'a>(&mut self, tag: &str, time: EventTime, rec: RecordRef<'a>) -> Message<'a> {
+    fn message<'a>(
+        &mut self,
+        tag: &str,
+        time: EventTime,
+        rec: RecordRef<'a>,
+        topics: Option<&BatchTopic<'_>>,
+    ) -> Message<'a> {
         let payload = match (self.formatter.kind(), format::raw_text(rec)) {
             (FormatKind::Raw, Some(text)) => Cow::Borrowed(text),
             _ => {
@@ -72,19 +91,31 @@ impl Encoder {
                 Cow::Owned(buf)
             }
         };
-        let key = self.key_field.as_deref().and_then(|k| match rec.field(k)? {
-            Value::Str(s) | Value::Bin(s) => Some(Cow::Borrowed(s)),
-            v @ (Value::Array(_) | Value::Map(_)) => {
-                let _ = v;
-                None
-            }
-            other => {
-                let mut buf = Vec::new();
-                json::write_scalar(&mut buf, other);
-                Some(Cow::Owned(buf))
-            }
-        });
-        Message { payload, key, time }
+        let key = self
+            .key_field
+            .as_deref()
+            .and_then(|k| scalar_text(rec.field(k)?));
+        let topic = topics.map(|t| t.render(rec));
+        Message {
+            payload,
+            key,
+            time,
+            topic,
+        }
+    }
+}
+
+/// A field's value as text for a key or a topic: strings and binaries as
+/// they are, numbers and booleans as JSON; `None` for nil, maps and arrays.
+pub fn scalar_text(value: Value<'_>) -> Option<Cow<'_, [u8]>> {
+    match value {
+        Value::Str(s) | Value::Bin(s) => Some(Cow::Borrowed(s)),
+        Value::Nil | Value::Array(_) | Value::Map(_) => None,
+        other => {
+            let mut buf = Vec::new();
+            json::write_scalar(&mut buf, other);
+            Some(Cow::Owned(buf))
+        }
     }
 }
 
@@ -126,7 +157,7 @@ mod tests {
     fn raw_payloads_are_borrowed_from_the_frame_with_keys() {
         let batch = entries(&[("one", "ann"), ("two", "bob")]);
         let mut e = encoder("\"raw\"", Some("user"));
-        let m = e.encode(&batch).unwrap();
+        let m = e.encode(&batch, None).unwrap();
         assert_eq!(m.len(), 2);
         assert!(matches!(m[0].payload, Cow::Borrowed(b"one")));
         assert_eq!(m[1].payload.as_ref(), b"two");
@@ -137,7 +168,7 @@ mod tests {
     #[test]
     fn json_is_one_document_without_newline() {
         let batch = entries(&[("one", "ann")]);
-        let m = encoder("\"json\"", None).encode(&batch).unwrap();
+        let m = encoder("\"json\"", None).encode(&batch, None).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&m[0].payload).unwrap();
         assert_eq!(v["tag"], "app.web");
         assert_eq!(v["record"]["user"], "ann");
@@ -154,7 +185,9 @@ mod tests {
             },
             2,
         );
-        let m = encoder("\"raw\"", Some("message")).encode(&batch).unwrap();
+        let m = encoder("\"raw\"", Some("message"))
+            .encode(&batch, None)
+            .unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(m[1].payload.as_ref(), b"bb");
         assert_eq!(m[1].key.as_deref(), Some(&b"bb"[..]));

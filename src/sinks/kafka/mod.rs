@@ -13,6 +13,7 @@ mod config;
 mod encode;
 mod produce;
 mod sink;
+mod topic;
 
 pub use config::{Compression, KafkaSinkConfig};
 pub use sink::KafkaSink;
@@ -39,6 +40,8 @@ pub struct KafkaMetrics {
     pub retries: Counter,
     /// Times the sink waited because librdkafka's queue was full.
     pub queue_full_waits: Counter,
+    /// Records whose topic names a field they lack (`_` stood in).
+    pub topic_fields_missing: Counter,
     /// From a batch handed to librdkafka to its last delivery report.
     pub delivery_latency: Histogram,
     /// Records Kafka can never take, by kind (same order as `REJECTION_KINDS`).
@@ -73,6 +76,11 @@ impl KafkaMetrics {
             queue_full_waits: r.counter(
                 "logferry_kafka_sink_queue_full_waits_total",
                 "Waits because librdkafka's producer queue was full (backpressure).",
+                l,
+            ),
+            topic_fields_missing: r.counter(
+                "logferry_kafka_sink_topic_fields_missing_total",
+                "Records whose topic names a field they do not have, or hold as a map, an array or nil (`_` stands in for it).",
                 l,
             ),
             delivery_latency: r.histogram(

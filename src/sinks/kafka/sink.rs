@@ -39,11 +39,11 @@ use tokio::time::Instant;
 use super::config::KafkaSinkConfig;
 use super::encode::Encoder;
 use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
+use super::topic::TopicTemplate;
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::format::Formatter;
 use crate::kafka_client::{BrokerConnections, ClientErrors};
-use crate::sinks::file::path::PathTemplate;
 use crate::sinks::settle::Settler;
 use crate::sinks::verdict::{backoff_with_jitter, Rejection, Verdict};
 use crate::sinks::SinkMetrics;
@@ -57,8 +57,9 @@ const QUEUE_FULL_WAIT: Duration = Duration::from_millis(5);
 pub struct KafkaSink {
     shared: Arc<Shared>,
     encoder: Encoder,
-    topic: PathTemplate,
-    /// The topic when it names no tag or time: not rendered per batch.
+    topic: TopicTemplate,
+    /// The topic when it names no tag, time or field: not rendered per
+    /// batch.
     static_topic: Option<String>,
 }
 
@@ -173,10 +174,8 @@ impl KafkaSink {
         let tag_header = header("tag_header", &config.tag_header)?;
         let time_header = header("time_header", &config.time_header)?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
-        let topic = PathTemplate::parse(&config.topic)?;
-        let static_topic = topic
-            .is_static()
-            .then(|| topic.render("", &chrono::Local::now()).0);
+        let topic = TopicTemplate::parse(&config.topic)?;
+        let static_topic = topic.fixed();
         Ok(KafkaSink {
             shared: Arc::new(Shared {
                 name: name.to_string(),
@@ -249,15 +248,17 @@ impl KafkaSink {
     ) -> Option<impl std::future::Future<Output = ()>> {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
-        let topic = match &self.static_topic {
-            Some(t) => std::borrow::Cow::Borrowed(t.as_str()),
-            None => self
-                .topic
-                .render(&batch.tag, &chrono::Local::now())
-                .0
-                .into(),
+        // one topic for the batch, or one per record (named by its fields)
+        let rendered = self
+            .static_topic
+            .is_none()
+            .then(|| self.topic.for_batch(&batch.tag, &chrono::Local::now()));
+        let (whole, per_record) = match (&self.static_topic, &rendered) {
+            (Some(t), _) => (Some(t.as_str()), None),
+            (None, Some(r)) => (r.whole(), r.whole().is_none().then_some(r)),
+            (None, None) => unreachable!("rendered without a static topic"),
         };
-        let messages = match self.encoder.encode(batch) {
+        let messages = match self.encoder.encode(batch, per_record) {
             Ok(m) => m,
             Err(e) => {
                 // cannot happen for frames the decoder accepted; never silent
@@ -271,17 +272,16 @@ impl KafkaSink {
                 return None;
             }
         };
-        let topic = match s.producer.topic(&topic) {
-            Ok(t) => t,
-            Err(e) => {
-                let r = classify(&e).unwrap_or_else(|| Rejection {
-                    kind: "unknown_topic",
-                    message: format!("topic {topic:?}: {e}"),
-                });
-                s.reject(d, &r);
+        let whole = match whole.map(|name| s.producer.topic(name).map_err(|e| (name, e))) {
+            None => None,
+            Some(Ok(t)) => Some(t),
+            Some(Err((name, e))) => {
+                s.reject(d, &topic_rejection(name, &e));
                 return None;
             }
         };
+        // the handle of the last per-record topic, reused while it repeats
+        let mut last: Option<(&str, Arc<Topic>)> = None;
         let pending = Arc::new(Pending::default());
         // every message, plus one while producing; what is not handed over
         // is settled as it happens
@@ -289,6 +289,30 @@ impl KafkaSink {
         let mut rejected: Option<Rejection> = None;
         let mut time = String::new();
         for m in &messages {
+            let topic = match (&whole, &m.topic) {
+                (Some(t), _) => t,
+                (None, Some((name, missing))) => {
+                    if *missing {
+                        s.kafka.topic_fields_missing.inc();
+                        warn_limited!(s.log, "topic_field_missing", sink = %s.name, topic = %name,
+                            "a record lacks a field its topic names (or holds a map, an array or nil there): `_` stands in for it");
+                    }
+                    if last.as_ref().is_none_or(|(n, _)| n != name) {
+                        match s.producer.topic(name) {
+                            Ok(t) => last = Some((name, t)),
+                            Err(e) => {
+                                let r = topic_rejection(name, &e);
+                                pending.report(1);
+                                s.count_rejected(&r, 1, m.payload.len());
+                                rejected.get_or_insert(r);
+                                continue;
+                            }
+                        }
+                    }
+                    &last.as_ref().expect("just set").1
+                }
+                (None, None) => unreachable!("a per-record topic for every message"),
+            };
             let mut headers = [<(&CStr, &[u8])>::default(); 2];
             let mut n = 0;
             if let Some(name) = &s.tag_header {
@@ -307,7 +331,7 @@ impl KafkaSink {
                 timestamp: m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64,
                 headers: &headers[..n],
             };
-            match s.produce(&topic, &out, &pending, Some(rx)).await {
+            match s.produce(topic, &out, &pending, Some(rx)).await {
                 Ok(()) => {}
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
@@ -484,6 +508,14 @@ fn classify(e: &KafkaError) -> Option<Rejection> {
 
 /// Waits for every delivery report of one batch, produces failed messages
 /// again, and settles the batch.
+/// Why a record cannot go to topic `name`: librdkafka refused its handle.
+fn topic_rejection(name: &str, e: &KafkaError) -> Rejection {
+    classify(e).unwrap_or_else(|| Rejection {
+        kind: "unknown_topic",
+        message: format!("topic {name:?}: {e}"),
+    })
+}
+
 async fn watch(
     s: Arc<Shared>,
     d: Delivery,
@@ -532,10 +564,7 @@ async fn watch(
             let topic = match s.producer.topic(m.topic()) {
                 Ok(t) => t,
                 Err(e) => {
-                    let r = classify(&e).unwrap_or_else(|| Rejection {
-                        kind: "unknown_topic",
-                        message: format!("topic {:?}: {e}", m.topic()),
-                    });
+                    let r = topic_rejection(m.topic(), &e);
                     s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
                     rejected.get_or_insert(r);
                     pending.report(1);

@@ -1,0 +1,212 @@
+//! The `topic` setting: `${tag}`, `${tag[N]}` and strftime sequences as in
+//! the file sink's `path`, and `${record.FIELD}`, the value of a record's
+//! top-level field, so one sink can spread records over topics by their
+//! content (`logs-${record.service}`).
+
+use chrono::{DateTime, Local};
+
+use super::encode::scalar_text;
+use crate::event::RecordRef;
+use crate::sinks::file::path::PathTemplate;
+
+/// What a record without the field (or with a map, an array or nil there)
+/// puts in its topic's name, as a missing tag part does in a file path.
+pub const MISSING_FIELD: &str = "_";
+
+/// A parsed `topic` setting.
+#[derive(Debug, Clone)]
+pub struct TopicTemplate {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    /// Text with `${tag}`, `${tag[N]}` and strftime sequences.
+    Path(PathTemplate),
+    /// `${record.NAME}`: a record field.
+    Field(Vec<u8>),
+}
+
+/// The topic of the records of one batch: its tag and time rendered, its
+/// record fields still to fill in.
+pub struct BatchTopic<'t> {
+    parts: Vec<Rendered<'t>>,
+}
+
+enum Rendered<'t> {
+    Text(String),
+    Field(&'t [u8]),
+}
+
+impl TopicTemplate {
+    pub fn parse(topic: &str) -> Result<Self, String> {
+        let mut parts = Vec::new();
+        let mut text = String::new();
+        let mut rest = topic;
+        while let Some(i) = rest.find("${") {
+            let after = &rest[i + 2..];
+            let close = after
+                .find('}')
+                .ok_or_else(|| format!("topic {topic:?}: `${{` needs a closing `}}`"))?;
+            let name = &after[..close];
+            text.push_str(&rest[..i]);
+            rest = &after[close + 1..];
+            if name == "tag" || name.starts_with("tag[") {
+                // the path template's own placeholder
+                text.push_str(&format!("${{{name}}}"));
+                continue;
+            }
+            let Some(field) = name.strip_prefix("record.").filter(|f| !f.is_empty()) else {
+                return Err(format!(
+                    "topic {topic:?}: unknown placeholder `${{{name}}}` (use ${{tag}}, ${{tag[N]}} or ${{record.FIELD}})"
+                ));
+            };
+            if !text.is_empty() {
+                parts.push(Part::Path(path(topic, &std::mem::take(&mut text))?));
+            }
+            parts.push(Part::Field(field.as_bytes().to_vec()));
+        }
+        text.push_str(rest);
+        if !text.is_empty() {
+            parts.push(Part::Path(path(topic, &text)?));
+        }
+        if parts.is_empty() {
+            return Err("topic must not be empty".into());
+        }
+        Ok(TopicTemplate { parts })
+    }
+
+    /// The one topic of every record, if neither tag, time nor fields
+    /// change it.
+    pub fn fixed(&self) -> Option<String> {
+        match &self.parts[..] {
+            [Part::Path(p)] if p.is_static() => Some(p.render("", &Local::now()).0),
+            _ => None,
+        }
+    }
+
+    /// Renders the tag and time of a batch.
+    pub fn for_batch(&self, tag: &str, now: &DateTime<Local>) -> BatchTopic<'_> {
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::Path(p) => Rendered::Text(p.render(tag, now).0),
+                Part::Field(name) => Rendered::Field(name),
+            })
+            .collect();
+        BatchTopic { parts }
+    }
+}
+
+/// A text part of `topic` as a path template, its errors naming the topic.
+fn path(topic: &str, text: &str) -> Result<PathTemplate, String> {
+    PathTemplate::parse(text).map_err(|e| format!("topic {topic:?}: {e}"))
+}
+
+impl BatchTopic<'_> {
+    /// The topic of every record of the batch, if it has no record field.
+    pub fn whole(&self) -> Option<&str> {
+        match &self.parts[..] {
+            [Rendered::Text(t)] => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The topic of `record`, and whether a field it names was missing.
+    pub fn render(&self, record: RecordRef<'_>) -> (String, bool) {
+        let mut out = String::new();
+        let mut missing = false;
+        for p in &self.parts {
+            match p {
+                Rendered::Text(t) => out.push_str(t),
+                Rendered::Field(name) => match record.field(name).and_then(scalar_text) {
+                    Some(v) => out.push_str(&String::from_utf8_lossy(&v)),
+                    None => {
+                        out.push_str(MISSING_FIELD);
+                        missing = true;
+                    }
+                },
+            }
+        }
+        (out, missing)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::msgpack::write;
+    use chrono::TimeZone;
+
+    fn record(fields: &[(&str, &str)]) -> Vec<u8> {
+        let mut m = Vec::new();
+        write::map_len(&mut m, fields.len());
+        for (k, v) in fields {
+            write::str(&mut m, k.as_bytes());
+            write::str(&mut m, v.as_bytes());
+        }
+        m
+    }
+
+    #[test]
+    fn fields_tags_and_dates_make_the_topic() {
+        let now = Local.with_ymd_and_hms(2026, 11, 22, 1, 2, 3).unwrap();
+        let t = TopicTemplate::parse("logs-${record.service}-${tag[1]}-%Y").unwrap();
+        assert_eq!(t.fixed(), None);
+        let b = t.for_batch("app.web", &now);
+        assert_eq!(b.whole(), None);
+        let rec = record(&[("service", "billing")]);
+        assert_eq!(
+            b.render(RecordRef::Map(&rec)),
+            ("logs-billing-web-2026".to_string(), false)
+        );
+        // missing, or not a scalar: `_`, and said
+        let rec = record(&[("other", "x")]);
+        assert_eq!(
+            b.render(RecordRef::Map(&rec)),
+            ("logs-_-web-2026".to_string(), true)
+        );
+        let mut nested = Vec::new();
+        write::map_len(&mut nested, 1);
+        write::str(&mut nested, b"service");
+        write::map_len(&mut nested, 0);
+        assert!(b.render(RecordRef::Map(&nested)).1);
+        // numbers as JSON text; a text line has only `message`
+        let mut n = Vec::new();
+        write::map_len(&mut n, 1);
+        write::str(&mut n, b"service");
+        write::uint(&mut n, 7);
+        assert_eq!(b.render(RecordRef::Map(&n)).0, "logs-7-web-2026");
+        let t = TopicTemplate::parse("by-${record.message}").unwrap();
+        let b = t.for_batch("x", &now);
+        assert_eq!(b.render(RecordRef::Line(b"hello")).0, "by-hello");
+    }
+
+    #[test]
+    fn without_fields_a_batch_has_one_topic() {
+        let now = Local::now();
+        let t = TopicTemplate::parse("logs.${tag}").unwrap();
+        assert_eq!(t.fixed(), None);
+        assert_eq!(t.for_batch("a.b", &now).whole(), Some("logs.a.b"));
+        let t = TopicTemplate::parse("logs").unwrap();
+        assert_eq!(t.fixed().as_deref(), Some("logs"));
+        let t = TopicTemplate::parse("${record.service}").unwrap();
+        assert_eq!(t.fixed(), None);
+    }
+
+    #[test]
+    fn bad_templates_are_named() {
+        for (topic, says) in [
+            ("", "must not be empty"),
+            ("logs-${record.service", "closing"),
+            ("logs-${}", "unknown placeholder"),
+            ("logs-${service}", "${record.FIELD}"),
+            ("logs-${record.}", "unknown placeholder"),
+            ("logs-${tag[x]}", "needs a number N"),
+        ] {
+            let e = TopicTemplate::parse(topic).unwrap_err();
+            assert!(e.contains(says), "{topic}: {e}");
+        }
+    }
+}
