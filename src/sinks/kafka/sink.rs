@@ -506,8 +506,6 @@ fn classify(e: &KafkaError) -> Option<Rejection> {
     })
 }
 
-/// Waits for every delivery report of one batch, produces failed messages
-/// again, and settles the batch.
 /// Why a record cannot go to topic `name`: librdkafka refused its handle.
 fn topic_rejection(name: &str, e: &KafkaError) -> Rejection {
     classify(e).unwrap_or_else(|| Rejection {
@@ -516,6 +514,8 @@ fn topic_rejection(name: &str, e: &KafkaError) -> Rejection {
     })
 }
 
+/// Waits for every delivery report of one batch, produces failed messages
+/// again, and settles the batch.
 async fn watch(
     s: Arc<Shared>,
     d: Delivery,
