@@ -249,14 +249,16 @@ impl KafkaSink {
         let s = Arc::clone(&self.shared);
         let batch = d.batch();
         // one topic for the batch, or one per record (named by its fields)
-        let rendered = self
-            .static_topic
-            .is_none()
-            .then(|| self.topic.for_batch(&batch.tag, &chrono::Local::now()));
-        let (whole, per_record) = match (&self.static_topic, &rendered) {
-            (Some(t), _) => (Some(t.as_str()), None),
-            (None, Some(r)) => (r.whole(), r.whole().is_none().then_some(r)),
-            (None, None) => unreachable!("rendered without a static topic"),
+        let rendered;
+        let (whole, per_record) = match &self.static_topic {
+            Some(t) => (Some(t.as_str()), None),
+            None => {
+                rendered = self.topic.for_batch(&batch.tag, &chrono::Local::now());
+                match rendered.whole() {
+                    Some(t) => (Some(t), None),
+                    None => (None, Some(&rendered)),
+                }
+            }
         };
         let messages = match self.encoder.encode(batch, per_record) {
             Ok(m) => m,
