@@ -162,9 +162,16 @@ PROPS
   echo "127.0.0.1:$port" > "$STATE/address"
   [[ -z $ssl ]] || echo "127.0.0.1:$ssl" > "$STATE/ssl_address"
   java -cp "$JARS/*" -Dlog4j2.configurationFile="$STATE/log4j2.properties" \
-    kafka.tools.StorageTool format -t "$(python3 -c 'import uuid,base64;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')" \
+    kafka.tools.StorageTool format --cluster-id="$(cluster_id)" \
     -c "$STATE/server.properties" > "$STATE/format.log" 2>&1 \
     || { cat "$STATE/format.log" >&2; rm -f "$STATE/server.properties"; die "formatting the broker's storage failed"; }
+}
+
+# A new cluster id: 16 random bytes, URL-safe base64 without padding, as
+# Kafka's own. Passed as `--cluster-id=…`: one in 64 starts with `-`,
+# which the tool's parser would take for an option.
+cluster_id() {
+  python3 -c 'import uuid,base64;print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))'
 }
 
 start() {

@@ -236,6 +236,11 @@ impl Handover {
         rx
     }
 
+    /// Whether a replacement takes this queue's unsettled deliveries.
+    fn is_on(&self) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).is_some()
+    }
+
     /// Takes `batch` if a handover is on; gives it back otherwise.
     fn offer(&self, batch: Batch) -> Option<Batch> {
         let slot = self.0.lock().unwrap_or_else(|e| e.into_inner());
@@ -540,6 +545,13 @@ impl Delivery {
     pub fn reject(mut self) {
         self.batch.ack.reject();
         self.settled = true;
+    }
+
+    /// Whether dropping this delivery unsettled now hands it, its
+    /// acknowledgement pending, to the sink that replaces this one (a
+    /// reload is replacing it) rather than rejecting it.
+    pub fn goes_to_a_replacement(&self) -> bool {
+        self.handover.as_ref().is_some_and(Handover::is_on)
     }
 }
 

@@ -84,6 +84,9 @@ struct Shared {
     /// Told after each pass over librdkafka's delivery reports: the moment
     /// a full producer queue has room again.
     reported: Notify,
+    /// Records of deliveries a stop cut short that went to the sink
+    /// replacing this one (a reload), not rejected.
+    handed_over: AtomicUsize,
 }
 
 /// Why a message was not handed to librdkafka.
@@ -94,12 +97,12 @@ enum Unproduced {
     Stopped,
 }
 
-/// A batch being watched: if it ends unsettled (the stop cut it short),
-/// its records are counted as not kept.
+/// A batch being watched, until its delivery is settled: if it ends
+/// before (the stop cut it short), the delivery is abandoned.
 struct Watched {
     shared: Arc<Shared>,
     records: usize,
-    settled: bool,
+    delivery: Option<Delivery>,
 }
 
 impl Drop for Watched {
@@ -107,8 +110,8 @@ impl Drop for Watched {
         self.shared
             .in_flight
             .fetch_sub(self.records, Ordering::AcqRel);
-        if !self.settled {
-            self.shared.sink.rejected_records.add(self.records as u64);
+        if let Some(d) = self.delivery.take() {
+            self.shared.abandon(d);
         }
     }
 }
@@ -190,6 +193,7 @@ impl KafkaSink {
                 stop_at: OnceLock::new(),
                 in_flight: AtomicUsize::new(0),
                 reported: Notify::new(),
+                handed_over: AtomicUsize::new(0),
             }),
             encoder,
             topic,
@@ -226,13 +230,21 @@ impl KafkaSink {
                 Err(_) => {
                     // dropping the tasks drops their deliveries unsettled:
                     // rejected, so their sources do not see an ack
-                    let batches = watching.len();
                     let records = s.in_flight.load(Ordering::Acquire);
+                    let handed_before = s.handed_over.load(Ordering::Acquire);
                     watching.abort_all();
                     while watching.join_next().await.is_some() {}
-                    s.sink.errors.inc();
-                    tracing::error!(sink = %s.name, batches, records, drain_timeout = ?s.config.drain_timeout,
-                        "drain_timeout passed with undelivered messages; their records are not acknowledged");
+                    let handed = s.handed_over.load(Ordering::Acquire) - handed_before;
+                    let lost = records.saturating_sub(handed);
+                    if lost > 0 {
+                        s.sink.errors.inc();
+                        tracing::error!(sink = %s.name, records = lost, drain_timeout = ?s.config.drain_timeout,
+                            "drain_timeout passed with undelivered messages; their records are not acknowledged");
+                    }
+                    if handed > 0 {
+                        tracing::warn!(sink = %s.name, records = handed, drain_timeout = ?s.config.drain_timeout,
+                            "drain_timeout passed with undelivered messages; the sink replacing this one delivers them");
+                    }
                     break;
                 }
             }
@@ -342,12 +354,15 @@ impl KafkaSink {
                 }
                 Err(Unproduced::Stopped) => {
                     let records = batch.count;
-                    s.sink.rejected_records.add(records as u64);
-                    s.sink.errors.inc();
-                    warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
-                        "drain_timeout passed while Kafka's queue was full; records not acknowledged");
                     drop(messages);
-                    d.reject();
+                    if s.abandon(d) {
+                        warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
+                            "drain_timeout passed while Kafka's queue was full; the sink replacing this one takes the records");
+                    } else {
+                        s.sink.errors.inc();
+                        warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
+                            "drain_timeout passed while Kafka's queue was full; records not acknowledged");
+                    }
                     return None;
                 }
             }
@@ -359,9 +374,9 @@ impl KafkaSink {
         let watched = Watched {
             shared: Arc::clone(&s),
             records: batch.count,
-            settled: false,
+            delivery: Some(d),
         };
-        Some(watch(s, d, pending, produced, rejected, watched))
+        Some(watch(s, pending, produced, rejected, watched))
     }
 }
 
@@ -407,6 +422,22 @@ impl Shared {
                 }
             }
         }
+    }
+
+    /// Gives up on a delivery a stop cut short: a reload hands it, its
+    /// acknowledgement pending, to the sink replacing this one; otherwise
+    /// it is rejected (when dropped) and its records counted as not kept.
+    /// True if it was handed over.
+    fn abandon(&self, d: Delivery) -> bool {
+        let records = d.batch().count;
+        let replaced = d.goes_to_a_replacement();
+        if replaced {
+            self.handed_over.fetch_add(records, Ordering::AcqRel);
+        } else {
+            self.sink.rejected_records.add(records as u64);
+        }
+        drop(d);
+        replaced
     }
 
     /// When a stop must end; starts the `drain_timeout` on the first call.
@@ -520,7 +551,6 @@ fn topic_rejection(name: &str, e: &KafkaError) -> Rejection {
 /// again, and settles the batch.
 async fn watch(
     s: Arc<Shared>,
-    d: Delivery,
     pending: Arc<Pending>,
     mut produced: usize,
     mut rejected: Option<Rejection>,
@@ -596,13 +626,16 @@ async fn watch(
                     s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
                     rejected.get_or_insert(r);
                 }
-                // unsettled: `watched` counts the records as not kept
+                // unsettled: `watched` abandons the delivery
                 Err(Unproduced::Stopped) => return,
             }
         }
         pending.report(1); // producing is over
     }
-    watched.settled = true;
+    let d = watched
+        .delivery
+        .take()
+        .expect("a watched batch is settled once");
     let verdict = match rejected {
         None => {
             s.sink.bytes.add(d.batch().byte_len() as u64);
