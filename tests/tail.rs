@@ -360,7 +360,10 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
     assert!(
         lf.final_counter("logferry_tail_missed_bytes_total{component=\"tail\"}") <= missing_bytes
     );
-    assert!(lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}") >= 5);
+    // two truncations between two looks at the file are seen as one (a
+    // loaded machine can stall the tail past the 300 ms between them)
+    let seen = lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}");
+    assert!((1..=5).contains(&seen), "{seen} truncations seen of 5");
 }
 
 /// A sink that cannot write (a full disk) keeps the checkpoint where it
