@@ -144,14 +144,25 @@ fn a_closed_log_pipe_loses_no_record_and_no_stop() {
         FORWARD_TO_FILE.replace("{dir}", &dir.path().display().to_string()),
     )
     .unwrap();
-    let mut child = Command::new(BIN)
-        .args(["run", "--config"])
-        .arg(&config)
-        .env("LOGFERRY_LOG", "debug")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // killed when the test ends, however it ends
+    struct Child(std::process::Child);
+    impl Drop for Child {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut child = Child(
+        Command::new(BIN)
+            .args(["run", "--config"])
+            .arg(&config)
+            .env("LOGFERRY_LOG", "debug")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let child = &mut child.0;
     let mut log = BufReader::new(child.stderr.take().unwrap());
     let addr: SocketAddr = loop {
         let mut line = String::new();
