@@ -506,35 +506,20 @@ fn a_kafka_sink_replaced_under_load_loses_and_duplicates_nothing() {
     };
     let progress = |by: usize| {
         let from = sent.load(Ordering::Acquire);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while sent.load(Ordering::Acquire) < from + by {
-            assert!(
-                Instant::now() < deadline,
-                "records stopped flowing:\n{}",
-                lf.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until("records to flow", Duration::from_secs(60), || {
+            sent.load(Ordering::Acquire) >= from + by
+        });
     };
     progress(3000);
     for (round, linger) in ["1", "2", "0.5"].into_iter().enumerate() {
-        let text = with_linger(linger).replace("{dir}", &lf.dir.path().display().to_string());
-        std::fs::write(lf.path("logferry.toml"), text).unwrap();
+        lf.rewrite_config(&with_linger(linger));
         lf.signal(libc::SIGHUP);
-        let done = || {
+        wait_until("the reload", Duration::from_secs(60), || {
             lf.log_text()
                 .matches("configuration reloaded summary=sources: 1 kept, 0 replaced")
                 .count()
-        };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while done() <= round {
-            assert!(
-                Instant::now() < deadline,
-                "no reload {round}:\n{}",
-                lf.log_text()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+                > round
+        });
         progress(3000);
     }
     stop.store(true, Ordering::Release);
@@ -602,8 +587,7 @@ fn a_kafka_sink_replaced_while_the_broker_is_down_loses_nothing() {
         None,
         "no ack while down"
     );
-    let text = cfg("1").replace("{dir}", &lf.dir.path().display().to_string());
-    std::fs::write(lf.path("logferry.toml"), text).unwrap();
+    lf.rewrite_config(&cfg("1"));
     lf.signal(libc::SIGHUP);
     lf.wait_for_log(
         "configuration reloaded summary=sources: 1 kept, 0 replaced",

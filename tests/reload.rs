@@ -32,12 +32,6 @@ address = "127.0.0.1:0"
     )
 }
 
-/// Rewrites the running configuration file.
-fn rewrite(lf: &Logferry, text: &str) {
-    let text = text.replace("{dir}", &lf.dir.path().display().to_string());
-    std::fs::write(lf.path("logferry.toml"), text).unwrap();
-}
-
 /// `POST /reload`: status code and body.
 fn post_reload(api: SocketAddr) -> (u16, String) {
     http(api, "POST /reload")
@@ -114,14 +108,6 @@ fn sender(
     })
 }
 
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Every number from 0 to `n` exactly once in `lines`.
 fn exactly_once(lines: &[String], prefix: &str, n: usize) {
     let got = numbers(lines, prefix);
@@ -151,7 +137,7 @@ fn reloads_under_load_lose_and_duplicate_nothing() {
     progress(0);
 
     // 1. change the sink (its path): drained and replaced over POST /reload
-    rewrite(&lf, &config("b.log", ""));
+    lf.rewrite_config(&config("b.log", ""));
     let (_, metrics) = http(api, "GET /metrics");
     assert!(
         metrics.contains("logferry_reloads_total{result=\"ok\"} 0\n")
@@ -175,7 +161,7 @@ fn reloads_under_load_lose_and_duplicate_nothing() {
 
     // 2. add a source, over SIGHUP
     let added = "\n[sources.extra]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n";
-    rewrite(&lf, &config("b.log", added));
+    lf.rewrite_config(&config("b.log", added));
     lf.signal(libc::SIGHUP);
     let extra = lf.forward_addr("extra");
     lf.wait_for_log(
@@ -192,10 +178,7 @@ fn reloads_under_load_lose_and_duplicate_nothing() {
     progress(at);
 
     // 3. an invalid configuration is refused; the old one keeps running
-    rewrite(
-        &lf,
-        &config("b.log", &format!("{added}max_conections = 5\n")),
-    );
+    lf.rewrite_config(&config("b.log", &format!("{added}max_conections = 5\n")));
     let (status, body) = post_reload(api);
     assert_eq!(status, 422, "{body}");
     assert!(
@@ -258,7 +241,7 @@ buffer = {{ type = "disk", dir = "{{dir}}/buffer" }}
         std::fs::metadata(&kept).unwrap().ino()
     };
     let before = inode();
-    rewrite(&lf, &base("64KiB"));
+    lf.rewrite_config(&base("64KiB"));
     lf.signal(libc::SIGHUP);
     lf.wait_for_log(
         "configuration reloaded summary=sources: 1 kept, 0 replaced, 0 added, 0 removed; sinks: 1 kept, 1 replaced",
@@ -289,7 +272,7 @@ fn sigusr1_reopens_the_outputs_without_a_reload() {
     );
     std::fs::rename(lf.path("a.log"), lf.path("a.log.1")).unwrap();
     // a configuration being edited must not be picked up
-    rewrite(&lf, &config("b.log", ""));
+    lf.rewrite_config(&config("b.log", ""));
     lf.signal(libc::SIGUSR1);
     lf.wait_for_log("output files reopened", Duration::from_secs(10));
     s.write_all(&frame("r", 10..20, "2")).unwrap();
@@ -350,7 +333,7 @@ path = "{{dir}}/out.log"
         }
     });
     wait_for_lines(&lf.path("out.log"), 2_000, Duration::from_secs(30));
-    rewrite(&lf, &tail("4KiB"));
+    lf.rewrite_config(&tail("4KiB"));
     lf.signal(libc::SIGHUP);
     lf.wait_for_log(
         "configuration reloaded summary=sources: 0 kept, 1 replaced",
@@ -371,7 +354,7 @@ fn a_changed_api_is_refused_and_nothing_else_changes() {
         "[api]\naddress = \"127.0.0.1:0\"",
         "[api]\naddress = \"127.0.0.2:0\"",
     );
-    rewrite(&lf, &text);
+    lf.rewrite_config(&text);
     let (status, body) = post_reload(api);
     assert_eq!(status, 422, "{body}");
     assert!(body.contains("[api] changed"), "{body}");
@@ -519,7 +502,7 @@ fn a_listening_source_moves_to_another_port_under_load() {
     progress(&moved_sent);
     progress(&kept_sent);
 
-    rewrite(&lf, &two_sources(&new.to_string(), ""));
+    lf.rewrite_config(&two_sources(&new.to_string(), ""));
     let (status, body) = post_reload(api);
     assert_eq!(status, 200, "{body}\n{}", lf.log_text());
     assert!(body.contains("sources: 1 kept, 1 replaced"), "{body}");
@@ -529,10 +512,7 @@ fn a_listening_source_moves_to_another_port_under_load() {
     progress(&kept_sent);
 
     // a limit changes at the same address: the same again
-    rewrite(
-        &lf,
-        &two_sources(&new.to_string(), "max_connections = 100\n"),
-    );
+    lf.rewrite_config(&two_sources(&new.to_string(), "max_connections = 100\n"));
     let (status, body) = post_reload(api);
     assert_eq!(status, 200, "{body}\n{}", lf.log_text());
     progress(&moved_sent);
@@ -561,13 +541,10 @@ fn a_source_address_in_use_refuses_the_reload_and_the_old_one_keeps_serving() {
     wait_until("records to flow", Duration::from_secs(30), || {
         sent.load(Ordering::Acquire) >= 10_000
     });
-    rewrite(
-        &lf,
-        &config("b.log", "").replace(
-            "address = \"127.0.0.1:0\"\n\n[sinks",
-            &format!("address = \"{taken_addr}\"\n\n[sinks"),
-        ),
-    );
+    lf.rewrite_config(&config("b.log", "").replace(
+        "address = \"127.0.0.1:0\"\n\n[sinks",
+        &format!("address = \"{taken_addr}\"\n\n[sinks"),
+    ));
     let (status, body) = post_reload(api);
     assert_eq!(status, 422, "{body}");
     assert!(
@@ -658,7 +635,7 @@ fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
     let mut s = queue_for_out(&mut lf, frames, per);
     assert_eq!(ack_or_closed(&mut s, Duration::from_millis(200)), Ok(None));
 
-    rewrite(&lf, &relay(&live.to_string()));
+    lf.rewrite_config(&relay(&live.to_string()));
     let started = Instant::now();
     let (status, body) = post_reload(api);
     let took = started.elapsed();
@@ -707,7 +684,7 @@ fn a_removed_sink_with_a_dead_destination_rejects_what_it_held() {
     let without_out = relay(&dead)
         .replace("[sinks.out]", "[sinks.unused]")
         .replace("match = \"**\"", "match = \"nothing.matches.this\"");
-    rewrite(&lf, &format!("{without_out}{keep}"));
+    lf.rewrite_config(&format!("{without_out}{keep}"));
     let started = Instant::now();
     let (status, body) = post_reload(api);
     assert_eq!(status, 200, "{body}\n{}", lf.log_text());

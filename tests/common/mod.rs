@@ -126,6 +126,13 @@ impl Logferry {
         self.log.lock().unwrap().join("\n")
     }
 
+    /// Rewrites the running configuration file (`{dir}` as in [`Logferry::start`]),
+    /// for a reload.
+    pub fn rewrite_config(&self, text: &str) {
+        let text = text.replace("{dir}", &self.dir.path().display().to_string());
+        std::fs::write(self.path("logferry.toml"), text).unwrap();
+    }
+
     /// Sends SIGTERM and waits for the exit status.
     pub fn stop(&mut self) -> ExitStatus {
         let child = self.child.as_mut().unwrap();
@@ -264,6 +271,15 @@ pub fn write_until_blocked(
         }
         (times, false)
     })
+}
+
+/// Polls `f` every 20 ms until it holds; fails after `timeout`.
+pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Asserts the lines are exactly `prefix-0 … prefix-(n-1)` in some order.
