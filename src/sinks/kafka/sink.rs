@@ -286,16 +286,14 @@ impl KafkaSink {
                 return None;
             }
         };
-        let whole = match whole.map(|name| s.producer.topic(name).map_err(|e| (name, e))) {
-            None => None,
-            Some(Ok(t)) => Some(t),
+        let mut topics = match whole.map(|name| s.producer.topic(name).map_err(|e| (name, e))) {
+            None => Topics::PerRecord(None),
+            Some(Ok(t)) => Topics::Whole(t),
             Some(Err((name, e))) => {
                 s.reject(d, &topic_rejection(name, &e));
                 return None;
             }
         };
-        // the handle of the last per-record topic, reused while it repeats
-        let mut last: Option<(&str, Arc<Topic>)> = None;
         let pending = Arc::new(Pending::default());
         // every message, plus one while producing; what is not handed over
         // is settled as it happens
@@ -303,29 +301,14 @@ impl KafkaSink {
         let mut rejected: Option<Rejection> = None;
         let mut time = String::new();
         for m in &messages {
-            let topic = match (&whole, &m.topic) {
-                (Some(t), _) => t,
-                (None, Some((name, missing))) => {
-                    if *missing {
-                        s.kafka.topic_fields_missing.inc();
-                        warn_limited!(s.log, "topic_field_missing", sink = %s.name, topic = %name,
-                            "a record lacks a field its topic names (or holds a map, an array or nil there): `_` stands in for it");
-                    }
-                    if last.as_ref().is_none_or(|(n, _)| n != name) {
-                        match s.producer.topic(name) {
-                            Ok(t) => last = Some((name, t)),
-                            Err(e) => {
-                                let r = topic_rejection(name, &e);
-                                pending.report(1);
-                                s.count_rejected(&r, 1, m.payload.len());
-                                rejected.get_or_insert(r);
-                                continue;
-                            }
-                        }
-                    }
-                    &last.as_ref().expect("just set").1
+            let topic = match topics.of(&s, m) {
+                Ok(t) => t,
+                Err(r) => {
+                    pending.report(1);
+                    s.count_rejected(&r, 1, m.payload.len());
+                    rejected.get_or_insert(r);
+                    continue;
                 }
-                (None, None) => unreachable!("a per-record topic for every message"),
             };
             let mut headers = [<(&CStr, &[u8])>::default(); 2];
             let mut n = 0;
@@ -540,6 +523,47 @@ fn classify(e: &KafkaError) -> Option<Rejection> {
 }
 
 /// Why a record cannot go to topic `name`: librdkafka refused its handle.
+/// The topic handles of one batch's messages.
+enum Topics<'a> {
+    /// One topic for the whole batch.
+    Whole(Arc<Topic>),
+    /// A topic per record, named by its fields: the handle of the last
+    /// one, reused while the name repeats.
+    PerRecord(Option<(&'a str, Arc<Topic>)>),
+}
+
+impl<'a> Topics<'a> {
+    /// The handle of `m`'s topic, counting (and warning of) a field its
+    /// name lacks; or why the message cannot go there.
+    fn of(
+        &mut self,
+        s: &Shared,
+        m: &'a super::encode::Message<'_>,
+    ) -> Result<&Arc<Topic>, Rejection> {
+        let last = match self {
+            Topics::Whole(t) => return Ok(t),
+            Topics::PerRecord(last) => last,
+        };
+        let (name, missing) = m
+            .topic
+            .as_ref()
+            .expect("a per-record topic for every message");
+        if *missing {
+            s.kafka.topic_fields_missing.inc();
+            warn_limited!(s.log, "topic_field_missing", sink = %s.name, topic = %name,
+                "a record lacks a field its topic names (or holds a map, an array or nil there): `_` stands in for it");
+        }
+        if last.as_ref().is_none_or(|(n, _)| *n != name) {
+            let t = s
+                .producer
+                .topic(name)
+                .map_err(|e| topic_rejection(name, &e))?;
+            *last = Some((name, t));
+        }
+        Ok(&last.as_ref().expect("just set").1)
+    }
+}
+
 fn topic_rejection(name: &str, e: &KafkaError) -> Rejection {
     classify(e).unwrap_or_else(|| Rejection {
         kind: "unknown_topic",
