@@ -1296,6 +1296,17 @@ address = "127.0.0.1:0"
     broker.restart();
     wait_ready(api, "200", Duration::from_secs(60));
     wait_metric(api, source, |v| v >= 1.0, Duration::from_secs(120));
+    // and both work again: records sent now are produced and consumed
+    let mut s2 = send_frame(lf.forward_addr("in"), &frame("app.x", "rec", 10..20, "c2"));
+    assert_eq!(
+        read_ack(&mut s2, Duration::from_secs(60)).as_deref(),
+        Some("c2")
+    );
+    let consumed = lf.path("consumed.log");
+    let every = |lines: &[String]| numbers(lines, "rec").into_iter().collect::<HashSet<_>>();
+    wait_until("records 0..20 consumed", Duration::from_secs(60), || {
+        every(&read_lines(&consumed)) == (0..20).collect()
+    });
     drop(s);
     assert!(lf.stop().success());
 }
