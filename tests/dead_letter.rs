@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use logferry::protocol::forward::{write_message_entry, write_packed_forward};
@@ -66,14 +66,6 @@ fn dead_letter_records(path: &std::path::Path) -> usize {
         pos = end;
     }
     n
-}
-
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !f() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]

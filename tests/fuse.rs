@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{read_lines, wait_for_lines, Logferry};
+use common::{read_lines, wait_for_lines, wait_until, Logferry};
 
 /// True if this machine can mount FUSE filesystems; otherwise says why the
 /// test is skipped.
@@ -44,14 +44,6 @@ impl Drop for MountCleanup {
         if mounted(&self.0) {
             let _ = Command::new("umount").arg("-l").arg(&self.0).status();
         }
-    }
-}
-
-fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while !f() {
-        assert!(Instant::now() < deadline, "{what} within {timeout:?}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
