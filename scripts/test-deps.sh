@@ -93,8 +93,9 @@ fi
 
 # --- Kafka: librdkafka build tools, kcat, the local broker's jars ------------
 # (and headless Chromium for tests/bench_report.rs, haproxy for the
-# http-kafka scenario in tests/bench_scenarios.rs, from the same apt-get run)
-"$ROOT/scripts/build-deps.sh" kcat chromium haproxy
+# http-kafka scenario in tests/bench_scenarios.rs, curl (with HTTP/2) for
+# tests/http2.rs, from the same apt-get run)
+"$ROOT/scripts/build-deps.sh" kcat chromium haproxy curl
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"

@@ -94,6 +94,11 @@ pub trait ListenerConfig {
     fn address(&self) -> &str;
     /// The `tls` table, if the source serves TLS.
     fn tls(&self) -> Option<&crate::tls::ServerTlsConfig>;
+    /// The application protocols offered in the TLS handshake (ALPN), most
+    /// preferred first; none by default.
+    fn alpn(&self) -> &'static [&'static [u8]] {
+        &[]
+    }
 }
 
 /// A listening source, bound and ready to serve: its socket, its
@@ -119,7 +124,10 @@ impl<C: ListenerConfig, M> Listening<C, M> {
         cx: crate::sources::SourceContext,
         metrics: impl FnOnce(&crate::metrics::Registry, &str) -> M,
     ) -> Result<Self, String> {
-        let tls = config.tls().map(|t| t.acceptor()).transpose()?;
+        let tls = config
+            .tls()
+            .map(|t| t.acceptor(config.alpn()))
+            .transpose()?;
         let address = config.address();
         let listener = tokio::net::TcpListener::bind(address)
             .await

@@ -171,10 +171,12 @@ impl ServerTlsConfig {
         if self.verify_client && self.ca_file.is_none() {
             return Err("tls.verify_client needs tls.ca_file".into());
         }
-        self.acceptor().map(drop)
+        self.acceptor(&[]).map(drop)
     }
 
-    pub fn acceptor(&self) -> Result<TlsAcceptor, String> {
+    /// The acceptor, offering `alpn` (most preferred first) to clients
+    /// that ask for an application protocol.
+    pub fn acceptor(&self, alpn: &[&[u8]]) -> Result<TlsAcceptor, String> {
         let builder = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?;
@@ -190,7 +192,7 @@ impl ServerTlsConfig {
             }
             _ => builder.with_no_client_auth(),
         };
-        let config = builder
+        let mut config = builder
             .with_single_cert(
                 read_certs("tls.cert_file", &self.cert_file)?,
                 read_key("tls.key_file", &self.key_file)?,
@@ -203,6 +205,7 @@ impl ServerTlsConfig {
                     explain(&e)
                 )
             })?;
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         Ok(TlsAcceptor::from(Arc::new(config)))
     }
 }

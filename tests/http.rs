@@ -451,32 +451,6 @@ fn slow_and_stuck_clients_do_not_hold_up_others() {
     );
 }
 
-/// `match = "out"` goes to a forward server that never answers: nothing
-/// is ever accepted there.
-fn unreachable_sink(request_timeout: &str, extra_source: &str, extra_sink: &str) -> String {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
-    format!(
-        r#"
-[sources.in]
-type = "http"
-address = "127.0.0.1:0"
-request_timeout = "{request_timeout}"
-{extra_source}
-
-[sinks.out]
-type = "forward"
-match = "**"
-servers = [{{ address = "127.0.0.1:{port}" }}]
-reconnect_min = "50ms"
-reconnect_max = "100ms"
-drain_timeout = "1s"
-{extra_sink}
-"#
-    )
-}
-
 #[test]
 fn the_answer_waits_for_the_sinks_unless_ack_is_received() {
     let mut lf = Logferry::start(&unreachable_sink("1s", "", "max_attempts = 0"));
@@ -553,11 +527,20 @@ fn a_request_in_flight_at_stop_is_answered_and_the_process_exits() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    let stopping = std::time::Instant::now();
     let status = lf.stop();
+    let took = stopping.elapsed();
     assert!(status.success(), "{}", lf.log_text());
     let r = c.reply();
     assert_eq!(r.status, 503, "the sink gave the batch up at drain: {r:?}");
     assert!(c.closed());
+    // the sink's drain_timeout (1 s) ended the wait, not the request's
+    // request_timeout (30 s)
+    assert_eq!(
+        lf.final_counter("logferry_http_errors_total{component=\"in\",kind=\"rejected\"}"),
+        1
+    );
+    assert!(took < Duration::from_secs(20), "stopped after {took:?}");
 }
 
 #[test]

@@ -537,3 +537,99 @@ pub fn wait_ready(api: SocketAddr, status: &str, timeout: Duration) -> String {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// `match = "out"` goes to a forward server that never answers: nothing
+/// is ever accepted there.
+pub fn unreachable_sink(request_timeout: &str, extra_source: &str, extra_sink: &str) -> String {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    format!(
+        r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+request_timeout = "{request_timeout}"
+{extra_source}
+
+[sinks.out]
+type = "forward"
+match = "**"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+reconnect_min = "50ms"
+reconnect_max = "100ms"
+drain_timeout = "1s"
+{extra_sink}
+"#
+    )
+}
+
+/// What a request got: its status and `Retry-After`, or the client's error.
+pub type Answer = Result<(u16, Option<String>), String>;
+
+/// Sends every `(path, content type, body)` at once as streams of one
+/// HTTP/2 connection opened with prior knowledge (no TLS, no upgrade).
+pub fn h2_posts(addr: SocketAddr, requests: Vec<(String, &'static str, Vec<u8>)>) -> Vec<Answer> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (send, conn) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tcp),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        tokio::spawn(conn);
+        // one request first: its answer comes after the server's settings,
+        // so the client knows max_streams before it opens more (streams
+        // past it sent earlier are refused, and a client sends them again)
+        let mut first = send.clone();
+        first.ready().await.map_err(|e| e.to_string())?;
+        let health = hyper::Request::get("http://127.0.0.1/health")
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .unwrap();
+        let health = first
+            .send_request(health)
+            .await
+            .map_err(|e| e.to_string())?;
+        assert_eq!(health.status(), 200);
+        let tasks: Vec<_> = requests
+            .into_iter()
+            .map(|(path, content_type, body)| {
+                let mut send = send.clone();
+                let answer = async move {
+                    let req = hyper::Request::post(format!("http://127.0.0.1{path}"))
+                        .header("content-type", content_type)
+                        .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+                        .unwrap();
+                    send.ready().await.map_err(|e| e.to_string())?;
+                    let resp = send.send_request(req).await.map_err(|e| e.to_string())?;
+                    let status = resp.status().as_u16();
+                    let retry = resp
+                        .headers()
+                        .get("retry-after")
+                        .map(|v| v.to_str().unwrap().to_string());
+                    http_body_util::BodyExt::collect(resp.into_body())
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Ok((status, retry))
+                };
+                tokio::spawn(async move {
+                    tokio::time::timeout(Duration::from_secs(120), answer)
+                        .await
+                        .unwrap_or_else(|_| Err("no answer within 120 s".into()))
+                })
+            })
+            .collect();
+        let mut answers = Vec::new();
+        for t in tasks {
+            answers.push(t.await.unwrap());
+        }
+        Ok::<_, String>(answers)
+    })
+    .unwrap_or_else(|e| vec![Err(e)])
+}

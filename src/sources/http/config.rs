@@ -7,8 +7,8 @@ use serde::Deserialize;
 use crate::config::units;
 use crate::tls::ServerTlsConfig;
 
-/// `type = "http"`: receives records over HTTP/1.1, compatible with
-/// Fluentd's `in_http` (`POST /<tag>`).
+/// `type = "http"`: receives records over HTTP/1.1 and HTTP/2, compatible
+/// with Fluentd's `in_http` (`POST /<tag>`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HttpSourceConfig {
@@ -54,6 +54,16 @@ pub struct HttpSourceConfig {
     pub request_timeout: Duration,
     /// Serve HTTPS instead of plain HTTP.
     pub tls: Option<ServerTlsConfig>,
+    /// Also speak HTTP/2 (default true): over TLS when the client asks for
+    /// `h2` (ALPN), in plain text when it starts with the HTTP/2 preface
+    /// ("prior knowledge", `curl --http2-prior-knowledge`). With `false`
+    /// only HTTP/1.1 is served.
+    #[serde(default = "default_http2")]
+    pub http2: bool,
+    /// With HTTP/2: most requests (streams) one connection may have open at
+    /// once; the client is told this number and more are refused.
+    #[serde(default = "default_max_streams")]
+    pub max_streams: u32,
 }
 
 /// When the HTTP source answers a request.
@@ -97,6 +107,14 @@ const fn default_request_timeout() -> Duration {
     Duration::from_secs(30)
 }
 
+const fn default_http2() -> bool {
+    true
+}
+
+const fn default_max_streams() -> u32 {
+    100
+}
+
 impl HttpSourceConfig {
     pub fn validate(&self) -> Result<(), String> {
         crate::config::listen_address(&self.address)?;
@@ -123,6 +141,9 @@ impl HttpSourceConfig {
         if self.request_timeout.is_zero() {
             return Err("request_timeout must be greater than 0".into());
         }
+        if self.max_streams == 0 {
+            return Err("max_streams must be at least 1".into());
+        }
         if let Some(tls) = &self.tls {
             tls.validate()?;
         }
@@ -137,6 +158,14 @@ impl crate::net::ListenerConfig for HttpSourceConfig {
 
     fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
         self.tls.as_ref()
+    }
+
+    fn alpn(&self) -> &'static [&'static [u8]] {
+        if self.http2 {
+            &[b"h2", b"http/1.1"]
+        } else {
+            &[b"http/1.1"]
+        }
     }
 }
 
@@ -156,6 +185,8 @@ mod tests {
         let c = parse("").unwrap();
         assert_eq!(c.ack, AckMode::Sinks);
         assert_eq!(c.max_body_bytes, 8 * 1024 * 1024);
+        assert!(c.http2);
+        assert_eq!(c.max_streams, 100);
         let c =
             parse("ack = \"received\"\nmax_body_bytes = \"1KiB\"\nidle_timeout = \"5s\"").unwrap();
         assert_eq!(c.ack, AckMode::Received);
@@ -173,5 +204,6 @@ mod tests {
         assert!(parse("max_connections = 0").is_err());
         assert!(parse("request_timeout = \"0s\"").is_err());
         assert!(parse("max_body_bytes = \"2GiB\"").is_err());
+        assert!(parse("max_streams = 0").is_err());
     }
 }

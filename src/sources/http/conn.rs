@@ -1,5 +1,6 @@
-//! One HTTP connection: hyper serves HTTP/1.1 with keep-alive; this file
-//! bounds the connection (idle time, header and body size) and turns each
+//! One HTTP connection: hyper serves HTTP/1.1 with keep-alive, or HTTP/2
+//! (several requests at once, each a stream); this file bounds the
+//! connection (idle time, header and body size, streams) and turns each
 //! request into one routed batch and one answer.
 //!
 //! A request is answered once its records are settled: with `ack =
@@ -22,11 +23,11 @@ use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
-use hyper::server::conn::http1;
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use hyper::{Method, Request, Response, StatusCode, Version};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
@@ -45,6 +46,13 @@ const RETRY_AFTER_SECS: &str = "1";
 
 /// hyper's default read buffer; raised when `max_header_bytes` is larger.
 const DEFAULT_BUF_BYTES: usize = 8192 + 4096 * 100;
+
+/// HTTP/2 flow control: the bytes of a request body a client may send
+/// before the request reads them, and of all bodies of one connection.
+/// They bound what a connection holds that the memory budget has not
+/// been charged for yet.
+const H2_STREAM_WINDOW: u32 = 256 * 1024;
+const H2_CONNECTION_WINDOW: u32 = 1024 * 1024;
 
 /// At shutdown, how much longer than `request_timeout` a connection may
 /// take to finish the request it is serving and send the answer.
@@ -98,7 +106,7 @@ impl Connection {
         let busy = Arc::new(Busy::new());
         let held = Arc::new(std::sync::Mutex::new(MemoryCharge::none()));
         let probe = settings.tls.is_none();
-        let io = Watched::new(stream, config.idle_timeout, busy.clone()).charging(
+        let mut io = Watched::new(stream, config.idle_timeout, busy.clone()).charging(
             settings.memory.clone(),
             metrics.source.clone(),
             held.clone(),
@@ -113,6 +121,7 @@ impl Connection {
             busy,
             held,
             deadline: RequestDeadline::new(Instant::now() + config.request_timeout),
+            waiting: AtomicUsize::new(0),
             last_tag: std::sync::Mutex::new(None),
         });
         let service = {
@@ -122,38 +131,121 @@ impl Connection {
                 async move { Ok::<_, Infallible>(handler.handle(req).await) }
             })
         };
-        let mut builder = http1::Builder::new();
-        builder
-            .keep_alive(true)
-            // `Watched` bounds the time from the end of one request to the
-            // end of the next one's headers with the connection's one idle
-            // timer: hyper's own header timer is allocated, registered and
-            // cancelled for every request
-            .header_read_timeout(None)
-            .max_header_size(config.max_header_bytes)
-            .max_buf_size(config.max_header_bytes.max(DEFAULT_BUF_BYTES));
-        let conn = builder.serve_connection(TokioIo::new(io), service);
-        tokio::pin!(conn);
-        let result = tokio::select! {
-            r = conn.as_mut() => r,
-            _ = shutdown.wait() => {
-                // no new request is read; the one being served finishes
-                conn.as_mut().graceful_shutdown();
-                handler.release_router_if_idle();
-                let bound = config.request_timeout + SHUTDOWN_SLACK;
-                match tokio::time::timeout(bound, conn.as_mut()).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        metrics.error(peer, "shutdown_timeout",
-                            &format!("request not finished {bound:?} after the stop signal; connection closed"));
-                        Ok(())
-                    }
+        let h2 = if config.http2 {
+            let h2 = tokio::select! {
+                h2 = io.starts_with_h2_preface() => h2,
+                _ = shutdown.wait() => return,
+            };
+            match h2 {
+                Ok(true) => {
+                    // each stream's body is charged as its request reads it
+                    // (see `read_body`); what the connection holds before
+                    // that is bounded by HTTP/2 flow control
+                    io.charge = None;
+                    drop(std::mem::take(&mut *lock(&handler.held)));
+                    true
                 }
+                Ok(false) => false,
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    return metrics.error(
+                        peer,
+                        "idle_timeout",
+                        &format!("connection idle too long: {e}"),
+                    )
+                }
+                Err(e) => return metrics.error(peer, "io", &e.to_string()),
             }
+        } else {
+            false
+        };
+        let io = TokioIo::new(io);
+        let result = if h2 {
+            let conn = http2::Builder::new(TokioExecutor::new())
+                .max_concurrent_streams(config.max_streams)
+                .initial_stream_window_size(H2_STREAM_WINDOW)
+                .initial_connection_window_size(H2_CONNECTION_WINDOW)
+                .max_header_list_size(u32::try_from(config.max_header_bytes).unwrap_or(u32::MAX))
+                .serve_connection(io, service);
+            drive(conn, &handler, &mut shutdown, config.request_timeout).await
+        } else {
+            let conn = http1::Builder::new()
+                .keep_alive(true)
+                // `Watched` bounds the time from the end of one request to
+                // the end of the next one's headers with the connection's
+                // one idle timer: hyper's own header timer is allocated,
+                // registered and cancelled for every request
+                .header_read_timeout(None)
+                .max_header_size(config.max_header_bytes)
+                .max_buf_size(config.max_header_bytes.max(DEFAULT_BUF_BYTES))
+                .serve_connection(io, service);
+            drive(conn, &handler, &mut shutdown, config.request_timeout).await
         };
         if let Err(e) = result {
             let (kind, reason) = classify(&e);
             metrics.error(peer, kind, &reason);
+        }
+    }
+}
+
+/// An HTTP/1.1 or HTTP/2 connection of hyper's.
+trait Served: Future<Output = Result<(), hyper::Error>> {
+    /// Reads no new request; the ones being served finish.
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl<I, S, B> Served for http1::Connection<I, S>
+where
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    S::Error: Into<BoxError>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: hyper::body::Body + 'static,
+    B::Error: Into<BoxError>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        http1::Connection::graceful_shutdown(self)
+    }
+}
+
+impl<I, S, E, B> Served for http2::Connection<I, S, E>
+where
+    S: hyper::service::HttpService<Incoming, ResBody = B>,
+    S::Error: Into<BoxError>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: hyper::body::Body + 'static,
+    B::Error: Into<BoxError>,
+    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, B>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        http2::Connection::graceful_shutdown(self)
+    }
+}
+
+/// Serves `conn` until it ends or, after the stop signal, until the
+/// requests it is serving are answered (at most `request_timeout` and a
+/// little more).
+async fn drive(
+    conn: impl Served,
+    handler: &Handler,
+    shutdown: &mut Shutdown,
+    request_timeout: Duration,
+) -> Result<(), hyper::Error> {
+    tokio::pin!(conn);
+    tokio::select! {
+        r = conn.as_mut() => r,
+        _ = shutdown.wait() => {
+            conn.as_mut().graceful_shutdown();
+            handler.release_router_if_idle();
+            let bound = request_timeout + SHUTDOWN_SLACK;
+            match tokio::time::timeout(bound, conn.as_mut()).await {
+                Ok(r) => r,
+                Err(_) => {
+                    handler.metrics.error(handler.peer, "shutdown_timeout",
+                        &format!("request not finished {bound:?} after the stop signal; connection closed"));
+                    Ok(())
+                }
+            }
         }
     }
 }
@@ -179,7 +271,7 @@ fn classify(e: &hyper::Error) -> (&'static str, String) {
             format!("request headers larger than max_header_bytes: {e}"),
         )
     } else if e.is_parse() || e.is_parse_status() {
-        ("bad_request", format!("not a valid HTTP/1.1 request: {e}"))
+        ("bad_request", format!("not a valid HTTP request: {e}"))
     } else if e.is_incomplete_message() {
         ("truncated", format!("client closed inside a request: {e}"))
     } else {
@@ -187,7 +279,8 @@ fn classify(e: &hyper::Error) -> (&'static str, String) {
     }
 }
 
-/// Serves the requests of one connection (one at a time: HTTP/1.1).
+/// Serves the requests of one connection (one at a time with HTTP/1.1,
+/// several at once with HTTP/2).
 struct Handler {
     settings: Arc<Settings>,
     metrics: Arc<HttpMetrics>,
@@ -201,8 +294,10 @@ struct Handler {
     /// The memory budget's charge for what the connection has read and no
     /// request body has taken yet.
     held: Arc<std::sync::Mutex<MemoryCharge>>,
-    /// Every request's `request_timeout`.
+    /// The `request_timeout` of every HTTP/1.1 request.
     deadline: RequestDeadline,
+    /// Requests routed and waiting for the sinks' verdict.
+    waiting: AtomicUsize,
     /// The last request's path and its tag: clients post to one path, and
     /// the tag is then shared instead of built again.
     last_tag: std::sync::Mutex<Option<(Box<str>, Tag)>>,
@@ -296,7 +391,11 @@ impl Busy {
     }
 
     fn is_busy(&self) -> bool {
-        self.requests.load(Ordering::Relaxed) > 0
+        self.count() > 0
+    }
+
+    fn count(&self) -> usize {
+        self.requests.load(Ordering::Relaxed)
     }
 
     fn idle_since(&self) -> Instant {
@@ -317,8 +416,33 @@ impl Drop for BusyGuard<'_> {
     }
 }
 
+/// Counts one in an `AtomicUsize` until dropped, however the holder ends.
+struct Counted<'a>(&'a AtomicUsize);
+
+impl<'a> Counted<'a> {
+    fn enter(count: &'a AtomicUsize) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        Counted(count)
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A request outlived `request_timeout`.
 struct PastDeadline;
+
+/// When a request must be done, and whether it is the only one its
+/// connection serves (HTTP/1.1), so it can use the connection's one timer;
+/// an HTTP/2 request, one of several at once, has a timer of its own.
+#[derive(Clone, Copy)]
+struct Due {
+    at: Instant,
+    alone: bool,
+}
 
 /// One timer for the `request_timeout` of every request on a connection.
 /// Its deadline is never later than the current request's, and it moves
@@ -351,8 +475,15 @@ impl RequestDeadline {
         }
     }
 
-    /// Runs `fut` until `deadline` (like `tokio::time::timeout_at`).
-    async fn run<F: Future>(&self, deadline: Instant, fut: F) -> Result<F::Output, PastDeadline> {
+    /// Runs `fut` until `due` (like `tokio::time::timeout_at`): on this
+    /// timer if the request is alone on its connection.
+    async fn run<F: Future>(&self, due: Due, fut: F) -> Result<F::Output, PastDeadline> {
+        if !due.alone {
+            return tokio::time::timeout_at(due.at, fut)
+                .await
+                .map_err(|_| PastDeadline);
+        }
+        let deadline = due.at;
         let mut fut = std::pin::pin!(fut);
         std::future::poll_fn(|cx| {
             if let Poll::Ready(v) = fut.as_mut().poll(cx) {
@@ -380,8 +511,11 @@ struct AskedRecords {
 
 impl Handler {
     async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
-        let _busy = self.busy.enter();
-        let deadline = Instant::now() + self.settings.config.request_timeout;
+        let busy = self.busy.enter();
+        let due = Due {
+            at: Instant::now() + self.settings.config.request_timeout,
+            alone: req.version() < Version::HTTP_2,
+        };
         let (parts, body) = req.into_parts();
         let head = head_bytes(&parts);
         let asked = self.asked(&parts);
@@ -392,7 +526,7 @@ impl Handler {
         let mut body = Some(body);
         let served = match asked {
             Ok(Asked::Health) => Ok(text(StatusCode::OK, "ok\n")),
-            Ok(Asked::Records(records)) => self.serve(records, &mut body, deadline).await,
+            Ok(Asked::Records(records)) => self.serve(records, &mut body, due).await,
             Err(refusal) => Err(refusal),
         };
         let response = match served {
@@ -404,9 +538,7 @@ impl Handler {
                 // connection can serve the next request
                 if let (Some(body), false) = (body, refusal.close) {
                     let limit = self.settings.config.max_body_bytes;
-                    let drained = self
-                        .deadline
-                        .run(deadline, Limited::new(body, limit).collect());
+                    let drained = self.deadline.run(due, Limited::new(body, limit).collect());
                     refusal.close = !matches!(drained.await, Ok(Ok(_)));
                 }
                 refusal.response()
@@ -416,13 +548,22 @@ impl Handler {
         // read of a next request stays charged)
         drop(lock(&self.held).split(head));
         self.metrics.response(response.status().as_u16());
+        drop(busy);
+        if self.shutdown.is_triggered() {
+            // this request may have been the last one yet to be routed
+            self.release_router_if_idle();
+        }
         response
     }
 
-    /// At shutdown: lets go of the router unless a request is being
-    /// served (which lets go of it once routed).
+    /// At shutdown: lets go of the router unless a request has yet to
+    /// be routed (it lets go of the router once routed). Requests routed
+    /// and waiting for the sinks need it no more: the sinks' queues close
+    /// once every router is gone, and the sinks then settle the records
+    /// within their `drain_timeout`, instead of the requests waiting out
+    /// their `request_timeout`.
     fn release_router_if_idle(&self) {
-        if self.busy.is_busy() {
+        if self.busy.count() > self.waiting.load(Ordering::Relaxed) {
             return;
         }
         if let Ok(mut router) = self.router.try_lock() {
@@ -515,7 +656,7 @@ impl Handler {
         &self,
         AskedRecords { tag, kind, time }: AskedRecords,
         body: &mut Option<Incoming>,
-        deadline: Instant,
+        due: Due,
     ) -> Result<Response<Full<Bytes>>, Refusal> {
         let config = &self.settings.config;
         let Some(incoming) = body.take() else {
@@ -525,8 +666,8 @@ impl Handler {
                 "no body",
             ));
         };
-        let body = self.read_body(incoming, config.max_body_bytes);
-        let (body, charge) = match self.deadline.run(deadline, body).await {
+        let body = self.read_body(incoming, config.max_body_bytes, due);
+        let (body, charge) = match self.deadline.run(due, body).await {
             Ok(Ok(read)) => read,
             Ok(Err(BodyError::TooLarge)) => return Err(self.too_large()),
             Ok(Err(BodyError::Read(e))) => {
@@ -568,11 +709,17 @@ impl Handler {
             }
         };
         let batch = Batch::new(tag, decoded.records, decoded.count).with_ack(ack);
-        self.route(batch, charge, deadline).await?;
+        self.route(batch, charge, due).await?;
         let Some(verdict) = verdict else {
             return Ok(text(StatusCode::OK, ""));
         };
-        match self.deadline.run(deadline, verdict).await {
+        let waiting = Counted::enter(&self.waiting);
+        if self.shutdown.is_triggered() {
+            self.release_router_if_idle();
+        }
+        let verdict = self.deadline.run(due, verdict).await;
+        drop(waiting);
+        match verdict {
             Ok(Ok(AckOutcome::Accepted)) => Ok(text(StatusCode::OK, "")),
             Ok(Ok(AckOutcome::Rejected)) | Ok(Err(_)) => Err(Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -594,17 +741,20 @@ impl Handler {
 
     /// Reads a request body of at most `limit` bytes, charging each piece
     /// to the memory budget before asking hyper for the next one: with the
-    /// budget used up, the connection stops reading and TCP slows the
-    /// client down. Returns the body and its charge.
+    /// budget used up, the connection (HTTP/1.1) or the stream (HTTP/2,
+    /// by flow control) stops reading and the client is slowed down.
+    /// Returns the body and its charge.
     async fn read_body(
         &self,
         mut body: Incoming,
         limit: usize,
+        due: Due,
     ) -> Result<(Bytes, MemoryCharge), BodyError> {
         // a one-line request's body is one piece: no list for it
         let mut first: Option<Bytes> = None;
         let mut more: Vec<Bytes> = Vec::new();
         let mut len = 0;
+        let mut charge = MemoryCharge::none();
         while let Some(frame) = body.frame().await {
             let Ok(data) = frame.map_err(BodyError::Read)?.into_data() else {
                 continue; // trailers
@@ -613,16 +763,27 @@ impl Handler {
             if len > limit {
                 return Err(BodyError::TooLarge);
             }
+            if !due.alone {
+                // HTTP/2: the connection's reads are not charged (streams
+                // share them), each stream's pieces are
+                let piece = self
+                    .settings
+                    .memory
+                    .acquire(charge.bytes(), data.len(), &self.metrics.source)
+                    .await;
+                charge.merge(piece);
+            }
             if first.is_none() {
                 first = Some(data);
             } else {
                 more.push(data);
             }
         }
-        // the pieces were charged when they were read, and stayed with the
-        // connection's bytes while it read the rest (so that a connection
-        // waiting for budget counts them as held): take that charge along
-        let mut charge = lock(&self.held).split(len);
+        // HTTP/1.1: the pieces were charged when they were read, and stayed
+        // with the connection's bytes while it read the rest (so that a
+        // connection waiting for budget counts them as held): take that
+        // charge along
+        charge.merge(lock(&self.held).split(len - charge.bytes()));
         if charge.bytes() < len {
             let more = self
                 .settings
@@ -643,15 +804,10 @@ impl Handler {
         Ok((body, charge))
     }
 
-    /// Routes the batch, waiting at most until `deadline` for room in the
+    /// Routes the batch, waiting at most until `due` for room in the
     /// sink queues. At shutdown a batch that does not fit at once is
     /// refused (the client sends it again to whoever serves next).
-    async fn route(
-        &self,
-        batch: Batch,
-        mut charge: MemoryCharge,
-        deadline: Instant,
-    ) -> Result<(), Refusal> {
+    async fn route(&self, batch: Batch, mut charge: MemoryCharge, due: Due) -> Result<(), Refusal> {
         let stopping = || {
             Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -683,7 +839,7 @@ impl Handler {
         };
         let routed = tokio::select! {
             biased;
-            routed = self.deadline.run(deadline, charged) => routed,
+            routed = self.deadline.run(due, charged) => routed,
             _ = shutdown.wait() => return Err(stopping()),
         };
         if self.shutdown.is_triggered() {
@@ -761,7 +917,13 @@ struct Watched {
     timer: Pin<Box<Sleep>>,
     busy: Arc<Busy>,
     charge: Option<ReadCharge>,
+    /// Bytes read ahead to tell HTTP/2 from HTTP/1.1, handed on first.
+    ahead: Vec<u8>,
 }
+
+/// How an HTTP/2 client that knows the server speaks it opens the
+/// connection (RFC 9113, 3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// Most bytes one read asks the memory budget for.
 const READ_GRANT: usize = 64 * 1024;
@@ -830,7 +992,25 @@ impl Watched {
             timer: Box::pin(tokio::time::sleep_until(now + idle)),
             busy,
             charge: None,
+            ahead: Vec::new(),
         }
+    }
+
+    /// Whether the client starts with the HTTP/2 preface. Reads only as
+    /// far as the bytes match it (an HTTP/1.1 request differs from its
+    /// first byte or two); what was read is handed on by the next reads.
+    async fn starts_with_h2_preface(&mut self) -> std::io::Result<bool> {
+        let mut got = [0u8; H2_PREFACE.len()];
+        let mut n = 0;
+        while n < got.len() && got[..n] == H2_PREFACE[..n] {
+            let read = self.read(&mut got[n..]).await?;
+            if read == 0 {
+                break;
+            }
+            n += read;
+        }
+        self.ahead.extend_from_slice(&got[..n]);
+        Ok(n == H2_PREFACE.len() && got == *H2_PREFACE)
     }
 
     /// Charges every read to `memory` first; the bytes stay in `held`
@@ -892,6 +1072,12 @@ impl AsyncRead for Watched {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
         let this = self.get_mut();
+        if !this.ahead.is_empty() {
+            let n = this.ahead.len().min(buf.remaining());
+            buf.put_slice(&this.ahead[..n]);
+            this.ahead.drain(..n);
+            return Poll::Ready(Ok(()));
+        }
         let Some(charge) = this.charge.as_mut() else {
             return match Pin::new(&mut this.io).poll_read(cx, buf) {
                 Poll::Ready(r) => {
@@ -1064,20 +1250,83 @@ mod tests {
     async fn the_request_deadline_fires_at_each_requests_own_deadline() {
         let timeout = Duration::from_secs(10);
         let d = RequestDeadline::new(Instant::now() + timeout);
+        let due = |at| Due { at, alone: true };
         // a quick request moves nothing
-        let quick = d.run(Instant::now() + timeout, async { 1 }).await;
+        let quick = d.run(due(Instant::now() + timeout), async { 1 }).await;
         assert!(matches!(quick, Ok(1)));
         // a later request gets its whole request_timeout, not what was
         // left of the first one's
         tokio::time::sleep(Duration::from_secs(6)).await;
         let start = Instant::now();
-        let slow = d.run(start + timeout, std::future::pending::<()>()).await;
+        let slow = d
+            .run(due(start + timeout), std::future::pending::<()>())
+            .await;
         assert!(slow.is_err());
         assert_eq!(start.elapsed(), timeout);
         // and after it fired, the next request waits its own time again
         let start = Instant::now();
-        let slow = d.run(start + timeout, std::future::pending::<()>()).await;
+        let slow = d
+            .run(due(start + timeout), std::future::pending::<()>())
+            .await;
         assert!(slow.is_err());
         assert_eq!(start.elapsed(), timeout);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn http2_requests_at_once_each_end_at_their_own_deadline() {
+        // streams of one connection, each in its own task: none may wait
+        // past its deadline because another one polled the timer last
+        let d = Arc::new(RequestDeadline::new(Instant::now()));
+        let start = Instant::now();
+        let mut tasks = Vec::new();
+        for secs in [3u64, 1, 2] {
+            let d = d.clone();
+            tasks.push(tokio::spawn(async move {
+                let due = Due {
+                    at: start + Duration::from_secs(secs),
+                    alone: false,
+                };
+                let r = d.run(due, std::future::pending::<()>()).await;
+                (secs, r.is_err(), start.elapsed())
+            }));
+            tokio::task::yield_now().await;
+        }
+        for t in tasks {
+            let (secs, past, took) = tokio::time::timeout(Duration::from_secs(10), t)
+                .await
+                .expect("a request waited past its deadline")
+                .unwrap();
+            assert!(past);
+            assert_eq!(took, Duration::from_secs(secs));
+        }
+    }
+
+    #[tokio::test]
+    async fn the_http2_preface_is_told_from_http1_and_every_byte_is_handed_on() {
+        async fn look(sent: &[&[u8]]) -> (bool, Vec<u8>) {
+            let (ours, mut theirs) = tokio::io::duplex(1024);
+            let mut w = Watched::new(
+                Box::new(ours),
+                Duration::from_secs(5),
+                Arc::new(Busy::new()),
+            );
+            for part in sent {
+                theirs.write_all(part).await.unwrap();
+            }
+            drop(theirs);
+            let h2 = w.starts_with_h2_preface().await.unwrap();
+            let mut all = Vec::new();
+            w.read_to_end(&mut all).await.unwrap();
+            (h2, all)
+        }
+        let post: &[u8] = b"POST /app HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi";
+        assert_eq!(look(&[post]).await, (false, post.to_vec()));
+        // `PRI` alone, or a preface cut short, is not HTTP/2
+        assert!(!look(&[b"PRI * HTTP/2.0\r\n"]).await.0);
+        assert_eq!(look(&[b"PUT /x"]).await, (false, b"PUT /x".to_vec()));
+        assert_eq!(look(&[]).await, (false, Vec::new()));
+        let mut h2 = H2_PREFACE.to_vec();
+        h2.extend_from_slice(b"\0\0\0\x04\0\0\0\0\0");
+        assert_eq!(look(&[&h2[..5], &h2[5..]]).await, (true, h2.clone()));
     }
 }

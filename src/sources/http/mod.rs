@@ -1,4 +1,4 @@
-//! `type = "http"`: receives records over HTTP/1.1 (hyper), compatible
+//! `type = "http"`: receives records over HTTP/1.1 and HTTP/2 (hyper), compatible
 //! with Fluentd's `in_http`.
 //!
 //! - `config.rs`: the settings and their limits;
