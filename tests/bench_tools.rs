@@ -345,7 +345,7 @@ fn http_writer_delivers_every_line() {
     let mut r = Logferry::start(
         "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/out.log\"\n",
     );
-    let addr = r.address("http source listening source=in ");
+    let addr = r.http_addr("in");
     let out = bench(&[
         "http-writer",
         "--address",

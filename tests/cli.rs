@@ -70,7 +70,7 @@ fn run_without_config_uses_the_embedded_default() {
         .env("LOGFERRY_HTTP_ADDRESS", "127.0.0.1:0");
     let mut lf = Logferry::spawn(&mut cmd, dir);
     let addr = lf.forward_addr("forward");
-    let http = lf.address("http source listening source=http ");
+    let http = lf.http_addr("http");
     let mut entries = Vec::new();
     for i in 0..10 {
         logferry::protocol::forward::write_message_entry(

@@ -11,28 +11,6 @@ use std::time::Duration;
 use common::*;
 use logferry::protocol::msgpack::write;
 
-/// An `http` source `in` on a free port, every record as a raw line in
-/// `{dir}/unified.log`.
-fn config(extra: &str) -> String {
-    format!(
-        r#"
-[sources.in]
-type = "http"
-address = "127.0.0.1:0"
-{extra}
-
-[sinks.unified]
-type = "file"
-match = "**"
-path = "{{dir}}/unified.log"
-"#
-    )
-}
-
-fn http_addr(lf: &mut Logferry) -> SocketAddr {
-    lf.address("http source listening source=in ")
-}
-
 /// An answer: status, headers (lower-case names), body.
 #[derive(Debug)]
 struct Reply {
@@ -210,8 +188,8 @@ const KINDS: [&str; 6] = [
 
 #[test]
 fn every_content_type_delivers_each_record_once_on_one_connection() {
-    let mut lf = Logferry::start(&config(""));
-    let addr = http_addr(&mut lf);
+    let mut lf = Logferry::start(&http_to_file(""));
+    let addr = lf.http_addr("in");
     let out = lf.path("unified.log");
     let mut c = Client::connect(addr);
     const PER_REQUEST: usize = 50;
@@ -272,7 +250,7 @@ path = "{dir}/unified.log"
 format = "json"
 "#,
     );
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let mut c = Client::connect(addr);
     let r = c.post(
         "/app/web",
@@ -306,10 +284,10 @@ format = "json"
 
 #[test]
 fn bad_requests_are_refused_counted_and_the_rest_served() {
-    let mut lf = Logferry::start(&config(
+    let mut lf = Logferry::start(&http_to_file(
         "max_body_bytes = \"1KiB\"\nmax_header_bytes = \"8KiB\"\n[api]\naddress = \"127.0.0.1:0\"",
     ));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let mut c = Client::connect(addr);
     let r = c.post("/t", Some("application/json"), b"{\"message\":");
     assert_eq!(r.status, 400);
@@ -399,10 +377,10 @@ fn bad_requests_are_refused_counted_and_the_rest_served() {
 
 #[test]
 fn slow_and_stuck_clients_do_not_hold_up_others() {
-    let mut lf = Logferry::start(&config(
+    let mut lf = Logferry::start(&http_to_file(
         "idle_timeout = \"1s\"\nrequest_timeout = \"2s\"\nmax_body_bytes = \"64MiB\"",
     ));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     // announces a big body, sends a little, then stalls
     let mut slow = Client::connect(addr);
     slow.reader
@@ -454,7 +432,7 @@ fn slow_and_stuck_clients_do_not_hold_up_others() {
 #[test]
 fn the_answer_waits_for_the_sinks_unless_ack_is_received() {
     let mut lf = Logferry::start(&unreachable_sink("1s", "", "max_attempts = 0"));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let r = Client::connect(addr).post("/t", Some("text/plain"), b"never-kept\n");
     assert_eq!(r.status, 503, "{r:?}");
     assert_eq!(r.header("retry-after"), Some("1"));
@@ -470,7 +448,7 @@ fn the_answer_waits_for_the_sinks_unless_ack_is_received() {
         "ack = \"received\"",
         "max_attempts = 0",
     ));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let r = Client::connect(addr).post("/t", Some("text/plain"), b"queued\n");
     assert_eq!(r.status, 200, "received: answered once queued");
     lf.stop();
@@ -493,7 +471,7 @@ path = "/dev/full"
 retry = { max_attempts = 1 }
 "#,
     );
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let mut c = Client::connect(addr);
     let r = c.post("/t", Some("text/plain"), b"not-kept\n");
     assert_eq!(r.status, 503, "{r:?}");
@@ -510,7 +488,7 @@ retry = { max_attempts = 1 }
 fn a_request_in_flight_at_stop_is_answered_and_the_process_exits() {
     let config = unreachable_sink("30s", "", "max_attempts = 0");
     let mut lf = Logferry::start(&format!("{config}\n[api]\naddress = \"127.0.0.1:0\"\n"));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let api = lf.address("api listening");
     let mut c = Client::connect(addr);
     c.send("POST", "/t", Some("text/plain"), b"in-flight\n");
@@ -545,8 +523,8 @@ fn a_request_in_flight_at_stop_is_answered_and_the_process_exits() {
 
 #[test]
 fn too_many_connections_are_closed_and_counted() {
-    let mut lf = Logferry::start(&config("max_connections = 1"));
-    let addr = http_addr(&mut lf);
+    let mut lf = Logferry::start(&http_to_file("max_connections = 1"));
+    let addr = lf.http_addr("in");
     let mut first = Client::connect(addr);
     assert_eq!(
         first.post("/t", Some("text/plain"), b"good-0\n").status,
@@ -571,11 +549,11 @@ fn https_with_the_forward_source_tls_settings() {
     use std::sync::Arc;
     let certs = tempfile::tempdir().unwrap();
     let pki = pki(certs.path());
-    let mut lf = Logferry::start(&config(&format!(
+    let mut lf = Logferry::start(&http_to_file(&format!(
         "tls = {{ cert_file = {:?}, key_file = {:?} }}",
         pki.server_cert, pki.server_key
     )));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
 
     let mut roots = rustls::RootCertStore::empty();
     let ca = std::fs::read(&pki.ca).unwrap();
@@ -622,11 +600,11 @@ fn https_with_the_forward_source_tls_settings() {
 fn https_with_client_certificates_refuses_clients_without_a_valid_one() {
     let certs = tempfile::tempdir().unwrap();
     let pki = pki(certs.path());
-    let mut lf = Logferry::start(&config(&format!(
+    let mut lf = Logferry::start(&http_to_file(&format!(
         "tls = {{ cert_file = {:?}, key_file = {:?}, ca_file = {:?}, verify_client = true }}",
         pki.server_cert, pki.server_key, pki.ca
     )));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let client = Some((pki.client_cert.as_path(), pki.client_key.as_path()));
     let mut good = Client {
         reader: BufReader::new(tls_connect(addr, &pki.ca, client)),
@@ -668,8 +646,8 @@ fn https_with_client_certificates_refuses_clients_without_a_valid_one() {
 
 #[test]
 fn a_client_trickling_its_headers_is_cut_off_after_idle_timeout() {
-    let mut lf = Logferry::start(&config("idle_timeout = \"1s\""));
-    let addr = http_addr(&mut lf);
+    let mut lf = Logferry::start(&http_to_file("idle_timeout = \"1s\""));
+    let addr = lf.http_addr("in");
     let mut c = Client::connect(addr);
     let r = c.post("/t", Some("text/plain"), b"first\n");
     assert_eq!(r.status, 200);

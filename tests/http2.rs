@@ -6,33 +6,19 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::net::SocketAddr;
 use std::process::Command;
 use std::time::Duration;
 
 use common::*;
 
-fn http_addr(lf: &mut Logferry) -> SocketAddr {
-    lf.address("http source listening source=in ")
-}
-
 #[test]
 fn two_hundred_streams_on_one_connection_each_answered_and_kept_once() {
-    let mut lf = Logferry::start(
+    let mut lf = Logferry::start(&http_to_file(
         r#"
-[sources.in]
-type = "http"
-address = "127.0.0.1:0"
 max_streams = 16
-max_body_bytes = "1KiB"
-
-[sinks.unified]
-type = "file"
-match = "**"
-path = "{dir}/unified.log"
-"#,
-    );
-    let addr = http_addr(&mut lf);
+max_body_bytes = "1KiB""#,
+    ));
+    let addr = lf.http_addr("in");
     // more streams than max_streams allows at once (the client waits for
     // room), one too large and one malformed among them
     const TOO_LARGE: usize = 50;
@@ -80,6 +66,29 @@ path = "{dir}/unified.log"
     );
 }
 
+#[test]
+fn a_stream_whose_headers_pass_max_header_bytes_is_refused_alone() {
+    let mut lf = Logferry::start(&http_to_file(r#"max_header_bytes = "8KiB""#));
+    let addr = lf.http_addr("in");
+    // a tag of 12 KiB in the path: the header list is past the cap
+    let long = format!("/{}", "a".repeat(12 * 1024));
+    let requests = (0..20)
+        .map(|i| {
+            let path = if i == 10 { long.clone() } else { "/h2".into() };
+            (path, "text/plain", format!("h2-{i}\n").into_bytes())
+        })
+        .collect();
+    let answers = h2_posts(addr, requests);
+    for (i, a) in answers.iter().enumerate() {
+        let want = if i == 10 { 431 } else { 200 };
+        assert_eq!(a.as_ref().map(|a| a.0), Ok(want), "request {i}: {a:?}");
+    }
+    assert!(lf.stop().success());
+    let kept = numbers(&read_lines(&lf.path("unified.log")), "h2");
+    assert_eq!(kept.len(), 19, "{kept:?}");
+    assert!(!kept.contains(&10));
+}
+
 fn assert_exactly_counted(lf: &Logferry, counter: &str, n: u64) {
     assert_eq!(lf.final_counter(counter), n, "{counter}");
 }
@@ -89,7 +98,7 @@ fn streams_waiting_for_a_dead_sink_each_time_out_on_their_own() {
     // the sink never accepts: every stream is answered 503 at its own
     // request_timeout, none waits for another one's
     let mut lf = Logferry::start(&unreachable_sink("1s", "", "max_attempts = 0"));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let requests = (0..5)
         .map(|i| {
             (
@@ -153,8 +162,8 @@ path = "{{dir}}/unified.log"
 "#,
         pki.server_cert, pki.server_key
     ));
-    let tls = http_addr(&mut lf);
-    let plain = lf.address("http source listening source=plain ");
+    let tls = lf.http_addr("in");
+    let plain = lf.http_addr("plain");
     // 50 transfers multiplexed over one TLS connection that chose h2
     let resolve = format!("localhost:{}:127.0.0.1", tls.port());
     let ca = pki.ca.to_str().unwrap();
@@ -218,20 +227,8 @@ path = "{{dir}}/unified.log"
 
 #[test]
 fn with_http2_off_a_prior_knowledge_client_is_refused_and_http1_served() {
-    let mut lf = Logferry::start(
-        r#"
-[sources.in]
-type = "http"
-address = "127.0.0.1:0"
-http2 = false
-
-[sinks.unified]
-type = "file"
-match = "**"
-path = "{dir}/unified.log"
-"#,
-    );
-    let addr = http_addr(&mut lf);
+    let mut lf = Logferry::start(&http_to_file("http2 = false"));
+    let addr = lf.http_addr("in");
     let answers = h2_posts(addr, vec![("/t".into(), "text/plain", b"h2-0\n".to_vec())]);
     assert!(answers[0].is_err(), "{answers:?}");
     let url = format!("http://{addr}/t");
@@ -260,7 +257,7 @@ path = "{dir}/unified.log"
 fn streams_in_flight_at_stop_are_each_answered_and_the_process_exits() {
     let config = unreachable_sink("30s", "", "max_attempts = 0");
     let mut lf = Logferry::start(&format!("{config}\n[api]\naddress = \"127.0.0.1:0\"\n"));
-    let addr = http_addr(&mut lf);
+    let addr = lf.http_addr("in");
     let api = lf.address("api listening");
     let requests = (0..5)
         .map(|i| {

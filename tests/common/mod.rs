@@ -122,6 +122,11 @@ impl Logferry {
         self.address(&format!("forward source listening source={name} "))
     }
 
+    /// The address of the http source named `name`.
+    pub fn http_addr(&mut self, name: &str) -> SocketAddr {
+        self.address(&format!("http source listening source={name} "))
+    }
+
     pub fn log_text(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
@@ -536,6 +541,24 @@ pub fn wait_ready(api: SocketAddr, status: &str, timeout: Duration) -> String {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// An `http` source `in` on a free port with `extra` settings, every record
+/// as a raw line in `{dir}/unified.log`.
+pub fn http_to_file(extra: &str) -> String {
+    format!(
+        r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+{extra}
+
+[sinks.unified]
+type = "file"
+match = "**"
+path = "{{dir}}/unified.log"
+"#
+    )
 }
 
 /// `match = "out"` goes to a forward server that never answers: nothing
