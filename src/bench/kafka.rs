@@ -25,7 +25,7 @@ use rdkafka::ClientConfig;
 use super::http_client::{Latency, Posting, Writers, CLIENT_THREADS};
 use super::load::{packed_frame, send_frames};
 use super::pki;
-use super::process::{metric, wait_until_every, Proc};
+use super::process::{metric, ready, wait_until_every, Proc};
 use super::report::{self, Run, RunArgs, WorkDir};
 
 /// The measured logferry's API (its counters explain a stuck run).
@@ -415,7 +415,9 @@ impl Broker {
     }
 
     /// Waits until `topic` holds `records` messages, failing on more (a
-    /// duplicate) or if a watched process exits.
+    /// duplicate) or if a watched process exits; returns when the count was
+    /// first seen, before the pause that looks for duplicates, so a run's
+    /// time does not include it.
     ///
     /// `api` is the measured logferry's API: when the topic stops growing,
     /// the error also says what logferry counted (handed to its sink,
@@ -427,7 +429,7 @@ impl Broker {
         records: usize,
         watched: &mut [&mut Proc],
         api: Option<SocketAddr>,
-    ) -> Result<(), String> {
+    ) -> Result<Instant, String> {
         let mut last = 0;
         let mut failed = None;
         // every 10 ms: asking the broker costs it (and the pipeline
@@ -450,6 +452,7 @@ impl Broker {
             Some(api) => format!("{e}; {}", sink_counts(api)),
             None => e,
         })?;
+        let reached = Instant::now();
         std::thread::sleep(Duration::from_millis(200));
         let n = self.messages(topic, partitions)?;
         if n != records {
@@ -457,7 +460,7 @@ impl Broker {
                 "topic {topic} holds {n} records, {records} were sent"
             ));
         }
-        Ok(())
+        Ok(reached)
     }
 }
 
@@ -640,6 +643,7 @@ fn forward_run(
     let mut p = Proc::start(dir, "forward-kafka", &config)?;
     let addr = p.address("source=in ")?;
     let api = p.address("api listening")?;
+    wait_ready(&mut p, api)?;
     let before = p.sample()?;
     let start = Instant::now();
     let frame = frame.to_vec();
@@ -648,8 +652,8 @@ fn forward_run(
         let cpu = thread_cpu();
         send_frames(addr, &frame, chunks, ca.as_deref()).map(|()| thread_cpu() - cpu)
     });
-    broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
-    let seconds = start.elapsed().as_secs_f64();
+    let reached = broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
+    let seconds = (reached - start).as_secs_f64();
     let after = p.sample()?;
     let sender_cpu = sender.join().map_err(|_| "sender panicked".to_string())??;
     let run = Run {
@@ -660,6 +664,18 @@ fn forward_run(
         peak_rss: Some(after.peak_rss),
     };
     Ok((run, sender_cpu))
+}
+
+/// Waits until the measured logferry's sinks are ready (its Kafka sink
+/// connected), so its start-up is not in its time, as kcat's is not in
+/// the baseline's.
+fn wait_ready(p: &mut Proc, api: SocketAddr) -> Result<(), String> {
+    wait_until_every(Duration::from_millis(10), &mut [p], || {
+        (
+            ready(api),
+            "logferry's /ready still answers 503".to_string(),
+        )
+    })
 }
 
 /// CPU time (user and system) the calling thread has used so far.
@@ -694,6 +710,7 @@ fn http_run(
     let mut p = Proc::start(dir, "http-kafka", &config)?;
     let addr = p.address("source=in ")?;
     let api = p.address("api listening")?;
+    wait_ready(&mut p, api)?;
     let before = p.sample()?;
     let start = Instant::now();
     let posting = Posting {
@@ -709,8 +726,8 @@ fn http_run(
     if let Some(e) = answers.errors.first() {
         return Err(e.clone());
     }
-    broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
-    let seconds = start.elapsed().as_secs_f64();
+    let reached = broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
+    let seconds = (reached - start).as_secs_f64();
     let after = p.sample()?;
     Ok((
         Run {

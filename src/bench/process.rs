@@ -235,6 +235,18 @@ pub fn wait_until_every(
     }
 }
 
+/// Whether a logferry's `GET /ready` answers 200: every sink can take
+/// records (a Kafka sink, once it is connected to a broker).
+pub fn ready(api: SocketAddr) -> bool {
+    let Ok(mut s) = TcpStream::connect(api) else {
+        return false;
+    };
+    let _ = write!(s, "GET /ready HTTP/1.1\r\nhost: bench\r\n\r\n");
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.1 200")
+}
+
 /// A counter from a logferry `/metrics` endpoint (summed over labels that
 /// contain `labels`).
 pub fn metric(api: SocketAddr, name: &str, labels: &str) -> u64 {
