@@ -173,6 +173,18 @@ pub const MAX_JSON_DEPTH: usize = 64;
 
 /// Rejects JSON nested deeper than [`MAX_JSON_DEPTH`] before it is parsed.
 fn check_depth(text: &[u8], line: usize) -> Result<(), DecodeError> {
+    if too_deep(text) {
+        return Err(DecodeError::Json {
+            line,
+            reason: format!("nested deeper than {MAX_JSON_DEPTH} levels"),
+        });
+    }
+    Ok(())
+}
+
+/// Whether JSON `text` opens more than [`MAX_JSON_DEPTH`] arrays and
+/// objects inside one another (read without parsing it).
+pub fn too_deep(text: &[u8]) -> bool {
     let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
     for &c in text {
         if in_string {
@@ -189,17 +201,14 @@ fn check_depth(text: &[u8], line: usize) -> Result<(), DecodeError> {
             b'[' | b'{' => {
                 depth += 1;
                 if depth > MAX_JSON_DEPTH {
-                    return Err(DecodeError::Json {
-                        line,
-                        reason: format!("nested deeper than {MAX_JSON_DEPTH} levels"),
-                    });
+                    return true;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
             _ => {}
         }
     }
-    Ok(())
+    false
 }
 
 fn parse_json(text: &[u8], line: usize) -> Result<Json, DecodeError> {

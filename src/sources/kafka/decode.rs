@@ -2,6 +2,7 @@
 
 use crate::event::EventTime;
 use crate::protocol::msgpack::{write, Reader};
+use crate::sources::http::decode::{too_deep, MAX_JSON_DEPTH};
 
 use super::config::{KafkaSourceConfig, ValueFormat};
 
@@ -20,6 +21,9 @@ pub struct Message<'a> {
 pub enum DecodeError {
     /// `format = "json"` and the value is not a JSON object.
     NotJsonObject,
+    /// `format = "json"` and the value is nested deeper than
+    /// [`MAX_JSON_DEPTH`] levels (as the HTTP source refuses it).
+    JsonTooDeep,
     /// `format = "msgpack"` and the value is not exactly one msgpack map.
     NotMsgpackMap,
 }
@@ -28,7 +32,7 @@ impl DecodeError {
     /// The `kind` label of the error counter.
     pub fn kind(&self) -> &'static str {
         match self {
-            DecodeError::NotJsonObject => "invalid_json",
+            DecodeError::NotJsonObject | DecodeError::JsonTooDeep => "invalid_json",
             DecodeError::NotMsgpackMap => "invalid_msgpack",
         }
     }
@@ -36,8 +40,14 @@ impl DecodeError {
 
 impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if *self == DecodeError::JsonTooDeep {
+            return write!(
+                f,
+                "message value is JSON nested deeper than {MAX_JSON_DEPTH} levels (format = \"json\")"
+            );
+        }
         f.write_str(match self {
-            DecodeError::NotJsonObject => {
+            DecodeError::NotJsonObject | DecodeError::JsonTooDeep => {
                 "message value is not a JSON object (format = \"json\"); \
                  produce JSON objects or use format = \"raw\""
             }
@@ -65,6 +75,9 @@ pub fn encode_entry(
             (b.into(), 1)
         }
         ValueFormat::Json => {
+            if too_deep(value) {
+                return Err(DecodeError::JsonTooDeep);
+            }
             let v: serde_json::Value =
                 serde_json::from_slice(value).map_err(|_| DecodeError::NotJsonObject)?;
             let serde_json::Value::Object(map) = &v else {
@@ -219,6 +232,19 @@ mod tests {
                 Err(DecodeError::NotJsonObject)
             );
         }
+        // nested past the HTTP source's limit, with valid JSON inside it
+        let deep = |levels: usize| {
+            let mut v = b"{\"a\":".to_vec();
+            v.extend(std::iter::repeat_n(b'[', levels - 1));
+            v.extend(std::iter::repeat_n(b']', levels - 1));
+            v.push(b'}');
+            v
+        };
+        assert!(encode_entry(&c, &msg(&deep(MAX_JSON_DEPTH)), &mut Vec::new()).is_ok());
+        let e = encode_entry(&c, &msg(&deep(MAX_JSON_DEPTH + 1)), &mut out).unwrap_err();
+        assert_eq!(e, DecodeError::JsonTooDeep);
+        assert_eq!(e.kind(), "invalid_json");
+        assert!(e.to_string().contains("deeper than 64 levels"), "{e}");
         let c = config("format = \"msgpack\"");
         for bad in [&[0x91, 0x01][..], &[0x81, 0xa1, b'a'], &[0x80, 0x80]] {
             assert_eq!(

@@ -12,7 +12,7 @@
 //! again to their next owner. A restart resumes from the last commit.
 
 mod config;
-mod decode;
+pub mod decode;
 mod offsets;
 
 pub use config::{KafkaSourceConfig, ValueFormat};
