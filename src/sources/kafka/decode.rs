@@ -40,22 +40,20 @@ impl DecodeError {
 
 impl std::fmt::Display for DecodeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if *self == DecodeError::JsonTooDeep {
-            return write!(
+        match self {
+            DecodeError::NotJsonObject => f.write_str(
+                "message value is not a JSON object (format = \"json\"); \
+                 produce JSON objects or use format = \"raw\"",
+            ),
+            DecodeError::JsonTooDeep => write!(
                 f,
                 "message value is JSON nested deeper than {MAX_JSON_DEPTH} levels (format = \"json\")"
-            );
-        }
-        f.write_str(match self {
-            DecodeError::NotJsonObject | DecodeError::JsonTooDeep => {
-                "message value is not a JSON object (format = \"json\"); \
-                 produce JSON objects or use format = \"raw\""
-            }
-            DecodeError::NotMsgpackMap => {
+            ),
+            DecodeError::NotMsgpackMap => f.write_str(
                 "message value is not one msgpack map (format = \"msgpack\"); \
-                 produce msgpack maps or use format = \"raw\""
-            }
-        })
+                 produce msgpack maps or use format = \"raw\"",
+            ),
+        }
     }
 }
 
