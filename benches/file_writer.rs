@@ -5,21 +5,12 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use logferry::buffer::Delivery;
-use logferry::event::{Batch, Records};
+use logferry::event::Batch;
 use logferry::metrics::Registry;
-use logferry::protocol::forward::write_message_entry;
 use logferry::sinks::{self, SinkKind};
 
-const RECORDS: usize = 1000;
-
-fn batch(size: usize) -> Batch {
-    let msg = vec![b'x'; size];
-    let mut e = Vec::new();
-    for i in 0..RECORDS {
-        write_message_entry(&mut e, 1_700_000_000, i as u32, &msg);
-    }
-    Batch::new("bench".into(), Records::Entries(e.into()), RECORDS)
-}
+mod common;
+use common::{batch, RECORDS};
 
 fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
     let config = format!(

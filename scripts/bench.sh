@@ -28,5 +28,5 @@ run http-kafka --brokers "$brokers" --records 2000000 --lines-per-request 100 --
 run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline
 run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline --linger-ms 1
 if [[ ${1:-} != --no-criterion ]]; then
-  cargo bench --locked --bench forward_decode --bench file_writer -- --warm-up-time 1 --measurement-time 3
+  cargo bench --locked --bench forward_decode --bench file_writer --bench kafka_encode -- --warm-up-time 1 --measurement-time 3
 fi

@@ -328,6 +328,11 @@ pub(crate) fn write_value_text(out: &mut Vec<u8>, raw: &[u8]) {
 /// (for a container, its header). Reads no further than it must: this
 /// runs once per record on the raw and template paths.
 fn message_field(map: &[u8]) -> Option<(usize, Value<'_>)> {
+    leading_message_str(map).or_else(|| any_message_field(map))
+}
+
+/// [`message_field`] for a map of any shape.
+fn any_message_field(map: &[u8]) -> Option<(usize, Value<'_>)> {
     let mut r = Reader::new(map);
     let n = r.read_map_len().ok()?;
     let mut log = None;
@@ -352,6 +357,36 @@ fn message_field(map: &[u8]) -> Option<(usize, Value<'_>)> {
         }
     }
     log
+}
+
+/// [`message_field`] for the usual record, read without the general
+/// decoder: a map whose first key is the string `message` and whose value
+/// is a string (what forward senders and the tail, tcp and http sources
+/// write). `None` for any other shape.
+fn leading_message_str(map: &[u8]) -> Option<(usize, Value<'_>)> {
+    let at = match *map.first()? {
+        0x81..=0x8f => 1,
+        0xde if map.get(1..3)? != [0, 0] => 3,
+        0xdf if map.get(1..5)? != [0, 0, 0, 0] => 5,
+        _ => return None,
+    };
+    if map.get(at..at + 8)? != b"\xa7message" {
+        return None;
+    }
+    let start = at + 8;
+    let be = |n: usize| -> Option<usize> {
+        let b = map.get(start + 1..start + 1 + n)?;
+        Some(b.iter().fold(0usize, |v, &x| v << 8 | usize::from(x)))
+    };
+    let (len, header) = match *map.get(start)? {
+        b @ 0xa0..=0xbf => (usize::from(b & 0x1f), 1),
+        0xd9 => (be(1)?, 2),
+        0xda => (be(2)?, 3),
+        0xdb => (be(4)?, 5),
+        _ => return None,
+    };
+    let text = map.get(start + header..(start + header).checked_add(len)?)?;
+    Some((start, Value::Str(text)))
 }
 
 fn write_record_json(rec: RecordRef<'_>, out: &mut Vec<u8>) {
@@ -509,6 +544,75 @@ mod tests {
             template: Some(text.into()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_usual_record_is_read_as_every_record_is() {
+        let text = |n: usize| "m".repeat(n);
+        let mut records = Vec::new();
+        for (pairs, header) in [
+            (1usize, vec![0x81u8]),
+            (2, vec![0x82]),
+            (1, vec![0xde, 0, 1]),
+            (1, vec![0xdf, 0, 0, 0, 1]),
+        ] {
+            for len in [0, 5, 31, 32, 255, 256, 70_000] {
+                let mut m = header.clone();
+                write::str(&mut m, b"message");
+                write::str(&mut m, text(len).as_bytes());
+                if pairs == 2 {
+                    write::str(&mut m, b"level");
+                    write::str(&mut m, b"info");
+                }
+                records.push(m);
+            }
+        }
+        // shapes the fast path leaves to the general one
+        let mut bin = vec![0x81];
+        write::str(&mut bin, b"message");
+        write::bin_header(&mut bin, 2);
+        bin.extend_from_slice(b"hi");
+        let mut second = vec![0x82];
+        for (k, v) in [("log", "from log"), ("message", "the message")] {
+            write::str(&mut second, k.as_bytes());
+            write::str(&mut second, v.as_bytes());
+        }
+        let mut number = vec![0x81];
+        write::str(&mut number, b"message");
+        write::uint(&mut number, 7);
+        // an empty map with what looks like the usual pair after it
+        let mut empty = vec![0xde, 0, 0];
+        write::str(&mut empty, b"message");
+        write::str(&mut empty, b"not in the map");
+        records.extend([
+            bin,
+            second,
+            number,
+            empty,
+            vec![0x80],
+            vec![0xdf, 0, 0, 0, 0],
+        ]);
+        for rec in &records {
+            // whole, and cut anywhere (a record is always whole; the fast
+            // path must still never read past the end or disagree)
+            for end in (0..=rec.len()).rev().take(300) {
+                let m = &rec[..end];
+                if let Some(fast) = leading_message_str(m) {
+                    assert_eq!(
+                        Some(fast),
+                        any_message_field(m),
+                        "{:x?}",
+                        &m[..m.len().min(16)]
+                    );
+                }
+            }
+            assert_eq!(message_field(rec), any_message_field(rec));
+        }
+        assert!(leading_message_str(&records[0]).is_some());
+        assert_eq!(
+            raw_text(RecordRef::Map(&records[4])),
+            Some(text(255).as_bytes())
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@
 //! when every one of its messages has a successful delivery report.
 
 mod config;
-mod encode;
+pub mod encode;
 mod produce;
 mod sink;
 mod topic;
