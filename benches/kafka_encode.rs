@@ -3,18 +3,17 @@
 //! Reports records/s (elements).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use logferry::format::{FormatConfig, Formatter};
+use logferry::format::{FormatConfig, FormatKind, Formatter};
 use logferry::sinks::kafka::encode::Encoder;
 
 mod common;
 use common::{batch, RECORDS};
 
-fn encoder(format: &str) -> Encoder {
-    let config: FormatConfig = toml::from_str::<toml::Table>(&format!("format = {format}"))
-        .unwrap()["format"]
-        .clone()
-        .try_into()
-        .unwrap();
+fn encoder(kind: FormatKind) -> Encoder {
+    let config = FormatConfig {
+        kind,
+        ..FormatConfig::default()
+    };
     Encoder::new(Formatter::new(&config).unwrap(), None)
 }
 
@@ -23,9 +22,9 @@ fn encode(c: &mut Criterion) {
     g.throughput(Throughput::Elements(RECORDS as u64));
     for size in [100, 1024] {
         let b = batch(size);
-        for format in ["\"raw\"", "\"json\""] {
-            let mut e = encoder(format);
-            let id = BenchmarkId::new(format.trim_matches('"'), size);
+        for (name, kind) in [("raw", FormatKind::Raw), ("json", FormatKind::Json)] {
+            let mut e = encoder(kind);
+            let id = BenchmarkId::new(name, size);
             g.bench_with_input(id, &b, |bench, b| {
                 bench.iter(|| e.encode(b, None).unwrap().len())
             });

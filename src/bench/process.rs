@@ -238,26 +238,27 @@ pub fn wait_until_every(
 /// Whether a logferry's `GET /ready` answers 200: every sink can take
 /// records (a Kafka sink, once it is connected to a broker).
 pub fn ready(api: SocketAddr) -> bool {
-    let Ok(mut s) = TcpStream::connect(api) else {
-        return false;
-    };
-    let _ = write!(s, "GET /ready HTTP/1.1\r\nhost: bench\r\n\r\n");
-    let mut answer = String::new();
-    let _ = s.read_to_string(&mut answer);
-    answer.starts_with("HTTP/1.1 200")
+    api_get(api, "/ready").starts_with("HTTP/1.1 200")
 }
 
 /// A counter from a logferry `/metrics` endpoint (summed over labels that
 /// contain `labels`).
 pub fn metric(api: SocketAddr, name: &str, labels: &str) -> u64 {
-    let Ok(mut s) = TcpStream::connect(api) else {
-        return 0;
-    };
-    let _ = write!(s, "GET /metrics HTTP/1.1\r\nhost: bench\r\n\r\n");
-    let mut body = String::new();
-    let _ = s.read_to_string(&mut body);
-    body.lines()
+    api_get(api, "/metrics")
+        .lines()
         .filter(|l| l.starts_with(name) && l.contains(labels))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
+}
+
+/// The whole answer (status line, headers, body) of a `GET` to a
+/// logferry's API, which closes the connection after it; empty if the API
+/// cannot be reached.
+fn api_get(api: SocketAddr, path: &str) -> String {
+    let mut answer = String::new();
+    if let Ok(mut s) = TcpStream::connect(api) {
+        let _ = write!(s, "GET {path} HTTP/1.1\r\nhost: bench\r\n\r\n");
+        let _ = s.read_to_string(&mut answer);
+    }
+    answer
 }
