@@ -1,8 +1,9 @@
 //! One record → one Kafka message: payload, key and timestamp.
 //!
 //! Raw records that are a string as they stand (a tailed line, a `message`
-//! field) are borrowed from the received frame: librdkafka copies each
-//! payload once into its own queue, and that is the only copy.
+//! field) are borrowed from the received frame, and librdkafka takes them
+//! as they lie (the sink holds the frame until every report of it): the
+//! only copy is the one into the produce request.
 
 use std::borrow::Cow;
 

@@ -7,8 +7,8 @@
 //! to it, once per message. Here a handle is made once per topic
 //! (`rd_kafka_topic_new`) and each message is given to
 //! `rd_kafka_produceva` with that handle, with the same properties
-//! (payload and key copied by librdkafka, event time as the timestamp,
-//! headers, the batch's delivery opaque). Written against the C API
+//! (key and headers copied by librdkafka, event time as the timestamp,
+//! the batch's delivery opaque). Written against the C API
 //! because the crate has no way to pass a handle; the forward → Kafka
 //! benchmark in docs/BENCHMARKS.md shows the difference.
 //!
@@ -51,6 +51,11 @@ static ONE: u64 = 1;
 /// One message as librdkafka gets it.
 pub struct Outgoing<'a> {
     pub payload: &'a [u8],
+    /// Whether the payload stays where it is until the message's delivery
+    /// report is served (it is borrowed from a batch that is held that
+    /// long), so librdkafka can take it without a copy; see
+    /// [`Producer::send`].
+    pub kept: bool,
     pub key: Option<&'a [u8]>,
     /// Milliseconds since the Unix epoch.
     pub timestamp: i64,
@@ -268,6 +273,10 @@ pub struct Producer<C: ProducerContext<DeliveryOpaque = Reported> + 'static> {
     /// Written by librdkafka when `queue` gets an event while empty.
     events: OwnedFd,
     client: BaseProducer<C>,
+    /// Declared after `client`: the bytes of batches given up while
+    /// librdkafka may still hold messages that point into them (kept
+    /// payloads, [`Producer::retain`]), freed once the client is destroyed.
+    retained: Mutex<Vec<bytes::Bytes>>,
 }
 
 /// A reference to a client's main queue.
@@ -318,6 +327,7 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
             queue,
             events,
             client,
+            retained: Mutex::new(Vec::new()),
         })
     }
 
@@ -424,11 +434,30 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         self.made.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Hands `m` to librdkafka, which copies payload, key and headers; the
-    /// message's report goes to `pending`, which must count it already
-    /// ([`Pending::add`]); if librdkafka does not take it, the caller
-    /// settles that count.
-    pub fn send(
+    /// Keeps `bytes` until the client is destroyed: a batch given up before
+    /// all of its reports came may have kept payloads in librdkafka's
+    /// queues ([`Producer::send`]).
+    pub fn retain(&self, bytes: bytes::Bytes) {
+        self.retained
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(bytes);
+    }
+
+    /// Hands `m` to librdkafka, which copies its key and headers, and its
+    /// payload unless it is `kept`: librdkafka then reads the payload where
+    /// it lies when it builds the produce request (and again for a retry),
+    /// until the message's report is served, which saves a copy and an
+    /// allocation's worth of memory per message. The message's report goes
+    /// to `pending`, which must count it already ([`Pending::add`]); if
+    /// librdkafka does not take it, the caller settles that count.
+    ///
+    /// # Safety
+    ///
+    /// If `m.kept`, the payload's bytes must stay valid and unchanged until
+    /// the message's delivery report is served, or, for a batch given up
+    /// before that, be passed to [`Producer::retain`].
+    pub unsafe fn send(
         &self,
         topic: &Topic,
         m: &Outgoing<'_>,
@@ -462,7 +491,7 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         vus[1] = vu(
             V::RD_KAFKA_VTYPE_MSGFLAGS,
             rd::rd_kafka_vu_s__bindgen_ty_1 {
-                i: rd::RD_KAFKA_MSG_F_COPY,
+                i: if m.kept { 0 } else { rd::RD_KAFKA_MSG_F_COPY },
             },
         );
         vus[2] = vu(V::RD_KAFKA_VTYPE_VALUE, mem(m.payload));
@@ -493,8 +522,9 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
             i += 1;
         }
         // SAFETY: a live client, a handle of it, and `vus` pointing at data
-        // that outlives the call (librdkafka copies it: RD_KAFKA_MSG_F_COPY,
-        // headers copied into the message).
+        // that outlives the call (librdkafka copies key and headers into
+        // the message, and the payload unless `kept`, which the caller
+        // keeps until the report).
         let error = unsafe {
             rd::rd_kafka_produceva(self.client.client().native_ptr(), vus.as_ptr(), vus.len())
         };
@@ -602,11 +632,13 @@ mod tests {
             let headers = [(tag, &b"app.web"[..]), (time, payload.as_bytes())];
             let m = Outgoing {
                 payload: payload.as_bytes(),
+                kept: false,
                 key: (i % 3 != 0).then_some(key.as_bytes()),
                 timestamp: 1_700_000_000_000 + i,
                 headers: &headers[..(i % 3) as usize],
             };
-            producer.send(&topic, &m, &pending).unwrap();
+            // SAFETY: nothing kept
+            unsafe { producer.send(&topic, &m, &pending) }.unwrap();
         }
         assert_eq!(producer.topics_made(), 2, "one handle per topic");
         producer.client().flush(Duration::from_secs(10)).unwrap();
@@ -659,6 +691,113 @@ mod tests {
         assert_eq!(seen.len(), 50);
     }
 
+    /// Records where each delivered message's payload lies, and what it
+    /// holds.
+    #[derive(Default)]
+    struct Payloads(Mutex<Vec<(usize, Vec<u8>)>>);
+    impl ClientContext for Payloads {}
+    impl ProducerContext for Payloads {
+        type DeliveryOpaque = Reported;
+        fn delivery(&self, r: &DeliveryResult<'_>, p: Reported) {
+            let m = r.as_ref().expect("delivered");
+            let payload = m.payload().unwrap_or_default();
+            self.0
+                .lock()
+                .unwrap()
+                .push((payload.as_ptr() as usize, payload.to_vec()));
+            p.settle(r);
+        }
+    }
+
+    #[test]
+    fn kept_payloads_are_not_copied_and_arrive_whole() {
+        let cluster = MockCluster::new(1).unwrap();
+        let brokers = cluster.bootstrap_servers();
+        cluster.create_topic("k", 1, 1).unwrap();
+        let client: BaseProducer<Payloads> = ClientConfig::new()
+            .set("bootstrap.servers", &brokers)
+            .set("linger.ms", "0")
+            .create_with_context(Payloads::default())
+            .unwrap();
+        let producer = Producer::new(client).unwrap();
+        let topic = producer.topic("k").unwrap();
+        // one buffer, as a batch's records are: message i is "record i"
+        let text: String = (0..20).map(|i| format!("record {i:02}")).collect();
+        let batch = bytes::Bytes::from(text);
+        let slice = |i: usize| &batch[i * 9..(i + 1) * 9];
+        let pending = Arc::new(Pending::default());
+        pending.add(20);
+        for i in 0..20 {
+            let m = Outgoing {
+                payload: slice(i),
+                kept: i % 2 == 0,
+                key: None,
+                timestamp: 1_700_000_000_000,
+                headers: &[],
+            };
+            // SAFETY: `batch` outlives the flush below, which serves every
+            // report
+            unsafe { producer.send(&topic, &m, &pending) }.unwrap();
+        }
+        producer.client().flush(Duration::from_secs(10)).unwrap();
+        assert_eq!(pending.outstanding.load(Ordering::SeqCst), 0);
+        let reports = producer.client().context().0.lock().unwrap().clone();
+        assert_eq!(reports.len(), 20);
+        for (i, (at, payload)) in reports.iter().enumerate() {
+            assert_eq!(payload.as_slice(), slice(i), "message {i}");
+            let ours = slice(i).as_ptr() as usize;
+            if i % 2 == 0 {
+                assert_eq!(*at, ours, "kept message {i} points into the batch");
+            } else {
+                assert_ne!(*at, ours, "message {i} is librdkafka's copy");
+            }
+        }
+        // and the broker holds them, in order
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", &brokers)
+            .set("group.id", "kept-test")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset("k", 0, Offset::Beginning).unwrap();
+        consumer.assign(&tpl).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut got = Vec::new();
+        while got.len() < 20 && Instant::now() < deadline {
+            if let Some(m) = consumer.poll(Duration::from_millis(200)) {
+                got.push(m.unwrap().payload().unwrap_or_default().to_vec());
+            }
+        }
+        let want: Vec<Vec<u8>> = (0..20).map(|i| slice(i).to_vec()).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn retained_bytes_are_freed_only_after_the_client() {
+        struct Owner(Arc<std::sync::atomic::AtomicBool>, Vec<u8>);
+        impl AsRef<[u8]> for Owner {
+            fn as_ref(&self) -> &[u8] {
+                &self.1
+            }
+        }
+        impl Drop for Owner {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let freed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let bytes = bytes::Bytes::from_owner(Owner(Arc::clone(&freed), b"records".to_vec()));
+        let client: BaseProducer<Count> = ClientConfig::new()
+            .set("bootstrap.servers", "127.0.0.1:1")
+            .create_with_context(Count)
+            .unwrap();
+        let producer = Producer::new(client).unwrap();
+        producer.retain(bytes);
+        assert!(!freed.load(Ordering::SeqCst), "held while the client lives");
+        drop(producer);
+        assert!(freed.load(Ordering::SeqCst), "freed with the producer");
+    }
+
     #[test]
     fn reports_from_the_queue_settle_each_batch_and_keep_copies_of_failed_messages() {
         // no broker: every message fails once message.timeout.ms passes
@@ -677,14 +816,14 @@ mod tests {
             let headers = [(c"tag", &b"app.web"[..])];
             let m = Outgoing {
                 payload: payload.as_bytes(),
+                kept: false,
                 key: Some(b"k"),
                 timestamp: 1_700_000_000_000 + i,
                 headers: &headers,
             };
-            // interleaved, so one event holds runs of both batches
-            producer
-                .send(&topic, &m, if i % 2 == 0 { &a } else { &b })
-                .unwrap();
+            // interleaved, so one event holds runs of both batches;
+            // SAFETY: nothing kept
+            unsafe { producer.send(&topic, &m, if i % 2 == 0 { &a } else { &b }) }.unwrap();
         }
         let outstanding = |p: &Pending| p.outstanding.load(Ordering::SeqCst);
         let deadline = Instant::now() + Duration::from_secs(20);

@@ -19,6 +19,7 @@
 //! down at once; only a failed message is copied out, to be produced
 //! again. Messages are handed over through topic handles (`produce.rs`).
 
+use std::borrow::Cow;
 use std::ffi::{CStr, CString};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -111,6 +112,10 @@ impl Drop for Watched {
             .in_flight
             .fetch_sub(self.records, Ordering::AcqRel);
         if let Some(d) = self.delivery.take() {
+            // its messages may still be in librdkafka's queues
+            self.shared
+                .producer
+                .retain(d.batch().records.bytes().clone());
             self.shared.abandon(d);
         }
     }
@@ -324,6 +329,9 @@ impl KafkaSink {
             }
             let out = Outgoing {
                 payload: &m.payload,
+                // borrowed from the batch, which is held until every
+                // report of it is served (or retained if given up)
+                kept: matches!(m.payload, Cow::Borrowed(_)),
                 key: m.key.as_deref(),
                 timestamp: m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64,
                 headers: &headers[..n],
@@ -338,6 +346,8 @@ impl KafkaSink {
                 Err(Unproduced::Stopped) => {
                     let records = batch.count;
                     drop(messages);
+                    // the messages produced so far are in librdkafka's queues
+                    s.producer.retain(batch.records.bytes().clone());
                     if s.abandon(d) {
                         warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
                             "drain_timeout passed while Kafka's queue was full; the sink replacing this one takes the records");
@@ -376,7 +386,10 @@ impl Shared {
     ) -> Result<(), Unproduced> {
         let mut attempt = 0;
         loop {
-            match self.producer.send(topic, message, pending) {
+            // SAFETY: a kept payload is borrowed from a batch whose watch
+            // holds it until every report of it is served, and retains its
+            // bytes if it gives the batch up before (`Watched`, `Stopped`)
+            match unsafe { self.producer.send(topic, message, pending) } {
                 Ok(()) => return Ok(()),
                 Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
                     if queue.is_some_and(QueueReceiver::is_closed) {
@@ -639,6 +652,7 @@ async fn watch(
                 names.iter().map(|(k, v)| (k.as_c_str(), *v)).collect();
             let out = Outgoing {
                 payload: m.payload().unwrap_or_default(),
+                kept: false,
                 key: m.key(),
                 timestamp: m.timestamp().to_millis().unwrap_or(0),
                 headers: &headers,
