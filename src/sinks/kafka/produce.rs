@@ -609,6 +609,20 @@ mod tests {
         }
     }
 
+    /// A consumer of partition 0 of `topic`, from its start.
+    fn reader(brokers: &str, topic: &str) -> BaseConsumer {
+        let consumer: BaseConsumer = ClientConfig::new()
+            .set("bootstrap.servers", brokers)
+            .set("group.id", "produce-test")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(topic, 0, Offset::Beginning)
+            .unwrap();
+        consumer.assign(&tpl).unwrap();
+        consumer
+    }
+
     #[test]
     fn messages_keep_key_timestamp_and_headers_and_each_topic_gets_one_handle() {
         let cluster = MockCluster::new(1).unwrap();
@@ -649,14 +663,7 @@ mod tests {
             "the messages' reference is given back"
         );
         // what landed in topic "b": the odd messages, in order
-        let consumer: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", &brokers)
-            .set("group.id", "produce-test")
-            .create()
-            .unwrap();
-        let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset("b", 0, Offset::Beginning).unwrap();
-        consumer.assign(&tpl).unwrap();
+        let consumer = reader(&brokers, "b");
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut seen = Vec::new();
         while seen.len() < 50 && Instant::now() < deadline {
@@ -753,14 +760,7 @@ mod tests {
             }
         }
         // and the broker holds them, in order
-        let consumer: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", &brokers)
-            .set("group.id", "kept-test")
-            .create()
-            .unwrap();
-        let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset("k", 0, Offset::Beginning).unwrap();
-        consumer.assign(&tpl).unwrap();
+        let consumer = reader(&brokers, "k");
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut got = Vec::new();
         while got.len() < 20 && Instant::now() < deadline {
