@@ -772,6 +772,93 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// CPU time so far of this process's threads named `name`.
+    fn threads_cpu(name: &str) -> Duration {
+        let mut ticks = 0u64;
+        for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+            let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if comm.trim_end() != name {
+                continue;
+            }
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            // after "(comm)": state is field 3, utime and stime 14 and 15
+            let fields: Vec<&str> = stat
+                .rsplit_once(')')
+                .map_or("", |(_, rest)| rest)
+                .split_whitespace()
+                .collect();
+            ticks += fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+        }
+        // SAFETY: sysconf reads a constant
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as u64;
+        Duration::from_millis(ticks * 1000 / hz)
+    }
+
+    #[test]
+    fn the_broker_thread_sleeps_while_its_request_is_in_flight() {
+        // broker 3 leads the partition, so the client's thread for it is
+        // "rdk:broker3", a name no other test of this binary gives one
+        let cluster = MockCluster::new(3).unwrap();
+        cluster.create_topic("slow", 1, 1).unwrap();
+        cluster.partition_leader("slow", 0, Some(3)).unwrap();
+        // every produce request stays in flight for 300 ms
+        cluster
+            .broker_round_trip_time(3, Duration::from_millis(300))
+            .unwrap();
+        let client: BaseProducer<Count> = ClientConfig::new()
+            .set("bootstrap.servers", cluster.bootstrap_servers())
+            .set("enable.idempotence", "true")
+            .set("linger.ms", "5")
+            .create_with_context(Count)
+            .unwrap();
+        let producer = Producer::new(client).unwrap();
+        let topic = producer.topic("slow").unwrap();
+        let pending = Arc::new(Pending::default());
+        let send = |n: usize| {
+            pending.add(n);
+            for _ in 0..n {
+                let m = Outgoing {
+                    payload: b"record",
+                    kept: false,
+                    key: None,
+                    timestamp: 1_700_000_000_000,
+                    headers: &[],
+                };
+                // SAFETY: nothing kept
+                unsafe { producer.send(&topic, &m, &pending) }.unwrap();
+            }
+        };
+        // a steady trickle: whenever a request is out, messages older
+        // than linger.ms wait behind it
+        send(10);
+        let warm = Instant::now();
+        while warm.elapsed() < Duration::from_millis(700) {
+            std::thread::sleep(Duration::from_millis(10));
+            send(10);
+            producer.serve_reports();
+        }
+        let (before, start) = (threads_cpu("rdk:broker3"), Instant::now());
+        while start.elapsed() < Duration::from_millis(1500) {
+            std::thread::sleep(Duration::from_millis(10));
+            send(10);
+            producer.serve_reports();
+        }
+        let spent = threads_cpu("rdk:broker3") - before;
+        // librdkafka 2.12.1 as published spent 540 ms here, busy-polling;
+        // with the fix in vendor/rdkafka-sys, less than a clock tick
+        assert!(
+            spent < Duration::from_millis(150),
+            "the broker thread spent {spent:?} of CPU in 1.5 s of waiting for responses"
+        );
+        producer.client().flush(Duration::from_secs(10)).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Arc::strong_count(&pending) > 1 && Instant::now() < deadline {
+            producer.serve_reports();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(Arc::strong_count(&pending), 1, "every message reported");
+    }
+
     #[test]
     fn retained_bytes_are_freed_only_after_the_client() {
         struct Owner(Arc<std::sync::atomic::AtomicBool>, Vec<u8>);
