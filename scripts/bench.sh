@@ -24,9 +24,11 @@ run tail-file --line-size 4096 --lines 250000 --runs 3
 # Kafka: a local broker (scripts/kafka.sh), left running afterwards
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls
+# the same, with kcat on logferry's own librdkafka (vendor/rdkafka-sys)
+LD_LIBRARY_PATH=$(scripts/librdkafka-so.sh) run forward-kafka --brokers "$brokers" --records 2000000 --runs 3
 run http-kafka --brokers "$brokers" --records 2000000 --lines-per-request 100 --connections 64 --runs 3
 run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline
-run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline --linger-ms 1
+run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline --linger-ms 0
 if [[ ${1:-} != --no-criterion ]]; then
   cargo bench --locked --bench forward_decode --bench file_writer --bench kafka_encode -- --warm-up-time 1 --measurement-time 3
 fi

@@ -162,6 +162,7 @@ pub fn forward_kafka(a: ForwardKafkaArgs) -> Result<(), String> {
         "forward → Kafka: {records} records of {} B, one forward connection, PackedForward chunks of {}, {} partition(s), acks=all, idempotent, linger.ms={}; {} runs",
         k.record_size, a.batch, k.partitions, k.linger_ms, k.run.runs
     );
+    println!("{}", libraries(k));
     let lines = records_file(&dir.path, records, k.record_size)?;
     let mut base = Vec::new();
     let mut plain = Vec::new();
@@ -253,6 +254,7 @@ pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
         "HTTP → Kafka: {records} records of {} B in {requests} POST requests of {} line(s), {} keep-alive connections, answers after Kafka's delivery report, {} partition(s), linger.ms={}; {} runs",
         k.record_size, a.lines_per_request, a.connections, k.partitions, k.linger_ms, k.run.runs
     );
+    println!("{}", libraries(k));
     let lines = records_file(&dir.path, records, k.record_size)?;
     let mut base = Vec::new();
     let mut ours = Vec::new();
@@ -505,6 +507,31 @@ fn sink_config(broker: &Broker, k: &KafkaArgs, name: &str) -> Result<(String, St
         s.push_str(&format!("\"{key}\" = \"{value}\"\n"));
     }
     Ok((topic, s))
+}
+
+/// Which librdkafka each producer runs on: logferry's own (vendored, with
+/// the fix in vendor/rdkafka-sys/PATCHES.md), and whatever `kcat -V`
+/// reports (the system's, or one `LD_LIBRARY_PATH` names:
+/// scripts/librdkafka-so.sh builds logferry's as a shared library).
+fn libraries(k: &KafkaArgs) -> String {
+    let ours = format!(
+        "logferry: librdkafka {} (vendor/rdkafka-sys, patched)",
+        rdkafka::util::get_rdkafka_version().1
+    );
+    if k.no_baseline {
+        return ours;
+    }
+    let kcat = Command::new("kcat")
+        .arg("-V")
+        .output()
+        .ok()
+        .and_then(|o| {
+            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            let at = text.find("librdkafka ")?;
+            text[at..].split_whitespace().nth(1).map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into());
+    format!("{ours}; kcat: librdkafka {kcat}")
 }
 
 /// Baseline: `kcat -P` produces the records file to a fresh topic. Its
