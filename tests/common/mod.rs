@@ -221,13 +221,19 @@ impl Drop for Logferry {
     }
 }
 
-/// Lines of a file (empty if it does not exist yet).
+/// The complete lines of a file (empty if it does not exist yet): a last
+/// line without its newline is still being written, and is left out as
+/// `wc -l` leaves it out.
 pub fn read_lines(path: &Path) -> Vec<String> {
     match std::fs::read(path) {
-        Ok(b) => String::from_utf8_lossy(&b)
-            .lines()
-            .map(str::to_string)
-            .collect(),
+        Ok(mut b) => {
+            let complete = b.iter().rposition(|c| *c == b'\n').map_or(0, |i| i + 1);
+            b.truncate(complete);
+            String::from_utf8_lossy(&b)
+                .lines()
+                .map(str::to_string)
+                .collect()
+        }
         Err(_) => Vec::new(),
     }
 }

@@ -17,7 +17,10 @@
 //! points at the batch's [`Pending`] (a count, not an allocation or a
 //! reference count per message), which a run of the batch's reports takes
 //! down at once; only a failed message is copied out, to be produced
-//! again. Messages are handed over through topic handles (`produce.rs`).
+//! again. Messages are handed over through topic handles (`produce.rs`);
+//! a raw payload borrowed from its batch is not copied (the batch is held
+//! until its last report, and its bytes are retained past a stop that
+//! gives it up earlier).
 
 use std::borrow::Cow;
 use std::ffi::{CStr, CString};
