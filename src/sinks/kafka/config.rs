@@ -42,8 +42,8 @@ pub struct KafkaSinkConfig {
     /// How long librdkafka waits to fill a batch (`linger.ms`), in
     /// milliseconds; fractions are allowed. A source that waits for each
     /// answer (one HTTP request per line) waits at least this long per
-    /// request: `0.5` suits such traffic; `0` sends a produce request for
-    /// nearly every message, which costs more CPU than the wait it saves.
+    /// request: `0` suits such traffic (batches still form behind the one
+    /// produce request a partition has in flight).
     #[serde(default = "default_linger_ms")]
     pub linger_ms: f64,
     /// Largest message batch per partition request (`batch.size`).
