@@ -115,10 +115,6 @@ impl Drop for Watched {
             .in_flight
             .fetch_sub(self.records, Ordering::AcqRel);
         if let Some(d) = self.delivery.take() {
-            // its messages may still be in librdkafka's queues
-            self.shared
-                .producer
-                .retain(d.batch().records.bytes().clone());
             self.shared.abandon(d);
         }
     }
@@ -349,8 +345,6 @@ impl KafkaSink {
                 Err(Unproduced::Stopped) => {
                     let records = batch.count;
                     drop(messages);
-                    // the messages produced so far are in librdkafka's queues
-                    s.producer.retain(batch.records.bytes().clone());
                     if s.abandon(d) {
                         warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
                             "drain_timeout passed while Kafka's queue was full; the sink replacing this one takes the records");
@@ -390,8 +384,8 @@ impl Shared {
         let mut attempt = 0;
         loop {
             // SAFETY: a kept payload is borrowed from a batch whose watch
-            // holds it until every report of it is served, and retains its
-            // bytes if it gives the batch up before (`Watched`, `Stopped`)
+            // holds it until every report of it is served; a batch given up
+            // before that has its bytes retained (`Shared::abandon`)
             match unsafe { self.producer.send(topic, message, pending) } {
                 Ok(()) => return Ok(()),
                 Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
@@ -426,8 +420,11 @@ impl Shared {
     /// Gives up on a delivery a stop cut short: a reload hands it, its
     /// acknowledgement pending, to the sink replacing this one; otherwise
     /// it is rejected (when dropped) and its records counted as not kept.
-    /// True if it was handed over.
+    /// Its bytes are retained, since messages of it may still be in
+    /// librdkafka's queues with their payloads kept. True if it was handed
+    /// over.
     fn abandon(&self, d: Delivery) -> bool {
+        self.producer.retain(d.batch().records.bytes().clone());
         let records = d.batch().count;
         let replaced = d.goes_to_a_replacement();
         if replaced {
