@@ -11,6 +11,8 @@
 
 mod config;
 pub mod encode;
+#[cfg(test)]
+mod inflight_tests;
 mod produce;
 mod sink;
 mod topic;

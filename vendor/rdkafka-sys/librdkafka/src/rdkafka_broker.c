@@ -3871,7 +3871,7 @@ static RD_INLINE rd_bool_t
 rd_kafka_toppar_idemp_inflight_capped(rd_kafka_broker_t *rkb,
                                       rd_kafka_toppar_t *rktp) {
         return rd_kafka_is_idempotent(rkb->rkb_rk) &&
-               rd_atomic32_get(&rktp->rktp_msgs_inflight) >=
+               rd_atomic32_get(&rktp->rktp_batches_inflight) >=
                    RD_KAFKA_IDEMP_MAX_INFLIGHT;
 }
 
@@ -4082,9 +4082,16 @@ static int rd_kafka_toppar_producer_serve(rd_kafka_broker_t *rkb,
                 }
 
                 /* Limit the number of in-flight requests (per partition)
-                 * to the broker's sequence de-duplication window. */
-                max_requests = RD_MIN(max_requests,
-                                      RD_KAFKA_IDEMP_MAX_INFLIGHT - inflight);
+                 * to the broker's sequence de-duplication window, which
+                 * is five batches, whatever their size.
+                 * logferry patch: this counts batches; librdkafka as
+                 * published counts messages, which allows a partition
+                 * one request at a time once batches hold more than
+                 * one message. */
+                max_requests = RD_MIN(
+                    max_requests,
+                    RD_KAFKA_IDEMP_MAX_INFLIGHT -
+                        rd_atomic32_get(&rktp->rktp_batches_inflight));
         }
 
 

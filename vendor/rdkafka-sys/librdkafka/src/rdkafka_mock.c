@@ -218,6 +218,26 @@ rd_kafka_mock_partition_pidstate_get(rd_kafka_mock_partition_t *mpart,
 
 
 /**
+ * @brief logferry patch: whether the partition has seen a higher epoch of
+ *        the idempotent (non-transactional) producer \p pid.
+ */
+static rd_bool_t
+rd_kafka_mock_partition_pid_fenced(const rd_kafka_mock_partition_t *mpart,
+                                   const rd_kafka_pid_t pid) {
+        const rd_kafka_mock_pid_t *pidstate;
+        int i;
+
+        RD_LIST_FOREACH(pidstate, &mpart->pidstates, i) {
+                if (pidstate->pid.id == pid.id &&
+                    !*pidstate->TransactionalId &&
+                    pidstate->pid.epoch > pid.epoch)
+                        return rd_true;
+        }
+        return rd_false;
+}
+
+
+/**
  * @brief Validate ProduceRequest records in \p rkbuf.
  *
  * @warning The \p rkbuf must not be read, just peek()ed.
@@ -233,16 +253,14 @@ rd_kafka_mock_validate_records(rd_kafka_mock_partition_t *mpart,
                                rd_bool_t *is_dupd) {
         const int log_decode_errors       = LOG_ERR;
         rd_kafka_mock_cluster_t *mcluster = mpart->topic->cluster;
-        rd_kafka_mock_pid_t *mpid;
+        rd_kafka_mock_pid_t *mpid      = NULL;
         rd_kafka_mock_pid_t *mpidstate = NULL;
+        const rd_kafkap_str_t *tid     = NULL;
         rd_kafka_pid_t pid;
         int32_t expected_BaseSequence = -1, BaseSequence = -1;
         rd_kafka_resp_err_t err;
 
         *is_dupd = rd_false;
-
-        if (!TransactionalId || RD_KAFKAP_STR_LEN(TransactionalId) < 1)
-                return RD_KAFKA_RESP_ERR_NO_ERROR;
 
         rd_kafka_buf_peek_i64(rkbuf, RD_KAFKAP_MSGSET_V2_OF_ProducerId,
                               &pid.id);
@@ -251,24 +269,48 @@ rd_kafka_mock_validate_records(rd_kafka_mock_partition_t *mpart,
         rd_kafka_buf_peek_i32(rkbuf, RD_KAFKAP_MSGSET_V2_OF_BaseSequence,
                               &BaseSequence);
 
+        /* logferry patch: an idempotent producer's batches (a producer id
+         * without a transactional id) are checked too, as Kafka checks
+         * them; librdkafka as published checks transactional ones only,
+         * so its mock stores a retried batch twice and accepts a gap. */
+        if (pid.id == -1)
+                return RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (TransactionalId && RD_KAFKAP_STR_LEN(TransactionalId) > 0)
+                tid = TransactionalId;
+
         mtx_lock(&mcluster->lock);
-        err = rd_kafka_mock_pid_find(mcluster, TransactionalId, pid, &mpid);
+        err = rd_kafka_mock_pid_find(mcluster, tid, pid, &mpid);
         mtx_unlock(&mcluster->lock);
 
         if (likely(!err)) {
+                if (tid) {
+                        if (mpid->pid.epoch != pid.epoch)
+                                err = RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
 
-                if (mpid->pid.epoch != pid.epoch)
-                        err = RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
-
-                /* Each partition tracks the 5 last Produce requests per PID.*/
-                mpidstate = rd_kafka_mock_partition_pidstate_get(mpart, mpid);
+                        /* Each partition tracks the 5 last Produce requests
+                         * per PID.*/
+                        mpidstate =
+                            rd_kafka_mock_partition_pidstate_get(mpart, mpid);
+                } else {
+                        /* logferry patch: an idempotent producer bumps its
+                         * epoch by itself (KIP-360), so the partition keeps
+                         * a window for each epoch; a new epoch starts at
+                         * sequence 0 and an older one is fenced. */
+                        rd_kafka_mock_pid_t skel = {pid};
+                        if (rd_kafka_mock_partition_pid_fenced(mpart, pid))
+                                err = RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH;
+                        mpidstate =
+                            rd_kafka_mock_partition_pidstate_get(mpart, &skel);
+                }
 
                 expected_BaseSequence = mpidstate->seq[mpidstate->hi];
 
                 /* A BaseSequence within the range of the last 5 requests is
                  * considered a legal duplicate and will be successfully acked
                  * but not written to the log. */
-                if (BaseSequence < mpidstate->seq[mpidstate->lo])
+                if (err)
+                        ;
+                else if (BaseSequence < mpidstate->seq[mpidstate->lo])
                         err = RD_KAFKA_RESP_ERR_DUPLICATE_SEQUENCE_NUMBER;
                 else if (BaseSequence > mpidstate->seq[mpidstate->hi])
                         err = RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER;
@@ -289,6 +331,12 @@ rd_kafka_mock_validate_records(rd_kafka_mock_partition_t *mpart,
                              BaseSequence, rd_kafka_err2name(err));
                 return err;
         }
+
+        /* logferry patch: a duplicate leaves the window as it is; as
+         * published, it moved the next expected sequence back to its own
+         * end, so that the batches after it were stored a second time. */
+        if (*is_dupd)
+                return RD_KAFKA_RESP_ERR_NO_ERROR;
 
         /* Update BaseSequence window */
         if (unlikely(mpidstate->window < 5))

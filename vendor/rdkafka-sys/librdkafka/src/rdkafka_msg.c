@@ -1692,6 +1692,7 @@ void rd_kafka_msgbatch_ready_produce(rd_kafka_msgbatch_t *rkmb) {
          * and the number of partitions with in-flight requests when
          * idempotent producer - this is used to drain partitions
          * before resetting the PID. */
+        rd_atomic32_add(&rktp->rktp_batches_inflight, 1);
         if (rd_atomic32_add(&rktp->rktp_msgs_inflight,
                             rd_kafka_msgq_len(&rkmb->msgq)) ==
                 rd_kafka_msgq_len(&rkmb->msgq) &&

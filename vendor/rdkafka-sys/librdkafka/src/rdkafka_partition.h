@@ -187,6 +187,13 @@ struct rd_kafka_toppar_s {                           /* rd_kafka_toppar_t */
         rd_atomic32_t rktp_msgs_inflight; /**< Current number of
                                            *   messages in-flight to/from
                                            *   the broker. */
+        rd_atomic32_t rktp_batches_inflight; /**< Current number of
+                                              *   message batches (one per
+                                              *   ProduceRequest) in-flight
+                                              *   to/from the broker.
+                                              *   logferry patch, see
+                                              *   rd_kafka_toppar_idemp_
+                                              *   inflight_capped(). */
 
         uint64_t rktp_msgid; /**< Current/last message id.
                               *   Each message enqueued on a
