@@ -56,7 +56,7 @@ use super::verdict::{io_verdict, Rejection, RetryConfig, Verdict};
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
 use crate::event::{Batch, Records};
-use crate::format::Formatter;
+use crate::format::{FormatKind, Formatter};
 use crate::metrics::Registry;
 use crate::protocol::msgpack;
 
@@ -183,8 +183,13 @@ impl FileSink {
     }
 
     fn open_new(&mut self, path: &Path) -> io::Result<OpenFile> {
-        let (f, synced) = open_append(path, self.config.fsync)?;
+        let lines = self.config.format.kind != FormatKind::Msgpack;
+        let (f, synced, cut) = open_append(path, self.config.fsync, lines)?;
         self.dirs_synced += synced;
+        if cut > 0 {
+            tracing::warn!(sink = %self.name, path = %path.display(), bytes = cut,
+                "the file ended inside a line (a write cut short by a crash or kill -9, never acknowledged); cut back to its last whole line");
+        }
         Ok(f)
     }
 

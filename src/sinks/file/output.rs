@@ -123,12 +123,50 @@ pub(super) fn write_raw_vectored(out: &mut Output, entries: &[u8]) -> msgpack::R
     Ok(())
 }
 
+/// How far back from the end [`cut_torn_line`] looks for a newline before
+/// it leaves a file as it is.
+const TORN_LINE_LOOKBACK: u64 = 1 << 20;
+
+/// Cuts `file` back to just after its last newline when it ends inside a
+/// line: a write that a kill -9 (or a crash) cut short, whose records were
+/// never acknowledged and will be written again. Without the cut, the next
+/// record would be glued to the fragment. Returns the bytes cut. A file
+/// with no newline in its last [`TORN_LINE_LOOKBACK`] bytes, or none at
+/// all, is left as it is: it is not a file of lines this sink wrote.
+pub(super) fn cut_torn_line(file: &File, size: u64) -> io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let mut end = size;
+    let mut buf = vec![0u8; 64 * 1024];
+    while end > 0 && size - end < TORN_LINE_LOOKBACK {
+        let len = buf.len().min(end as usize);
+        let start = end - len as u64;
+        file.read_exact_at(&mut buf[..len], start)?;
+        if end == size && buf[len - 1] == b'\n' {
+            return Ok(0);
+        }
+        if let Some(at) = buf[..len].iter().rposition(|&b| b == b'\n') {
+            let keep = start + at as u64 + 1;
+            file.set_len(keep)?;
+            return Ok(size - keep);
+        }
+        end = start;
+    }
+    Ok(0)
+}
+
 /// Opens `path` for append, creating it and its directories. With `fsync`,
 /// every directory whose entries changed (a directory created, the file
 /// created) is fsynced before this returns, so a file whose records are
-/// then acknowledged survives a power loss under its name. Returns the
-/// file and how many directories were fsynced.
-pub(super) fn open_append(path: &Path, fsync: bool) -> io::Result<(OpenFile, usize)> {
+/// then acknowledged survives a power loss under its name. With `lines`
+/// (a format of one record per line), a file that ends inside a line is
+/// first cut back to its last whole line ([`cut_torn_line`]). Returns the
+/// file, how many directories were fsynced and how many torn bytes were
+/// cut.
+pub(super) fn open_append(
+    path: &Path,
+    fsync: bool,
+    lines: bool,
+) -> io::Result<(OpenFile, usize, u64)> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -164,7 +202,19 @@ pub(super) fn open_append(path: &Path, fsync: bool) -> io::Result<(OpenFile, usi
     for d in &changed {
         File::open(d)?.sync_all()?;
     }
-    let meta = file.metadata()?;
+    let mut meta = file.metadata()?;
+    let cut = if lines && !created && meta.len() > 0 {
+        // append mode does not open for reading: read through a second handle
+        cut_torn_line(
+            &OpenOptions::new().read(true).write(true).open(path)?,
+            meta.len(),
+        )?
+    } else {
+        0
+    };
+    if cut > 0 {
+        meta = file.metadata()?;
+    }
     let size = meta.len();
     let now = Instant::now();
     Ok((
@@ -182,5 +232,6 @@ pub(super) fn open_append(path: &Path, fsync: bool) -> io::Result<(OpenFile, usi
             id: (meta.dev(), meta.ino()),
         },
         changed.len(),
+        cut,
     ))
 }
