@@ -309,13 +309,31 @@ fn kafka_smoke(name: &str, extra: &[&str]) -> (Value, tempfile::TempDir) {
             step["received"].as_u64().unwrap(),
         );
         assert!(sent > 0 && sent == received, "{step:#}");
-        assert!(step["received_rate"].as_f64().unwrap() > 0.0, "{step:#}");
+        // a short step on a loaded machine may end before its first record
+        // is in the topic: its rate is 0, and the report says why
+        let delayed = step["remarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r.as_str().unwrap().starts_with("delay occurred"));
+        assert!(
+            step["received_rate"].as_f64().unwrap() > 0.0 || delayed,
+            "{step:#}"
+        );
         assert!(step["seconds"].as_f64().unwrap() > 0.0, "{step:#}");
         for p in step["processes"].as_array().unwrap() {
             assert!(p["rss_bytes"].as_u64().unwrap() > 0, "{step:#}");
             assert!(p["pid"].as_u64().unwrap() > 0, "{step:#}");
         }
     }
+    assert!(
+        r["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["received_rate"].as_f64().unwrap() > 0.0),
+        "no step measured a rate: {r:#}"
+    );
     assert!(!r["samples"].as_array().unwrap().is_empty(), "{r:#}");
     let page = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
     assert_eq!(page.matches("<table").count(), 1, "{page}");

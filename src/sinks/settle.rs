@@ -127,12 +127,27 @@ pub struct DeadLetter {
 }
 
 impl DeadLetter {
-    /// Opens (creates) `path` for append, with its directory.
+    /// Opens (creates) `path` for append, with its directory. A file that
+    /// ends inside a frame (an append that a crash or kill -9 cut short,
+    /// whose records were never acknowledged as dead-lettered) is first cut
+    /// back to its last whole frame, so the frames after it stay readable.
     pub fn open(path: &Path) -> io::Result<DeadLetter> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        // a regular file only: /dev/full and the like are read forever
+        let torn = if file.metadata()?.is_file() {
+            torn_frame_at(&File::open(path)?)?
+        } else {
+            None
+        };
+        if let Some(whole) = torn {
+            let size = file.metadata()?.len();
+            file.set_len(whole)?;
+            tracing::warn!(path = %path.display(), bytes = size - whole,
+                "the dead-letter file ended inside a frame (an append cut short by a crash or kill -9); cut back to its last whole frame");
+        }
         Ok(DeadLetter {
             path: path.to_path_buf(),
             file: Mutex::new(file),
@@ -149,6 +164,34 @@ impl DeadLetter {
             let _ = f.set_len(before);
         }
         written
+    }
+}
+
+/// Bytes of `file` up to the end of its last complete msgpack value, when
+/// what follows is an unfinished one; `None` when it ends on a whole value
+/// or is not msgpack (not this sink's to cut). Reads it once, holding at
+/// most one value and a read's worth of bytes.
+fn torn_frame_at(mut file: &File) -> io::Result<Option<u64>> {
+    use crate::protocol::msgpack::{skip, Error};
+    use std::io::Read;
+    let mut buf = Vec::new();
+    let mut chunk = vec![0u8; 256 * 1024];
+    let (mut base, mut pos) = (0u64, 0usize);
+    loop {
+        match skip(&buf, pos) {
+            Ok(end) => pos = end,
+            Err(Error::Invalid { .. }) => return Ok(None),
+            Err(Error::Incomplete { .. }) => {
+                buf.drain(..pos);
+                base += pos as u64;
+                pos = 0;
+                let n = file.read(&mut chunk)?;
+                if n == 0 {
+                    return Ok((!buf.is_empty()).then_some(base));
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+        }
     }
 }
 

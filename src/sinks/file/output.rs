@@ -203,7 +203,7 @@ pub(super) fn open_append(
         File::open(d)?.sync_all()?;
     }
     let mut meta = file.metadata()?;
-    let cut = if lines && !created && meta.len() > 0 {
+    let cut = if lines && !created && meta.is_file() && meta.len() > 0 {
         // append mode does not open for reading: read through a second handle
         cut_torn_line(
             &OpenOptions::new().read(true).write(true).open(path)?,

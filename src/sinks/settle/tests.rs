@@ -223,6 +223,30 @@ fn rejected_with_dead_letter_keeps_the_records_as_forward_frames() {
 }
 
 #[test]
+fn a_frame_torn_by_a_kill_is_cut_before_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rejected.msgpack");
+    let (tx, _rx) = mpsc::channel();
+    let (s, _) = settler(RetryConfig::default(), Some(&path));
+    s.settle(vec![delivery("one", "a\n", &tx)], 1, rejection());
+    drop(s);
+    let whole = std::fs::read(&path).unwrap();
+    // a kill -9 cut the next append short: half a frame, never acknowledged
+    let mut torn = whole.clone();
+    torn.extend_from_slice(&whole[..whole.len() / 2]);
+    std::fs::write(&path, &torn).unwrap();
+    let (s, _) = settler(RetryConfig::default(), Some(&path));
+    s.settle(vec![delivery("two", "b\nc\n", &tx)], 1, rejection());
+    let got: Vec<_> = frames(&path).into_iter().map(|f| (f.0, f.1)).collect();
+    assert_eq!(got, vec![("one".to_string(), 1), ("two".to_string(), 2)]);
+    // a file that is not msgpack is left as it is
+    let other = dir.path().join("other");
+    std::fs::write(&other, b"\xc1 not msgpack").unwrap();
+    drop(DeadLetter::open(&other).unwrap());
+    assert_eq!(std::fs::read(&other).unwrap(), b"\xc1 not msgpack");
+}
+
+#[test]
 fn a_dead_letter_write_that_fails_rejects_to_the_source() {
     if !Path::new("/dev/full").exists() {
         return;
