@@ -228,24 +228,18 @@ fn signal_broker(broker: &OwnBroker, signal: &str) {
 }
 
 /// Waits until the sink has `n` delivery reports (metric from `api`).
-fn wait_delivered(api: SocketAddr, n: u64, lf: &Logferry) {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    loop {
-        let m = api_get(api, "/metrics");
-        let got = metric_value(
-            &m,
-            "logferry_kafka_sink_messages_delivered_total{component=\"k\",component_type=\"kafka\"}",
-        );
-        if got >= n as f64 {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{got} of {n} delivered:\n{}",
-            lf.log_text()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_delivered(api: SocketAddr, n: u64) {
+    wait_until(
+        &format!("{n} delivery reports"),
+        Duration::from_secs(120),
+        || {
+            let m = api_get(api, "/metrics");
+            metric_value(
+                &m,
+                "logferry_kafka_sink_messages_delivered_total{component=\"k\",component_type=\"kafka\"}",
+            ) >= n as f64
+        },
+    );
 }
 
 #[test]
@@ -289,12 +283,12 @@ fn a_broker_paused_and_killed_under_load_loses_and_reorders_nothing() {
                 .count()
         })
     };
-    wait_delivered(api, 30_000, &lf);
+    wait_delivered(api, 30_000);
     signal_broker(&broker, "-STOP");
     std::thread::sleep(Duration::from_millis(2500));
     signal_broker(&broker, "-CONT");
     const BEFORE_KILL: usize = 100_000;
-    wait_delivered(api, BEFORE_KILL as u64, &lf);
+    wait_delivered(api, BEFORE_KILL as u64);
     signal_broker(&broker, "-KILL");
     broker.restart();
     let acked = sender.join().unwrap_or(0);

@@ -108,7 +108,7 @@ fn header(buf: &[u8], pos: usize) -> Result<(usize, Follows)> {
 /// Skips one complete value starting at `pos` and returns the offset just
 /// past it. Iterative: the only state is a count of values still to skip.
 pub fn skip(buf: &[u8], pos: usize) -> Result<usize> {
-    skip_from(buf, &mut Cursor { pos, remaining: 1 })
+    skip_from(buf, &mut Cursor::at(pos))
 }
 
 /// Where an unfinished [`skip_from`] stopped: the start of the first value
@@ -119,6 +119,13 @@ pub fn skip(buf: &[u8], pos: usize) -> Result<usize> {
 pub struct Cursor {
     pos: usize,
     remaining: u64,
+}
+
+impl Cursor {
+    /// Skipping one value that starts at `pos`.
+    pub fn at(pos: usize) -> Cursor {
+        Cursor { pos, remaining: 1 }
+    }
 }
 
 impl Default for Cursor {

@@ -169,22 +169,32 @@ impl DeadLetter {
 
 /// Bytes of `file` up to the end of its last complete msgpack value, when
 /// what follows is an unfinished one; `None` when it ends on a whole value
-/// or is not msgpack (not this sink's to cut). Reads it once, holding at
-/// most one value and a read's worth of bytes.
+/// or is not msgpack (not this sink's to cut). Reads it once, scanning
+/// each byte once and holding at most one value and a read's worth.
 fn torn_frame_at(mut file: &File) -> io::Result<Option<u64>> {
-    use crate::protocol::msgpack::{skip, Error};
+    use crate::protocol::msgpack::{skip_from, Cursor, Error};
     use std::io::Read;
     let mut buf = Vec::new();
     let mut chunk = vec![0u8; 256 * 1024];
-    let (mut base, mut pos) = (0u64, 0usize);
+    // file offset of buf[0]; start of the value being scanned in buf
+    let (mut base, mut start) = (0u64, 0usize);
+    let mut cursor = Cursor::default();
     loop {
-        match skip(&buf, pos) {
-            Ok(end) => pos = end,
+        match skip_from(&buf, &mut cursor) {
+            Ok(end) => {
+                start = end;
+                cursor = Cursor::at(end);
+            }
             Err(Error::Invalid { .. }) => return Ok(None),
             Err(Error::Incomplete { .. }) => {
-                buf.drain(..pos);
-                base += pos as u64;
-                pos = 0;
+                if start > 0 {
+                    // drop the whole values; the unfinished one is scanned
+                    // again from its start, once
+                    buf.drain(..start);
+                    base += start as u64;
+                    start = 0;
+                    cursor = Cursor::default();
+                }
                 let n = file.read(&mut chunk)?;
                 if n == 0 {
                     return Ok((!buf.is_empty()).then_some(base));

@@ -202,7 +202,7 @@ pub(super) fn open_append(
     for d in &changed {
         File::open(d)?.sync_all()?;
     }
-    let mut meta = file.metadata()?;
+    let meta = file.metadata()?;
     let cut = if lines && !created && meta.is_file() && meta.len() > 0 {
         // append mode does not open for reading: read through a second handle
         cut_torn_line(
@@ -212,10 +212,7 @@ pub(super) fn open_append(
     } else {
         0
     };
-    if cut > 0 {
-        meta = file.metadata()?;
-    }
-    let size = meta.len();
+    let size = meta.len() - cut;
     let now = Instant::now();
     Ok((
         OpenFile {

@@ -9,15 +9,16 @@
 //! change, a broker going down), then reads the partition back: every
 //! number is there, in order, and none twice.
 
+use super::produce::tests::reader;
 use super::KafkaSinkConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::consumer::Consumer;
 use rdkafka::error::KafkaError;
 use rdkafka::message::{DeliveryResult, Message};
 use rdkafka::mocking::MockCluster;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer, ProducerContext};
 use rdkafka::statistics::Statistics;
 use rdkafka::types::RDKafkaRespErr;
-use rdkafka::{ClientConfig, ClientContext, Offset, TopicPartitionList};
+use rdkafka::{ClientConfig, ClientContext};
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,11 +56,14 @@ impl ProducerContext for Watch {
 }
 
 /// A cluster of three mock brokers with `TOPIC` (one partition) led by
-/// broker 1.
-fn cluster() -> MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
+/// broker 1, whose responses take `round_trip`.
+fn cluster(
+    round_trip: Duration,
+) -> MockCluster<'static, rdkafka::producer::DefaultProducerContext> {
     let cluster = MockCluster::new(3).unwrap();
     cluster.create_topic(TOPIC, 1, 3).unwrap();
     cluster.partition_leader(TOPIC, 0, Some(1)).unwrap();
+    cluster.broker_round_trip_time(1, round_trip).unwrap();
     cluster
 }
 
@@ -151,29 +155,27 @@ fn produce(
     }
 }
 
-/// Reads partition 0 of `TOPIC` until `n` distinct numbers have come and
-/// the log ends; asserts that they are `0..n` in order, without a repeat.
+/// Reads partition 0 of `TOPIC` to its end; asserts that it holds `0..n`
+/// in order, without a repeat.
 fn assert_all_once_in_order(brokers: &str, n: usize, what: &str) {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", brokers)
-        .set("group.id", "inflight-test")
-        .set("enable.partition.eof", "true")
-        .create()
+    let consumer = reader(brokers, TOPIC);
+    let (_, high) = consumer
+        .fetch_watermarks(TOPIC, 0, Duration::from_secs(10))
         .unwrap();
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(TOPIC, 0, Offset::Beginning)
-        .unwrap();
-    consumer.assign(&tpl).unwrap();
     let mut got = Vec::with_capacity(n);
     let deadline = Instant::now() + Duration::from_secs(60);
-    while Instant::now() < deadline {
+    while got.len() < high as usize {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: {} of {high} read",
+            got.len()
+        );
         match consumer.poll(Duration::from_millis(100)) {
             Some(Ok(m)) => {
                 let text = std::str::from_utf8(m.payload().unwrap()).unwrap();
                 got.push((m.offset(), text.parse::<usize>().unwrap()));
             }
-            Some(Err(KafkaError::PartitionEOF(_))) if got.len() >= n => break,
-            Some(Err(KafkaError::PartitionEOF(_))) | None => {}
+            None => {}
             Some(Err(e)) => panic!("consuming: {e}"),
         }
     }
@@ -201,11 +203,8 @@ fn assert_all_once_in_order(brokers: &str, n: usize, what: &str) {
 
 #[test]
 fn a_partition_keeps_several_requests_in_flight() {
-    let cluster = cluster();
     // every response takes 100 ms, so a backlog fills the window
-    cluster
-        .broker_round_trip_time(1, Duration::from_millis(100))
-        .unwrap();
+    let cluster = cluster(Duration::from_millis(100));
     let brokers = cluster.bootstrap_servers();
     let run = produce("backlog", &brokers, 20_000, &[], || {});
     assert_eq!(run.delivered, 20_000);
@@ -235,10 +234,7 @@ fn produce_errors_while_five_requests_are_out_lose_and_repeat_nothing() {
         RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE,
         RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR,
     ] {
-        let cluster = cluster();
-        cluster
-            .broker_round_trip_time(1, Duration::from_millis(20))
-            .unwrap();
+        let cluster = cluster(Duration::from_millis(20));
         let brokers = cluster.bootstrap_servers();
         let run = produce(&format!("{error:?}"), &brokers, 30_000, &[], || {
             cluster.request_errors(rdkafka::types::RDKafkaApiKey::Produce, &[error, error]);
@@ -251,10 +247,7 @@ fn produce_errors_while_five_requests_are_out_lose_and_repeat_nothing() {
 
 #[test]
 fn a_leader_change_while_five_requests_are_out_loses_and_repeats_nothing() {
-    let cluster = cluster();
-    cluster
-        .broker_round_trip_time(1, Duration::from_millis(20))
-        .unwrap();
+    let cluster = cluster(Duration::from_millis(20));
     let brokers = cluster.bootstrap_servers();
     let run = produce("leader change", &brokers, 30_000, &[], || {
         cluster.partition_leader(TOPIC, 0, Some(2)).unwrap();
@@ -266,10 +259,7 @@ fn a_leader_change_while_five_requests_are_out_loses_and_repeats_nothing() {
 
 #[test]
 fn the_leader_going_down_while_five_requests_are_out_loses_and_repeats_nothing() {
-    let cluster = cluster();
-    cluster
-        .broker_round_trip_time(1, Duration::from_millis(20))
-        .unwrap();
+    let cluster = cluster(Duration::from_millis(20));
     let brokers = cluster.bootstrap_servers();
     let run = produce("leader down", &brokers, 30_000, &[], || {
         cluster.broker_down(1).unwrap();

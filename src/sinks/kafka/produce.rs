@@ -588,7 +588,7 @@ fn vu(vtype: rd::rd_kafka_vtype_t, u: rd::rd_kafka_vu_s__bindgen_ty_1) -> rd::rd
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use rdkafka::consumer::{BaseConsumer, Consumer};
     use rdkafka::message::{DeliveryResult, Headers, Message};
@@ -610,7 +610,7 @@ mod tests {
     }
 
     /// A consumer of partition 0 of `topic`, from its start.
-    fn reader(brokers: &str, topic: &str) -> BaseConsumer {
+    pub(in crate::sinks::kafka) fn reader(brokers: &str, topic: &str) -> BaseConsumer {
         let consumer: BaseConsumer = ClientConfig::new()
             .set("bootstrap.servers", brokers)
             .set("group.id", "produce-test")
