@@ -9,10 +9,10 @@
 //! - several patterns separated by spaces match if any does.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use regex::Regex;
-use tokio::sync::{mpsc, RwLock};
+use tokio::sync::mpsc;
 
 use crate::buffer::{QueueSender, SendError};
 use crate::event::{Batch, Tag};
@@ -131,11 +131,12 @@ pub struct Route {
 /// Hands batches to every sink whose pattern matches their tag. Each source
 /// owns a clone; the per-tag route cache is local to it. The routes
 /// themselves are shared and can be swapped whole by a reload
-/// ([`RouteSwitch`]): routing takes a read lock (uncontended, a couple of
-/// atomic operations per batch), a swap takes the write lock.
+/// ([`RouteSwitch`]). Routing takes a snapshot of the table (a lock held
+/// for one pointer copy) and sends without any lock, so a batch waiting for
+/// room in a full queue never holds up a swap, nor any other source.
 #[derive(Clone)]
 pub struct Router {
-    table: Arc<RwLock<RouteTable>>,
+    table: Arc<RwLock<Arc<RouteTable>>>,
     cache: HashMap<Tag, Arc<[usize]>>,
     /// The table generation `cache` was computed for.
     cache_generation: u64,
@@ -165,31 +166,32 @@ struct RouteTable {
 
 /// Changes the routes of every router at once (a reload).
 #[derive(Clone)]
-pub struct RouteSwitch(Arc<RwLock<RouteTable>>);
-
-/// Routing is paused while this is held: every batch that was being
-/// routed has been queued, and no other is routed until it drops.
-pub struct RoutesPaused<'a>(tokio::sync::RwLockWriteGuard<'a, RouteTable>);
+pub struct RouteSwitch(Arc<RwLock<Arc<RouteTable>>>);
 
 impl RouteSwitch {
-    /// Waits until no batch is being routed, then holds routing.
-    pub async fn pause(&self) -> RoutesPaused<'_> {
-        RoutesPaused(self.0.write().await)
+    /// The routes now in place.
+    pub fn routes(&self) -> Vec<Route> {
+        read(&self.0).routes.clone()
+    }
+
+    /// Puts `routes` in place of the current ones, at once for every
+    /// router, and returns the ones replaced. Never waits: a batch being
+    /// routed finishes on the table it started with (a queue that must not
+    /// take it any more is closed with [`crate::buffer::QueueSender::close`]).
+    pub fn replace(&self, routes: Vec<Route>) -> Vec<Route> {
+        let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let generation = table.generation + 1;
+        let old = std::mem::replace(&mut *table, Arc::new(RouteTable { routes, generation }));
+        drop(table);
+        // a router routing right now may still hold `old`
+        Arc::try_unwrap(old)
+            .map(|t| t.routes)
+            .unwrap_or_else(|shared| shared.routes.clone())
     }
 }
 
-impl RoutesPaused<'_> {
-    /// Takes every route out (dropping them closes their queues).
-    pub fn take(&mut self) -> Vec<Route> {
-        self.0.generation += 1;
-        std::mem::take(&mut self.0.routes)
-    }
-
-    /// Sets the routes that batches go to once routing resumes.
-    pub fn set(&mut self, routes: Vec<Route>) {
-        self.0.generation += 1;
-        self.0.routes = routes;
-    }
+fn read(table: &RwLock<Arc<RouteTable>>) -> Arc<RouteTable> {
+    table.read().unwrap_or_else(|e| e.into_inner()).clone()
 }
 
 /// Most distinct tags a router remembers; past it the cache starts over
@@ -199,10 +201,10 @@ const MAX_CACHED_TAGS: usize = 4096;
 impl Router {
     pub fn new(routes: Vec<Route>, unrouted: Counter) -> Self {
         Router {
-            table: Arc::new(RwLock::new(RouteTable {
+            table: Arc::new(RwLock::new(Arc::new(RouteTable {
                 routes,
                 generation: 0,
-            })),
+            }))),
             cache: HashMap::new(),
             cache_generation: 0,
             unrouted,
@@ -222,6 +224,14 @@ impl Router {
         (router, Released(rx))
     }
 
+    /// This clone routes nothing more for its source: once every clone of
+    /// a source's router is released (or dropped), [`Released`] resolves.
+    /// A stopping source that still waits for acknowledgements lets go of
+    /// its routes first, so the queues can close and drain meanwhile.
+    pub fn release(&mut self) {
+        self._source = None;
+    }
+
     /// The switch that changes this router's routes and those of its clones.
     pub fn switch(&self) -> RouteSwitch {
         RouteSwitch(self.table.clone())
@@ -232,7 +242,7 @@ impl Router {
     /// source. A batch that matches no sink is counted and acknowledged (no
     /// resend could ever deliver it).
     pub async fn route(&mut self, batch: Batch) -> Result<(), SendError> {
-        let table = self.table.read().await;
+        let table = read(&self.table);
         if table.generation != self.cache_generation {
             self.cache.clear();
             self.cache_generation = table.generation;
@@ -424,11 +434,7 @@ mod tests {
         router.route(batch("app.x")).await.unwrap();
         clone.route(batch("app.x")).await.unwrap();
         assert!(rx_a.try_recv().is_some() && rx_a.try_recv().is_some());
-        let switch = router.switch();
-        let mut paused = switch.pause().await;
-        drop(paused.take());
-        paused.set(vec![b]);
-        drop(paused);
+        drop(router.switch().replace(vec![b]));
         // the old queue closes with its last route gone
         assert!(rx_a.recv().await.is_none());
         // both routers had `app.x` cached for the old table
@@ -438,37 +444,48 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_pause_waits_for_a_batch_being_routed() {
+    async fn a_swap_never_waits_for_a_batch_blocked_on_a_full_queue() {
         tokio::time::pause();
-        let (queue, mut rx) = crate::buffer::queue(
-            "a",
-            crate::buffer::BufferConfig {
-                max_bytes: 1,
-                ..Default::default()
-            },
-            &crate::metrics::Registry::new(),
-        );
-        let route = Route {
-            sink: Arc::from("a"),
-            pattern: TagPattern::new("**").unwrap(),
-            queue,
+        let full = |name: &str| {
+            crate::buffer::queue(
+                name,
+                crate::buffer::BufferConfig {
+                    max_bytes: 1,
+                    ..Default::default()
+                },
+                &crate::metrics::Registry::new(),
+            )
         };
-        let mut router = Router::new(vec![route], Counter::detached());
-        let switch = router.switch();
-        // the first batch fills the queue; the second waits for room
-        router.route(batch("t")).await.unwrap();
-        let sending = tokio::spawn(async move { router.route(batch("t")).await });
+        let (dead, mut dead_rx) = full("dead");
+        let (healthy, mut healthy_rx) = route_to("healthy", "ok.**");
+        let route = Route {
+            sink: Arc::from("dead"),
+            pattern: TagPattern::new("dead.**").unwrap(),
+            queue: dead,
+        };
+        let mut router = Router::new(vec![route, healthy.clone()], Counter::detached());
+        let mut other = router.clone();
+        // the first batch fills the dead sink's queue; the second waits
+        router.route(batch("dead.x")).await.unwrap();
+        let waiting = tokio::spawn(async move { router.route(batch("dead.x")).await });
         tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        let pause = tokio::spawn(async move { switch.pause().await.take().len() });
-        tokio::time::sleep(std::time::Duration::from_secs(5)).await;
-        assert!(
-            !pause.is_finished(),
-            "paused while a batch was being routed"
-        );
-        rx.recv().await.unwrap().accept();
-        sending.await.unwrap().unwrap();
-        assert_eq!(pause.await.unwrap(), 1);
-        assert!(rx.recv().await.is_some(), "the second batch was queued");
+        assert!(!waiting.is_finished());
+        // the other source keeps routing, and a swap goes through at once
+        other.route(batch("ok.x")).await.unwrap();
+        assert!(healthy_rx.try_recv().is_some());
+        let old = other.switch().replace(vec![healthy]);
+        assert_eq!(old.len(), 2);
+        other.route(batch("ok.y")).await.unwrap();
+        assert!(healthy_rx.try_recv().is_some());
+        // closing the replaced queue ends the wait (the batch is refused,
+        // not queued: with a handover it would go to the replacement)
+        for r in &old {
+            r.queue.close();
+        }
+        drop(old);
+        assert!(waiting.await.unwrap().is_err());
+        drop(dead_rx.recv().await.unwrap());
+        assert!(dead_rx.recv().await.is_none(), "the dead queue closed");
     }
 
     #[test]

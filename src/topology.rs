@@ -10,6 +10,7 @@ pub mod reload;
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -18,7 +19,7 @@ use crate::config::{Config, SinkConfig, SourceConfig};
 use crate::metrics::Registry;
 use crate::router::{Route, RouteSwitch, Router};
 use crate::sinks;
-use crate::sources::{self, shutdown_channel, ShutdownTrigger, SourceContext};
+use crate::sources::{self, shutdown_channel, Shutdown, ShutdownTrigger, SourceContext};
 
 /// Why a pipeline stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +68,20 @@ fn queue_metrics(
     );
 }
 
+/// At a stop, how long sources have to hand over what they have read
+/// (queue room, with a destination down, may never come).
+const SOURCE_HANDOVER: Duration = Duration::from_secs(5);
+
+/// Runs `f` for at most `bound`, less if `stopping` resolves first;
+/// true if it finished.
+async fn bounded<F: Future>(bound: Duration, stopping: &mut Shutdown, f: F) -> bool {
+    tokio::select! {
+        _ = f => true,
+        _ = tokio::time::sleep(bound) => false,
+        _ = stopping.wait() => false,
+    }
+}
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
@@ -110,9 +125,49 @@ struct RunningSource {
 
 /// A running sink: resolves once it has drained its queue and flushed.
 struct RunningSink {
+    name: String,
+    /// For the failure counter of a sink thread that ended abnormally.
+    metrics: Registry,
     done: tokio::sync::oneshot::Receiver<()>,
     /// Stops it before it has drained (a reload past its bound).
     stop: sinks::StopSink,
+}
+
+impl RunningSink {
+    /// Waits for the sink to drain and flush (its queue must be closed).
+    /// Past `bound`, or once `stopping` resolves, stops it where it is;
+    /// returns false then.
+    async fn finish(mut self, bound: Duration, stopping: &mut Shutdown) -> bool {
+        let drained = tokio::select! {
+            ended = &mut self.done => return self.ended(ended),
+            _ = tokio::time::sleep(bound) => false,
+            _ = stopping.wait() => false,
+        };
+        let RunningSink {
+            name,
+            metrics,
+            done,
+            stop,
+        } = self;
+        stop.stop();
+        let ended = done.await;
+        Self::report(&metrics, &name, ended) && drained
+    }
+
+    fn ended(&self, ended: Result<(), tokio::sync::oneshot::error::RecvError>) -> bool {
+        Self::report(&self.metrics, &self.name, ended)
+    }
+
+    fn report(
+        metrics: &Registry,
+        name: &str,
+        ended: Result<(), tokio::sync::oneshot::error::RecvError>,
+    ) -> bool {
+        if ended.is_err() {
+            crate::telemetry::component_failed(metrics, name, "sink thread ended abnormally");
+        }
+        true
+    }
 }
 
 impl Pipeline {
@@ -165,7 +220,7 @@ impl Pipeline {
             routes.push(pipeline.start_sink(&s)?);
             pipeline.config.sinks.push(s);
         }
-        pipeline.switch.pause().await.set(routes);
+        drop(pipeline.switch.replace(routes));
         for s in config.sources {
             pipeline.start_source(&s).await?;
             pipeline.config.sources.push(s);
@@ -206,8 +261,15 @@ impl Pipeline {
         let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
         gauges.retain(|(n, _)| *n != s.name);
         gauges.push((s.name.clone(), tx.gauge()));
-        self.sinks
-            .insert(s.name.clone(), RunningSink { done, stop });
+        self.sinks.insert(
+            s.name.clone(),
+            RunningSink {
+                name: s.name.clone(),
+                metrics: self.metrics.clone(),
+                done,
+                stop,
+            },
+        );
         Ok(Route {
             sink: Arc::from(s.name.as_str()),
             pattern: s.pattern.clone(),
@@ -215,9 +277,39 @@ impl Pipeline {
         })
     }
 
-    /// Waits for sink `name` to drain and flush (its route must be gone).
-    /// Past `bound`, stops it where it is; returns false then.
-    async fn sink_finished(&mut self, name: &str, bound: Option<std::time::Duration>) -> bool {
+    /// Puts a [`sinks::hold`] stand-in in place of sink `s`, which cannot
+    /// start: its records wait in a memory queue, not acknowledged.
+    fn start_holding(&mut self, s: &SinkConfig) -> Route {
+        let buffer = crate::buffer::BufferConfig {
+            max_bytes: s.buffer.max_bytes,
+            when_full: s.buffer.when_full,
+            ..Default::default()
+        };
+        let (tx, rx) = crate::buffer::queue(&s.name, buffer, &self.metrics);
+        let (done, stop) = sinks::hold::spawn_holding(rx);
+        self.gauges
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((s.name.clone(), tx.gauge()));
+        self.sinks.insert(
+            s.name.clone(),
+            RunningSink {
+                name: s.name.clone(),
+                metrics: self.metrics.clone(),
+                done,
+                stop,
+            },
+        );
+        Route {
+            sink: Arc::from(s.name.as_str()),
+            pattern: s.pattern.clone(),
+            queue: tx,
+        }
+    }
+
+    /// Takes sink `name` out of the pipeline's books (its probes and
+    /// gauges), to be finished by the caller.
+    fn forget_sink(&mut self, name: &str) -> Option<RunningSink> {
         self.probes
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -226,25 +318,7 @@ impl Pipeline {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .retain(|(n, _)| n != name);
-        let Some(mut s) = self.sinks.remove(name) else {
-            return true;
-        };
-        let mut drained = true;
-        let ended = match bound {
-            None => s.done.await,
-            Some(bound) => match tokio::time::timeout(bound, &mut s.done).await {
-                Ok(ended) => ended,
-                Err(_) => {
-                    drained = false;
-                    s.stop.stop();
-                    s.done.await
-                }
-            },
-        };
-        if ended.is_err() {
-            crate::telemetry::component_failed(&self.metrics, name, "sink thread ended abnormally");
-        }
-        drained
+        self.sinks.remove(name)
     }
 
     /// Starts source `s` (binding its listener) with its own stop signal.
@@ -289,17 +363,6 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Stops source `name`: it stops reading and hands over what it has
-    /// read; returns once it routes nothing more (and its listener is
-    /// closed). Its connections may still be sending their last acks.
-    /// Returns the task that ends once it has finished.
-    async fn stop_source(&mut self, name: &str) -> Option<tokio::task::JoinHandle<()>> {
-        let mut s = self.sources.remove(name)?;
-        s.trigger.trigger();
-        s.released.wait().await;
-        Some(s.watcher)
-    }
-
     /// Where [`ReloadHandle::reload`](reload::ReloadHandle::reload) reads
     /// the new configuration (nothing, by default: reloads are refused).
     pub fn reload_from(&mut self, from: reload::ReloadFrom) {
@@ -329,30 +392,59 @@ impl Pipeline {
                     }
                 }
                 Some(request) = self.reload_rx.recv() => {
-                    let outcome = self.reload().await;
+                    // a stop signal during the reload cuts its waits short,
+                    // and the stop follows at once
+                    let (cut, stopping) = shutdown_channel();
+                    let reload = self.reload(stopping);
+                    tokio::pin!(reload);
+                    let mut asked = false;
+                    let outcome = loop {
+                        tokio::select! {
+                            outcome = &mut reload => break outcome,
+                            _ = &mut stop, if !asked => {
+                                asked = true;
+                                cut.trigger();
+                            }
+                        }
+                    };
                     let _ = request.reply.send(outcome);
+                    if asked {
+                        tracing::info!("shutting down: draining in-flight records");
+                        break Stopped::Asked;
+                    }
                 }
             }
         };
-        let names: Vec<String> = self.sources.keys().cloned().collect();
         for s in self.sources.values() {
             s.trigger.trigger();
         }
-        for name in names {
-            if let Some(watcher) = self.stop_source(&name).await {
-                self.stopping.push(watcher);
+        // every source hands over what it has read, for a bounded time: a
+        // full queue (a dead destination) must not hold the stop up
+        let (_never, mut no_stop) = shutdown_channel();
+        let handover_until = tokio::time::Instant::now() + SOURCE_HANDOVER;
+        for (name, mut s) in std::mem::take(&mut self.sources) {
+            let left = handover_until.saturating_duration_since(tokio::time::Instant::now());
+            if !bounded(left, &mut no_stop, s.released.wait()).await {
+                tracing::warn!(source = %name, bound = ?SOURCE_HANDOVER,
+                    "source still handing over at the stop; what it has not queued is not acknowledged");
             }
+            self.stopping.push(s.watcher);
         }
-        // every source has handed over: close the queues, let sinks drain
-        // (forward connections wait for the acks of what they handed over)
-        drop(self.switch.pause().await.take());
+        // close the queues (a handover still waiting gives up), let every
+        // sink drain within its drain_timeout while the sources' last
+        // acknowledgements come back
+        for r in self.switch.replace(Vec::new()) {
+            r.queue.close();
+        }
+        let mut sinks = tokio::task::JoinSet::new();
+        for (_, sink) in std::mem::take(&mut self.sinks) {
+            let mut no_stop = no_stop.clone();
+            sinks.spawn(async move { sink.finish(Duration::MAX, &mut no_stop).await });
+        }
         for watcher in std::mem::take(&mut self.stopping) {
             let _ = watcher.await;
         }
-        let names: Vec<String> = self.sinks.keys().cloned().collect();
-        for name in names {
-            self.sink_finished(&name, None).await;
-        }
+        while sinks.join_next().await.is_some() {}
         self.api_trigger.trigger();
         tracing::info!(counters = %self.metrics.summary(), "stopped");
         why

@@ -712,3 +712,214 @@ fn a_removed_sink_with_a_dead_destination_rejects_what_it_held() {
         frames * per
     );
 }
+
+/// A forward source feeding sink `dead` (a forward sink to `server`, its
+/// 64 KiB queue filled), a tail and a TCP source feeding a healthy file
+/// sink, and an API.
+fn one_full_queue(server: &str, drain_timeout: &str) -> String {
+    format!(
+        r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sources.app]
+type = "tail"
+paths = ["{{dir}}/app.log"]
+tag = "ok.tail"
+
+[sources.lines]
+type = "tcp"
+address = "127.0.0.1:0"
+tag = "ok.tcp"
+
+[sinks.dead]
+type = "forward"
+match = "d"
+servers = [{{ address = "{server}" }}]
+reconnect_min = "50ms"
+reconnect_max = "200ms"
+drain_timeout = "{drain_timeout}"
+buffer = {{ max_bytes = "64KiB" }}
+
+[sinks.healthy]
+type = "file"
+match = "ok.**"
+path = "{{dir}}/healthy.log"
+
+[api]
+address = "127.0.0.1:0"
+"#
+    )
+}
+
+/// Writes numbered lines (`<prefix>-<i>`) at about `per_second` until
+/// `stop`, one `write` each; returns how many.
+fn steady_writer(
+    mut out: impl Write + Send + 'static,
+    prefix: &'static str,
+    per_second: u64,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let mut i = 0;
+        let started = Instant::now();
+        while !stop.load(Ordering::Acquire) {
+            out.write_all(format!("{prefix}-{i}\n").as_bytes()).unwrap();
+            i += 1;
+            let due = started + Duration::from_micros(i as u64 * 1_000_000 / per_second);
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        }
+        out.flush().unwrap();
+        i
+    })
+}
+
+/// Lines of `prefix` in the healthy sink's file.
+fn healthy_count(lf: &Logferry, prefix: &str) -> usize {
+    numbers(&read_lines(&lf.path("healthy.log")), prefix).len()
+}
+
+/// Sends 40 chunks of 100 numbered records (`d-<i>`, tag `d`, chunk ids
+/// `c0`…) for sink `dead`, well past its 64 KiB queue, and waits until the
+/// queue is full (the forward source then waits on it while routing).
+/// Returns the connection, waiting for acks, and the number of records.
+fn fill_dead_queue(lf: &mut Logferry) -> (TcpStream, usize) {
+    let api = lf.address("api listening");
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    let (frames, per) = (40, 100);
+    for f in 0..frames {
+        let mut entries = Vec::new();
+        for i in f * per..(f + 1) * per {
+            write_message_entry(&mut entries, 1_700_000_000, 0, format!("d-{i}").as_bytes());
+        }
+        let mut out = Vec::new();
+        write_packed_forward(
+            &mut out,
+            "d",
+            &entries,
+            per,
+            Some(format!("c{f}").as_bytes()),
+        );
+        s.write_all(&out).unwrap();
+    }
+    wait_until(
+        "the dead sink's queue is full",
+        Duration::from_secs(30),
+        || {
+            let (_, m) = http(api, "GET /metrics");
+            metric_value(&m, "logferry_buffer_fill_ratio{component=\"dead\"}") >= 0.9
+        },
+    );
+    (s, frames * per)
+}
+
+/// Starts the steady tail and TCP writers of [`one_full_queue`].
+fn healthy_flows(lf: &mut Logferry, stop: &Arc<AtomicBool>) -> Vec<std::thread::JoinHandle<usize>> {
+    let tcp = lf.address("tcp source listening source=lines ");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(lf.path("app.log"))
+        .unwrap();
+    vec![
+        steady_writer(file, "t", 200, stop.clone()),
+        steady_writer(TcpStream::connect(tcp).unwrap(), "n", 200, stop.clone()),
+    ]
+}
+
+/// Both healthy flows gain at least `min` lines within `within`.
+fn flows_move(lf: &Logferry, min: usize, within: Duration, when: &str) {
+    let before = (healthy_count(lf, "t"), healthy_count(lf, "n"));
+    wait_until(&format!("healthy flows move {when}"), within, || {
+        healthy_count(lf, "t") >= before.0 + min && healthy_count(lf, "n") >= before.1 + min
+    });
+}
+
+#[test]
+fn a_full_queue_freezes_no_reload_and_no_other_flow() {
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let live = receiver.forward_addr("in");
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut lf = Logferry::start(&one_full_queue(&dead, "3s"));
+    let api = lf.address("api listening");
+    std::fs::write(lf.path("app.log"), "").unwrap();
+    let (mut s, records) = fill_dead_queue(&mut lf);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = healthy_flows(&mut lf, &stop);
+    flows_move(&lf, 200, Duration::from_secs(15), "before any reload");
+
+    // SIGHUP with the configuration unchanged (logrotate's postrotate):
+    // a no-op that answers at once; the flows go on
+    lf.signal(libc::SIGHUP);
+    lf.wait_for_log("nothing changed", Duration::from_secs(10));
+    flows_move(
+        &lf,
+        400,
+        Duration::from_secs(10),
+        "after an unchanged SIGHUP",
+    );
+
+    // the dead sink's address corrected: the reload ends within its
+    // drain_timeout (3 s) plus a little, the flows move meanwhile, and
+    // what the dead sink held reaches the new receiver
+    lf.rewrite_config(&one_full_queue(&live.to_string(), "3s"));
+    let reload = std::thread::spawn(move || {
+        let started = Instant::now();
+        let answer = post_reload(api);
+        (answer, started.elapsed())
+    });
+    flows_move(&lf, 200, Duration::from_secs(3), "during the reload");
+    let ((status, body), took) = reload.join().unwrap();
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    assert!(took < Duration::from_secs(15), "the reload took {took:?}");
+    flows_move(&lf, 400, Duration::from_secs(10), "after the reload");
+    for f in 0..records / 100 {
+        match ack_or_closed(&mut s, Duration::from_secs(30)) {
+            Ok(Some(_)) => {}
+            other => panic!("ack {f}: {other:?}\n{}", lf.log_text()),
+        }
+    }
+
+    stop.store(true, Ordering::Release);
+    let written: Vec<usize> = writers.into_iter().map(|w| w.join().unwrap()).collect();
+    wait_until(
+        "every healthy line arrives",
+        Duration::from_secs(20),
+        || healthy_count(&lf, "t") >= written[0] && healthy_count(&lf, "n") >= written[1],
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let healthy = read_lines(&lf.path("healthy.log"));
+    exactly_once(&healthy, "t", written[0]);
+    exactly_once(&healthy, "n", written[1]);
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    exactly_once(&read_lines(&receiver.path("received.log")), "d", records);
+}
+
+#[test]
+fn a_stop_signal_during_a_reload_is_served_at_once() {
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut lf = Logferry::start(&one_full_queue(&dead, "60s"));
+    let api = lf.address("api listening");
+    let _ = fill_dead_queue(&mut lf);
+    // replaced by another dead destination, with a short drain_timeout:
+    // the reload waits up to the old sink's 60 s
+    let other = format!("127.0.0.1:{}", free_port());
+    lf.rewrite_config(&one_full_queue(&other, "2s"));
+    let reload = std::thread::spawn(move || post_reload(api));
+    std::thread::sleep(Duration::from_secs(2));
+    let started = Instant::now();
+    lf.signal(libc::SIGTERM);
+    let status = lf.wait(Duration::from_secs(30));
+    let took = started.elapsed();
+    // the old sink is stopped at once, the new one drains for its 2 s
+    assert!(
+        took < Duration::from_secs(12),
+        "stopped after {took:?}\n{}",
+        lf.log_text()
+    );
+    assert!(status.success(), "{}", lf.log_text());
+    let _ = reload.join();
+}

@@ -224,3 +224,57 @@ fn a_closed_log_pipe_loses_no_record_and_no_stop() {
     };
     assert!(status.success(), "{status}");
 }
+
+/// A tail and a TCP source into a forward sink whose destination refuses
+/// connections, with many small chunks pending (more than the sink keeps
+/// ready, 64).
+fn many_pending_chunks(drain_timeout: &str) -> Logferry {
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut lf = Logferry::start(&format!(
+        "[sources.app]\ntype = \"tail\"\npaths = [\"{{dir}}/app.log\"]\nread_from_head = true\ntag = \"app\"\n\n\
+         [sources.lines]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{closed}\" }}]\n\
+         batch_records = 10\nreconnect_min = \"50ms\"\nreconnect_max = \"200ms\"\ndrain_timeout = \"{drain_timeout}\"\n\n\
+         [api]\naddress = \"127.0.0.1:0\"\n"
+    ));
+    let api = lf.address("api listening");
+    let tcp = lf.address("tcp source listening source=lines ");
+    let mut file = std::fs::File::create(lf.path("app.log")).unwrap();
+    let mut conn = TcpStream::connect(tcp).unwrap();
+    for i in 0..1000 {
+        file.write_all(format!("t-{i}\n").as_bytes()).unwrap();
+        conn.write_all(format!("n-{i}\n").as_bytes()).unwrap();
+    }
+    drop(conn);
+    wait_until(
+        "records pending in the sink",
+        Duration::from_secs(30),
+        || {
+            metric_value(
+                &api_get(api, "/metrics"),
+                "logferry_buffer_records{component=\"out\"}",
+            ) >= 1500.0
+        },
+    );
+    lf
+}
+
+#[test]
+fn a_stop_with_more_pending_chunks_than_kept_ready_ends_within_drain_timeout() {
+    let mut lf = many_pending_chunks("3s");
+    let started = Instant::now();
+    lf.signal(libc::SIGTERM);
+    lf.wait(Duration::from_secs(60));
+    let took = started.elapsed();
+    // drain_timeout (3 s) plus a few seconds: not the sources' own waits on top
+    assert!(
+        took < Duration::from_secs(9),
+        "stopped after {took:?}\n{}",
+        lf.log_text()
+    );
+    let line = lf.wait_for_log("drain_timeout passed", Duration::from_secs(1));
+    assert!(line.contains("records="), "{line}");
+}

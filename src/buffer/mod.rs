@@ -357,6 +357,19 @@ impl QueueSender {
         }
     }
 
+    /// Closes the queue for good, even while clones of this sender are
+    /// still sending (a router routing on the table it started with): a
+    /// send waiting for room ends at once, and so does every later one;
+    /// its batch goes to the replacement sink if a [`Handover`] is on, or
+    /// is refused. The sink sees the end of its queue once the last clone
+    /// is gone and it has taken what was queued.
+    pub fn close(&self) {
+        match &self.kind {
+            SenderKind::Memory(m) => m.room.close(),
+            SenderKind::Disk { shared, .. } => shared.close(),
+        }
+    }
+
     /// Bytes currently held by queued or in-progress batches.
     pub fn queued_bytes(&self) -> usize {
         self.gauge().held_bytes()
@@ -397,11 +410,12 @@ impl MemorySender {
         let permit = match self.config.when_full {
             WhenFull::Block => match self.room.clone().acquire_many_owned(want).await {
                 Ok(p) => p,
-                Err(_) => return Err(SendError(sink.clone())),
+                Err(_) => return self.closed(sink, unsent),
             },
             WhenFull::DropNewest => match self.room.clone().try_acquire_many_owned(want) {
                 Ok(p) => p,
-                Err(_) => {
+                Err(tokio::sync::TryAcquireError::Closed) => return self.closed(sink, unsent),
+                Err(tokio::sync::TryAcquireError::NoPermits) => {
                     self.dropped_records.add(count as u64);
                     tracing::warn!(sink = %sink, records = count, "queue full; batch dropped");
                     return Ok(());
@@ -421,6 +435,18 @@ impl MemorySender {
         };
         // if the sink is gone, dropping the delivery rejects the batch
         self.tx.send(delivery).map_err(|_| SendError(sink.clone()))
+    }
+
+    /// A send to a closed queue: the batch goes to the replacement sink
+    /// if there is one, else it is refused.
+    fn closed(&self, sink: &Arc<str>, unsent: Unsent) -> Result<(), SendError> {
+        match unsent.take().map(|b| self.handover.offer(b)) {
+            None | Some(None) => Ok(()),
+            Some(Some(refused)) => {
+                refused.ack.reject();
+                Err(SendError(sink.clone()))
+            }
+        }
     }
 }
 

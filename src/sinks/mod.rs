@@ -9,6 +9,7 @@
 pub mod counter;
 pub mod file;
 pub mod forward;
+pub mod hold;
 pub mod kafka;
 pub mod null;
 pub mod settle;

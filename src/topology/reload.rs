@@ -7,17 +7,23 @@
 //! - A changed or removed source stops reading and hands over what it has
 //!   read, as at shutdown; a changed or added one starts once the new
 //!   routes are in place.
-//! - A changed or removed sink: routing pauses (batches being routed are
-//!   queued first; sources wait, as under backpressure), its queue closes,
-//!   it drains and flushes; then the new one starts (on the same disk
-//!   buffer directory if that did not change, so it delivers what was left
-//!   there) and the new routes take effect for every source at once.
+//! - The routes are swapped for every source at once, without waiting
+//!   for anything: no lock is held while a batch waits for queue room, so
+//!   unchanged sinks and the sources feeding them never pause.
+//! - A changed or removed sink: its queue is closed at once (a source
+//!   waiting for room in it hands its batch to the replacement), it drains
+//!   and flushes; meanwhile what its new `match` takes waits in an interim
+//!   memory queue. Then the new one starts (on the same disk buffer
+//!   directory if that did not change, so it delivers what was left there)
+//!   and takes over what was handed over and the interim queue.
 //! - A replaced sink that has not drained within its `drain_timeout`
 //!   (30 s for sinks without one; its destination is
 //!   down, say) is stopped where it is: every batch it still holds, queued
 //!   or in flight, is handed to the new sink of that name with its
 //!   acknowledgement pending ([`crate::buffer::Handover`]), so the reload
-//!   never waits on a dead destination and loses nothing.
+//!   never waits on a dead destination and loses nothing. Replaced sinks
+//!   drain at the same time; a stop signal cuts the wait short.
+//! - A configuration in which nothing changed is a no-op.
 //!
 //! No record is lost or duplicated: every batch is in exactly one queue
 //! (old or new) and every queue is drained, or handed over, before its
@@ -29,12 +35,16 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use super::Pipeline;
+use super::{bounded, Pipeline};
 use crate::config::{Config, SinkConfig, DEFAULT_CONFIG};
+use crate::event::Batch;
 use crate::router::Route;
+use crate::sources::Shutdown;
 
 /// Where a reload reads the configuration from.
 #[derive(Debug, Clone, Default)]
@@ -93,6 +103,8 @@ struct Plan {
     stop_sources: Vec<String>,
     /// Running sinks to drain and stop (changed or removed).
     stop_sinks: Vec<String>,
+    /// Nothing to do: every component is as it runs.
+    unchanged: bool,
     summary: String,
 }
 
@@ -123,6 +135,12 @@ impl Plan {
                 d.removed.len()
             ));
         }
+        plan.unchanged = sources.added == 0
+            && sinks.added == 0
+            && sources.changed.is_empty()
+            && sources.removed.is_empty()
+            && sinks.changed.is_empty()
+            && sinks.removed.is_empty();
         plan.stop_sources = sources.changed.into_iter().chain(sources.removed).collect();
         plan.stop_sinks = sinks.changed.into_iter().chain(sinks.removed).collect();
         plan.summary = parts.join("; ");
@@ -160,7 +178,7 @@ fn diff<T>(old: &[T], new: &[T], name: fn(&T) -> &String, same: fn(&T, &T) -> bo
 
 /// How long a reload waits for a replaced sink without a `drain_timeout`
 /// of its own to drain before stopping it.
-const RELOAD_DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+const RELOAD_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// `logferry_reload_handed_over_records_total{component}`.
 fn handed_over(metrics: &crate::metrics::Registry, sink: &str) -> crate::metrics::Counter {
@@ -188,10 +206,15 @@ pub(super) fn reloads(metrics: &crate::metrics::Registry, result: &str) -> crate
     )
 }
 
+/// Longest a reload waits for a replaced source to let go of its router
+/// and to finish (its last acknowledgements) before starting the new one.
+const SOURCE_BOUND: Duration = Duration::from_secs(10);
+
 impl Pipeline {
-    /// Reloads, logs and counts the outcome.
-    pub(super) async fn reload(&mut self) -> Result<String, String> {
-        let outcome = self.try_reload().await;
+    /// Reloads, logs and counts the outcome. `stopping` resolves when a
+    /// stop signal comes during the reload: waits end at once then.
+    pub(super) async fn reload(&mut self, stopping: Shutdown) -> Result<String, String> {
+        let outcome = self.try_reload(stopping).await;
         let result = if outcome.is_ok() { "ok" } else { "rejected" };
         reloads(&self.metrics, result).inc();
         match &outcome {
@@ -204,7 +227,8 @@ impl Pipeline {
         outcome
     }
 
-    async fn try_reload(&mut self) -> Result<String, String> {
+    /// Reads and validates the new configuration.
+    fn read_new(&self) -> Result<(Config, String), String> {
         let (text, origin) = match &self.reload_from {
             ReloadFrom::Nothing => {
                 return Err("this pipeline was not started from a configuration file".into())
@@ -239,35 +263,82 @@ impl Pipeline {
                 "{origin}: [limits] changed: process-wide limits change only with a restart"
             ));
         }
+        Ok((new, origin))
+    }
+
+    async fn try_reload(&mut self, mut stopping: Shutdown) -> Result<String, String> {
+        let (new, origin) = self.read_new()?;
         let plan = Plan::new(&self.config, &new);
+        if plan.unchanged {
+            *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) =
+                crate::api::masked_config(&new.tree);
+            return Ok(format!("nothing changed ({})", plan.summary));
+        }
         let mut failures = Vec::new();
-        // sources that go hand over to the routes they were started with
+        // sources that go stop reading first; they route nothing more
         let mut stopped = HashMap::new();
         for name in &plan.stop_sources {
-            if let Some(watcher) = self.stop_source(name).await {
-                stopped.insert(name.clone(), watcher);
+            if let Some(s) = self.sources.remove(name) {
+                s.trigger.trigger();
+                stopped.insert(name.clone(), s);
             }
         }
-        let switch = self.switch.clone();
-        let mut paused = switch.pause().await;
-        let mut routes: HashMap<String, Route> = paused
-            .take()
+        for (name, s) in &mut stopped {
+            if !bounded(SOURCE_BOUND, &mut stopping, s.released.wait()).await {
+                tracing::warn!(source = %name, bound = ?SOURCE_BOUND,
+                    "replaced source still routing; its replacement starts anyway");
+            }
+        }
+        // The new table, in place at once: kept sinks keep their queues, a
+        // replaced one gets an interim queue that its new sink takes over
+        // once the old one has gone, an added one starts now. Nothing waits
+        // on a queue, so the other flows keep moving throughout.
+        let mut current: HashMap<String, Route> = self
+            .switch
+            .routes()
             .into_iter()
             .map(|r| (r.sink.to_string(), r))
             .collect();
-        let mut handovers = HashMap::new();
-        for name in &plan.stop_sinks {
-            let Some(route) = routes.remove(name) else {
-                continue;
-            };
-            // what the old sink does not deliver goes to its replacement,
-            // or is rejected (and counted) if the sink was removed
-            if let Some(h) = route.queue.handover() {
-                handovers.insert(name.clone(), h.start());
+        let mut table = Vec::new();
+        let mut interims = HashMap::new();
+        for s in &new.sinks {
+            if plan.stop_sinks.contains(&s.name) {
+                let (queue, rx) = crate::buffer::queue(
+                    &s.name,
+                    crate::buffer::BufferConfig {
+                        max_bytes: s.buffer.max_bytes,
+                        when_full: s.buffer.when_full,
+                        ..Default::default()
+                    },
+                    // counted once, by the queue of the sink that takes them
+                    &crate::metrics::Registry::new(),
+                );
+                table.push(Route {
+                    sink: Arc::from(s.name.as_str()),
+                    pattern: s.pattern.clone(),
+                    queue: queue.clone(),
+                });
+                interims.insert(s.name.clone(), Interim { queue, rx });
+            } else if let Some(route) = current.remove(&s.name) {
+                table.push(route);
+            } else {
+                match self.start_sink(s) {
+                    Ok(route) => table.push(route),
+                    Err(e) => failures.push(e),
+                }
             }
-            // the last sender of its queue: the sink drains what is queued
-            drop(route);
         }
+        drop(self.switch.replace(table));
+        // what the replaced sinks hold and do not deliver goes to their
+        // replacements; a send waiting on one of their queues goes at once
+        let mut handovers = HashMap::new();
+        for (name, route) in current.drain() {
+            if let Some(h) = route.queue.handover() {
+                handovers.insert(name, h.start());
+            }
+            route.queue.close();
+        }
+        let mut draining = tokio::task::JoinSet::new();
         for name in &plan.stop_sinks {
             let bound = self
                 .config
@@ -276,78 +347,65 @@ impl Pipeline {
                 .find(|s| s.name == *name)
                 .and_then(|s| s.kind.drain_timeout())
                 .unwrap_or(RELOAD_DRAIN_TIMEOUT);
-            if !self.sink_finished(name, Some(bound)).await {
-                tracing::warn!(sink = %name, drain_timeout = ?bound,
-                    "replaced sink did not drain within its drain_timeout; stopped where it was");
+            if let Some(sink) = self.forget_sink(name) {
+                let (name, mut stopping) = (name.clone(), stopping.clone());
+                draining.spawn(async move {
+                    if !sink.finish(bound, &mut stopping).await {
+                        tracing::warn!(sink = %name, drain_timeout = ?bound,
+                            "replaced sink did not drain within its drain_timeout; stopped where it was");
+                    }
+                    name
+                });
             }
         }
-        // every delivery of a finished sink is settled or handed over
-        let mut handed: HashMap<String, Vec<crate::event::Batch>> = handovers
-            .into_iter()
-            .map(|(name, mut rx)| {
-                let mut batches = Vec::new();
-                while let Ok(b) = rx.try_recv() {
-                    batches.push(b);
-                }
-                (name, batches)
-            })
-            .filter(|(_, b)| !b.is_empty())
-            .collect();
-        let mut table = Vec::new();
+        while let Some(name) = draining.join_next().await {
+            if let Err(e) = name {
+                tracing::error!(error = %e, "a replaced sink's stop failed");
+            }
+        }
         let mut running = Vec::new();
         for s in &new.sinks {
-            if let Some(route) = routes.remove(&s.name) {
-                table.push(route);
-                running.push(s.clone());
-                continue;
-            }
-            match self.start_sink(s) {
-                Ok(route) => {
-                    table.push(route);
+            let Some(interim) = interims.remove(&s.name) else {
+                if self.sinks.contains_key(&s.name) {
                     running.push(s.clone());
                 }
+                continue;
+            };
+            let (route, config) = match self.start_sink(s) {
+                Ok(route) => (route, s.clone()),
                 Err(e) => {
                     failures.push(e);
                     let old = self.config.sinks.iter().find(|o| o.name == s.name).cloned();
-                    if let Some(old) = old {
-                        match self.start_sink(&old) {
-                            Ok(route) => {
-                                table.push(route);
-                                running.push(old);
-                            }
-                            Err(e) => failures.push(format!("the previous {e}")),
+                    let restarted = match old.as_ref().map(|old| self.start_sink(old)) {
+                        Some(Ok(route)) => Some(route),
+                        Some(Err(e)) => {
+                            failures.push(format!("the previous {e}"));
+                            None
                         }
-                    }
+                        None => None,
+                    };
+                    // neither runs: its records wait, not acknowledged, and
+                    // the next reload tries again
+                    let route = restarted.unwrap_or_else(|| self.start_holding(s));
+                    (route, old.unwrap_or_else(|| s.clone()))
+                }
+            };
+            let handed = handovers.remove(&s.name);
+            let counter = handed_over(&self.metrics, &s.name);
+            interim.forward_to(route.queue.clone(), handed, counter, &s.name);
+            let mut routes = self.switch.routes();
+            for r in &mut routes {
+                if *r.sink == *s.name {
+                    *r = route.clone();
                 }
             }
+            drop(self.switch.replace(routes));
+            running.push(config);
         }
-        for (name, batches) in handed.drain() {
-            let records: usize = batches.iter().map(|b| b.count).sum();
-            match table.iter().find(|r| *r.sink == *name) {
-                Some(route) => {
-                    handed_over(&self.metrics, &name).add(records as u64);
-                    tracing::warn!(sink = %name, records,
-                        "undelivered records of the replaced sink handed over to its replacement");
-                    let queue = route.queue.clone();
-                    tokio::spawn(async move {
-                        for b in batches {
-                            // a failed send rejects the batch
-                            let _ = queue.send(b).await;
-                        }
-                    });
-                }
-                None => {
-                    for b in &batches {
-                        b.ack.reject();
-                    }
-                    rejected_at_reload(&self.metrics, &name).add(records as u64);
-                    tracing::error!(sink = %name, records,
-                        "undelivered records of the replaced sink have no sink to go to; not acknowledged");
-                }
-            }
+        // removed sinks: what they did not deliver has no sink to go to
+        for (name, rx) in handovers {
+            reject_left_over(rx, rejected_at_reload(&self.metrics, &name), name);
         }
-        paused.set(table);
-        drop(paused);
         self.config.sinks = running;
         let mut running = Vec::new();
         for s in &new.sources {
@@ -357,11 +415,14 @@ impl Pipeline {
                 running.push(s.clone());
                 continue;
             }
-            // the old one must have finished (a tail source its last
-            // checkpoint, a forward connection its last acks: routing runs
-            // again, so they come)
-            if let Some(watcher) = stopped.remove(&s.name) {
-                let _ = watcher.await;
+            // the old one finishes first (a tail source its last
+            // checkpoint, a forward connection its last acks)
+            if let Some(mut old) = stopped.remove(&s.name) {
+                if !bounded(SOURCE_BOUND, &mut stopping, &mut old.watcher).await {
+                    tracing::warn!(source = %s.name, bound = ?SOURCE_BOUND,
+                        "replaced source still finishing; its replacement starts anyway");
+                    self.stopping.push(old.watcher);
+                }
             }
             match self.start_source(s).await {
                 Ok(()) => running.push(s.clone()),
@@ -379,7 +440,8 @@ impl Pipeline {
         }
         self.config.sources = running;
         self.stopping.retain(|w| !w.is_finished());
-        self.stopping.extend(stopped.into_values());
+        self.stopping
+            .extend(stopped.into_values().map(|s| s.watcher));
         if failures.is_empty() {
             *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) =
                 crate::api::masked_config(&new.tree);
@@ -392,6 +454,89 @@ impl Pipeline {
             ))
         }
     }
+}
+
+/// The queue a replaced sink's records go to between the swap of the
+/// routes and the start of its new sink.
+struct Interim {
+    queue: crate::buffer::QueueSender,
+    rx: crate::buffer::QueueReceiver,
+}
+
+impl Interim {
+    /// Moves what the old sink handed over, then what the interim queue
+    /// took, to `to`, each batch with its acknowledgement still pending.
+    /// The task ends once the old sink's deliveries and every sender of
+    /// the interim queue are gone (routers that were routing on the old
+    /// table finish first).
+    fn forward_to(
+        self,
+        to: crate::buffer::QueueSender,
+        mut handed: Option<mpsc::UnboundedReceiver<Batch>>,
+        counter: crate::metrics::Counter,
+        name: &str,
+    ) {
+        let Interim { queue, mut rx } = self;
+        let mut late = queue.handover().map(|h| h.start());
+        queue.close();
+        drop(queue);
+        let name = name.to_string();
+        tokio::spawn(async move {
+            let mut records = 0u64;
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(b) = recv_opt(&mut handed) => {
+                        records += b.count as u64;
+                        counter.add(b.count as u64);
+                        // a failed send rejects the batch
+                        let _ = to.send(b).await;
+                    }
+                    Some(d) = rx.recv() => {
+                        // the clone keeps the acknowledgement pending
+                        let _ = to.send(d.batch().clone()).await;
+                        d.accept();
+                    }
+                    Some(b) = recv_opt(&mut late) => {
+                        let _ = to.send(b).await;
+                    }
+                    else => break,
+                }
+            }
+            if records > 0 {
+                tracing::warn!(sink = %name, records,
+                    "undelivered records of the replaced sink handed over to its replacement");
+            }
+        });
+    }
+}
+
+async fn recv_opt(rx: &mut Option<mpsc::UnboundedReceiver<Batch>>) -> Option<Batch> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => None,
+    }
+}
+
+/// Rejects (not acknowledged: the source sends them again) what a removed
+/// sink did not deliver, as it arrives.
+fn reject_left_over(
+    mut rx: mpsc::UnboundedReceiver<Batch>,
+    counter: crate::metrics::Counter,
+    name: String,
+) {
+    tokio::spawn(async move {
+        let mut records = 0u64;
+        while let Some(b) = rx.recv().await {
+            records += b.count as u64;
+            counter.add(b.count as u64);
+            b.ack.reject();
+        }
+        if records > 0 {
+            tracing::error!(sink = %name, records,
+                "undelivered records of the removed sink have no sink to go to; not acknowledged");
+        }
+    });
 }
 
 #[cfg(test)]

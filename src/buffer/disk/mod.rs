@@ -256,6 +256,18 @@ pub(super) struct Shared {
 /// Sender half; the last one dropped closes the queue.
 pub(super) struct SenderAlive(Arc<Shared>);
 
+impl Shared {
+    /// Closes the buffer to every sender, even those still holding a
+    /// clone (see `QueueSender::close`): a send waiting for room gives up
+    /// (its batch is refused: it is not on disk), the reader ends once it
+    /// has handed out what is written.
+    pub(super) fn close(&self) {
+        self.lock().closed = true;
+        self.readable.notify_one();
+        self.room.notify_waiters();
+    }
+}
+
 impl Drop for SenderAlive {
     fn drop(&mut self) {
         self.0.lock().closed = true;

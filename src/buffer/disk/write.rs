@@ -35,6 +35,10 @@ impl Shared {
             let room = self.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
+            if self.lock().closed {
+                // `close` while senders remain: refused, `unsent` rejects it
+                return Err(SendError(self.sink.clone()));
+            }
             match self.append(&frame, count, unsent.batch()) {
                 Ok(file) => break file,
                 Err(AppendError::NoRoom) => match self.when_full {

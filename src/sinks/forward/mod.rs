@@ -48,6 +48,10 @@ use conn::{Link, ServerTask, Settings};
 /// batches from its queue (the queue's byte limit bounds memory anyway).
 const MAX_READY: usize = 64;
 
+/// How often the end of the queue is looked for while it is not read
+/// (`MAX_READY` chunks waiting).
+const CLOSE_POLL: Duration = Duration::from_millis(100);
+
 /// After every chunk is settled, how long connections may take at least
 /// to close gracefully at shutdown (more if `drain_timeout` has not passed).
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
@@ -307,6 +311,15 @@ impl ForwardSink {
                         drain_deadline = Some(Instant::now() + self.config.drain_timeout);
                     }
                 },
+                // the queue is not read while MAX_READY chunks wait: look
+                // for its end another way, so a stop starts drain_timeout
+                _ = tokio::time::sleep(CLOSE_POLL), if queue_open && d.ready.len() >= MAX_READY => {
+                    if rx.is_closed() {
+                        queue_open = false;
+                        d.flush_all();
+                        drain_deadline = Some(Instant::now() + self.config.drain_timeout);
+                    }
+                }
                 _ = sleep_until_opt(flush_at) => d.flush_expired(),
                 _ = sleep_until_opt(drain_deadline) => {
                     // queued, waiting for a server, or in flight on one

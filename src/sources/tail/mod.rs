@@ -284,6 +284,10 @@ impl TailSource {
                 break;
             }
         }
+        // nothing more to route: the queues may close and drain while the
+        // last acknowledgements come back
+        self.router = None;
+        self.cx.router.release();
         let deadline = Instant::now() + SHUTDOWN_ACK_WAIT;
         while self.files.values().any(|f| !f.settled()) && Instant::now() < deadline {
             tokio::select! {
