@@ -923,3 +923,61 @@ fn a_stop_signal_during_a_reload_is_served_at_once() {
     assert!(status.success(), "{}", lf.log_text());
     let _ = reload.join();
 }
+
+#[test]
+fn a_sink_that_starts_in_neither_configuration_acknowledges_nothing() {
+    use std::os::fd::AsRawFd;
+    let mut lf = Logferry::start(&config("first/a.log", ""));
+    let api = lf.address("api listening");
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    s.write_all(&frame("d", 0..10, "c0")).unwrap();
+    assert_eq!(
+        ack_or_closed(&mut s, Duration::from_secs(10)),
+        Ok(Some("c0".into()))
+    );
+    // the new configuration's disk buffer is locked by another process,
+    // and the old one's file can no longer be opened
+    let buf = lf.path("buf");
+    std::fs::create_dir_all(&buf).unwrap();
+    let lock = std::fs::File::create(buf.join("lock")).unwrap();
+    // SAFETY: flock on a descriptor this test owns
+    assert_eq!(
+        unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    std::fs::remove_dir_all(lf.path("first")).unwrap();
+    std::fs::write(lf.path("first"), "").unwrap();
+    let new = config("second.log", "").replace(
+        "path = \"{dir}/second.log\"",
+        &format!(
+            "path = \"{{dir}}/second.log\"\nbuffer = {{ type = \"disk\", dir = \"{}\" }}",
+            buf.display()
+        ),
+    );
+    lf.rewrite_config(&new);
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("partly applied"), "{body}");
+    // what the sink's match takes now is held: not acknowledged, not lost
+    s.write_all(&frame("d", 10..20, "c1")).unwrap();
+    assert_eq!(ack_or_closed(&mut s, Duration::from_secs(2)), Ok(None));
+    let metrics = api_get(api, "/metrics");
+    assert_eq!(
+        metric_value(&metrics, "logferry_router_unrouted_records_total"),
+        0.0
+    );
+    // the lock let go: the next reload hands what was held to the sink
+    // that starts then
+    drop(lock);
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    assert_eq!(
+        ack_or_closed(&mut s, Duration::from_secs(10)),
+        Ok(Some("c1".into())),
+        "{}",
+        lf.log_text()
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let got = read_lines(&lf.path("second.log"));
+    assert_eq!(numbers(&got, "d"), (10..20).collect::<Vec<_>>());
+}
