@@ -7,7 +7,10 @@
 //! accepted (written to the file, delivered downstream, or later: written to
 //! a disk buffer), or calls [`AckHandle::reject`] first if it could not keep
 //! them. When the last copy is gone the callback runs exactly once with the
-//! verdict: [`AckOutcome::Accepted`] only if no sink rejected.
+//! verdict: [`AckOutcome::Accepted`] only if no sink rejected, and
+//! [`AckOutcome::Refused`] when a sink set records aside for good (a
+//! record the destination can never take: dead-lettered, or dropped and
+//! logged), so the source moves past them instead of sending them again.
 //!
 //! Tying the verdict to `Drop` means a batch that is lost on any path (a
 //! panicking sink, a queue torn down at shutdown) can never be acknowledged
@@ -19,18 +22,68 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What the source learns about a batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AckOutcome {
     /// Every sink the batch was routed to has accepted it.
     Accepted,
     /// At least one sink dropped or failed it; the sender should resend.
     Rejected,
+    /// Every sink is done with the batch, but some of its records could
+    /// never be taken by a destination: they were set aside (see the
+    /// [`Refusal`]). Sending them again cannot help; the source moves on.
+    Refused(Arc<Refusal>),
+}
+
+impl AckOutcome {
+    /// The sinks are done with the batch (kept, or set aside for good):
+    /// the source moves past it. False only for [`AckOutcome::Rejected`].
+    pub fn is_done(&self) -> bool {
+        !matches!(self, AckOutcome::Rejected)
+    }
+}
+
+/// Records of a batch that a sink's destination can never take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The sink that set them aside.
+    pub sink: Arc<str>,
+    /// Why, as a stable low-cardinality name (`message_too_large`, …).
+    pub kind: &'static str,
+    /// What happened and what to do about it.
+    pub message: String,
+    /// How many of the batch's records were set aside.
+    pub records: usize,
+    /// The first bytes of the first of them, as text, to find it by.
+    pub first: String,
+    /// Kept in the sink's dead-letter file (else dropped, logged, counted).
+    pub dead_lettered: bool,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "sink {} can never take {} record(s) ({}: {}); {}; the first begins {:?}",
+            self.sink,
+            self.records,
+            self.kind,
+            self.message,
+            if self.dead_lettered {
+                "kept in its dead-letter file"
+            } else {
+                "dropped"
+            },
+            self.first
+        )
+    }
 }
 
 type Callback = Box<dyn FnOnce(AckOutcome) + Send>;
 
 struct AckInner {
     rejected: AtomicBool,
+    /// The first refusal of any sink, if records were set aside.
+    refused: Mutex<Option<Arc<Refusal>>>,
     callback: Mutex<Option<Callback>>,
 }
 
@@ -38,10 +91,11 @@ impl Drop for AckInner {
     fn drop(&mut self) {
         let cb = self.callback.get_mut().ok().and_then(Option::take);
         if let Some(cb) = cb {
-            let outcome = if self.rejected.load(Ordering::Acquire) {
-                AckOutcome::Rejected
-            } else {
-                AckOutcome::Accepted
+            let refused = self.refused.get_mut().ok().and_then(Option::take);
+            let outcome = match (self.rejected.load(Ordering::Acquire), refused) {
+                (true, _) => AckOutcome::Rejected,
+                (false, Some(r)) => AckOutcome::Refused(r),
+                (false, None) => AckOutcome::Accepted,
             };
             cb(outcome);
         }
@@ -75,6 +129,7 @@ impl AckHandle {
     pub fn new(callback: impl FnOnce(AckOutcome) + Send + 'static) -> Self {
         AckHandle(Some(Arc::new(AckInner {
             rejected: AtomicBool::new(false),
+            refused: Mutex::new(None),
             callback: Mutex::new(Some(Box::new(callback))),
         })))
     }
@@ -84,6 +139,15 @@ impl AckHandle {
     pub fn reject(&self) {
         if let Some(i) = &self.0 {
             i.rejected.store(true, Ordering::Release);
+        }
+    }
+
+    /// Marks records of the batch as set aside for good by one sink; the
+    /// outcome is [`AckOutcome::Refused`] unless another holder rejects.
+    pub fn refuse(&self, refusal: Refusal) {
+        if let Some(i) = &self.0 {
+            let mut slot = i.refused.lock().unwrap_or_else(|e| e.into_inner());
+            slot.get_or_insert_with(|| Arc::new(refusal));
         }
     }
 
@@ -110,6 +174,41 @@ mod tests {
         drop(b);
         assert_eq!(rx.try_recv(), Ok(AckOutcome::Accepted));
         assert!(rx.try_recv().is_err());
+    }
+
+    fn refusal(sink: &str) -> Refusal {
+        Refusal {
+            sink: sink.into(),
+            kind: "message_too_large",
+            message: "over 1000000 bytes".into(),
+            records: 1,
+            first: "x".into(),
+            dead_lettered: false,
+        }
+    }
+
+    #[test]
+    fn a_refusal_settles_the_batch_unless_another_sink_rejects() {
+        let (tx, rx) = mpsc::channel();
+        let h = AckHandle::new(move |o| tx.send(o).unwrap());
+        let other = h.clone();
+        h.refuse(refusal("kafka"));
+        drop(h);
+        drop(other);
+        let got = rx.try_recv().unwrap();
+        assert!(got.is_done());
+        assert!(
+            matches!(&got, AckOutcome::Refused(r) if &*r.sink == "kafka"),
+            "{got:?}"
+        );
+
+        let (tx, rx) = mpsc::channel();
+        let h = AckHandle::new(move |o| tx.send(o).unwrap());
+        let other = h.clone();
+        h.refuse(refusal("kafka"));
+        other.reject();
+        drop((h, other));
+        assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
     }
 
     #[test]

@@ -95,6 +95,16 @@ pub fn descriptors_needed(config: &Config) -> u64 {
 /// Warns (and counts) when the configuration may need more descriptors
 /// than the open-file limit allows.
 pub fn check(config: &Config, metrics: &Registry) {
+    for warning in oversized_records(config) {
+        metrics
+            .counter(
+                "logferry_startup_warnings_total",
+                "Problems found at start that do not stop logferry, by kind (nofile).",
+                &[("kind", "record_limits")],
+            )
+            .inc();
+        tracing::warn!("{warning}");
+    }
     let Ok((soft, _)) = nofile() else { return };
     let needed = descriptors_needed(config);
     if needed > soft {
@@ -144,4 +154,50 @@ impl LimitsConfig {
         }
         Ok(())
     }
+}
+
+/// librdkafka's `message.max.bytes` when not set.
+const KAFKA_MESSAGE_MAX_BYTES: usize = 1_000_000;
+
+/// The largest record a source accepts as configured, and the key that
+/// sets it; `None` where a record's size is not bounded by one key.
+fn largest_record(kind: &SourceKind) -> Option<(usize, &'static str)> {
+    match kind {
+        SourceKind::Tail(c) => Some((c.max_line_bytes, "max_line_bytes")),
+        SourceKind::Tcp(c) => Some((c.max_line_bytes, "max_line_bytes")),
+        SourceKind::Fuse(c) => Some((c.max_line_bytes, "max_line_bytes")),
+        SourceKind::Http(c) => Some((c.max_body_bytes, "max_body_bytes")),
+        _ => None,
+    }
+}
+
+/// Sources that accept records larger than a sink they may feed can ever
+/// send: such a record would be set aside (dead-lettered, or dropped and
+/// logged), so `validate` and the start say so.
+pub fn oversized_records(config: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for sink in &config.sinks {
+        let SinkKind::Kafka(k) = &sink.kind else {
+            continue;
+        };
+        let limit = k
+            .librdkafka_options
+            .get("message.max.bytes")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(KAFKA_MESSAGE_MAX_BYTES);
+        for source in &config.sources {
+            let Some((largest, key)) = largest_record(&source.kind) else {
+                continue;
+            };
+            let reaches = crate::validate::known_tag(&source.kind)
+                .is_none_or(|tag| sink.pattern.matches(tag));
+            if reaches && largest > limit {
+                out.push(format!(
+                    "[sources.{}] accepts records of up to {largest} bytes ({key}) but [sinks.{}] can send messages of at most {limit} bytes (librdkafka's message.max.bytes): a larger record is set aside (its dead_letter file, or dropped and logged) while the others go on; lower {key} or raise message.max.bytes (and the topic's max.message.bytes)",
+                    source.name, sink.name
+                ));
+            }
+        }
+    }
+    out
 }

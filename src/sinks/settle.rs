@@ -6,12 +6,23 @@
 //! - `Retry { after }`: they go back to the sink, to be tried again after
 //!   `after`; once `retry.max_attempts` attempts have failed, the verdict
 //!   becomes `Rejected` (kind `retries_exhausted`).
-//! - `Rejected { reason }`: never retried. With a `dead_letter` file, the
-//!   records are appended to it (fsynced) as Forward-protocol frames and
-//!   are then accepted: they are kept, and `logferry replay` can send them
-//!   on. Without one, or if the dead-letter write fails, they are rejected
-//!   to their source (not acknowledged: a forward client resends, a tail
-//!   source reads them again). Either way the reason is logged and counted.
+//! - `Rejected { reason }`: the destination can never take these records;
+//!   never retried, never sent again by their source. With a `dead_letter`
+//!   file, they are appended to it (fsynced) as Forward-protocol frames,
+//!   and `logferry replay` can send them on; without one they are dropped,
+//!   logged with their first bytes and counted. Either way the source is
+//!   told they were set aside ([`crate::ack::AckOutcome::Refused`]): a tail
+//!   source moves past them, a forward client gets its ack, an HTTP client
+//!   a 4xx naming them. Only a failed dead-letter write rejects them to the
+//!   source (sent again later).
+//! - Retries used up (`retry.max_attempts`): the destination may take the
+//!   records later, so without a `dead_letter` file they are rejected to
+//!   their source (not acknowledged: a forward client resends, a tail
+//!   source reads them again after its backoff).
+//! - Some records of a batch refused, the others delivered
+//!   ([`Settler::settle_partly`], a Kafka message over its size limit): the
+//!   refused ones alone are set aside as above; the rest count as
+//!   delivered once.
 //!
 //! ## Dead-letter file format
 //!
@@ -33,8 +44,9 @@ use bytes::Bytes;
 
 use super::verdict::{Rejection, RetryConfig, Verdict};
 use super::SinkMetrics;
+use crate::ack::Refusal;
 use crate::buffer::Delivery;
-use crate::event::{Batch, Records};
+use crate::event::{Batch, EventTime, Records};
 use crate::metrics::{Counter, Registry};
 use crate::protocol::forward::{write_message_entry, write_packed_forward};
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
@@ -76,6 +88,8 @@ pub trait Settle {
     fn accept(self);
     /// Not kept: not acknowledged to the source.
     fn reject(self);
+    /// Set aside for good: settled, the source told why.
+    fn refuse(self, refusal: Refusal);
 }
 
 /// Bytes a line takes in a `[time, {"message": line}]` entry beyond the
@@ -116,6 +130,52 @@ impl Settle for Delivery {
     fn reject(self) {
         Delivery::reject(self)
     }
+    fn refuse(self, refusal: Refusal) {
+        self.batch().ack.refuse(refusal);
+        Delivery::accept(self)
+    }
+}
+
+/// A record one attempt could not deliver for good while the others of its
+/// batch went through, as the destination would have taken it.
+pub struct SetAside {
+    /// Why the destination will never take it.
+    pub reason: Rejection,
+    /// The record's event time.
+    pub time: EventTime,
+    /// The record as the sink encoded it for the destination.
+    pub payload: Bytes,
+    /// The record as it arrived (a `[time, record]` entry), when known: the
+    /// dead-letter file keeps that, else `{"message": payload}`.
+    pub entry: Option<Bytes>,
+}
+
+/// Longest start of a record shown in a log line or an HTTP answer.
+const FIRST_BYTES: usize = 96;
+
+/// The first record of `entries` (`[time, record]` msgpack arrays), as
+/// JSON (or text for a plain string), cut at [`FIRST_BYTES`].
+pub fn first_record(entries: &[u8]) -> String {
+    use crate::protocol::msgpack::Reader;
+    let mut r = Reader::new(entries);
+    let mut out = Vec::new();
+    let read = r
+        .read_array_len()
+        .and_then(|_| r.skip())
+        .and_then(|()| crate::format::json::write_value(&mut out, &mut r));
+    if read.is_err() {
+        out = entries[..entries.len().min(FIRST_BYTES)].to_vec();
+    }
+    shown(&out)
+}
+
+/// `bytes` as text, cut at [`FIRST_BYTES`] (with `…`).
+fn shown(bytes: &[u8]) -> String {
+    let mut text = String::from_utf8_lossy(&bytes[..bytes.len().min(FIRST_BYTES)]).into_owned();
+    if bytes.len() > FIRST_BYTES {
+        text.push('…');
+    }
+    text
 }
 
 /// The dead-letter file of one sink.
@@ -251,6 +311,8 @@ pub struct Settler {
     dead_letter_errors: Counter,
     /// Records handed back for another attempt.
     retries: Counter,
+    /// Records set aside for good and dropped (no dead-letter file).
+    dropped: Counter,
     /// Retry warnings, rate-limited: a destination down for long would
     /// otherwise flood the log.
     log: RateLimitedLog,
@@ -284,6 +346,11 @@ impl Settler {
             retries: registry.counter(
                 "logferry_sink_retried_records_total",
                 "Records handed back for another attempt (a failed attempt, or a forward server that went down).",
+                l,
+            ),
+            dropped: registry.counter(
+                "logferry_sink_dropped_records_total",
+                "Records a destination can never take, dropped because the sink has no dead_letter file (each logged with its first bytes; the source moves on).",
                 l,
             ),
             log: RateLimitedLog::new(WARN_INTERVAL),
@@ -347,43 +414,167 @@ impl Settler {
                     self.retry.max_attempts
                 ),
             },
-            Verdict::Rejected { reason } => reason,
+            Verdict::Rejected { reason } => return self.refuse(items, records, &reason),
         };
         self.reject(items, records, &reason)
     }
 
-    fn reject<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
+    /// `logferry_sink_rejections_total{kind}` for `records` more.
+    fn count_rejections(&self, kind: &'static str, records: usize) {
         self.registry
             .counter(
                 "logferry_sink_rejections_total",
-                "Records given up by a sink (Rejected verdicts), by kind; dead-lettered or not.",
-                &[("component", &self.name), ("kind", reason.kind)],
+                "Records given up by a sink (Rejected verdicts, retries used up), by kind; dead-lettered or not.",
+                &[("component", &self.name), ("kind", kind)],
             )
             .add(records as u64);
-        if let Some(dl) = &self.dead_letter {
+    }
+
+    /// Appends `frames` to the dead-letter file, if there is one; true if
+    /// they are kept there.
+    fn dead_letter(&self, frames: &[u8], records: usize) -> bool {
+        let Some(dl) = &self.dead_letter else {
+            return false;
+        };
+        match dl.append(frames) {
+            Ok(()) => {
+                self.dead_letter_records.add(records as u64);
+                true
+            }
+            Err(e) => {
+                self.dead_letter_errors.inc();
+                tracing::error!(sink = %self.name, dead_letter = %dl.path.display(), error = %e,
+                    records, "cannot write the dead-letter file");
+                false
+            }
+        }
+    }
+
+    /// Records the destination can never take: dead-lettered, or dropped
+    /// and logged; their source is told and moves on.
+    fn refuse<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
+        self.count_rejections(reason.kind, records);
+        let mut frames = Vec::new();
+        let mut first = None;
+        for item in &items {
+            let entries: Vec<u8> = item.entries().concat();
+            first.get_or_insert_with(|| first_record(&entries));
+            if self.dead_letter.is_some() {
+                write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
+            }
+        }
+        let first = first.unwrap_or_default();
+        let dead_lettered = self.dead_letter(&frames, records);
+        if !dead_lettered && self.dead_letter.is_some() {
+            // the dead-letter file failed: the source sends them again
+            return self.not_kept(items, records, reason);
+        }
+        self.set_aside(reason, records, &first, dead_lettered);
+        let refusal = Refusal {
+            sink: self.name.clone(),
+            kind: reason.kind,
+            message: reason.message.clone(),
+            records,
+            first,
+            dead_lettered,
+        };
+        for item in items {
+            item.refuse(refusal.clone());
+        }
+        Settled::Rejected { dead_lettered }
+    }
+
+    /// Logs and counts records set aside for good.
+    fn set_aside(&self, reason: &Rejection, records: usize, first: &str, dead_lettered: bool) {
+        if dead_lettered {
+            let dl = self
+                .dead_letter
+                .as_ref()
+                .map(|d| d.path.display().to_string());
+            tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
+                records, first = %first, dead_letter = dl.unwrap_or_default(),
+                "records the destination can never take; written to the dead-letter file (replay them with `logferry replay`)");
+        } else {
+            self.dropped.add(records as u64);
+            tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
+                records, first = %first,
+                "records the destination can never take; dropped (set dead_letter to keep them)");
+        }
+    }
+
+    /// Settles a delivery some of whose records (`aside`) the destination
+    /// refused for good while it took the others: those alone are set
+    /// aside (dead-lettered, or dropped and logged), the rest count as
+    /// delivered, and the source moves on.
+    pub fn settle_partly(&self, d: Delivery, aside: Vec<SetAside>) {
+        let Some(reason) = aside.first().map(|a| a.reason.clone()) else {
+            self.metrics.records.add(d.batch().count as u64);
+            return d.accept();
+        };
+        for a in &aside {
+            self.count_rejections(a.reason.kind, 1);
+        }
+        let delivered = d.batch().count.saturating_sub(aside.len());
+        self.metrics.records.add(delivered as u64);
+        let mut frames = Vec::new();
+        if self.dead_letter.is_some() {
+            let mut entries = Vec::new();
+            for a in &aside {
+                match &a.entry {
+                    Some(e) => entries.extend_from_slice(e),
+                    None => {
+                        write_message_entry(&mut entries, a.time.secs, a.time.nanos, &a.payload)
+                    }
+                }
+            }
+            write_packed_forward(&mut frames, &d.batch().tag, &entries, aside.len(), None);
+        }
+        let first = aside.first().map(|a| shown(&a.payload)).unwrap_or_default();
+        let dead_lettered = self.dead_letter(&frames, aside.len());
+        if !dead_lettered && self.dead_letter.is_some() {
+            let _ = self.not_kept(vec![d], aside.len(), &reason);
+            return;
+        }
+        self.set_aside(&reason, aside.len(), &first, dead_lettered);
+        d.refuse(Refusal {
+            sink: self.name.clone(),
+            kind: reason.kind,
+            message: reason.message,
+            records: aside.len(),
+            first,
+            dead_lettered,
+        });
+    }
+
+    /// Retries used up: dead-lettered if there is a file, else rejected
+    /// to the source (the destination may take them later).
+    fn reject<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
+        self.count_rejections(reason.kind, records);
+        if self.dead_letter.is_some() {
             let mut frames = Vec::new();
             for item in &items {
                 let entries: Vec<u8> = item.entries().concat();
                 write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
             }
-            match dl.append(&frames) {
-                Ok(()) => {
-                    self.dead_letter_records.add(records as u64);
-                    tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
-                        records, dead_letter = %dl.path.display(),
-                        "records rejected; written to the dead-letter file (replay them with `logferry replay`)");
-                    items.into_iter().for_each(Settle::accept);
-                    return Settled::Rejected {
-                        dead_lettered: true,
-                    };
-                }
-                Err(e) => {
-                    self.dead_letter_errors.inc();
-                    tracing::error!(sink = %self.name, dead_letter = %dl.path.display(), error = %e,
-                        records, "cannot write the dead-letter file");
-                }
+            if self.dead_letter(&frames, records) {
+                let dl = self
+                    .dead_letter
+                    .as_ref()
+                    .map(|d| d.path.display().to_string());
+                tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
+                    records, dead_letter = dl.unwrap_or_default(),
+                    "records rejected; written to the dead-letter file (replay them with `logferry replay`)");
+                items.into_iter().for_each(Settle::accept);
+                return Settled::Rejected {
+                    dead_lettered: true,
+                };
             }
         }
+        self.not_kept(items, records, reason)
+    }
+
+    /// Rejected to their source, which sends them again.
+    fn not_kept<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
         self.metrics.rejected_records.add(records as u64);
         tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message, records,
             "records rejected; not acknowledged to their source");

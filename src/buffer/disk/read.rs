@@ -187,7 +187,8 @@ impl Shared {
     fn settle(&self, pos: Pos, len: usize, batch: Batch, attempt: u32, outcome: AckOutcome) {
         let mut st = self.lock();
         match outcome {
-            AckOutcome::Accepted => {
+            // set aside for good by the sink: off the disk too
+            AckOutcome::Accepted | AckOutcome::Refused(_) => {
                 st.in_flight -= len;
                 st.unacked.remove(&pos);
                 self.held.bytes.fetch_sub(len as u64, Ordering::Relaxed);

@@ -211,6 +211,21 @@ impl crate::sinks::settle::Settle for Chunk {
         // reject their batches
         drop(self)
     }
+    fn refuse(mut self, refusal: crate::ack::Refusal) {
+        for d in std::mem::take(&mut self.deliveries) {
+            match d {
+                Part::Whole(d) => crate::sinks::settle::Settle::refuse(d, refusal.clone()),
+                Part::Piece(_, mut p) => {
+                    let split = p.shared.delivery.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some(d) = split.as_ref() {
+                        d.batch().ack.refuse(refusal.clone());
+                    }
+                    drop(split);
+                    p.settled = true;
+                }
+            }
+        }
+    }
 }
 
 /// What a chunk settles: whole batches, or pieces of a batch too large for

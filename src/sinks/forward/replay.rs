@@ -15,7 +15,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 
 use super::{ForwardSink, ForwardSinkConfig};
-use crate::ack::{AckHandle, AckOutcome};
+use crate::ack::AckHandle;
 use crate::buffer::{queue, BufferConfig};
 use crate::event::{Batch, Records};
 use crate::metrics::Registry;
@@ -110,7 +110,7 @@ pub async fn replay(args: &ReplayArgs) -> Result<ReplayReport, String> {
         let acked = acked.clone();
         let batch = Batch::new(tag.into(), Records::Entries(entries), count).with_ack(
             AckHandle::new(move |o| {
-                if o == AckOutcome::Accepted {
+                if o.is_done() {
                     acked.fetch_add(count, Ordering::AcqRel);
                 }
             }),

@@ -7,10 +7,11 @@
 //! batch is then watched by a task of its own, which waits for every
 //! delivery report, produces failed messages again after a backoff, and
 //! settles the batch through the shared [`Settler`]: accepted when all are
-//! delivered; when Kafka can never take one of them, the batch is
-//! `Rejected`: dead-lettered if `dead_letter` is set (the whole batch, so
-//! a replay may repeat its other records: at least once), else counted and
-//! not acknowledged upstream.
+//! delivered; a message Kafka can never take (over `message.max.bytes`,
+//! say) is set aside alone ([`Settler::settle_partly`]): dead-lettered if
+//! `dead_letter` is set, else dropped, logged with its first bytes and
+//! counted, while the batch's other records count as delivered once and
+//! the source moves on.
 //!
 //! Delivery reports are served on the sink's own thread, when librdkafka's
 //! queue signals its eventfd ([`serve_reports`]). Every message of a batch
@@ -46,9 +47,10 @@ use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
 use super::topic::TopicTemplate;
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
+use crate::event::EventTime;
 use crate::format::Formatter;
 use crate::kafka_client::{BrokerConnections, ClientErrors};
-use crate::sinks::settle::Settler;
+use crate::sinks::settle::{SetAside, Settler};
 use crate::sinks::verdict::{backoff_with_jitter, Rejection, Verdict};
 use crate::sinks::SinkMetrics;
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
@@ -302,15 +304,15 @@ impl KafkaSink {
         // every message, plus one while producing; what is not handed over
         // is settled as it happens
         pending.add(messages.len() + 1);
-        let mut rejected: Option<Rejection> = None;
+        let mut aside: Vec<SetAside> = Vec::new();
         let mut time = String::new();
-        for m in &messages {
+        for (i, m) in messages.iter().enumerate() {
             let topic = match topics.of(&s, m) {
                 Ok(t) => t,
                 Err(r) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
-                    rejected.get_or_insert(r);
+                    aside.push(set_aside(r, m.time, &m.payload, entry_at(batch, i)));
                     continue;
                 }
             };
@@ -340,7 +342,7 @@ impl KafkaSink {
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
-                    rejected.get_or_insert(r);
+                    aside.push(set_aside(r, m.time, &m.payload, entry_at(batch, i)));
                 }
                 Err(Unproduced::Stopped) => {
                     let records = batch.count;
@@ -366,7 +368,7 @@ impl KafkaSink {
             records: batch.count,
             delivery: Some(d),
         };
-        Some(watch(s, pending, produced, rejected, watched))
+        Some(watch(s, pending, produced, aside, watched))
     }
 }
 
@@ -434,6 +436,34 @@ impl Shared {
         }
         drop(d);
         replaced
+    }
+
+    /// Finds the entries (as they arrived) of records refused in a
+    /// delivery report, which names them only by their message: the batch
+    /// is encoded again, once, and matched by payload. Rare (a refusal),
+    /// so not worth a per-message index on the hot path.
+    fn find_entries(&self, batch: &crate::event::Batch, aside: &mut [SetAside]) {
+        if aside.iter().all(|a| a.entry.is_some()) {
+            return;
+        }
+        let Ok(formatter) = crate::format::Formatter::new(&self.config.format) else {
+            return;
+        };
+        let mut encoder = Encoder::new(formatter, self.config.key_field.as_deref());
+        let Ok(messages) = encoder.encode(batch, None) else {
+            return;
+        };
+        let mut taken = vec![false; messages.len()];
+        for a in aside.iter_mut().filter(|a| a.entry.is_none()) {
+            let found = messages
+                .iter()
+                .enumerate()
+                .find(|(i, m)| !taken[*i] && *m.payload == *a.payload);
+            if let Some((i, _)) = found {
+                taken[i] = true;
+                a.entry = entry_at(batch, i);
+            }
+        }
     }
 
     /// When a stop must end; starts the `drain_timeout` on the first call.
@@ -590,7 +620,7 @@ async fn watch(
     s: Arc<Shared>,
     pending: Arc<Pending>,
     mut produced: usize,
-    mut rejected: Option<Rejection>,
+    mut aside: Vec<SetAside>,
     mut watched: Watched,
 ) {
     let mut attempt = 0u32;
@@ -615,8 +645,9 @@ async fn watch(
         for f in failed {
             match s.verdict(&f.error, attempt) {
                 Verdict::Rejected { reason } => {
-                    s.count_rejected(&reason, 1, f.message.payload().map_or(0, <[u8]>::len));
-                    rejected.get_or_insert(reason);
+                    let payload = f.message.payload().unwrap_or_default();
+                    s.count_rejected(&reason, 1, payload.len());
+                    aside.push(set_aside(reason, report_time(&f.message), payload, None));
                 }
                 Verdict::Retry { after: a } => {
                     s.count_retry(&f.error, a);
@@ -634,8 +665,9 @@ async fn watch(
                 Ok(t) => t,
                 Err(e) => {
                     let r = topic_rejection(m.topic(), &e);
-                    s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
-                    rejected.get_or_insert(r);
+                    let payload = m.payload().unwrap_or_default();
+                    s.count_rejected(&r, 1, payload.len());
+                    aside.push(set_aside(r, report_time(m), payload, None));
                     pending.report(1);
                     continue;
                 }
@@ -661,8 +693,9 @@ async fn watch(
                 Ok(()) => produced += 1,
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
-                    s.count_rejected(&r, 1, m.payload().map_or(0, <[u8]>::len));
-                    rejected.get_or_insert(r);
+                    let payload = m.payload().unwrap_or_default();
+                    s.count_rejected(&r, 1, payload.len());
+                    aside.push(set_aside(r, report_time(m), payload, None));
                 }
                 // unsettled: `watched` abandons the delivery
                 Err(Unproduced::Stopped) => return,
@@ -674,14 +707,50 @@ async fn watch(
         .delivery
         .take()
         .expect("a watched batch is settled once");
-    let verdict = match rejected {
-        None => {
-            s.sink.bytes.add(d.batch().byte_len() as u64);
-            Verdict::Delivered
-        }
-        Some(reason) => Verdict::Rejected { reason },
-    };
-    s.settler.settle(vec![d], attempt.max(1), verdict);
+    if aside.is_empty() {
+        s.sink.bytes.add(d.batch().byte_len() as u64);
+        s.settler
+            .settle(vec![d], attempt.max(1), Verdict::Delivered);
+    } else {
+        s.find_entries(d.batch(), &mut aside);
+        s.settler.settle_partly(d, aside);
+    }
+}
+
+/// A message Kafka can never take, to be set aside alone.
+fn set_aside(
+    reason: Rejection,
+    time: EventTime,
+    payload: &[u8],
+    entry: Option<bytes::Bytes>,
+) -> SetAside {
+    SetAside {
+        reason,
+        time,
+        payload: bytes::Bytes::copy_from_slice(payload),
+        entry,
+    }
+}
+
+/// The `i`th `[time, record]` entry of `batch` (messages are made one per
+/// record, in order).
+fn entry_at(batch: &crate::event::Batch, i: usize) -> Option<bytes::Bytes> {
+    let entries = crate::sinks::settle::batch_entries(batch);
+    let mut start = 0;
+    for _ in 0..i {
+        start = crate::protocol::msgpack::skip(&entries, start).ok()?;
+    }
+    let end = crate::protocol::msgpack::skip(&entries, start).ok()?;
+    Some(entries.slice(start..end))
+}
+
+/// The event time of a message being produced again (its timestamp).
+fn report_time(m: &rdkafka::message::OwnedMessage) -> EventTime {
+    let ms = m.timestamp().to_millis().unwrap_or(0).max(0) as u64;
+    EventTime {
+        secs: (ms / 1000) as u32,
+        nanos: (ms % 1000) as u32 * 1_000_000,
+    }
 }
 
 #[cfg(test)]

@@ -142,7 +142,7 @@ fn retry_waits_grow_with_jitter_and_stay_capped() {
 }
 
 #[test]
-fn rejected_without_dead_letter_rejects_to_the_source_and_counts() {
+fn rejected_without_dead_letter_is_dropped_and_counted_and_the_source_moves_on() {
     let (s, registry) = settler(RetryConfig::default(), None);
     let (tx, rx) = mpsc::channel();
     let r = s.settle(vec![delivery("a", "x\ny\n", &tx)], 1, rejection());
@@ -152,10 +152,20 @@ fn rejected_without_dead_letter_rejects_to_the_source_and_counts() {
             dead_lettered: false
         }
     ));
-    assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
+    match rx.try_recv() {
+        Ok(AckOutcome::Refused(r)) => {
+            assert_eq!((r.records, r.dead_lettered, r.kind), (2, false, "test"));
+            assert!(r.first.contains('x'), "{r:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        registry.value("logferry_sink_dropped_records_total", &[]),
+        2
+    );
     assert_eq!(
         registry.value("logferry_sink_rejected_records_total", &[]),
-        2
+        0
     );
     assert_eq!(
         registry.value("logferry_sink_rejections_total", &[("kind", "test")]),
@@ -191,9 +201,13 @@ fn rejected_with_dead_letter_keeps_the_records_as_forward_frames() {
             dead_lettered: true
         }
     ));
-    assert_eq!(
-        rx.try_iter().collect::<Vec<_>>(),
-        vec![AckOutcome::Accepted; 2]
+    let outcomes: Vec<AckOutcome> = rx.try_iter().collect();
+    assert_eq!(outcomes.len(), 2);
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, AckOutcome::Refused(r) if r.dead_lettered)),
+        "{outcomes:?}"
     );
     assert_eq!(
         registry.value("logferry_sink_dead_letter_records_total", &[]),
@@ -293,4 +307,53 @@ fn line_entry_overhead_bounds_every_line_length() {
             encoded - data.len()
         );
     }
+}
+
+#[test]
+fn a_record_refused_alone_is_set_aside_and_the_others_count_once() {
+    let aside = |text: &'static [u8]| super::SetAside {
+        reason: super::Rejection {
+            kind: "message_too_large",
+            message: "over message.max.bytes".into(),
+        },
+        time: crate::event::EventTime { secs: 5, nanos: 0 },
+        payload: Bytes::from_static(text),
+        entry: None,
+    };
+    // without a dead-letter file: dropped, logged, counted
+    let (s, registry) = settler(RetryConfig::default(), None);
+    let (tx, rx) = mpsc::channel();
+    s.settle_partly(delivery("a", "1\n2\n3\n", &tx), vec![aside(b"big-2")]);
+    match rx.try_recv() {
+        Ok(AckOutcome::Refused(r)) => {
+            assert_eq!((r.records, r.dead_lettered), (1, false));
+            assert_eq!(r.first, "big-2");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(registry.value("logferry_sink_records_total", &[]), 2);
+    assert_eq!(
+        registry.value("logferry_sink_dropped_records_total", &[]),
+        1
+    );
+    assert_eq!(
+        registry.value(
+            "logferry_sink_rejections_total",
+            &[("kind", "message_too_large")]
+        ),
+        1
+    );
+    // with one: only the refused record is in it
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dl.msgpack");
+    let (s, registry) = settler(RetryConfig::default(), Some(&path));
+    let (tx, rx) = mpsc::channel();
+    s.settle_partly(delivery("a", "1\n2\n3\n", &tx), vec![aside(b"big-2")]);
+    assert!(matches!(rx.try_recv(), Ok(AckOutcome::Refused(r)) if r.dead_lettered));
+    assert_eq!(
+        registry.value("logferry_sink_dead_letter_records_total", &[]),
+        1
+    );
+    let got = frames(&path);
+    assert_eq!((got.len(), got[0].0.as_str(), got[0].1), (1, "a", 1));
 }

@@ -388,7 +388,9 @@ async fn route(
             let acks = acks.clone();
             let metrics = metrics.clone();
             AckHandle::new(move |outcome| match outcome {
-                AckOutcome::Accepted => {
+                // records set aside for good are logged and counted by
+                // their sink; resending them cannot help
+                AckOutcome::Accepted | AckOutcome::Refused(_) => {
                     let _ = acks.send((ack_response(&chunk), slot));
                 }
                 AckOutcome::Rejected => metrics.acks_withheld.inc(),

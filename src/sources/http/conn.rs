@@ -721,6 +721,16 @@ impl Handler {
         drop(waiting);
         match verdict {
             Ok(Ok(AckOutcome::Accepted)) => Ok(text(StatusCode::OK, "")),
+            // resending cannot help: say which record and why, not 503
+            Ok(Ok(AckOutcome::Refused(r))) => Err(Refusal::new(
+                if r.kind.contains("too_large") {
+                    StatusCode::PAYLOAD_TOO_LARGE
+                } else {
+                    StatusCode::UNPROCESSABLE_ENTITY
+                },
+                "refused",
+                format!("{r}; the request's other records were kept: do not send them again"),
+            )),
             Ok(Ok(AckOutcome::Rejected)) | Ok(Err(_)) => Err(Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "rejected",

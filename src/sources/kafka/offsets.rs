@@ -105,7 +105,7 @@ impl Offsets {
         }
         while let Some(front) = p.in_flight.front() {
             match front.outcome {
-                Some(AckOutcome::Accepted) if !p.stuck => {
+                Some(AckOutcome::Accepted | AckOutcome::Refused(_)) if !p.stuck => {
                     p.committable = Some(front.next);
                     p.in_flight.pop_front();
                 }

@@ -657,7 +657,9 @@ impl TailSource {
             return;
         }
         match outcome {
-            AckOutcome::Accepted => {
+            // records set aside for good are logged and counted by their
+            // sink: reading them again could only repeat that
+            AckOutcome::Accepted | AckOutcome::Refused(_) => {
                 if f.acknowledged(seq) {
                     self.dirty = true;
                 }
