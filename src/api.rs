@@ -9,7 +9,11 @@
 //! - `POST /reload`: reloads the configuration file (200 with a summary,
 //!   or 422 with every reason it was refused).
 //!
-//! Routes live in [`route`]: one `match` to extend.
+//! Routes live in [`route`]: one `match` to extend. Who may use which
+//! route (a token, refusing what a web page of another site could send):
+//! [`access`], checked before any route runs.
+
+pub mod access;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -18,7 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::header::{HeaderValue, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -26,6 +30,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use crate::buffer::{BufferKind, QueueGauge};
+use crate::config::ApiConfig;
 use crate::metrics::Registry;
 use crate::net::AcceptErrors;
 use crate::sources::Shutdown;
@@ -34,8 +39,11 @@ use crate::sources::Shutdown;
 /// an idle keep-alive connection stays open).
 const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Longest a connection may live: the API answers small requests.
-const CONNECTION_TIMEOUT: Duration = Duration::from_secs(30);
+/// Longest a connection may live: the API answers small requests, but a
+/// `POST /reload` waits for the replaced sinks to drain (at most their
+/// `drain_timeout`, 30 s by default, plus the replaced sources' stop), and
+/// its answer must not be cut off.
+const CONNECTION_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Number of servers a sink with a network downstream is connected to;
 /// a sink without this series writes locally and is always ready.
@@ -61,17 +69,25 @@ pub struct ApiState {
     pub reload: Option<crate::topology::reload::ReloadHandle>,
 }
 
-/// Binds the endpoint; the returned future serves it until shutdown.
+/// Binds the endpoint; the returned future serves it until shutdown. The
+/// token is read now (a changed token file takes a restart).
 pub async fn start(
-    address: &str,
+    config: &ApiConfig,
     state: ApiState,
     mut shutdown: Shutdown,
 ) -> Result<impl std::future::Future<Output = ()>, String> {
+    let address = &config.address;
+    let token = access::resolve_token(config).map_err(|e| format!("[api]: {e}"))?;
     let listener = TcpListener::bind(address)
         .await
         .map_err(|e| format!("api: cannot listen on {address}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
-    tracing::info!(address = %local, "api listening (GET /metrics, /health, /ready, /config; POST /reload)");
+    tracing::info!(address = %local, token = token.is_some(),
+        "api listening (GET /metrics, /health, /ready, /config; POST /reload)");
+    if let Some(warning) = access::open_to_network(config) {
+        crate::telemetry::startup_warning(&state.metrics, "api_without_token", "api", &warning);
+    }
+    let access = Arc::new(access::Access::new(token.as_ref(), address, &state.metrics));
     let accept_errors = AcceptErrors::new(&state.metrics, "api");
     let state = Arc::new(state);
     Ok(async move {
@@ -79,13 +95,29 @@ pub async fn start(
             tokio::select! {
                 _ = shutdown.wait() => break,
                 accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) => {
+                    Ok((stream, peer)) => {
                         let state = state.clone();
+                        let access = access.clone();
+                        // the API's own origin is the address this
+                        // connection came in on (with 0.0.0.0, the one
+                        // the client chose)
+                        let Ok(local) = stream.local_addr() else { continue };
                         tokio::spawn(async move {
                             let _ = stream.set_nodelay(true);
-                            let service = service_fn(move |req| {
+                            let service = service_fn(move |req: Request<Incoming>| {
                                 let state = state.clone();
-                                async move { Ok::<_, Infallible>(route(&state, req).await) }
+                                let access = access.clone();
+                                async move {
+                                    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+                                    let answer = match access.check(&method, &path, req.headers(), local) {
+                                        Ok(()) => route(&state, req).await,
+                                        Err(why) => {
+                                            access.refused(why, &method, &path, peer);
+                                            refusal(why)
+                                        }
+                                    };
+                                    Ok::<_, Infallible>(answer)
+                                }
                             });
                             // one request per connection, as scrapers and
                             // `logferry top` expect: the answer says close
@@ -154,6 +186,18 @@ pub async fn route(state: &ApiState, req: Request<Incoming>) -> Response<Full<By
             "method not allowed\n".into(),
         ),
     }
+}
+
+/// The answer to a refused request.
+fn refusal(why: access::Refusal) -> Response<Full<Bytes>> {
+    let mut r = reply(why.status(), "text/plain", why.message().into());
+    if why.status() == StatusCode::UNAUTHORIZED {
+        r.headers_mut().insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"logferry\""),
+        );
+    }
+    r
 }
 
 fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response<Full<Bytes>> {
@@ -254,6 +298,16 @@ const SECRET_KEYS: &[&str] = &[
     "sasl.jaas.config",
 ];
 
+/// Whether the value of `key` is a secret (see [`SECRET_KEYS`]). A key
+/// that says where a secret is kept (`token_file`, `token_env`) is not.
+pub fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    if key.ends_with("_file") || key.ends_with("_env") {
+        return false;
+    }
+    SECRET_KEYS.iter().any(|s| key.contains(s))
+}
+
 /// The configuration as TOML with every secret value replaced by `"***"`.
 pub fn masked_config(tree: &toml::Table) -> String {
     let mut tree = tree.clone();
@@ -263,8 +317,7 @@ pub fn masked_config(tree: &toml::Table) -> String {
 
 fn mask_table(t: &mut toml::Table) {
     for (k, v) in t.iter_mut() {
-        let key = k.to_ascii_lowercase();
-        if SECRET_KEYS.iter().any(|s| key.contains(s)) {
+        if is_secret_key(k) {
             mask_value(v);
         } else {
             descend(v);
@@ -385,14 +438,34 @@ mod tests {
             type = "forward"
             password = "fpw"
             username = "carol"
+            [api]
+            token = "api-token-value"
+            token_file = "/etc/logferry/api-token"
+            token_env = "API_TOKEN"
             "#,
         )
         .unwrap();
         let text = masked_config(&tree);
-        for secret in ["s3cret-shared", "alice-pw", "kpw", "kp2", "fpw"] {
+        for secret in [
+            "s3cret-shared",
+            "alice-pw",
+            "kpw",
+            "kp2",
+            "fpw",
+            "api-token-value",
+        ] {
             assert!(!text.contains(secret), "{secret} shown:\n{text}");
         }
-        for kept in ["alice", "bob", "carol", "forward", "kafka"] {
+        // where a secret is kept is no secret
+        for kept in [
+            "alice",
+            "bob",
+            "carol",
+            "forward",
+            "kafka",
+            "/etc/logferry/api-token",
+            "API_TOKEN",
+        ] {
             assert!(text.contains(kept), "{kept} missing:\n{text}");
         }
         assert!(text.contains("shared_key = \"***\""), "{text}");

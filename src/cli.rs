@@ -91,24 +91,13 @@ pub fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     match cli.command {
-        Command::Validate { config } => match crate::validate::validate_file(&config) {
-            Ok(c) => {
-                println!(
-                    "{}: ok ({} sources, {} sinks)",
-                    config.display(),
-                    c.sources.len(),
-                    c.sinks.len()
-                );
-                ExitCode::SUCCESS
+        Command::Validate { config } => {
+            let (outcome, warnings) = crate::validate::validate_file(&config);
+            for w in &warnings {
+                eprintln!("warning: {w}");
             }
-            Err(errors) => {
-                for e in &errors {
-                    eprintln!("error: {e}");
-                }
-                eprintln!("{}: {} problem(s) found", config.display(), errors.len());
-                ExitCode::FAILURE
-            }
-        },
+            validated(&config, outcome)
+        }
         Command::Run { config } => {
             ignore_hangup_until_handled();
             let config_path = config;
@@ -119,7 +108,14 @@ pub fn main() -> ExitCode {
             let config = match config {
                 Ok(c) => c,
                 Err(e) => {
-                    crate::logging::fatal(&e);
+                    // the message must not quote a secret (as validate's)
+                    let text = match &config_path {
+                        Some(path) => std::fs::read_to_string(path).unwrap_or_default(),
+                        None => crate::config::DEFAULT_CONFIG.to_string(),
+                    };
+                    for e in crate::validate::redact(&text, vec![e]) {
+                        crate::logging::fatal(&e);
+                    }
                     return ExitCode::FAILURE;
                 }
             };
@@ -140,6 +136,31 @@ pub fn main() -> ExitCode {
         Command::Config(ConfigCommand::Example(args)) => crate::config::examples::main(&args),
         Command::Completions(args) => crate::manual::completions(&args),
         Command::Man => crate::manual::man(),
+    }
+}
+
+/// What `logferry validate` prints for `outcome`, and its exit status.
+fn validated(
+    path: &std::path::Path,
+    outcome: Result<Config, Vec<crate::config::ConfigError>>,
+) -> ExitCode {
+    match outcome {
+        Ok(c) => {
+            println!(
+                "{}: ok ({} sources, {} sinks)",
+                path.display(),
+                c.sources.len(),
+                c.sinks.len()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            eprintln!("{}: {} problem(s) found", path.display(), errors.len());
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -358,7 +379,7 @@ fn reopen_on_hangup(
     tokio::spawn(async move {
         while usr1.recv().await.is_some() {
             tracing::info!("SIGUSR1 received: reopening file outputs");
-            crate::sinks::file::request_reopen();
+            crate::sinks::file::request_reopen("SIGUSR1");
         }
     });
     tokio::spawn(async move {
@@ -366,7 +387,7 @@ fn reopen_on_hangup(
             tracing::info!(
                 "SIGHUP received: reopening file outputs and reloading the configuration"
             );
-            crate::sinks::file::request_reopen();
+            crate::sinks::file::request_reopen("SIGHUP");
             if let Some(handle) = reload.get() {
                 // the outcome is logged (and counted) by the reload itself
                 let _ = handle.reload().await;

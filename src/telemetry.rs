@@ -182,7 +182,7 @@ pub fn startup_warning(
     metrics
         .counter(
             "logferry_startup_warnings_total",
-            "Problems found at start that do not stop logferry, by kind (nofile, no_inotify, insecure_skip_verify).",
+            "Problems found at start that do not stop logferry, by kind (nofile, no_inotify, insecure_skip_verify, api_without_token).",
             &[("kind", kind)],
         )
         .inc();

@@ -232,7 +232,7 @@ impl Pipeline {
                 config: config_text.clone(),
                 reload: Some(pipeline.reload_handle.clone()),
             };
-            let serve = crate::api::start(&api.address, state, api_shutdown).await?;
+            let serve = crate::api::start(api, state, api_shutdown).await?;
             tokio::spawn(serve);
         }
         Ok(pipeline)

@@ -18,39 +18,98 @@ use crate::buffer::BufferKind;
 use crate::config::{Checked, Config, ConfigError};
 use crate::sources::SourceKind;
 
-/// Every problem in the configuration file at `path`; `Ok` with the
-/// configuration when there is none.
-pub fn validate_file(path: &Path) -> Result<Config, Vec<ConfigError>> {
+mod redact;
+
+pub use redact::Redactions;
+
+/// Every problem in the configuration file at `path` (`Ok` with the
+/// configuration when there is none), and the warnings: what is allowed
+/// but probably not meant (an `[api]` anyone on the network may use).
+/// Neither quotes a secret (see [`redact`]).
+pub fn validate_file(path: &Path) -> (Result<Config, Vec<ConfigError>>, Vec<ConfigError>) {
     let origin = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        vec![ConfigError {
-            origin: origin.clone(),
-            line: None,
-            message: format!("cannot read the file: {e}"),
-        }]
-    })?;
-    validate_text(&text, &origin, &[], true)
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) => {
+            let error = ConfigError {
+                origin,
+                line: None,
+                message: format!("cannot read the file: {e}"),
+            };
+            return (Err(vec![error]), Vec::new());
+        }
+    };
+    let (outcome, warnings) = checked(&text, &origin, &[], true);
+    (
+        outcome.map_err(|errors| redact(&text, errors)),
+        redact(&text, warnings),
+    )
 }
 
-/// Every problem in configuration text. Listen addresses in `held` are
-/// not bound (a running pipeline holds them already). `flow`: also report
-/// sinks no source reaches and sources no sink takes (which `run` allows).
+/// Every problem in configuration text, none quoting a secret (see
+/// [`redact`]): the answer of `POST /reload` and the log carry them.
+/// Listen addresses in `held` are not bound (a running pipeline holds
+/// them already). `flow`: also report sinks no source reaches and sources
+/// no sink takes (which `run` allows).
 pub fn validate_text(
     text: &str,
     origin: &str,
     held: &[String],
     flow: bool,
 ) -> Result<Config, Vec<ConfigError>> {
+    checked(text, origin, held, flow)
+        .0
+        .map_err(|errors| redact(text, errors))
+}
+
+/// `errors` about configuration `text` with every value that came from a
+/// secret key shown as `***` and every value from the environment as
+/// `${VAR}` (see [`Redactions`]): these messages go to logs, CI output
+/// and the answer of `POST /reload`.
+pub fn redact(text: &str, errors: Vec<ConfigError>) -> Vec<ConfigError> {
+    if errors.is_empty() {
+        return errors;
+    }
+    let redactions = Redactions::of(text, &|name| std::env::var(name).ok());
+    errors
+        .into_iter()
+        .map(|e| ConfigError {
+            message: redactions.apply(&e.message),
+            ..e
+        })
+        .collect()
+}
+
+/// The errors and the warnings of configuration text.
+fn checked(
+    text: &str,
+    origin: &str,
+    held: &[String],
+    flow: bool,
+) -> (Result<Config, Vec<ConfigError>>, Vec<ConfigError>) {
     let checked = Checked::parse(text, origin);
     let mut errors = checked.errors.clone();
+    let mut warnings = Vec::new();
     if let Some(config) = &checked.config {
         errors.extend(check(&checked, config, held, flow));
+        warnings.extend(warn(&checked, config));
     }
     errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
     match checked.config {
-        Some(config) if errors.is_empty() => Ok(config),
-        _ => Err(errors),
+        Some(config) if errors.is_empty() => (Ok(config), warnings),
+        _ => (Err(errors), warnings),
     }
+}
+
+/// What `validate` warns about: allowed, but probably not meant.
+fn warn(checked: &Checked, config: &Config) -> Vec<ConfigError> {
+    let open = config
+        .api
+        .as_ref()
+        .and_then(crate::api::access::open_to_network);
+    open.map(|w| checked.error_at(&["api", "address"], w))
+        .into_iter()
+        .collect()
 }
 
 /// The checks that need the machine, and the flow checks.

@@ -578,3 +578,254 @@ address = "127.0.0.1:0"
     );
     assert!(lf.stop().success());
 }
+
+/// One request to the API: `request` is `METHOD /path`, then `headers`
+/// and `body`. Returns the status, the head and the body.
+fn api_request(
+    api: SocketAddr,
+    request: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut s = TcpStream::connect(api).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut head = format!("{request} HTTP/1.1\r\nhost: {api}\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("content-length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(head.as_bytes()).unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (status, head.to_string(), body.to_string())
+}
+
+/// `logferry_reloads_total{result="ok"}` now.
+fn reloads_ok(api: SocketAddr) -> f64 {
+    metric_value(&metrics(api), r#"logferry_reloads_total{result="ok"}"#)
+}
+
+fn refused(api: SocketAddr, reason: &str) -> f64 {
+    metric_value(
+        &metrics(api),
+        &format!("logferry_api_refused_requests_total{{reason=\"{reason}\"}}"),
+    )
+}
+
+#[test]
+fn a_plain_post_reloads_and_what_a_web_page_can_send_is_refused() {
+    let mut lf = Logferry::start(FORWARD_TO_FILE_WITH_API);
+    let api = lf.address("api listening");
+    // what the docs show: no token, no Origin, no content type
+    let (status, _, body) = api_request(api, "POST /reload", &[], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(reloads_ok(api), 1.0);
+    // (headers, body, status, refusal reason)
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, u16, &'a str);
+    let cross_site: [Case; 6] = [
+        (&[("Origin", "http://evil.example")], "", 403, "origin"),
+        (&[("Origin", "null")], "", 403, "origin"),
+        (&[("Sec-Fetch-Site", "cross-site")], "", 403, "cross_site"),
+        // a form on another site posting to us (Origin left out, as an
+        // old browser or a privacy extension would)
+        (
+            &[("Content-Type", "text/plain")],
+            "reload=1",
+            415,
+            "content_type",
+        ),
+        (
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            "reload=1",
+            415,
+            "content_type",
+        ),
+        (
+            &[("Content-Type", "multipart/form-data; boundary=x")],
+            "--x--",
+            415,
+            "content_type",
+        ),
+    ];
+    for (headers, body, want, reason) in cross_site {
+        let before = refused(api, reason);
+        let (status, _, answer) = api_request(api, "POST /reload", headers, body);
+        assert_eq!(status, want, "{headers:?}: {answer}");
+        assert_eq!(refused(api, reason), before + 1.0, "{headers:?}");
+    }
+    // nothing of that reloaded
+    assert_eq!(reloads_ok(api), 1.0);
+    // the API's own origin, as its own page would send it
+    let own = format!("http://{api}");
+    let (status, _, body) = api_request(
+        api,
+        "POST /reload",
+        &[
+            ("Origin", &own),
+            ("Sec-Fetch-Site", "same-origin"),
+            ("Content-Type", "application/json"),
+        ],
+        "{}",
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(reloads_ok(api), 2.0);
+    // without a token, /config stays readable
+    assert!(api_get(api, "/config").starts_with("HTTP/1.1 200"));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert!(lf.log_text().contains("api request refused"));
+}
+
+/// The API of [`FORWARD_TO_FILE_WITH_API`] with `token` lines added.
+fn with_token(token: &str) -> String {
+    FORWARD_TO_FILE_WITH_API.replace(
+        "[api]\naddress = \"127.0.0.1:0\"",
+        &format!("[api]\naddress = \"127.0.0.1:0\"\n{token}"),
+    )
+}
+
+/// The token rules, checked against a running logferry whose token is
+/// `token`: reload and /config need it, monitoring does not.
+fn token_is_required(lf: &mut Logferry, token: &str) {
+    let api = lf.address("api listening");
+    let right = format!("Bearer {token}");
+    let wrong = format!("Bearer {token}x");
+    let (status, head, _) = api_request(api, "POST /reload", &[], "");
+    assert_eq!(status, 401, "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{head}"
+    );
+    let (status, _, _) = api_request(api, "POST /reload", &[("Authorization", &wrong)], "");
+    assert_eq!(status, 401);
+    let (status, _, _) = api_request(api, "POST /reload", &[("Authorization", "Basic eDp5")], "");
+    assert_eq!(status, 401);
+    assert_eq!(refused(api, "no_token"), 2.0);
+    assert_eq!(refused(api, "wrong_token"), 1.0);
+    assert_eq!(reloads_ok(api), 0.0, "a refused request reloaded");
+    let (status, _, body) = api_request(api, "POST /reload", &[("Authorization", &right)], "");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(reloads_ok(api), 1.0);
+    // the right token does not let another site in
+    let (status, _, _) = api_request(
+        api,
+        "POST /reload",
+        &[("Authorization", &right), ("Origin", "http://evil.example")],
+        "",
+    );
+    assert_eq!(status, 403);
+    assert_eq!(reloads_ok(api), 1.0);
+    // /config shows the topology: the token guards it too
+    let (status, _, body) = api_request(api, "GET /config", &[], "");
+    assert_eq!(status, 401, "{body}");
+    let (status, _, body) = api_request(api, "GET /config", &[("Authorization", &wrong)], "");
+    assert_eq!(status, 401, "{body}");
+    let (status, _, body) = api_request(api, "GET /config", &[("Authorization", &right)], "");
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains(token), "the token shown:\n{body}");
+    toml::from_str::<toml::Table>(&body).expect("/config is TOML");
+    // monitoring stays open
+    for open in ["/metrics", "/health", "/ready"] {
+        let (status, _, body) = api_request(api, &format!("GET {open}"), &[], "");
+        assert!(status == 200 || status == 503, "{open}: {status} {body}");
+    }
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert!(!lf.log_text().contains(token), "{}", lf.log_text());
+}
+
+#[test]
+fn a_token_from_a_file_guards_reload_and_config() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("api-token");
+    std::fs::write(&file, "file-token-4f9a2c\n").unwrap();
+    let mut lf = Logferry::start(&with_token(&format!(
+        "token_file = {:?}",
+        file.display().to_string()
+    )));
+    token_is_required(&mut lf, "file-token-4f9a2c");
+}
+
+#[test]
+fn a_token_from_the_environment_guards_reload_and_config() {
+    for key in [
+        "token_env = \"LF_TEST_API_TOKEN\"",
+        "token = \"${LF_TEST_API_TOKEN}\"",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = with_token(key).replace("{dir}", &dir.path().display().to_string());
+        let path = dir.path().join("logferry.toml");
+        std::fs::write(&path, config).unwrap();
+        let mut lf = Logferry::spawn(
+            Command::new(common::BIN)
+                .args(["run", "--config"])
+                .arg(&path)
+                .env("LF_TEST_API_TOKEN", "env-token-7d1e0b"),
+            dir,
+        );
+        token_is_required(&mut lf, "env-token-7d1e0b");
+    }
+}
+
+#[test]
+fn a_missing_token_is_an_error_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    for key in [
+        "token_file = \"/nonexistent/api-token\"",
+        "token_env = \"LF_TEST_API_TOKEN_UNSET\"",
+        "token = \"${LF_TEST_API_TOKEN_UNSET:-}\"",
+    ] {
+        std::fs::write(&path, with_token(key).replace("{dir}", "/tmp")).unwrap();
+        let out = Command::new(common::BIN)
+            .args(["run", "-c"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{key}: {stderr}");
+        assert!(stderr.contains(":13: [api]: token"), "{key}: {stderr}");
+    }
+}
+
+#[test]
+fn an_api_beyond_loopback_without_a_token_is_warned_about_at_start() {
+    let open = FORWARD_TO_FILE_WITH_API.replace(
+        "[api]\naddress = \"127.0.0.1:0\"",
+        "[api]\naddress = \"0.0.0.0:0\"",
+    );
+    let mut lf = Logferry::start(&open);
+    let api = lf.address("api listening");
+    let local: SocketAddr = format!("127.0.0.1:{}", api.port()).parse().unwrap();
+    assert_eq!(
+        metric_value(
+            &metrics(local),
+            r#"logferry_startup_warnings_total{kind="api_without_token"}"#
+        ),
+        1.0
+    );
+    assert!(lf.stop().success());
+    let warned = lf
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("is not a loopback address"))
+        .count();
+    assert_eq!(warned, 1, "{}", lf.log_text());
+
+    let mut lf = Logferry::start(&with_token("token = \"a-token-value\"").replace(
+        "[api]\naddress = \"127.0.0.1:0\"",
+        "[api]\naddress = \"0.0.0.0:0\"",
+    ));
+    lf.address("api listening");
+    assert!(lf.stop().success());
+    assert!(
+        !lf.log_text().contains("is not a loopback address"),
+        "{}",
+        lf.log_text()
+    );
+}

@@ -274,7 +274,8 @@ fn sigusr1_reopens_the_outputs_without_a_reload() {
     // a configuration being edited must not be picked up
     lf.rewrite_config(&config("b.log", ""));
     lf.signal(libc::SIGUSR1);
-    lf.wait_for_log("output files reopened", Duration::from_secs(10));
+    // the log says which signal it was
+    lf.wait_for_log("output files reopened (SIGUSR1)", Duration::from_secs(10));
     s.write_all(&frame("r", 10..20, "2")).unwrap();
     assert_eq!(
         read_ack(&mut s, Duration::from_secs(30)).as_deref(),
@@ -980,4 +981,57 @@ fn a_sink_that_starts_in_neither_configuration_acknowledges_nothing() {
     assert!(lf.stop().success(), "{}", lf.log_text());
     let got = read_lines(&lf.path("second.log"));
     assert_eq!(numbers(&got, "d"), (10..20).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_refused_reload_never_quotes_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("logferry.toml");
+    std::fs::write(
+        &path,
+        config("a.log", "").replace("{dir}", &dir.path().display().to_string()),
+    )
+    .unwrap();
+    let mut lf = Logferry::spawn(
+        std::process::Command::new(BIN)
+            .args(["run", "--config"])
+            .arg(&path)
+            .env("LF_TEST_SECRET_ADDRESS", "secret-host-8c2f.internal:99999"),
+        dir,
+    );
+    let api = lf.address("api listening");
+    // each of these makes a message that quotes the value: a port out of
+    // range, a number where librdkafka options take strings
+    lf.rewrite_config(&format!(
+        r#"{}
+[sources.other]
+type = "forward"
+address = "${{LF_TEST_SECRET_ADDRESS}}"
+
+[sinks.k]
+type = "kafka"
+match = "none"
+brokers = ["127.0.0.1:9"]
+topic = "t"
+librdkafka_options = {{ "sasl.password" = 73519024681 }}
+"#,
+        config("a.log", "")
+    ));
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 422, "{body}");
+    for secret in ["secret-host-8c2f", "73519024681"] {
+        assert!(!body.contains(secret), "{secret} in the answer:\n{body}");
+    }
+    // still says what and where
+    assert!(
+        body.contains("${LF_TEST_SECRET_ADDRESS}") && body.contains("sources.other"),
+        "{body}"
+    );
+    assert!(body.contains("***") && body.contains("sinks.k"), "{body}");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let log = lf.log_text();
+    assert!(log.contains("configuration reload rejected"), "{log}");
+    for secret in ["secret-host-8c2f", "73519024681"] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
 }

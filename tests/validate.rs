@@ -217,3 +217,95 @@ buffer = { type = "disk", dir = "{dir}/buffer" }
     assert!(!dir.path().join("new").exists());
     assert!(!dir.path().join("buffer").exists());
 }
+
+/// Runs `validate` on `config`: exit code, stdout and stderr.
+fn validate_output(config: &str) -> (Option<i32>, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, config).unwrap();
+    let out = Command::new(BIN)
+        .args(["validate", "-c"])
+        .arg(&path)
+        .env("LF_TEST_VALIDATE_TOKEN", "t0ken-value")
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_api_open_to_the_network_without_a_token_is_warned_about() {
+    let base = "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\n\n[api]\n";
+    let (code, stdout, stderr) = validate_output(&format!("{base}address = \"0.0.0.0:0\"\n"));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains("ok (1 sources, 1 sinks)"), "{stdout}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("c.toml:10:")
+            && warnings[0].contains("not a loopback address")
+            && warnings[0].contains("token"),
+        "{stderr}"
+    );
+    for quiet in [
+        format!("{base}address = \"0.0.0.0:0\"\ntoken_env = \"LF_TEST_VALIDATE_TOKEN\"\n"),
+        format!("{base}address = \"127.0.0.1:0\"\n"),
+    ] {
+        let (code, _, stderr) = validate_output(&quiet);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert!(!stderr.contains("warning"), "{quiet}\n{stderr}");
+    }
+    // an unset token variable is an error
+    let (code, _, stderr) = validate_output(&format!(
+        "{base}address = \"127.0.0.1:0\"\ntoken_env = \"LF_TEST_VALIDATE_UNSET\"\n"
+    ));
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("c.toml:11:") && stderr.contains("LF_TEST_VALIDATE_UNSET is not set"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn neither_validate_nor_run_quotes_a_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.toml");
+    std::fs::write(
+        &path,
+        r#"[sources.in]
+type = "forward"
+address = "${LF_TEST_SECRET_ADDRESS}"
+
+[sinks.k]
+type = "kafka"
+match = "**"
+brokers = ["127.0.0.1:9"]
+topic = "t"
+librdkafka_options = { "sasl.password" = 73519024681 }
+"#,
+    )
+    .unwrap();
+    for cmd in ["validate", "run"] {
+        let out = Command::new(BIN)
+            .args([cmd, "-c"])
+            .arg(&path)
+            .env("LF_TEST_SECRET_ADDRESS", "secret-host-8c2f.internal:99999")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {stderr}");
+        assert!(
+            stderr.contains("c.toml:3:") && stderr.contains("\"${LF_TEST_SECRET_ADDRESS}\""),
+            "{cmd}: {stderr}"
+        );
+        for secret in ["secret-host-8c2f", "73519024681"] {
+            assert!(!stderr.contains(secret), "{cmd}: {secret} in:\n{stderr}");
+        }
+    }
+}

@@ -68,17 +68,28 @@ pub struct SinkConfig {
 }
 
 /// The `[api]` table: the HTTP endpoint serving `/metrics`, `/health`,
-/// `/ready`, `/config` and `POST /reload`.
+/// `/ready`, `/config` and `POST /reload`. Who may use it: `crate::api::access`.
 #[derive(Debug, Clone, PartialEq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiConfig {
     /// `host:port` to listen on.
     pub address: String,
+    /// A file whose content (trimmed) is the token `POST /reload` and
+    /// `GET /config` require; read at start.
+    #[serde(default)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// An environment variable holding that token; read at start.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// The token itself, for `token = "${VAR}"`; `/config` shows `"***"`.
+    #[serde(default)]
+    pub token: Option<crate::api::access::Secret>,
 }
 
 impl ApiConfig {
     pub fn validate(&self) -> Result<(), String> {
-        listen_address(&self.address)
+        listen_address(&self.address)?;
+        crate::api::access::resolve_token(self).map(drop)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Requests to reopen every file sink's outputs (SIGHUP).
+//! Requests to reopen every file sink's outputs (SIGHUP, SIGUSR1).
 //!
 //! A signal is addressed to the whole process, so the request is a
 //! process-wide generation number: each file sink remembers the last one it
@@ -6,12 +6,23 @@
 //! second) once the number has moved. Reading it costs one atomic load.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-/// Asks every file sink of this process to reopen its outputs.
-pub fn request_reopen() {
+/// The signal of the latest request, for the log.
+static SIGNAL: Mutex<&str> = Mutex::new("SIGHUP");
+
+/// Asks every file sink of this process to reopen its outputs, on
+/// `signal` (`"SIGHUP"`, `"SIGUSR1"`).
+pub fn request_reopen(signal: &'static str) {
+    *SIGNAL.lock().unwrap_or_else(|e| e.into_inner()) = signal;
     GENERATION.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The signal of the latest request.
+pub(super) fn signal() -> &'static str {
+    *SIGNAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The current request number (to start from).

@@ -141,13 +141,14 @@ impl FileTelemetry {
         self.registry
             .counter(
                 "logferry_file_reopened_total",
-                "Output files reopened: gone from their path (removed, renamed) or on SIGHUP.",
+                "Output files reopened: gone from their path (removed, renamed) or on SIGHUP or SIGUSR1.",
                 &[("component", &self.name), ("reason", reason.label())],
             )
             .add(files as u64);
         match reason {
             Reopen::Signal => {
-                tracing::info!(sink = %self.name, files, "output files reopened (SIGHUP)")
+                let signal = super::reopen::signal();
+                tracing::info!(sink = %self.name, files, signal, "output files reopened ({signal})")
             }
             _ => tracing::warn!(sink = %self.name, path = %path.display(), reason = reason.label(),
                 "output file was removed or renamed away; reopened at its path"),

@@ -520,8 +520,9 @@ fn reopen_closes_every_file_and_opens_the_unified_one() {
 fn a_reopen_request_is_seen_once() {
     let mut seen = reopen::current();
     assert!(!reopen::requested_since(&mut seen));
-    request_reopen();
+    request_reopen("SIGUSR1");
     assert!(reopen::requested_since(&mut seen));
+    assert_eq!(reopen::signal(), "SIGUSR1");
     assert!(!reopen::requested_since(&mut seen));
 }
 
