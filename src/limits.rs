@@ -95,7 +95,7 @@ pub fn descriptors_needed(config: &Config) -> u64 {
 /// Warns (and counts) when the configuration may need more descriptors
 /// than the open-file limit allows.
 pub fn check(config: &Config, metrics: &Registry) {
-    for warning in oversized_records(config) {
+    for (_, warning) in oversized_records(config) {
         metrics
             .counter(
                 "logferry_startup_warnings_total",
@@ -173,8 +173,9 @@ fn largest_record(kind: &SourceKind) -> Option<(usize, &'static str)> {
 
 /// Sources that accept records larger than a sink they may feed can ever
 /// send: such a record would be set aside (dead-lettered, or dropped and
-/// logged), so `validate` and the start say so.
-pub fn oversized_records(config: &Config) -> Vec<String> {
+/// logged), so `validate` and the start say so. Each warning with the name
+/// of its sink.
+pub fn oversized_records(config: &Config) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for sink in &config.sinks {
         let SinkKind::Kafka(k) = &sink.kind else {
@@ -192,10 +193,10 @@ pub fn oversized_records(config: &Config) -> Vec<String> {
             let reaches = crate::validate::known_tag(&source.kind)
                 .is_none_or(|tag| sink.pattern.matches(tag));
             if reaches && largest > limit {
-                out.push(format!(
+                out.push((sink.name.clone(), format!(
                     "[sources.{}] accepts records of up to {largest} bytes ({key}) but [sinks.{}] can send messages of at most {limit} bytes (librdkafka's message.max.bytes): a larger record is set aside (its dead_letter file, or dropped and logged) while the others go on; lower {key} or raise message.max.bytes (and the topic's max.message.bytes)",
                     source.name, sink.name
-                ));
+                )));
             }
         }
     }

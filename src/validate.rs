@@ -107,8 +107,12 @@ fn warn(checked: &Checked, config: &Config) -> Vec<ConfigError> {
         .api
         .as_ref()
         .and_then(crate::api::access::open_to_network);
+    let oversized = crate::limits::oversized_records(config)
+        .into_iter()
+        .map(|(sink, w)| checked.error_at(&["sinks", &sink], w));
     open.map(|w| checked.error_at(&["api", "address"], w))
         .into_iter()
+        .chain(oversized)
         .collect()
 }
 

@@ -309,3 +309,24 @@ librdkafka_options = { "sasl.password" = 73519024681 }
         }
     }
 }
+
+#[test]
+fn a_source_whose_records_a_kafka_sink_cannot_send_is_warned_about() {
+    let base = "[sources.app]\ntype = \"tail\"\npaths = [\"/tmp/x.log\"]\ntag = \"app\"\n\n[sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"127.0.0.1:9092\"]\ntopic = \"t\"\n";
+    // tail's default max_line_bytes (1 MiB) is over librdkafka's 1,000,000
+    let (code, _, stderr) = validate_output(base);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning:")
+            && stderr.contains("[sources.app] accepts records of up to 1048576 bytes")
+            && stderr.contains("message.max.bytes"),
+        "{stderr}"
+    );
+    // agreed limits: quiet
+    let (code, _, stderr) = validate_output(&base.replace(
+        "tag = \"app\"",
+        "tag = \"app\"\nmax_line_bytes = \"900KiB\"",
+    ));
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

@@ -416,7 +416,7 @@ impl Settler {
             },
             Verdict::Rejected { reason } => return self.refuse(items, records, &reason),
         };
-        self.reject(items, records, &reason)
+        self.give_up(items, &reason)
     }
 
     /// `logferry_sink_rejections_total{kind}` for `records` more.
@@ -546,9 +546,11 @@ impl Settler {
         });
     }
 
-    /// Retries used up: dead-lettered if there is a file, else rejected
-    /// to the source (the destination may take them later).
-    fn reject<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
+    /// Retries used up (`reason` says how): dead-lettered if there is a
+    /// file, else rejected to the source (the destination may take them
+    /// later, so the source may send them again).
+    pub fn give_up<T: Settle>(&self, items: Vec<T>, reason: &Rejection) -> Settled<T> {
+        let records: usize = items.iter().map(Settle::records).sum();
         self.count_rejections(reason.kind, records);
         if self.dead_letter.is_some() {
             let mut frames = Vec::new();

@@ -142,24 +142,26 @@ impl ForwardSinkMetrics {
     /// if configured). `None` if it was given up.
     fn failed(&self, chunk: Chunk, max_attempts: u32) -> Option<Chunk> {
         let attempts = chunk.attempts;
-        let verdict = if max_attempts > 0 && attempts >= max_attempts {
-            Verdict::Rejected {
-                reason: Rejection {
-                    kind: "retries_exhausted",
-                    message: format!(
-                        "chunk given up: {attempts} attempts each ended with the connection failing \
-                         (a receiver refuses a frame over its max_frame_bytes by closing the connection; \
-                         lower batch_bytes below it)"
-                    ),
-                },
-            }
+        let settled = if max_attempts > 0 && attempts >= max_attempts {
+            // a connection failure may pass: given back (or dead-lettered),
+            // not set aside for good
+            let reason = Rejection {
+                kind: "retries_exhausted",
+                message: format!(
+                    "chunk given up: {attempts} attempts each ended with the connection failing \
+                     (a receiver refuses a frame over its max_frame_bytes by closing the connection; \
+                     lower batch_bytes below it)"
+                ),
+            };
+            self.settler.give_up(vec![chunk], &reason)
         } else {
             // the wait is the server's reconnect backoff
-            Verdict::Retry {
+            let retry = Verdict::Retry {
                 after: Duration::ZERO,
-            }
+            };
+            self.settler.settle(vec![chunk], attempts, retry)
         };
-        match self.settler.settle(vec![chunk], attempts, verdict) {
+        match settled {
             Settled::Retry { mut items, .. } => items.pop(),
             Settled::Rejected { .. } => {
                 self.chunks_given_up.inc();
