@@ -248,49 +248,43 @@ impl Pipeline {
             .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
         let (done, stop) = sinks::spawn_stoppable(&s.name, sink, rx)
             .map_err(|e| format!("sink {}: {e}", s.name))?;
-        queue_metrics(&self.metrics, &s.name, tx.gauge(), s.buffer.max_bytes);
+        Ok(self.running(s, &s.buffer, tx, done, stop))
+    }
+
+    /// Puts a [`sinks::hold`] stand-in in place of sink `s`, which cannot
+    /// start: its records wait in a memory queue, not acknowledged (and
+    /// `/ready` turns 503 once it is full).
+    fn start_holding(&mut self, s: &SinkConfig) -> Route {
+        let buffer = s.buffer.memory_stand_in();
+        let (tx, rx) = crate::buffer::queue(&s.name, buffer.clone(), &self.metrics);
+        let (done, stop) = sinks::hold::spawn_holding(rx);
+        self.running(s, &buffer, tx, done, stop)
+    }
+
+    /// Enters a started sink in the pipeline's books (its gauges, its
+    /// `/ready` probe, the running sinks); returns its route.
+    fn running(
+        &mut self,
+        s: &SinkConfig,
+        buffer: &crate::buffer::BufferConfig,
+        tx: crate::buffer::QueueSender,
+        done: tokio::sync::oneshot::Receiver<()>,
+        stop: sinks::StopSink,
+    ) -> Route {
+        queue_metrics(&self.metrics, &s.name, tx.gauge(), buffer.max_bytes);
         let mut probes = self.probes.lock().unwrap_or_else(|e| e.into_inner());
         probes.retain(|p| p.name != s.name);
         probes.push(crate::api::SinkProbe {
             name: s.name.clone(),
-            buffer: s.buffer.kind,
-            max_bytes: s.buffer.max_bytes,
+            buffer: buffer.kind,
+            max_bytes: buffer.max_bytes,
             queue: tx.gauge(),
         });
         drop(probes);
         let mut gauges = self.gauges.lock().unwrap_or_else(|e| e.into_inner());
         gauges.retain(|(n, _)| *n != s.name);
         gauges.push((s.name.clone(), tx.gauge()));
-        self.sinks.insert(
-            s.name.clone(),
-            RunningSink {
-                name: s.name.clone(),
-                metrics: self.metrics.clone(),
-                done,
-                stop,
-            },
-        );
-        Ok(Route {
-            sink: Arc::from(s.name.as_str()),
-            pattern: s.pattern.clone(),
-            queue: tx,
-        })
-    }
-
-    /// Puts a [`sinks::hold`] stand-in in place of sink `s`, which cannot
-    /// start: its records wait in a memory queue, not acknowledged.
-    fn start_holding(&mut self, s: &SinkConfig) -> Route {
-        let buffer = crate::buffer::BufferConfig {
-            max_bytes: s.buffer.max_bytes,
-            when_full: s.buffer.when_full,
-            ..Default::default()
-        };
-        let (tx, rx) = crate::buffer::queue(&s.name, buffer, &self.metrics);
-        let (done, stop) = sinks::hold::spawn_holding(rx);
-        self.gauges
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push((s.name.clone(), tx.gauge()));
+        drop(gauges);
         self.sinks.insert(
             s.name.clone(),
             RunningSink {

@@ -115,7 +115,25 @@ impl Default for BufferConfig {
     }
 }
 
+/// Most bytes a memory queue standing in for a disk buffer holds.
+const STAND_IN_MAX_BYTES: usize = 64 << 20;
+
 impl BufferConfig {
+    /// A memory queue that stands in for this one for a while (a reload
+    /// starting its sink, a sink that cannot start): the same limit and
+    /// policy, a disk buffer's limit capped at 64 MiB since its records
+    /// wait in memory.
+    pub fn memory_stand_in(&self) -> BufferConfig {
+        BufferConfig {
+            max_bytes: match self.kind {
+                BufferKind::Memory => self.max_bytes,
+                BufferKind::Disk => self.max_bytes.min(STAND_IN_MAX_BYTES),
+            },
+            when_full: self.when_full,
+            ..BufferConfig::default()
+        }
+    }
+
     /// The directory of a disk buffer.
     pub fn disk_dir(&self) -> Option<&std::path::Path> {
         match self.kind {

@@ -305,11 +305,7 @@ impl Pipeline {
             if plan.stop_sinks.contains(&s.name) {
                 let (queue, rx) = crate::buffer::queue(
                     &s.name,
-                    crate::buffer::BufferConfig {
-                        max_bytes: s.buffer.max_bytes,
-                        when_full: s.buffer.when_full,
-                        ..Default::default()
-                    },
+                    s.buffer.memory_stand_in(),
                     // counted once, by the queue of the sink that takes them
                     &crate::metrics::Registry::new(),
                 );
