@@ -1055,6 +1055,49 @@ fn http_to_kafka_answers_after_delivery_and_delivers_every_line_once() {
     assert!(lf.stop().success());
 }
 
+/// One HTTP request whose lines include one Kafka can never take (over
+/// message.max.bytes): 413 naming it, the request's other lines in the
+/// topic once each, and nothing more produced (a 503 would have made the
+/// client send them all again).
+#[test]
+fn http_to_kafka_answers_413_for_a_line_kafka_can_never_take() {
+    let broker = shared_broker();
+    let topic = unique("http413");
+    let mut lf = Logferry::start(&format!(
+        "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n[sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{broker}\"]\ntopic = \"{topic}\"\n"
+    ));
+    let addr = lf.address("http source listening");
+    let mut body: String = (0..50).map(|i| format!("h-{i}\n")).collect();
+    body.push_str(&format!("big{}\n", "x".repeat(1_010_000)));
+    body.extend((50..100).map(|i| format!("h-{i}\n")));
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "POST /app.web HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "{answer}\n{}",
+        lf.log_text()
+    );
+    assert!(
+        answer.contains("message_too_large") && answer.contains("bigxxx"),
+        "the answer names the record and why: {answer}"
+    );
+    let got = consume(broker, &topic, 100, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_secs(1));
+    let again = consume(broker, &topic, 101, Duration::from_secs(3));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let payloads: Vec<String> = got.into_iter().map(|m| m.payload).collect();
+    assert_exactly(&payloads, "h", 100);
+    assert_eq!(again.len(), 100, "the refused line is not in the topic");
+}
+
 /// tail → Kafka: the broker goes down while lines are being read, logferry
 /// is killed (-9) during the outage, then both come back: every line
 /// arrives at least once.
