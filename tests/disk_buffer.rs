@@ -354,3 +354,74 @@ buffer = {{ type = "disk", dir = "{}" }}
     sender.stop();
     receiver.stop();
 }
+
+/// The budget gauge, or a buffer's, from the API's `/metrics`.
+fn gauge(api: std::net::SocketAddr, name_and_labels: &str) -> f64 {
+    metric_value(&api_get(api, "/metrics"), name_and_labels)
+}
+
+#[test]
+fn records_on_disk_hold_no_memory_budget_while_the_destination_is_down() {
+    const CHUNKS: usize = 50;
+    const PER: usize = 10;
+    let buffer = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let config = format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "forward"
+match = "**"
+require_ack = true
+reconnect_min = "50ms"
+reconnect_max = "200ms"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+buffer = {{ type = "disk", dir = "{}", max_bytes = "64MiB" }}
+
+[limits]
+memory = "8MiB"
+
+[api]
+address = "127.0.0.1:0"
+"#,
+        buffer.path().display()
+    );
+    let mut sender = Logferry::start(&config);
+    let api = sender.address("api listening");
+    let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
+    for k in 0..CHUNKS {
+        let id = format!("c{k}");
+        s.write_all(&chunk("rec", k * PER..(k + 1) * PER, 1000, &id))
+            .unwrap();
+        assert_eq!(
+            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+            Some(id.as_str())
+        );
+    }
+    drop(s);
+    // the records are on disk, so the budget is free again, although the
+    // sink has them in its cache and keeps trying to deliver them
+    let on_disk = "logferry_buffer_bytes{component=\"out\"}";
+    wait_until("the budget is given back", Duration::from_secs(10), || {
+        gauge(api, "logferry_memory_used_bytes") == 0.0
+    });
+    assert!(gauge(api, on_disk) > (CHUNKS * PER * 1000) as f64);
+
+    let mut receiver = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{port}\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n"
+    ));
+    receiver.forward_addr("in");
+    let n = CHUNKS * PER;
+    let lines = wait_for_lines(&receiver.path("received.log"), n, Duration::from_secs(30));
+    let mut got = numbers(&lines, "rec");
+    got.dedup();
+    assert_eq!(got, (0..n).collect::<Vec<_>>(), "every record arrived");
+    wait_until("the buffer is empty", Duration::from_secs(10), || {
+        gauge(api, on_disk) == 0.0
+    });
+    assert!(sender.stop().success());
+    receiver.stop();
+}

@@ -8,7 +8,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use common::{read_lines, wait_for_lines, wait_until, Logferry};
 
@@ -462,4 +464,269 @@ fn a_second_sigterm_while_last_lines_wait_for_room_leaves_nothing_mounted() {
     assert!(!mounted(&mnt), "left mounted:\n{}", lf.log_text());
     let _ = holder.kill();
     let _ = holder.wait();
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// Raises this process's open-file soft limit to its hard limit: the
+/// tests hold thousands of descriptors in the mount.
+fn raise_nofile() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        lim.rlim_cur = lim.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+    }
+}
+
+/// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`).
+fn vm_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+/// A metric from the API's `/metrics`.
+fn metric(api: std::net::SocketAddr, name_and_labels: &str) -> f64 {
+    common::metric_value(&common::api_get(api, "/metrics"), name_and_labels)
+}
+
+/// One page of a page-aligned buffer: a MiB written from it reaches
+/// logferry as one request (an unaligned one spans one page more than the
+/// kernel puts in a request, and is cut in two).
+#[repr(C, align(4096))]
+struct Page([u8; 4096]);
+
+/// What the FUSE source's peak RSS may exceed `[limits] memory` by: the
+/// process at rest (about 25 MiB for a debug build), the waiting writes'
+/// bytes (at most 16 MiB), the request threads' buffers (one write each)
+/// and the bookkeeping of 2,000 descriptors. docs/operations.md states the
+/// same figure.
+const FUSE_OVERHEAD: u64 = 48 * MIB;
+
+#[test]
+fn unfinished_lines_stay_in_the_memory_budget_while_other_writers_keep_shipping() {
+    if !can_mount("unfinished_lines_stay_in_the_memory_budget_while_other_writers_keep_shipping") {
+        return;
+    }
+    raise_nofile();
+    const FILES: usize = 2000;
+    const BLOCKERS: usize = 12;
+    const BUDGET: u64 = 64 * MIB;
+    let timeout = Duration::from_millis(200);
+    let (mut lf, mnt, _guard) = sender(
+        "write_timeout = \"200ms\"",
+        &format!("{FILE_SINK}\n[limits]\nmemory = \"64MiB\"\n\n[api]\naddress = \"127.0.0.1:0\"\n"),
+    );
+    let api = lf.address("api listening");
+    // a writer of numbered complete lines, one write each, all along
+    let stop = Arc::new(AtomicBool::new(false));
+    let shipper = {
+        let (path, stop) = (mnt.join("ship.log"), stop.clone());
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::create(path).unwrap();
+            let mut n = 0usize;
+            while !stop.load(Ordering::Relaxed) {
+                f.write_all(format!("ship-{n:06}\n").as_bytes())
+                    .unwrap_or_else(|e| panic!("write of line {n} failed: {e}"));
+                n += 1;
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            n
+        })
+    };
+    // 2,000 descriptors, each written a MiB without a newline
+    let mut files: Vec<std::fs::File> = (0..FILES)
+        .map(|i| std::fs::File::create(mnt.join(format!("held-{i:04}.log"))).unwrap())
+        .collect();
+    let pages: Arc<Vec<Page>> = Arc::new((0..256).map(|_| Page([b'x'; 4096])).collect());
+    let per_thread = FILES.div_ceil(BLOCKERS);
+    let mut chunks = Vec::new();
+    while !files.is_empty() {
+        let rest = files.split_off(files.len().saturating_sub(per_thread));
+        chunks.push(rest);
+    }
+    let blockers: Vec<_> = chunks
+        .into_iter()
+        .map(|mut files| {
+            let pages = pages.clone();
+            std::thread::spawn(move || {
+                // SAFETY: 256 contiguous 4 KiB pages are one MiB of bytes.
+                let mib = unsafe {
+                    std::slice::from_raw_parts(pages.as_ptr().cast::<u8>(), MIB as usize)
+                };
+                let (mut ok, mut eio, mut shortest_eio) = (0, 0, Duration::MAX);
+                for f in &mut files {
+                    let start = Instant::now();
+                    match f.write(mib) {
+                        Ok(n) => {
+                            assert_eq!(n, mib.len(), "one request, whole");
+                            ok += 1;
+                        }
+                        Err(e) => {
+                            assert_eq!(e.raw_os_error(), Some(libc::EIO), "{e}");
+                            eio += 1;
+                            shortest_eio = shortest_eio.min(start.elapsed());
+                        }
+                    }
+                }
+                (files, ok, eio, shortest_eio)
+            })
+        })
+        .collect();
+    let mut held = Vec::new();
+    let (mut ok, mut eio, mut shortest_eio) = (0, 0, Duration::MAX);
+    for b in blockers {
+        let (files, o, e, s) = b.join().unwrap();
+        held.extend(files);
+        (ok, eio, shortest_eio) = (ok + o, eio + e, shortest_eio.min(s));
+    }
+    // what the descriptors hold is in the budget, at most half of it
+    let lines = metric(api, "logferry_fuse_unfinished_line_bytes{component=\"fs\"}") as u64;
+    let used = metric(api, "logferry_memory_used_bytes") as u64;
+    let peak = vm_bytes(lf.pid(), "VmHWM");
+    eprintln!(
+        "{ok} unfinished lines kept, {eio} writes failed (the shortest after {shortest_eio:?}); \
+         {} MiB of lines, {} MiB of the budget used; peak RSS {} MiB",
+        lines / MIB,
+        used / MIB,
+        peak / MIB
+    );
+    assert_eq!(ok + eio, FILES);
+    assert!(
+        (16..=32).contains(&ok),
+        "half the budget is for unfinished lines: {ok} MiB"
+    );
+    assert_eq!(lines, ok as u64 * MIB);
+    assert!(used >= lines, "lines are charged: {used} < {lines}");
+    assert!(
+        shortest_eio >= timeout,
+        "a write waits write_timeout before EIO"
+    );
+    assert!(
+        peak <= BUDGET + FUSE_OVERHEAD,
+        "peak RSS {} MiB is above the budget (64 MiB) + {} MiB",
+        peak / MIB,
+        FUSE_OVERHEAD / MIB
+    );
+    // the other writer shipped meanwhile, not only once the others ended
+    let shipped_meanwhile = read_lines(&lf.path("out.log")).len();
+    stop.store(true, Ordering::Relaxed);
+    let shipped = shipper.join().unwrap();
+    assert!(
+        shipped_meanwhile > 100 && shipped_meanwhile * 2 > shipped,
+        "{shipped_meanwhile} of {shipped} lines had arrived while the others waited"
+    );
+    // closing ships the kept lines; everything arrives, once
+    drop(held);
+    let out = wait_for_lines(&lf.path("out.log"), shipped + ok, Duration::from_secs(60));
+    assert_eq!(out.len(), shipped + ok);
+    let mut numbers: Vec<usize> = out
+        .iter()
+        .filter_map(|l| l.strip_prefix("ship.log ship-")?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    assert_eq!(numbers, (0..shipped).collect::<Vec<_>>());
+    let long = out
+        .iter()
+        .filter(|l| l.starts_with("held-") && l.len() == "held-0000.log ".len() + MIB as usize)
+        .count();
+    assert_eq!(long, ok, "each kept line arrives whole at its close");
+    wait_until("the lines are let go", Duration::from_secs(10), || {
+        metric(api, "logferry_fuse_unfinished_line_bytes{component=\"fs\"}") == 0.0
+    });
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_fuse_write_errors_total{component=\"fs\",reason=\"memory\"}"),
+        eio as u64,
+        "{}",
+        lf.log_text()
+    );
+}
+
+#[test]
+fn open_files_and_inodes_are_limited_with_enfile_and_enospc() {
+    if !can_mount("open_files_and_inodes_are_limited_with_enfile_and_enospc") {
+        return;
+    }
+    let (mut lf, mnt, _guard) = sender(
+        "max_open_files = 10\nmax_inodes = 20",
+        &format!("{FILE_SINK}\n[api]\naddress = \"127.0.0.1:0\"\n"),
+    );
+    let api = lf.address("api listening");
+    // ten descriptors: the eleventh open fails, on a new or an old file
+    let mut open: Vec<std::fs::File> = (0..10)
+        .map(|i| std::fs::File::create(mnt.join(format!("f{i}.log"))).unwrap())
+        .collect();
+    let err = std::fs::File::create(mnt.join("f10.log")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENFILE), "{err}");
+    assert!(!mnt.join("f10.log").exists(), "nothing left behind");
+    let err = std::fs::OpenOptions::new()
+        .append(true)
+        .open(mnt.join("f0.log"))
+        .unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENFILE), "{err}");
+    assert_eq!(
+        metric(api, "logferry_fuse_open_files{component=\"fs\"}"),
+        10.0
+    );
+    // the descriptors work; closing one makes room
+    for (i, f) in open.iter_mut().enumerate() {
+        writeln!(f, "line {i}").unwrap();
+    }
+    open.pop();
+    wait_until("a descriptor is free", Duration::from_secs(10), || {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(mnt.join("f0.log"))
+            .is_ok()
+    });
+    drop(open);
+    // 20 inodes: the root, the ten files, nine more
+    for i in 10..19 {
+        std::fs::File::create(mnt.join(format!("f{i}.log"))).unwrap();
+    }
+    let err = std::fs::File::create(mnt.join("f19.log")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOSPC), "{err}");
+    let err = std::fs::create_dir(mnt.join("d")).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOSPC), "{err}");
+    assert_eq!(metric(api, "logferry_fuse_inodes{component=\"fs\"}"), 20.0);
+    // statfs tells the truth: the inodes, and the budget as the room
+    let out = Command::new("stat")
+        .args(["-f", "-c", "%c %d %S %b"])
+        .arg(&mnt)
+        .output()
+        .unwrap();
+    let stat = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<u64> = stat
+        .split_whitespace()
+        .map(|w| w.parse().unwrap())
+        .collect();
+    assert_eq!((v[0], v[1]), (20, 0), "inodes total and free: {stat}");
+    assert_eq!(v[2] * v[3], 256 * MIB, "size is the default budget: {stat}");
+    // removing a file (the kernel lets go of it) makes room again
+    std::fs::remove_file(mnt.join("f18.log")).unwrap();
+    wait_until("an inode is free", Duration::from_secs(10), || {
+        std::fs::File::create(mnt.join("f19.log")).is_ok()
+    });
+    // an ls lists every file, in several replies if need be
+    let listed = std::fs::read_dir(&mnt).unwrap().count();
+    assert_eq!(listed, 19);
+    let lines = wait_for_lines(&lf.path("out.log"), 10, Duration::from_secs(20));
+    assert_eq!(lines.len(), 10);
+    assert!(lf.stop().success());
+    assert!(
+        lf.final_counter("logferry_fuse_refused_total{component=\"fs\",limit=\"open_files\"}") >= 2
+    );
+    assert!(
+        lf.final_counter("logferry_fuse_refused_total{component=\"fs\",limit=\"inodes\"}") >= 2
+    );
 }

@@ -209,6 +209,11 @@ struct State {
     /// Segments rolled over since the last sync, for the syncer to sync
     /// (with `fsync = "interval"`).
     unsynced: Vec<Arc<File>>,
+    /// With `fsync = "always"`: a segment was created or removed since the
+    /// directory was last synced. A new segment's frames are not durable
+    /// until its name is, so the next acknowledgement syncs the directory
+    /// first.
+    dir_unsynced: bool,
     /// The latest frames as batches, kept (up to `FRESH_BYTES`) so a sink
     /// that keeps up takes them from memory instead of reading its own
     /// writes back; the disk copy is what survives a crash.
@@ -220,7 +225,9 @@ struct State {
 }
 
 /// A frame just written, as the batch it was made from (without its
-/// source's acknowledgement).
+/// source's acknowledgement, and without its memory charge: it is on disk,
+/// and this copy is only a cache bounded by `FRESH_BYTES`, so the source's
+/// budget is not held while the sink cannot deliver).
 struct Fresh {
     pos: Pos,
     len: usize,
@@ -241,6 +248,9 @@ pub(super) struct Shared {
     /// Held by the one sender appending: the write itself happens outside
     /// `state`, so the sink is not held up by it.
     appending: Mutex<()>,
+    /// Held while taking `State::dir_unsynced` and syncing the directory,
+    /// so a sender that finds the flag taken knows the sync is done.
+    syncing_dir: Mutex<()>,
     /// A frame was written, a retry queued, a delivery settled, or the
     /// senders are gone.
     readable: Notify,
@@ -249,6 +259,9 @@ pub(super) struct Shared {
     pub held: Arc<Held>,
     metrics: DiskMetrics,
     log: RateLimitedLog,
+    /// Directory syncs done (tests check `fsync = "always"` makes them).
+    #[cfg(test)]
+    dir_syncs: AtomicU64,
     /// Holds the directory's lock for as long as the buffer is open.
     _lock: File,
 }
@@ -357,19 +370,27 @@ pub(super) fn open(
             closed: false,
             dirty: false,
             unsynced: Vec::new(),
+            dir_unsynced: false,
             fresh: VecDeque::new(),
             fresh_bytes: 0,
             #[cfg(test)]
             full: false,
         }),
         appending: Mutex::new(()),
+        syncing_dir: Mutex::new(()),
         readable: Notify::new(),
         room: Notify::new(),
         held,
         metrics: m,
         log: RateLimitedLog::default(),
+        #[cfg(test)]
+        dir_syncs: AtomicU64::new(0),
         _lock: lock,
     });
+    if config.fsync == Fsync::Always {
+        // what recovery removed or rewrote, and the cursor file, for good
+        shared.sync_dir();
+    }
     if config.fsync == Fsync::Interval {
         spawn_syncer(
             Arc::downgrade(&shared),
@@ -424,9 +445,39 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// With `fsync = "always"`: syncs the directory if a segment was
+    /// created or removed since it was last synced; false if that failed
+    /// (counted and logged; the next one tries again).
+    fn sync_dir_if_changed(&self) -> bool {
+        let _syncing = self.syncing_dir.lock().unwrap_or_else(|e| e.into_inner());
+        if !std::mem::take(&mut self.lock().dir_unsynced) {
+            return true;
+        }
+        let synced = self.sync_dir();
+        if !synced {
+            self.lock().dir_unsynced = true;
+        }
+        synced
+    }
+
+    /// Syncs the directory (its segment names); false if that failed
+    /// (counted and logged).
+    fn sync_dir(&self) -> bool {
+        #[cfg(test)]
+        self.dir_syncs.fetch_add(1, Ordering::Relaxed);
+        match segment::sync_dir(&self.dir) {
+            Ok(()) => true,
+            Err(e) => {
+                self.write_failed("directory sync", &e);
+                false
+            }
+        }
+    }
+
     /// Deletes a segment whose frames are all delivered.
     fn remove_segment(&self, st: &mut State, id: u64) {
         if let Some(s) = st.segments.remove(&id) {
+            st.dir_unsynced |= self.fsync == Fsync::Always;
             st.disk_bytes -= s.len;
             if let Err(e) = fs::remove_file(self.dir.join(segment::file_name(id))) {
                 crate::warn_counted!(self.metrics.errors, "segment_delete", sink = %self.sink,
@@ -444,6 +495,9 @@ impl Drop for Shared {
     fn drop(&mut self) {
         let sink = self.sink.clone();
         let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        if st.dir_unsynced {
+            let _ = segment::sync_dir(&self.dir);
+        }
         if self.fsync != Fsync::Never {
             for f in st.unsynced.iter().chain(st.active.as_ref().map(|(_, f)| f)) {
                 let _ = f.sync_data();
@@ -469,6 +523,10 @@ impl Shared {
 
     pub(super) fn disk_bytes(&self) -> u64 {
         self.lock().disk_bytes
+    }
+
+    pub(super) fn dir_syncs(&self) -> u64 {
+        self.dir_syncs.load(Ordering::Relaxed)
     }
 
     /// Forgets the frames kept in memory, so the reader reads the disk.

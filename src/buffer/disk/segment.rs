@@ -121,6 +121,12 @@ pub fn read(path: &Path) -> io::Result<Bytes> {
     fs::read(path).map(Bytes::from)
 }
 
+/// Syncs directory `dir`, so that files created, renamed or removed in it
+/// stay so after a power loss (syncing a file does not sync its name).
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
 /// Rewrites segment `id` in `dir` to hold only `frames` of `buf`, through a
 /// temporary file and a rename, so a crash leaves the old or the new one.
 pub fn rewrite(dir: &Path, id: u64, buf: &Bytes, frames: &[FrameAt]) -> io::Result<u64> {

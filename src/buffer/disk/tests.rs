@@ -482,3 +482,62 @@ async fn a_sink_that_keeps_up_takes_fresh_frames_from_memory_and_a_restart_reads
     let d = rx.recv().await.unwrap();
     assert_eq!(number(&d), 2);
 }
+
+#[tokio::test]
+async fn records_on_disk_give_their_memory_budget_back_while_the_sink_cannot_deliver() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let budget = crate::memory::MemoryBudget::new(1 << 20, &m);
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    for i in 0..100 {
+        let (otx, orx) = std_mpsc::channel();
+        let charge = budget.try_acquire(1000).unwrap();
+        let batch = numbered(i)
+            .with_memory(charge)
+            .with_ack(AckHandle::new(move |o| otx.send(o).unwrap()));
+        tx.send(batch).await.unwrap();
+        assert_eq!(orx.try_recv(), Ok(AckOutcome::Accepted));
+    }
+    assert_eq!(budget.used(), 0, "acknowledged: on disk, not in the budget");
+    // the sink takes some from the in-memory cache and cannot deliver them
+    for _ in 0..10 {
+        rx.recv().await.unwrap().reject();
+    }
+    assert_eq!(budget.used(), 0, "nor while the sink retries them");
+    // the sink recovers: the rest, then the retried ones after a backoff
+    let mut got = Vec::new();
+    while got.len() < 100 {
+        let d = rx.recv().await.unwrap();
+        got.push(number(&d));
+        d.accept();
+    }
+    got.sort_unstable();
+    assert_eq!(got, (0..100).collect::<Vec<_>>(), "every record, once");
+}
+
+#[tokio::test]
+async fn fsync_always_syncs_the_directory_when_segments_come_and_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(dir.path(), 1 << 20, 1);
+    c.fsync = Fsync::Always;
+    let (tx, mut rx) = open_queue("s", c, &Registry::new()).unwrap();
+    let opened = shared(&tx).dir_syncs();
+    assert_eq!(opened, 1, "at open, after recovery");
+    // every new segment's name is synced before its first frame is acked
+    send_acked(&tx, 0..300).await;
+    let segments = segment::list(dir.path()).unwrap().len() as u64;
+    assert!(segments > 2, "rolled");
+    assert_eq!(shared(&tx).dir_syncs(), opened + segments);
+    // delivered segments go, and the next acknowledgement syncs that
+    for _ in 0..300 {
+        rx.recv().await.unwrap().accept();
+    }
+    assert_eq!(segment::list(dir.path()).unwrap().len(), 1);
+    send_acked(&tx, 300..301).await;
+    assert_eq!(shared(&tx).dir_syncs(), opened + segments + 1);
+    // without `always`, nothing of the kind
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, _rx) = open(dir.path(), 1 << 20, 1, &Registry::new());
+    send_acked(&tx, 0..300).await;
+    assert_eq!(shared(&tx).dir_syncs(), 0);
+}

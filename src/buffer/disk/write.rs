@@ -66,15 +66,25 @@ impl Shared {
             }
         };
         if self.fsync == Fsync::Always {
-            let synced = tokio::task::spawn_blocking(move || file.sync_data()).await;
-            match synced {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) => {
-                    // the frame may or may not be durable: the source resends
-                    self.write_failed("sync", &e);
-                    return Ok(());
+            let shared = self.clone();
+            let synced = tokio::task::spawn_blocking(move || {
+                // a segment created since the last sync is durable only
+                // once the directory holding its name is synced too
+                if !shared.sync_dir_if_changed() {
+                    return false;
                 }
-                Err(_) => return Ok(()),
+                match file.sync_data() {
+                    Ok(()) => true,
+                    Err(e) => {
+                        shared.write_failed("sync", &e);
+                        false
+                    }
+                }
+            })
+            .await;
+            if synced.ok() != Some(true) {
+                // the frame may or may not be durable: the source resends
+                return Ok(());
             }
         }
         // the disk holds it now: releasing the batch acknowledges it
@@ -155,10 +165,13 @@ impl Shared {
         if let Some(b) = batch {
             if st.fresh_bytes + frame.len() <= super::FRESH_BYTES {
                 st.fresh_bytes += frame.len();
+                let mut batch = b.without_ack();
+                // on disk now: the source's budget goes back with its batch
+                batch.memory = Default::default();
                 st.fresh.push_back(super::Fresh {
                     pos: (id, at),
                     len: frame.len(),
-                    batch: b.without_ack(),
+                    batch,
                 });
             }
         }
@@ -202,6 +215,7 @@ impl Shared {
             return Err(e);
         }
         st.next_id += 1;
+        st.dir_unsynced |= self.fsync == Fsync::Always;
         if let Some((old, f)) = st.active.take() {
             // with `always` every frame is synced already; with `interval`
             // the syncer syncs it, outside the lock

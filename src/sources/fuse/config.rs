@@ -29,7 +29,8 @@ pub struct FuseSourceConfig {
     /// reads return no data (end of file at once).
     pub mirror_dir: Option<PathBuf>,
     /// How long a write may wait for room in the pipeline (sink queues,
-    /// memory budget) before it fails with EIO.
+    /// the memory budget, room for unfinished lines) before it fails with
+    /// EIO; also the longest `fsync()` waits for acknowledgements.
     #[serde(
         default = "default_write_timeout",
         deserialize_with = "units::duration"
@@ -55,6 +56,14 @@ pub struct FuseSourceConfig {
     /// Let users other than the one running logferry use the mount.
     #[serde(default)]
     pub allow_other: bool,
+    /// Most descriptors open on the mount at once; past it `open()` and
+    /// `creat()` fail with ENFILE.
+    #[serde(default = "default_max_open_files")]
+    pub max_open_files: usize,
+    /// Most files and directories the mount holds (removed ones count
+    /// while still open); past it creating one fails with ENOSPC.
+    #[serde(default = "default_max_inodes")]
+    pub max_inodes: usize,
 }
 
 /// What a record is.
@@ -83,6 +92,12 @@ const fn default_threads() -> usize {
 }
 const fn default_max_line_bytes() -> usize {
     1024 * 1024
+}
+const fn default_max_open_files() -> usize {
+    4096
+}
+const fn default_max_inodes() -> usize {
+    65536
 }
 
 /// Limits of the kernel's FUSE protocol for one write.
@@ -116,6 +131,13 @@ impl FuseSourceConfig {
         if self.write_timeout.is_zero() {
             return Err("write_timeout must be positive".into());
         }
+        if self.max_open_files == 0 {
+            return Err("max_open_files must be positive".into());
+        }
+        // the root directory is one of them
+        if self.max_inodes < 2 {
+            return Err("max_inodes must be at least 2".into());
+        }
         Ok(())
     }
 
@@ -139,6 +161,7 @@ mod tests {
         c.validate().unwrap();
         assert_eq!(c.mode, FuseMode::Lines);
         assert_eq!(c.max_write, 1024 * 1024);
+        assert_eq!((c.max_open_files, c.max_inodes), (4096, 65536));
         assert_eq!(c.tag_for("app/web.log"), "fuse.app.web.log");
         let c = parse("tag_prefix = \"logs.\"\nmode = \"binary\"");
         assert_eq!(c.tag_for("x"), "logs.x");
@@ -155,6 +178,10 @@ mod tests {
         assert!(e.contains("inside the mountpoint"), "{e}");
         let e = parse("threads = 0").validate().unwrap_err();
         assert!(e.contains("threads"), "{e}");
+        let e = parse("max_open_files = 0").validate().unwrap_err();
+        assert!(e.contains("max_open_files"), "{e}");
+        let e = parse("max_inodes = 1").validate().unwrap_err();
+        assert!(e.contains("max_inodes"), "{e}");
         assert!(toml::from_str::<FuseSourceConfig>("mountpoint = \"/m\"\nbogus = 1").is_err());
     }
 }

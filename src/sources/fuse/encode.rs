@@ -65,29 +65,37 @@ impl<'a> EntryWriter<'a> {
 
 /// Cuts `data`, written after the unfinished line `partial`, into complete
 /// lines (each pushed as a record, split into pieces of at most `max_line`
-/// bytes) and returns the new unfinished line. An unfinished line longer
-/// than `max_line` is shipped in whole pieces at once, so what a writer
-/// holds back stays bounded.
+/// bytes) and returns the new unfinished line, in a buffer of exactly its
+/// size (its capacity is what the memory budget is charged). An unfinished
+/// line longer than `max_line` is shipped in whole pieces at once, so what
+/// a writer holds back stays bounded.
 pub fn cut_lines(partial: &[u8], data: &[u8], max_line: usize, w: &mut EntryWriter<'_>) -> Vec<u8> {
-    let mut carry = partial.to_vec();
+    let mut partial = partial;
     let mut rest = data;
     while let Some(i) = memchr(b'\n', rest) {
-        if carry.is_empty() {
+        if partial.is_empty() {
             push_split(&rest[..i], max_line, w);
         } else {
-            carry.extend_from_slice(&rest[..i]);
-            push_split(&carry, max_line, w);
-            carry.clear();
+            let mut line = Vec::with_capacity(partial.len() + i);
+            line.extend_from_slice(partial);
+            line.extend_from_slice(&rest[..i]);
+            push_split(&line, max_line, w);
+            partial = &[];
         }
         rest = &rest[i + 1..];
     }
+    let total = partial.len() + rest.len();
+    let mut carry = Vec::with_capacity(total);
+    carry.extend_from_slice(partial);
     carry.extend_from_slice(rest);
-    if carry.len() > max_line {
-        let keep = carry.len() % max_line;
-        let keep = if keep == 0 { max_line } else { keep };
-        let whole = carry.len() - keep;
+    if total > max_line {
+        let keep = match total % max_line {
+            0 => max_line,
+            k => k,
+        };
+        let whole = total - keep;
         push_split(&carry[..whole], max_line, w);
-        carry.drain(..whole);
+        carry = carry[whole..].to_vec();
     }
     carry
 }
@@ -132,6 +140,7 @@ mod tests {
         let mut e = Entries::default();
         let mut w = EntryWriter::new(&mut e, EventTime::new(1, 2), "a/b.log", false);
         let rest = cut_lines(partial.as_bytes(), data.as_bytes(), max, &mut w);
+        assert_eq!(rest.capacity(), rest.len(), "charged as it is");
         let msgs = records(&e).into_iter().map(|(f, m)| {
             assert_eq!(f, "a/b.log");
             m

@@ -1,10 +1,12 @@
 //! The filesystem the kernel talks to: a directory tree kept in memory,
 //! where every write is cut into records and shipped before it returns.
+//! Requests that may wait (write, flush, release, fsync) run as in
+//! `request`; the rest answer at once, holding the tree's lock briefly.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::fs::File;
 use std::io;
+use std::ops::{Deref, DerefMut};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
@@ -15,37 +17,27 @@ use fuser::{
     ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
     WriteFlags,
 };
+use tokio::time::Instant;
 
-use super::config::{FuseMode, FuseSourceConfig};
-use super::encode::{cut_lines, Entries, EntryWriter};
+use super::config::FuseSourceConfig;
 use super::mirror::{self, Mirror};
-use super::pipeline::{OnShutdown, Pending, Pipeline};
-use super::telemetry::WriteError;
+use super::pipeline::{OnShutdown, Pipeline};
+use super::room::{LineRoom, WaitingRequests};
+use super::telemetry::{Held, Refused};
 use super::tree::Tree;
-use crate::event::EventTime;
+use super::write::{OpenFile, OpenSlot};
+use crate::memory::MemoryBudget;
 
 /// How long the kernel may cache names and attributes. logferry is the
 /// only one changing the tree, always through the kernel, so caching is
 /// safe; it spares a lookup per `open`.
 const TTL: Duration = Duration::from_secs(1);
 
-/// One open descriptor.
-pub struct OpenFile {
-    ino: u64,
-    state: Mutex<OpenState>,
-    /// Records shipped through this descriptor not yet settled by sinks.
-    pending: Arc<Pending>,
-}
+/// Block size `statfs` reports.
+const BLOCK: u64 = 4096;
 
-#[derive(Default)]
-struct OpenState {
-    /// The last line written, until its newline comes (or the close).
-    partial: Vec<u8>,
-    /// The mirror file, with `mirror_dir`.
-    mirror: Option<File>,
-}
-
-/// State shared by the request threads and the source's shutdown.
+/// State shared by the request threads, their tasks and the source's
+/// shutdown.
 pub struct Shared {
     pub config: FuseSourceConfig,
     tree: Mutex<Tree>,
@@ -53,34 +45,106 @@ pub struct Shared {
     next_fh: AtomicU64,
     pub pipeline: Pipeline,
     mirror: Option<Mirror>,
+    /// The process budget (for `statfs`).
+    memory: MemoryBudget,
+    /// Room for unfinished lines.
+    pub(super) lines: Arc<LineRoom>,
+    /// Bound on what requests waiting in tasks hold.
+    pub(super) waiting: WaitingRequests,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The tree, locked; publishes its inode count when let go.
+pub(super) struct TreeLock<'a> {
+    tree: MutexGuard<'a, Tree>,
+    held: &'a Held,
+}
+
+impl Deref for TreeLock<'_> {
+    type Target = Tree;
+    fn deref(&self) -> &Tree {
+        &self.tree
+    }
+}
+
+impl DerefMut for TreeLock<'_> {
+    fn deref_mut(&mut self) -> &mut Tree {
+        &mut self.tree
+    }
+}
+
+impl Drop for TreeLock<'_> {
+    fn drop(&mut self) {
+        self.held.inodes.store(self.tree.len(), Ordering::Relaxed);
+    }
+}
+
 impl Shared {
-    pub fn new(config: FuseSourceConfig, pipeline: Pipeline) -> Result<Self, String> {
+    pub fn new(
+        config: FuseSourceConfig,
+        pipeline: Pipeline,
+        memory: MemoryBudget,
+        name: Arc<str>,
+    ) -> Result<Self, String> {
         let mirror = config.mirror_dir.as_deref().map(Mirror::new).transpose()?;
+        let held = pipeline.metrics.held.clone();
+        let lines = LineRoom::new(memory.clone(), name, held.line_bytes.clone());
+        // one write waiting: its records and its new unfinished line
+        let waiting = WaitingRequests::new(2 * config.max_write + 2 * config.max_line_bytes);
+        let tree = Tree::new(config.max_inodes);
+        held.inodes.store(tree.len(), Ordering::Relaxed);
         Ok(Shared {
             config,
-            tree: Mutex::new(Tree::new()),
+            tree: Mutex::new(tree),
             files: Mutex::new(HashMap::new()),
             next_fh: AtomicU64::new(1),
             pipeline,
             mirror,
+            memory,
+            lines,
+            waiting,
         })
     }
 
-    fn path(&self, ino: u64) -> String {
-        lock(&self.tree).path(ino).unwrap_or_default()
+    pub(super) fn tree(&self) -> TreeLock<'_> {
+        TreeLock {
+            tree: lock(&self.tree),
+            held: &self.pipeline.metrics.held,
+        }
+    }
+
+    pub(super) fn path(&self, ino: u64) -> String {
+        self.tree().path(ino).unwrap_or_default()
     }
 
     fn file(&self, fh: FileHandle) -> Option<Arc<OpenFile>> {
         lock(&self.files).get(&fh.0).cloned()
     }
 
-    /// Registers an open descriptor of `ino`.
+    /// Every open descriptor.
+    pub(super) fn open_files(&self) -> Vec<Arc<OpenFile>> {
+        lock(&self.files).values().cloned().collect()
+    }
+
+    /// When a request has to be answered by.
+    fn deadline(&self) -> Instant {
+        Instant::now() + self.pipeline.write_timeout()
+    }
+
+    /// Creates a file or directory in the tree, counting a refusal at
+    /// `max_inodes`.
+    fn create_node(&self, parent: u64, name: &OsStr, dir: bool, perm: u16) -> Result<u64, Errno> {
+        let created = self.tree().create(parent, name, dir, perm);
+        if created == Err(Errno::ENOSPC) {
+            let path = child_path(&self.path(parent), name);
+            self.pipeline.metrics.refused(Refused::Inodes, &path);
+        }
+        created
+    }
+
     /// Makes a file or directory `name` in `parent` (in the mirror first,
     /// if there is one) with the permission bits of `mode`.
     fn make(&self, parent: INodeNo, name: &OsStr, dir: bool, mode: u32) -> Result<u64, Errno> {
@@ -92,16 +156,26 @@ impl Shared {
                 m.open(&path).map(drop)
             }
         })?;
-        lock(&self.tree).create(parent.0, name, dir, (mode & 0o7777) as u16)
+        self.create_node(parent.0, name, dir, (mode & 0o7777) as u16)
     }
 
-    fn open_file(&self, ino: u64) -> Result<FileHandle, Errno> {
+    /// A place among the open descriptors, or ENFILE (counted).
+    fn open_slot(&self, path: impl FnOnce() -> String) -> Result<OpenSlot, Errno> {
+        let held = &self.pipeline.metrics.held;
+        OpenSlot::take(held, self.config.max_open_files).ok_or_else(|| {
+            self.pipeline.metrics.refused(Refused::OpenFiles, &path());
+            Errno::ENFILE
+        })
+    }
+
+    /// Registers an open descriptor of `ino`.
+    fn open_file(&self, ino: u64, slot: OpenSlot) -> Result<FileHandle, Errno> {
         let mirror = match &self.mirror {
             Some(m) => Some(m.open(&self.path(ino)).map_err(|e| self.mirror_errno(e))?),
             None => None,
         };
         {
-            let mut tree = lock(&self.tree);
+            let mut tree = self.tree();
             let node = tree.get_mut(ino).ok_or(Errno::ENOENT)?;
             if node.is_dir() {
                 return Err(Errno::EISDIR);
@@ -109,100 +183,22 @@ impl Shared {
             node.open += 1;
         }
         let fh = self.next_fh.fetch_add(1, Ordering::Relaxed);
-        let file = OpenFile {
-            ino,
-            state: Mutex::new(OpenState {
-                partial: Vec::new(),
-                mirror,
-            }),
-            pending: Arc::default(),
-        };
+        let file = OpenFile::new(ino, mirror, slot);
         lock(&self.files).insert(fh, Arc::new(file));
         Ok(FileHandle(fh))
     }
 
-    /// Cuts `data` into records, ships them and mirrors the bytes; on an
-    /// error nothing of `data` counts as written.
-    fn write(&self, file: &OpenFile, offset: u64, data: &[u8]) -> Result<(), WriteError> {
-        let path = self.path(file.ino);
-        if self.pipeline.is_closing() {
-            return Err(WriteError::Closed);
+    /// A descriptor of `ino` is gone.
+    fn closed(&self, ino: u64) {
+        let mut tree = self.tree();
+        if let Some(n) = tree.get_mut(ino) {
+            n.open = n.open.saturating_sub(1);
         }
-        let mut state = lock(&file.state);
-        if let Some(m) = &state.mirror {
-            mirror::write_at(m, data, offset).map_err(|_| WriteError::Mirror)?;
-        }
-        let mut entries = Entries::default();
-        // room for long lines; short ones grow it (each adds its header)
-        entries.bytes.reserve(data.len() + data.len() / 8 + 256);
-        let binary = self.config.mode == FuseMode::Binary;
-        let mut w = EntryWriter::new(&mut entries, EventTime::now(), &path, binary);
-        let rest = if binary {
-            w.push(data);
-            Vec::new()
-        } else {
-            cut_lines(&state.partial, data, self.config.max_line_bytes, &mut w)
-        };
-        let tag = self.config.tag_for(&path);
-        self.pipeline
-            .ship(&tag, &path, entries, &file.pending, OnShutdown::Abort)?;
-        state.partial = rest;
-        drop(state);
-        let mut tree = lock(&self.tree);
-        if let Some(n) = tree.get_mut(file.ino) {
-            n.size = n.size.max(offset + data.len() as u64);
-            n.mtime = SystemTime::now();
-        }
-        Ok(())
-    }
-
-    /// Ships the descriptor's unfinished last line, if any.
-    fn flush_partial(&self, file: &OpenFile, on_shutdown: OnShutdown) -> Result<(), WriteError> {
-        let mut state = lock(&file.state);
-        if state.partial.is_empty() {
-            return Ok(());
-        }
-        let path = self.path(file.ino);
-        let mut entries = Entries::default();
-        let mut w = EntryWriter::new(&mut entries, EventTime::now(), &path, false);
-        w.push(&state.partial);
-        let tag = self.config.tag_for(&path);
-        match self
-            .pipeline
-            .ship(&tag, &path, entries, &file.pending, on_shutdown)
-        {
-            Ok(()) => {
-                state.partial.clear();
-                Ok(())
-            }
-            Err(e) => {
-                self.pipeline
-                    .metrics
-                    .write_failed(e, &path, state.partial.len());
-                Err(e)
-            }
-        }
-    }
-
-    /// Waits until every record of the descriptor is settled by the sinks.
-    fn wait_acks(&self, file: &OpenFile) -> Result<(), Errno> {
-        file.pending.wait(self.config.write_timeout).map_err(|e| {
-            let path = self.path(file.ino);
-            self.pipeline.metrics.sync_failed(&path, e.reason());
-            Errno::EIO
-        })
-    }
-
-    /// At shutdown: ships the unfinished last line of every open file.
-    pub fn flush_all(&self) {
-        let files: Vec<Arc<OpenFile>> = lock(&self.files).values().cloned().collect();
-        for f in files {
-            let _ = self.flush_partial(&f, OnShutdown::Finish);
-        }
+        tree.collect(ino);
     }
 
     fn entry(&self, ino: u64, reply: ReplyEntry) {
-        match lock(&self.tree).attr(ino) {
+        match self.tree().attr(ino) {
             Some(a) => reply.entry(&TTL, &a, Generation(0)),
             None => reply.error(Errno::ENOENT),
         }
@@ -244,7 +240,7 @@ impl Filesystem for FuseFs {
     }
 
     fn lookup(&self, _req: &Request, parent: INodeNo, name: &OsStr, reply: ReplyEntry) {
-        let found = lock(&self.0.tree).lookup(parent.0, name);
+        let found = self.0.tree().lookup(parent.0, name);
         match found {
             Ok(ino) => self.0.entry(ino, reply),
             Err(e) => reply.error(e),
@@ -252,11 +248,11 @@ impl Filesystem for FuseFs {
     }
 
     fn forget(&self, _req: &Request, ino: INodeNo, nlookup: u64) {
-        lock(&self.0.tree).forget(ino.0, nlookup);
+        self.0.tree().forget(ino.0, nlookup);
     }
 
     fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match lock(&self.0.tree).attr(ino.0) {
+        match self.0.tree().attr(ino.0) {
             Some(a) => reply.attr(&TTL, &a),
             None => reply.error(Errno::ENOENT),
         }
@@ -286,7 +282,7 @@ impl Filesystem for FuseFs {
                 return reply.error(e);
             }
         }
-        let mut tree = lock(&self.0.tree);
+        let mut tree = self.0.tree();
         let Some(n) = tree.get_mut(ino.0) else {
             return reply.error(Errno::ENOENT);
         };
@@ -372,7 +368,10 @@ impl Filesystem for FuseFs {
         let from = child_path(&self.0.path(parent.0), name);
         let to = child_path(&self.0.path(newparent.0), newname);
         let no_replace = flags.contains(RenameFlags::RENAME_NOREPLACE);
-        let done = lock(&self.0.tree).rename(parent.0, name, newparent.0, newname, no_replace);
+        let done = self
+            .0
+            .tree()
+            .rename(parent.0, name, newparent.0, newname, no_replace);
         if let Err(e) = done {
             return reply.error(e);
         }
@@ -383,7 +382,11 @@ impl Filesystem for FuseFs {
     }
 
     fn open(&self, _req: &Request, ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
-        match self.0.open_file(ino.0) {
+        let slot = match self.0.open_slot(|| self.0.path(ino.0)) {
+            Ok(s) => s,
+            Err(e) => return reply.error(e),
+        };
+        match self.0.open_file(ino.0, slot) {
             // direct I/O: writes come as the writer made them (up to
             // max_write), without a copy through the page cache
             Ok(fh) => reply.opened(fh, FopenFlags::FOPEN_DIRECT_IO),
@@ -402,16 +405,24 @@ impl Filesystem for FuseFs {
         reply: ReplyCreate,
     ) {
         let perm = (mode & !umask & 0o7777) as u16;
-        let created = lock(&self.0.tree).create(parent.0, name, false, perm);
-        let ino = match created {
+        // the descriptor's place first: a file created and then not opened
+        // would stay behind
+        let slot = match self
+            .0
+            .open_slot(|| child_path(&self.0.path(parent.0), name))
+        {
+            Ok(s) => s,
+            Err(e) => return reply.error(e),
+        };
+        let ino = match self.0.create_node(parent.0, name, false, perm) {
             Ok(ino) => ino,
             Err(e) => return reply.error(e),
         };
-        let fh = match self.0.open_file(ino) {
+        let fh = match self.0.open_file(ino, slot) {
             Ok(fh) => fh,
             Err(e) => return reply.error(e),
         };
-        match lock(&self.0.tree).attr(ino) {
+        match self.0.tree().attr(ino) {
             Some(a) => reply.created(&TTL, &a, Generation(0), fh, FopenFlags::FOPEN_DIRECT_IO),
             None => reply.error(Errno::ENOENT),
         }
@@ -431,8 +442,7 @@ impl Filesystem for FuseFs {
         let Some(file) = self.0.file(fh) else {
             return reply.error(Errno::EBADF);
         };
-        let state = lock(&file.state);
-        match &state.mirror {
+        match &file.mirror {
             // without a mirror the bytes are gone once shipped: reads see
             // an empty file
             None => reply.data(&[]),
@@ -458,14 +468,7 @@ impl Filesystem for FuseFs {
         let Some(file) = self.0.file(fh) else {
             return reply.error(Errno::EBADF);
         };
-        match self.0.write(&file, offset, data) {
-            Ok(()) => reply.written(data.len() as u32),
-            Err(e) => {
-                let path = self.0.path(file.ino);
-                self.0.pipeline.metrics.write_failed(e, &path, data.len());
-                reply.error(Errno::EIO)
-            }
-        }
+        self.0.write(file, offset, data, reply)
     }
 
     fn flush(
@@ -482,13 +485,22 @@ impl Filesystem for FuseFs {
         let Some(file) = self.0.file(fh) else {
             return reply.error(Errno::EBADF);
         };
-        if self.0.flush_partial(&file, OnShutdown::Abort).is_err() {
-            return reply.error(Errno::EIO);
-        }
-        match self.0.wait_acks(&file) {
+        let shared = self.0.clone();
+        let deadline = shared.deadline();
+        let work = async move {
+            // counted and logged inside when either fails
+            shared
+                .clone()
+                .ship_line(file.clone(), deadline, OnShutdown::Abort)
+                .await
+                .map_err(drop)?;
+            shared.wait_acks(&file, deadline).await.map_err(drop)
+        };
+        // the line is charged already: nothing is held outside the budget
+        self.0.run(work, 0, deadline, Err(()), move |r| match r {
             Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+            Err(()) => reply.error(Errno::EIO),
+        });
     }
 
     fn release(
@@ -501,17 +513,22 @@ impl Filesystem for FuseFs {
         _flush: bool,
         reply: ReplyEmpty,
     ) {
-        let file = lock(&self.0.files).remove(&fh.0);
-        if let Some(file) = file {
+        let Some(file) = lock(&self.0.files).remove(&fh.0) else {
+            return reply.ok();
+        };
+        let shared = self.0.clone();
+        let deadline = shared.deadline();
+        let work = async move {
+            let ino = file.ino;
             // counted and logged inside when it fails
-            let _ = self.0.flush_partial(&file, OnShutdown::Finish);
-            let mut tree = lock(&self.0.tree);
-            if let Some(n) = tree.get_mut(file.ino) {
-                n.open = n.open.saturating_sub(1);
-            }
-            tree.collect(file.ino);
-        }
-        reply.ok();
+            let _ = shared
+                .clone()
+                .ship_line(file, deadline, OnShutdown::Finish)
+                .await;
+            shared.closed(ino);
+        };
+        // nothing held outside the budget; at most one per descriptor
+        self.0.run(work, 0, deadline, (), move |()| reply.ok());
     }
 
     fn fsync(
@@ -525,10 +542,13 @@ impl Filesystem for FuseFs {
         let Some(file) = self.0.file(fh) else {
             return reply.error(Errno::EBADF);
         };
-        match self.0.wait_acks(&file) {
+        let shared = self.0.clone();
+        let deadline = shared.deadline();
+        let work = async move { shared.wait_acks(&file, deadline).await };
+        self.0.run(work, 0, deadline, Ok(()), move |r| match r {
             Ok(()) => reply.ok(),
-            Err(e) => reply.error(e),
-        }
+            Err(_) => reply.error(Errno::EIO),
+        });
     }
 
     fn opendir(&self, _req: &Request, _ino: INodeNo, _flags: OpenFlags, reply: ReplyOpen) {
@@ -543,16 +563,17 @@ impl Filesystem for FuseFs {
         offset: u64,
         mut reply: ReplyDirectory,
     ) {
-        let entries = match lock(&self.0.tree).entries(ino.0) {
-            Ok(e) => e,
-            Err(e) => return reply.error(e),
-        };
-        for (i, (child, kind, name)) in entries.into_iter().enumerate().skip(offset as usize) {
-            if reply.add(INodeNo(child), i as u64 + 1, kind, name) {
-                break;
-            }
+        // one reply's worth of entries, straight from the tree
+        let listed = self
+            .0
+            .tree()
+            .read_dir(ino.0, offset, |child, kind, name, next| {
+                reply.add(INodeNo(child), next, kind, name)
+            });
+        match listed {
+            Ok(()) => reply.ok(),
+            Err(e) => reply.error(e),
         }
-        reply.ok();
     }
 
     fn fsyncdir(
@@ -567,10 +588,25 @@ impl Filesystem for FuseFs {
     }
 
     fn statfs(&self, _req: &Request, _ino: INodeNo, reply: ReplyStatfs) {
-        // nothing is stored: report plenty of room, so tools that check
-        // free space before writing go ahead
-        let blocks = 1 << 40 >> 12;
-        reply.statfs(blocks, blocks, blocks, 1 << 20, 1 << 20, 4096, 255, 4096);
+        // nothing is stored, but what is held waiting for the sinks or
+        // for a newline is in the memory budget: its size and what is
+        // free of it are the room there is; inodes are max_inodes
+        let memory = &self.0.memory;
+        let blocks = memory.limit() as u64 / BLOCK;
+        let used = (memory.used() as u64).div_ceil(BLOCK);
+        let free = blocks.saturating_sub(used);
+        let files = self.0.config.max_inodes as u64;
+        let ffree = files.saturating_sub(self.0.tree().len() as u64);
+        reply.statfs(
+            blocks,
+            free,
+            free,
+            files,
+            ffree,
+            BLOCK as u32,
+            255,
+            BLOCK as u32,
+        );
     }
 
     fn access(&self, _req: &Request, _ino: INodeNo, _mask: AccessFlags, reply: ReplyEmpty) {
@@ -580,7 +616,7 @@ impl Filesystem for FuseFs {
 
 fn remove(shared: &Shared, parent: INodeNo, name: &OsStr, dir: bool, reply: ReplyEmpty) {
     let path = child_path(&shared.path(parent.0), name);
-    let done = lock(&shared.tree).remove(parent.0, name, dir);
+    let done = shared.tree().remove(parent.0, name, dir);
     if let Err(e) = done {
         return reply.error(e);
     }

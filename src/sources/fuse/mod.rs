@@ -8,9 +8,12 @@
 //! slows the writers down instead of losing their bytes.
 //!
 //! Split by role: `config` (settings), `mount` (stale mounts, unmounting),
-//! `tree` (names and sizes), `fs` (the kernel's requests), `encode` (bytes
-//! → entries), `pipeline` (into the router, acknowledgements), `mirror`
-//! (`mirror_dir`), `telemetry` (counters and their log lines).
+//! `tree` (names and sizes), `fs` (the kernel's requests), `write` (a
+//! descriptor's writes and unfinished line), `request` (requests that wait
+//! run as tasks), `room` (memory for unfinished lines and waiting
+//! requests), `encode` (bytes → entries), `pipeline` (into the router,
+//! acknowledgements), `mirror` (`mirror_dir`), `telemetry` (counters and
+//! their log lines).
 
 mod config;
 /// Public for the `fuse_lines` fuzz target.
@@ -19,8 +22,11 @@ mod fs;
 mod mirror;
 pub(crate) mod mount;
 mod pipeline;
+mod request;
+mod room;
 mod telemetry;
 mod tree;
+mod write;
 
 pub use config::{FuseMode, FuseSourceConfig};
 
@@ -63,14 +69,15 @@ impl FuseSource {
             cx.router,
             tokio::runtime::Handle::current(),
             cx.shutdown.clone(),
-            cx.memory,
+            cx.memory.clone(),
             config.write_timeout,
             metrics,
         );
         let threads = config.threads;
+        let (max_open_files, max_inodes) = (config.max_open_files, config.max_inodes);
         let allow_other = config.allow_other;
         let max_write = config.max_write;
-        let shared = Arc::new(Shared::new(config, pipeline)?);
+        let shared = Arc::new(Shared::new(config, pipeline, cx.memory, cx.name.clone())?);
         let mut options = fuser::Config::default();
         options.mount_options = vec![
             fuser::MountOption::FSName(format!("logferry-{}", cx.name)),
@@ -104,6 +111,7 @@ impl FuseSource {
             .spawn(move || session.run())
             .map_err(|e| format!("cannot start a thread: {e}"))?;
         tracing::info!(source = %cx.name, mountpoint = %mountpoint.display(), threads, max_write,
+            max_open_files, max_inodes, unfinished_line_room = shared.lines.limit(),
             "fuse source mounted");
         Ok(FuseSource {
             name: cx.name,

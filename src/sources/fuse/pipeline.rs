@@ -1,11 +1,18 @@
-//! From a FUSE request thread into the router: a write returns only once
-//! its records are in every matching sink's queue (or fails with EIO after
+//! From a FUSE request into the router: a write returns only once its
+//! records are in every matching sink's queue (or fails with EIO after
 //! `write_timeout`), and each descriptor can wait for its records to be
-//! acknowledged (fsync, and close with `ack_on_close`).
+//! acknowledged (fsync, and close with `ack_on_close`). Every wait here is
+//! async, bounded by a deadline and by shutdown: requests that wait run
+//! as tasks (see `request`), never holding a request thread.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::encode::Entries;
 use super::telemetry::{FuseMetrics, WriteError};
@@ -29,6 +36,25 @@ pub enum OnShutdown {
 /// How long, once shutdown began, unfinished last lines may wait for room
 /// in the pipeline.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Why a bounded wait ended without its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The deadline passed.
+    Timeout,
+    /// logferry is shutting down.
+    Closed,
+}
+
+impl Ended {
+    /// The write error this is, `timeout` being what was waited for.
+    pub fn or(self, timeout: WriteError) -> WriteError {
+        match self {
+            Ended::Timeout => timeout,
+            Ended::Closed => WriteError::Closed,
+        }
+    }
+}
 
 /// The source's way into the pipeline, shared by every request thread.
 pub struct Pipeline {
@@ -68,6 +94,16 @@ impl Pipeline {
         }
     }
 
+    /// The runtime the source's tasks run on.
+    pub fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
+    }
+
+    /// The longest a request waits.
+    pub fn write_timeout(&self) -> Duration {
+        self.write_timeout
+    }
+
     pub fn is_closing(&self) -> bool {
         self.closing.load(Ordering::Acquire)
     }
@@ -97,27 +133,70 @@ impl Pipeline {
         }
     }
 
+    /// Runs `fut` until `deadline`, or until shutdown as `on_shutdown`
+    /// says.
+    pub async fn bounded<T>(
+        &self,
+        fut: impl Future<Output = T>,
+        deadline: Instant,
+        on_shutdown: OnShutdown,
+    ) -> Result<T, Ended> {
+        tokio::pin!(fut);
+        // most waits are over at once: no timer for those
+        if let Poll::Ready(r) = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await
+        {
+            return Ok(r);
+        }
+        let mut shutdown = self.shutdown.clone();
+        let stop = async {
+            match on_shutdown {
+                OnShutdown::Abort => shutdown.wait().await,
+                OnShutdown::Finish => {
+                    shutdown.wait().await;
+                    tokio::time::sleep(SHUTDOWN_GRACE).await
+                }
+            }
+        };
+        tokio::select! {
+            r = fut => Ok(r),
+            _ = tokio::time::sleep_until(deadline) => Err(Ended::Timeout),
+            _ = stop => Err(Ended::Closed),
+        }
+    }
+
     /// Queues `entries` (records of `file`, tagged `tag`) into every
-    /// matching sink, blocking this thread while the pipeline is full, at
-    /// most `write_timeout`. On success the records count towards
-    /// `pending` until the sinks settle them. Must not be called from a
-    /// runtime worker thread.
-    pub fn ship(
+    /// matching sink, waiting for the memory budget and then for room in
+    /// the queues, until `deadline`. On success the records count towards
+    /// `pending` until the sinks settle them.
+    pub async fn ship(
         &self,
         tag: &str,
         file: &str,
         entries: Entries,
         pending: &Arc<Pending>,
         on_shutdown: OnShutdown,
+        deadline: Instant,
     ) -> Result<(), WriteError> {
         if entries.records == 0 {
             return Ok(());
         }
+        let records = entries.records;
+        let message_bytes = entries.message_bytes;
+        let payload = entries.bytes;
+        let charge = match self.memory.try_acquire(payload.len()) {
+            Some(c) => c,
+            None => self
+                .bounded(
+                    self.memory.acquire(0, payload.len(), &self.name),
+                    deadline,
+                    on_shutdown,
+                )
+                .await
+                .map_err(|e| e.or(WriteError::Memory))?,
+        };
         let Some(mut router) = self.take_router() else {
             return Err(WriteError::Closed);
         };
-        let records = entries.records;
-        let message_bytes = entries.message_bytes;
         // set when the writer is told EIO: what a sink still does with a
         // copy of this batch is then no news for fsync
         let abandoned = Arc::new(AtomicBool::new(false));
@@ -136,46 +215,28 @@ impl Pipeline {
                 pending.done(rejected);
             })
         };
-        let payload = entries.bytes;
-        let deadline = tokio::time::Instant::now() + self.write_timeout;
-        let mut shutdown = self.shutdown.clone();
-        let result = self.runtime.block_on(async {
-            let route = async {
-                let charge = self.memory.acquire(0, payload.len(), &self.name).await;
-                let batch = Batch::new(tag.into(), Records::Entries(payload.into()), records)
-                    .with_ack(ack)
-                    .with_memory(charge);
-                router.route(batch).await
-            };
-            tokio::pin!(route);
-            let stop = async {
-                match on_shutdown {
-                    OnShutdown::Abort => shutdown.wait().await,
-                    OnShutdown::Finish => {
-                        shutdown.wait().await;
-                        tokio::time::sleep(SHUTDOWN_GRACE).await
-                    }
-                }
-            };
-            let outcome = tokio::select! {
-                r = &mut route => r.map_err(|_| WriteError::Closed),
-                _ = tokio::time::sleep_until(deadline) => Err(WriteError::Timeout),
-                _ = stop => Err(WriteError::Closed),
-            };
-            if outcome.is_err() {
-                abandoned.store(true, Ordering::Release);
-            }
-            outcome
-            // `route` (and the batch in it, if not yet queued) drops here
-        });
+        let batch = Batch::new(tag.into(), Records::Entries(payload.into()), records)
+            .with_ack(ack)
+            .with_memory(charge);
+        // the batch, if not yet queued, drops with the route future
+        let routed = self
+            .bounded(router.route(batch), deadline, on_shutdown)
+            .await;
         self.give_back(router);
-        match result {
-            Ok(()) => {
+        match routed {
+            Ok(Ok(())) => {
                 self.metrics.records.add(records as u64);
                 self.metrics.bytes.add(message_bytes as u64);
                 Ok(())
             }
-            Err(e) => Err(e),
+            Ok(Err(_)) => {
+                abandoned.store(true, Ordering::Release);
+                Err(WriteError::Closed)
+            }
+            Err(e) => {
+                abandoned.store(true, Ordering::Release);
+                Err(e.or(WriteError::Timeout))
+            }
         }
     }
 }
@@ -184,7 +245,8 @@ impl Pipeline {
 #[derive(Default)]
 pub struct Pending {
     state: Mutex<PendingState>,
-    settled: Condvar,
+    /// Woken when nothing is outstanding any more.
+    settled: Notify,
 }
 
 #[derive(Default)]
@@ -222,30 +284,30 @@ impl Pending {
         s.outstanding = s.outstanding.saturating_sub(1);
         s.rejected |= rejected;
         if s.outstanding == 0 {
-            self.settled.notify_all();
+            self.settled.notify_waiters();
         }
     }
 
-    /// Waits until every record shipped so far is settled; reports (once)
-    /// a rejection since the last report.
-    pub fn wait(&self, timeout: Duration) -> Result<(), SyncError> {
-        let deadline = Instant::now() + timeout;
-        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        while s.outstanding > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+    /// Waits until every record shipped so far is settled, at most until
+    /// `deadline`; reports (once) a rejection since the last report.
+    pub async fn wait(&self, deadline: Instant) -> Result<(), SyncError> {
+        loop {
+            let settled = self.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            {
+                let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+                if s.outstanding == 0 {
+                    if std::mem::take(&mut s.rejected) {
+                        return Err(SyncError::Rejected);
+                    }
+                    return Ok(());
+                }
+            }
+            if tokio::time::timeout_at(deadline, settled).await.is_err() {
                 return Err(SyncError::Timeout);
             }
-            s = self
-                .settled
-                .wait_timeout(s, left)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
         }
-        if std::mem::take(&mut s.rejected) {
-            return Err(SyncError::Rejected);
-        }
-        Ok(())
     }
 }
 
@@ -253,19 +315,34 @@ impl Pending {
 mod tests {
     use super::*;
 
-    #[test]
-    fn pending_waits_for_every_ack_and_reports_a_rejection_once() {
+    fn after(d: Duration) -> Instant {
+        Instant::now() + d
+    }
+
+    #[tokio::test]
+    async fn pending_waits_for_every_ack_and_reports_a_rejection_once() {
         let p = Arc::new(Pending::default());
         p.add();
         p.add();
-        assert_eq!(p.wait(Duration::from_millis(20)), Err(SyncError::Timeout));
+        assert_eq!(
+            p.wait(after(Duration::from_millis(20))).await,
+            Err(SyncError::Timeout)
+        );
         let p2 = p.clone();
         let t = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
             p2.done(false);
             p2.done(true);
         });
-        assert_eq!(p.wait(Duration::from_secs(10)), Err(SyncError::Rejected));
+        assert_eq!(
+            p.wait(after(Duration::from_secs(10))).await,
+            Err(SyncError::Rejected)
+        );
         t.join().unwrap();
-        assert_eq!(p.wait(Duration::from_secs(1)), Ok(()), "reported once");
+        assert_eq!(
+            p.wait(after(Duration::from_secs(1))).await,
+            Ok(()),
+            "reported once"
+        );
     }
 }

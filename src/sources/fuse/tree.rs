@@ -1,7 +1,7 @@
 //! The directory tree of the mount: names, sizes and times only. File
 //! contents are never kept (they are shipped, and optionally mirrored).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::{OsStr, OsString};
 use std::time::SystemTime;
 
@@ -19,7 +19,7 @@ pub struct Node {
     /// Name in the parent.
     pub name: OsString,
     /// `Some` for a directory: its entries.
-    pub children: Option<BTreeMap<OsString, u64>>,
+    pub children: Option<Dir>,
     /// Bytes written (the largest end of a write), or what a truncate set.
     pub size: u64,
     pub perm: u16,
@@ -40,17 +40,61 @@ impl Node {
     }
 }
 
+/// The entries of a directory.
+#[derive(Debug, Default)]
+pub struct Dir {
+    /// Entries by name, for lookups.
+    names: BTreeMap<OsString, u64>,
+    /// The same entries by inode number: `readdir` resumes after the last
+    /// inode it returned, so a listing neither copies the directory nor
+    /// skips or repeats entries when others are created or removed
+    /// meanwhile (inode numbers are never reused).
+    inodes: BTreeSet<u64>,
+}
+
+impl Dir {
+    fn insert(&mut self, name: OsString, ino: u64) {
+        self.names.insert(name, ino);
+        self.inodes.insert(ino);
+    }
+
+    fn remove(&mut self, name: &OsStr) -> Option<u64> {
+        let ino = self.names.remove(name)?;
+        self.inodes.remove(&ino);
+        Some(ino)
+    }
+
+    fn get(&self, name: &OsStr) -> Option<u64> {
+        self.names.get(name).copied()
+    }
+
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// `readdir` offsets: `.` is 1, `..` is 2, an entry is its inode number
+/// plus `ENTRY_OFFSET` (inode numbers start at 2, so they never meet).
+const ENTRY_OFFSET: u64 = 2;
+
 /// Inodes by number.
 #[derive(Debug)]
 pub struct Tree {
     nodes: HashMap<u64, Node>,
     next: u64,
+    /// Most inodes at once (`max_inodes`); creating more fails with ENOSPC.
+    max: usize,
     uid: u32,
     gid: u32,
 }
 
 impl Tree {
-    pub fn new() -> Self {
+    /// An empty tree (the root directory) of at most `max` inodes.
+    pub fn new(max: usize) -> Self {
         // SAFETY: getuid/getgid cannot fail.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         let now = SystemTime::now();
@@ -60,7 +104,7 @@ impl Tree {
             Node {
                 parent: ROOT,
                 name: OsString::new(),
-                children: Some(BTreeMap::new()),
+                children: Some(Dir::default()),
                 size: 0,
                 perm: 0o755,
                 mtime: now,
@@ -73,9 +117,15 @@ impl Tree {
         Tree {
             nodes,
             next: ROOT + 1,
+            max,
             uid,
             gid,
         }
+    }
+
+    /// Inodes held now (removed ones still referenced included).
+    pub fn len(&self) -> usize {
+        self.nodes.len()
     }
 
     #[cfg(test)]
@@ -87,19 +137,19 @@ impl Tree {
         self.nodes.get_mut(&ino)
     }
 
-    fn dir(&self, ino: u64) -> Result<&BTreeMap<OsString, u64>, Errno> {
+    fn dir(&self, ino: u64) -> Result<&Dir, Errno> {
         let n = self.nodes.get(&ino).ok_or(Errno::ENOENT)?;
         n.children.as_ref().ok_or(Errno::ENOTDIR)
     }
 
-    fn dir_mut(&mut self, ino: u64) -> Result<&mut BTreeMap<OsString, u64>, Errno> {
+    fn dir_mut(&mut self, ino: u64) -> Result<&mut Dir, Errno> {
         let n = self.nodes.get_mut(&ino).ok_or(Errno::ENOENT)?;
         n.children.as_mut().ok_or(Errno::ENOTDIR)
     }
 
     /// The entry `name` of directory `parent`, counting a kernel reference.
     pub fn lookup(&mut self, parent: u64, name: &OsStr) -> Result<u64, Errno> {
-        let ino = *self.dir(parent)?.get(name).ok_or(Errno::ENOENT)?;
+        let ino = self.dir(parent)?.get(name).ok_or(Errno::ENOENT)?;
         if let Some(n) = self.nodes.get_mut(&ino) {
             n.lookups += 1;
         }
@@ -107,7 +157,7 @@ impl Tree {
     }
 
     /// Creates a file (`dir == false`) or directory, counting a kernel
-    /// reference.
+    /// reference. ENOSPC when the tree holds `max_inodes` already.
     pub fn create(
         &mut self,
         parent: u64,
@@ -118,8 +168,11 @@ impl Tree {
         if name.len() > NAME_MAX {
             return Err(Errno::ENAMETOOLONG);
         }
-        if self.dir(parent)?.contains_key(name) {
+        if self.dir(parent)?.get(name).is_some() {
             return Err(Errno::EEXIST);
+        }
+        if self.nodes.len() >= self.max {
+            return Err(Errno::ENOSPC);
         }
         let ino = self.next;
         self.next += 1;
@@ -129,7 +182,7 @@ impl Tree {
             Node {
                 parent,
                 name: name.to_owned(),
-                children: dir.then(BTreeMap::new),
+                children: dir.then(Dir::default),
                 size: 0,
                 perm,
                 mtime: now,
@@ -154,7 +207,7 @@ impl Tree {
 
     /// Removes a file (`dir == false`) or an empty directory.
     pub fn remove(&mut self, parent: u64, name: &OsStr, dir: bool) -> Result<(), Errno> {
-        let ino = *self.dir(parent)?.get(name).ok_or(Errno::ENOENT)?;
+        let ino = self.dir(parent)?.get(name).ok_or(Errno::ENOENT)?;
         let node = self.nodes.get(&ino).ok_or(Errno::ENOENT)?;
         match (&node.children, dir) {
             (Some(_), false) => return Err(Errno::EISDIR),
@@ -184,7 +237,7 @@ impl Tree {
         if new_name.len() > NAME_MAX {
             return Err(Errno::ENAMETOOLONG);
         }
-        let ino = *self.dir(parent)?.get(name).ok_or(Errno::ENOENT)?;
+        let ino = self.dir(parent)?.get(name).ok_or(Errno::ENOENT)?;
         let moving_dir = self.nodes.get(&ino).is_some_and(Node::is_dir);
         self.dir(new_parent)?;
         // a directory cannot move into itself or below itself
@@ -198,7 +251,7 @@ impl Tree {
             }
             up = self.nodes.get(&up).map_or(ROOT, |n| n.parent);
         }
-        if let Some(&old) = self.dir(new_parent)?.get(new_name) {
+        if let Some(old) = self.dir(new_parent)?.get(new_name) {
             if old == ino {
                 return Ok(());
             }
@@ -282,22 +335,38 @@ impl Tree {
         })
     }
 
-    /// Entries of a directory, `.` and `..` first.
-    pub fn entries(&self, ino: u64) -> Result<Vec<(u64, FileType, OsString)>, Errno> {
+    /// Hands the entries of a directory after `offset` (0 at first, then
+    /// the offset of the last entry taken) to `add`, `.` and `..` first,
+    /// until `add` says it is full (returns true). Copies nothing: `add`
+    /// runs under the caller's lock for as many entries as one reply holds.
+    pub fn read_dir(
+        &self,
+        ino: u64,
+        offset: u64,
+        mut add: impl FnMut(u64, FileType, &OsStr, u64) -> bool,
+    ) -> Result<(), Errno> {
         let dir = self.dir(ino)?;
         let parent = self.nodes.get(&ino).map_or(ROOT, |n| n.parent);
-        let mut out = vec![
-            (ino, FileType::Directory, OsString::from(".")),
-            (parent, FileType::Directory, OsString::from("..")),
-        ];
-        for (name, &child) in dir {
-            let kind = match self.nodes.get(&child).is_some_and(Node::is_dir) {
+        if offset < 1 && add(ino, FileType::Directory, OsStr::new("."), 1) {
+            return Ok(());
+        }
+        if offset < 2 && add(parent, FileType::Directory, OsStr::new(".."), 2) {
+            return Ok(());
+        }
+        let after = offset.saturating_sub(ENTRY_OFFSET);
+        for &child in dir.inodes.range(after + 1..) {
+            let Some(n) = self.nodes.get(&child) else {
+                continue;
+            };
+            let kind = match n.is_dir() {
                 true => FileType::Directory,
                 false => FileType::RegularFile,
             };
-            out.push((child, kind, name.clone()));
+            if add(child, kind, &n.name, child + ENTRY_OFFSET) {
+                break;
+            }
         }
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -309,9 +378,29 @@ mod tests {
         OsStr::new(s)
     }
 
+    /// Every entry of a directory, read `per_call` at a time as the
+    /// kernel does.
+    fn list(t: &Tree, ino: u64, per_call: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut offset = 0;
+        loop {
+            let mut got = 0;
+            t.read_dir(ino, offset, |_, _, name, next| {
+                out.push(name.to_string_lossy().into_owned());
+                offset = next;
+                got += 1;
+                got == per_call
+            })
+            .unwrap();
+            if got < per_call {
+                return out;
+            }
+        }
+    }
+
     #[test]
     fn paths_follow_renames_and_removals() {
-        let mut t = Tree::new();
+        let mut t = Tree::new(100);
         let d = t.create(ROOT, os("app"), true, 0o755).unwrap();
         let f = t.create(d, os("a.log"), false, 0o644).unwrap();
         assert_eq!(t.path(f).as_deref(), Some("app/a.log"));
@@ -332,12 +421,12 @@ mod tests {
         t.forget(f, 1);
         assert!(t.get(f).is_none(), "freed once forgotten");
         t.remove(ROOT, os("web"), true).unwrap();
-        assert_eq!(t.entries(ROOT).unwrap().len(), 2);
+        assert_eq!(list(&t, ROOT, 10), [".", ".."]);
     }
 
     #[test]
     fn rename_replaces_files_and_refuses_loops() {
-        let mut t = Tree::new();
+        let mut t = Tree::new(100);
         let a = t.create(ROOT, os("a"), false, 0o644).unwrap();
         let b = t.create(ROOT, os("b"), false, 0o644).unwrap();
         assert_eq!(
@@ -347,7 +436,7 @@ mod tests {
         t.rename(ROOT, os("a"), ROOT, os("b"), false).unwrap();
         assert_eq!(t.path(a).as_deref(), Some("b"));
         assert!(t.get(b).unwrap().unlinked, "the replaced file is gone");
-        assert_eq!(t.entries(ROOT).unwrap().len(), 3);
+        assert_eq!(list(&t, ROOT, 10), [".", "..", "b"]);
         let d = t.create(ROOT, os("d"), true, 0o755).unwrap();
         let e = t.create(d, os("e"), true, 0o755).unwrap();
         assert_eq!(
@@ -356,5 +445,54 @@ mod tests {
         );
         assert_eq!(t.create(ROOT, os("d"), false, 0o644), Err(Errno::EEXIST));
         assert_eq!(t.lookup(ROOT, os("nope")), Err(Errno::ENOENT));
+    }
+
+    #[test]
+    fn readdir_resumes_after_the_last_entry_whatever_changes_meanwhile() {
+        let mut t = Tree::new(1000);
+        for i in 0..10 {
+            t.create(ROOT, os(&format!("f{i}")), false, 0o644).unwrap();
+        }
+        let all = list(&t, ROOT, 3);
+        assert_eq!(all.len(), 12);
+        assert_eq!(&all[..3], [".", "..", "f0"]);
+        // a listing interrupted by a removal and a creation: nothing that
+        // stayed is skipped or repeated
+        let mut first = Vec::new();
+        let mut offset = 0;
+        t.read_dir(ROOT, 0, |_, _, name, next| {
+            first.push(name.to_string_lossy().into_owned());
+            offset = next;
+            first.len() == 5
+        })
+        .unwrap();
+        assert_eq!(first, [".", "..", "f0", "f1", "f2"]);
+        t.remove(ROOT, os("f1"), false).unwrap();
+        t.remove(ROOT, os("f5"), false).unwrap();
+        t.create(ROOT, os("new"), false, 0o644).unwrap();
+        let mut rest = Vec::new();
+        t.read_dir(ROOT, offset, |_, _, name, _| {
+            rest.push(name.to_string_lossy().into_owned());
+            false
+        })
+        .unwrap();
+        assert_eq!(rest, ["f3", "f4", "f6", "f7", "f8", "f9", "new"]);
+        assert_eq!(t.read_dir(99, 0, |_, _, _, _| false), Err(Errno::ENOENT));
+    }
+
+    #[test]
+    fn the_inode_limit_refuses_with_enospc_until_one_is_freed() {
+        // the root and two more
+        let mut t = Tree::new(3);
+        let a = t.create(ROOT, os("a"), false, 0o644).unwrap();
+        let b = t.create(ROOT, os("b"), true, 0o755).unwrap();
+        assert_eq!(t.create(ROOT, os("c"), false, 0o644), Err(Errno::ENOSPC));
+        assert_eq!(t.create(b, os("c"), false, 0o644), Err(Errno::ENOSPC));
+        assert_eq!(t.len(), 3);
+        // a removed file still referenced by the kernel holds its inode
+        t.remove(ROOT, os("a"), false).unwrap();
+        assert_eq!(t.create(ROOT, os("c"), false, 0o644), Err(Errno::ENOSPC));
+        t.forget(a, 1);
+        t.create(ROOT, os("c"), false, 0o644).unwrap();
     }
 }
