@@ -222,6 +222,7 @@ pub enum WhenFull {
 pub struct Slots {
     /// `max_connections`.
     pub max: usize,
+    /// What a connection over `max` does.
     pub when_full: WhenFull,
 }
 
@@ -312,6 +313,7 @@ pub struct Activity {
     /// [`BUSY`], [`EVICTED`], or the nanoseconds after `base` at which
     /// the connection became idle.
     state: std::sync::atomic::AtomicU64,
+    /// Wakes the connection's [`Activity::evicted`].
     evicted: tokio::sync::Notify,
 }
 
@@ -426,8 +428,11 @@ struct Evictions {
     /// Every connection served (those that ended are pruned as the list
     /// grows).
     tracked: Vec<std::sync::Weak<Activity>>,
+    /// `logferry_source_connections_evicted_total{component}`.
     counter: crate::metrics::Counter,
+    /// One warning per interval, however many are closed.
     warnings: crate::telemetry::RateLimitedLog,
+    /// The source's name, for the warning.
     component: std::sync::Arc<str>,
 }
 

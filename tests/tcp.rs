@@ -635,3 +635,35 @@ fn an_invalid_octet_count_closes_the_connection_and_is_counted() {
         "{log}"
     );
 }
+
+#[test]
+fn peers_that_never_finish_a_tls_handshake_do_not_shut_out_a_sender() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let (mut r, addr) = receiver(
+        &format!(
+            "max_connections = 4\ntls = {{ cert_file = {:?}, key_file = {:?} }}",
+            pki.server_cert.display().to_string(),
+            pki.server_key.display().to_string()
+        ),
+        "raw",
+    );
+    // connected, silent: each waits in its TLS handshake
+    let silent: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let s = TcpStream::connect(addr).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            s
+        })
+        .collect();
+    let mut tls = tls_connect(addr, &pki.ca, None);
+    for i in 0..200 {
+        writeln!(tls, "line-{i}").unwrap();
+    }
+    tls.flush().unwrap();
+    let lines = wait_for_lines(&r.path("received.log"), 200, WAIT);
+    assert_exactly(&lines, "line", 200);
+    drop((tls, silent));
+    assert!(r.stop().success());
+    assert!(r.final_counter("logferry_source_connections_evicted_total{component=\"in\"}") >= 1);
+}

@@ -43,13 +43,17 @@ pub enum InflateError {
     /// It decodes to more than the limit (answered 413).
     #[error("the {encoding} body decodes to more than max_body_bytes ({limit}): send fewer records per request")]
     TooLarge {
+        /// The coding's name.
         encoding: &'static str,
+        /// `max_body_bytes`.
         limit: usize,
     },
     /// It is not a valid stream of its coding (answered 400).
     #[error("corrupt {encoding} body: {reason}")]
     Corrupt {
+        /// The coding's name.
         encoding: &'static str,
+        /// What the decoder said.
         reason: String,
     },
 }
@@ -67,6 +71,10 @@ const ZSTD_STATE_BYTES: usize = (1 << ZSTD_WINDOW_LOG_MAX) + 256 * 1024;
 /// First allocation for the decoded body (then doubled while needed, up
 /// to the limit).
 const FIRST_STEP: usize = 64 * 1024;
+
+/// Most bytes one step decodes: between steps the task lets others run,
+/// so a large body does not hold a worker thread for long.
+const MAX_STEP: usize = 1024 * 1024;
 
 impl ContentEncoding {
     /// The coding of a body from its `Content-Encoding` header values
@@ -113,15 +121,19 @@ impl ContentEncoding {
 /// [`Inflater::next_allocation`] (doubling it, up to the limit), then
 /// decodes until it is full or the body ends.
 pub struct Inflater {
+    /// The body's coding, for errors.
     encoding: ContentEncoding,
     /// Reads the decoded bytes out of the encoded body it owns.
     decoder: Box<dyn Read + Send>,
+    /// The decoded bytes so far.
     out: Vec<u8>,
     /// Bytes `out` is allocated for: the steps fill it up to here.
     room: usize,
     /// First allocation: a guess from the encoded size.
     first: usize,
+    /// `max_body_bytes`: `out` is never allocated past it.
     limit: usize,
+    /// The decoder reached the end of the body.
     done: bool,
 }
 
@@ -183,7 +195,8 @@ impl Inflater {
         self.room.saturating_mul(2).max(self.first).min(self.limit)
     }
 
-    /// Decodes one step; `Ok(true)` once the body is decoded whole.
+    /// Decodes one step (at most [`MAX_STEP`] bytes, into the room
+    /// allocated); `Ok(true)` once the body is decoded whole.
     pub fn step(&mut self) -> Result<bool, InflateError> {
         if self.done {
             return Ok(true);
@@ -209,7 +222,7 @@ impl Inflater {
             self.room = room;
         }
         let mut filled = self.out.len();
-        self.out.resize(self.room, 0);
+        self.out.resize(self.room.min(filled + MAX_STEP), 0);
         let mut out = std::mem::take(&mut self.out);
         let result = loop {
             if filled == out.len() {
@@ -292,6 +305,7 @@ pub async fn inflate(
         if inflater.step()? {
             break;
         }
+        tokio::task::yield_now().await;
     }
     // the encoded body and the decoder go here, and their charges after them
     let body = inflater.into_body();

@@ -75,7 +75,22 @@ impl Connection {
         let mut stream: Box<dyn Stream> = match &settings.tls {
             None => Box::new(stream),
             Some(acceptor) => {
-                match tokio::time::timeout(config.idle_timeout, acceptor.accept(stream)).await {
+                // a handshake holds no record: the connection is idle for
+                // the listener until it is done
+                let idle = activity.idle();
+                let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
+                let handshake = tokio::select! {
+                    biased;
+                    _ = activity.evicted() => {
+                        return tracing::debug!(source = %metrics.source, %peer,
+                            "connection in its TLS handshake closed to admit a new one");
+                    }
+                    h = handshake => h,
+                };
+                if !idle.end() {
+                    return;
+                }
+                match handshake {
                     Ok(Ok(tls)) => Box::new(tls),
                     Ok(Err(e)) => {
                         return metrics.connection_error(
