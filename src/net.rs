@@ -180,8 +180,8 @@ impl Drop for OpenConnection {
 pub async fn serve_listener<F, Fut>(
     listener: tokio::net::TcpListener,
     max_connections: usize,
-    mut cx: crate::sources::SourceContext,
-    mut refused: impl FnMut(std::net::SocketAddr),
+    cx: crate::sources::SourceContext,
+    refused: impl FnMut(std::net::SocketAddr),
     mut serve: F,
 ) where
     F: FnMut(
@@ -192,13 +192,71 @@ pub async fn serve_listener<F, Fut>(
     ) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
+    let slots = Slots {
+        max: max_connections,
+        when_full: WhenFull::Refuse,
+    };
+    serve_listener_with(
+        listener,
+        slots,
+        cx,
+        refused,
+        |stream, peer, router, shutdown, _| serve(stream, peer, router, shutdown),
+    )
+    .await
+}
+
+/// What a listening source does with a new connection while all its
+/// `max_connections` slots are taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhenFull {
+    /// Close the new connection at once.
+    Refuse,
+    /// Close the connection that has been idle longest (see
+    /// [`Activity::idle`]) to admit the new one; refuse it if none is idle.
+    EvictIdlest,
+}
+
+/// The connection slots of a listening source.
+#[derive(Debug, Clone, Copy)]
+pub struct Slots {
+    /// `max_connections`.
+    pub max: usize,
+    /// What a connection over `max` does.
+    pub when_full: WhenFull,
+}
+
+/// How long a new connection waits for the slot of the idle connection
+/// closed for it (its task ends at its next poll: at once, normally).
+const EVICTION_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// [`serve_listener`] with a choice of what happens when the slots are
+/// full. `serve` also gets the connection's [`Activity`], through which
+/// it says when it is idle (and so may be closed to admit a newer one).
+pub async fn serve_listener_with<F, Fut>(
+    listener: tokio::net::TcpListener,
+    slots: Slots,
+    mut cx: crate::sources::SourceContext,
+    mut refused: impl FnMut(std::net::SocketAddr),
+    mut serve: F,
+) where
+    F: FnMut(
+        tokio::net::TcpStream,
+        std::net::SocketAddr,
+        crate::router::Router,
+        crate::sources::Shutdown,
+        std::sync::Arc<Activity>,
+    ) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let errors = AcceptErrors::new(&cx.metrics, &cx.name);
     let open = cx.metrics.gauge(
         "logferry_open_connections",
         "Connections a listening source is serving now.",
         &[("component", &cx.name)],
     );
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let mut evictions = Evictions::new(&cx.metrics, &cx.name);
+    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max));
     let mut connections = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
@@ -213,11 +271,23 @@ pub async fn serve_listener<F, Fut>(
                         continue;
                     }
                 };
-                let Ok(slot) = slots.clone().try_acquire_owned() else {
+                let slot = match permits.clone().try_acquire_owned() {
+                    Ok(slot) => Some(slot),
+                    Err(_) if slots.when_full == WhenFull::EvictIdlest && evictions.evict_idlest(peer) => {
+                        tokio::time::timeout(EVICTION_WAIT, permits.clone().acquire_owned())
+                            .await
+                            .ok()
+                            .and_then(Result::ok)
+                    }
+                    Err(_) => None,
+                };
+                let Some(slot) = slot else {
                     refused(peer);
                     continue;
                 };
-                let task = serve(stream, peer, cx.router.clone(), cx.shutdown.clone());
+                let activity = std::sync::Arc::new(Activity::new());
+                evictions.track(&activity, slots.max);
+                let task = serve(stream, peer, cx.router.clone(), cx.shutdown.clone(), activity);
                 let open = OpenConnection::new(&open);
                 connections.spawn(async move {
                     task.await;
@@ -232,6 +302,189 @@ pub async fn serve_listener<F, Fut>(
     drop(cx.router);
     tracing::debug!(source = %cx.name, open = connections.len(), "source stopping");
     while connections.join_next().await.is_some() {}
+}
+
+/// What the listener knows of one connection: whether it is idle (waiting
+/// for its peer while holding nothing) and since when, and whether the
+/// listener has closed it to admit a newer one.
+pub struct Activity {
+    /// What `state` counts from.
+    base: tokio::time::Instant,
+    /// [`BUSY`], [`EVICTED`], or the nanoseconds after `base` at which
+    /// the connection became idle.
+    state: std::sync::atomic::AtomicU64,
+    /// Wakes the connection's [`Activity::evicted`].
+    evicted: tokio::sync::Notify,
+}
+
+/// The connection is not idle.
+const BUSY: u64 = u64::MAX;
+/// The listener chose the connection to make room: it closes.
+const EVICTED: u64 = u64::MAX - 1;
+
+impl Activity {
+    fn new() -> Self {
+        Activity {
+            base: tokio::time::Instant::now(),
+            state: std::sync::atomic::AtomicU64::new(BUSY),
+            evicted: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// The connection waits for its peer and holds nothing that closing it
+    /// would lose: until the guard is dropped, the listener may close it
+    /// (see [`Activity::evicted`]), the longest idle first. Dropping the
+    /// guard says whether that happened meanwhile.
+    pub fn idle(&self) -> IdleGuard<'_> {
+        let since = tokio::time::Instant::now().saturating_duration_since(self.base);
+        let since = u64::try_from(since.as_nanos())
+            .unwrap_or(EVICTED - 1)
+            .min(EVICTED - 1);
+        let _ = self.state.compare_exchange(
+            BUSY,
+            since,
+            std::sync::atomic::Ordering::AcqRel,
+            std::sync::atomic::Ordering::Acquire,
+        );
+        IdleGuard(self)
+    }
+
+    /// Ready once the listener closed this connection to admit a newer
+    /// one (only ever while it was idle).
+    pub async fn evicted(&self) {
+        loop {
+            let notified = self.evicted.notified();
+            if self.is_evicted() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    pub fn is_evicted(&self) -> bool {
+        self.state.load(std::sync::atomic::Ordering::Acquire) == EVICTED
+    }
+
+    /// How long the connection has been idle; `None` if it is not.
+    fn idle_for(&self) -> Option<(u64, std::time::Duration)> {
+        let state = self.state.load(std::sync::atomic::Ordering::Acquire);
+        if state >= EVICTED {
+            return None;
+        }
+        let at = self.base + std::time::Duration::from_nanos(state);
+        Some((
+            state,
+            tokio::time::Instant::now().saturating_duration_since(at),
+        ))
+    }
+
+    /// Closes the connection if it is still idle since `state`.
+    fn evict(&self, state: u64) -> bool {
+        let evicted = self
+            .state
+            .compare_exchange(
+                state,
+                EVICTED,
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Acquire,
+            )
+            .is_ok();
+        if evicted {
+            self.evicted.notify_waiters();
+        }
+        evicted
+    }
+}
+
+/// An idle spell of a connection (see [`Activity::idle`]).
+pub struct IdleGuard<'a>(&'a Activity);
+
+impl IdleGuard<'_> {
+    /// Ends the idle spell; false if the listener closed the connection
+    /// meanwhile (it then closes once it has handed over what it read).
+    pub fn end(self) -> bool {
+        !self.0.is_evicted()
+    }
+}
+
+impl Drop for IdleGuard<'_> {
+    fn drop(&mut self) {
+        let state = &self.0.state;
+        let now = state.load(std::sync::atomic::Ordering::Acquire);
+        if now != EVICTED {
+            let _ = state.compare_exchange(
+                now,
+                BUSY,
+                std::sync::atomic::Ordering::AcqRel,
+                std::sync::atomic::Ordering::Acquire,
+            );
+        }
+    }
+}
+
+/// The connections a listener may close to admit new ones, and the
+/// counter and warning of each time it does.
+struct Evictions {
+    /// Every connection served (those that ended are pruned as the list
+    /// grows).
+    tracked: Vec<std::sync::Weak<Activity>>,
+    /// `logferry_source_connections_evicted_total{component}`.
+    counter: crate::metrics::Counter,
+    /// One warning per interval, however many are closed.
+    warnings: crate::telemetry::RateLimitedLog,
+    /// The source's name, for the warning.
+    component: std::sync::Arc<str>,
+}
+
+impl Evictions {
+    fn new(registry: &crate::metrics::Registry, component: &str) -> Self {
+        Evictions {
+            tracked: Vec::new(),
+            counter: registry.counter(
+                "logferry_source_connections_evicted_total",
+                "Idle connections a listening source closed to admit a new one while all max_connections slots were taken.",
+                &[("component", component)],
+            ),
+            warnings: crate::telemetry::RateLimitedLog::default(),
+            component: component.into(),
+        }
+    }
+
+    fn track(&mut self, activity: &std::sync::Arc<Activity>, max: usize) {
+        if self.tracked.len() >= max.saturating_mul(2).max(64) {
+            self.tracked.retain(|a| a.strong_count() > 0);
+        }
+        self.tracked.push(std::sync::Arc::downgrade(activity));
+    }
+
+    /// Closes the connection idle the longest, to admit `peer`; false if
+    /// none is idle.
+    fn evict_idlest(&mut self, peer: std::net::SocketAddr) -> bool {
+        self.tracked.retain(|a| a.strong_count() > 0);
+        // a connection may stop being idle between the look and the close
+        for _ in 0..3 {
+            let idlest = self
+                .tracked
+                .iter()
+                .filter_map(|a| {
+                    let a = a.upgrade()?;
+                    let (state, idle) = a.idle_for()?;
+                    Some((idle, state, a))
+                })
+                .max_by_key(|(idle, _, _)| *idle);
+            let Some((idle, state, activity)) = idlest else {
+                return false;
+            };
+            if activity.evict(state) {
+                self.counter.inc();
+                crate::warn_limited!(self.warnings, "evicted", source = %self.component,
+                    %peer, idle_secs = idle.as_secs(),
+                    "max_connections reached: closed the connection idle the longest to admit a new one");
+                return true;
+            }
+        }
+        false
+    }
 }
 
 /// Gives `buf` room for `additional` more bytes in a new allocation, copying

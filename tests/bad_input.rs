@@ -30,6 +30,8 @@ address = "127.0.0.1:0"
 
 const GOOD_RECORDS: usize = 20_000;
 
+const WAIT: Duration = Duration::from_secs(30);
+
 /// Sends GOOD_RECORDS in acked PackedForward chunks of 500.
 fn good_client(addr: SocketAddr) {
     let mut s = TcpStream::connect(addr).unwrap();
@@ -222,4 +224,88 @@ fn api_routes_ignore_the_query_string() {
     );
     assert!(http_get(api, "/nothing?health").starts_with("HTTP/1.1 404"));
     assert!(lf.stop().success());
+}
+
+/// `[tag, bin(gz), {"compressed": "gzip", "chunk": id}]`.
+fn compressed_chunk(tag: &str, gz: &[u8], id: &str) -> Vec<u8> {
+    let mut f = Vec::new();
+    write::array_len(&mut f, 3);
+    write::str(&mut f, tag.as_bytes());
+    write::bin_header(&mut f, gz.len());
+    f.extend_from_slice(gz);
+    write::map_len(&mut f, 2);
+    write::str(&mut f, b"compressed");
+    write::str(&mut f, b"gzip");
+    write::str(&mut f, b"chunk");
+    write::str(&mut f, id.as_bytes());
+    f
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// A field of /proc/PID/status in bytes (`VmHWM`: peak RSS).
+fn vm_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn a_gzip_bomb_in_a_compressed_chunk_is_dropped_and_the_connection_goes_on() {
+    let mut lf = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\nmax_frame_bytes = \"4MiB\"\nmax_decompressed_bytes = \"8MiB\"\n\n[sinks.unified]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/unified.log\"\n",
+    );
+    let addr = lf.forward_addr("in");
+    let mut s = TcpStream::connect(addr).unwrap();
+    let good = |k: usize| {
+        let mut e = Vec::new();
+        for i in k * 100..(k + 1) * 100 {
+            write_message_entry(&mut e, 1_700_000_000, 0, format!("good-{i}").as_bytes());
+        }
+        compressed_chunk("good", &gzip(&e), &format!("good{k}"))
+    };
+    s.write_all(&good(0)).unwrap();
+    assert_eq!(read_ack(&mut s, WAIT).as_deref(), Some("good0"));
+    let before = vm_bytes(lf.pid(), "VmHWM");
+    // 1 GiB of zeros: 256 gzip members of 4 MiB each, about a megabyte
+    let bomb = gzip(&vec![0u8; 4 << 20]).repeat(256);
+    assert!(bomb.len() < 2 << 20, "{} bytes", bomb.len());
+    s.write_all(&compressed_chunk("bomb", &bomb, "bomb"))
+        .unwrap();
+    // no ack for the bomb; the next chunk on the same connection is acked
+    s.write_all(&good(1)).unwrap();
+    assert_eq!(read_ack(&mut s, WAIT).as_deref(), Some("good1"));
+    // and another connection is served meanwhile
+    let mut other = TcpStream::connect(addr).unwrap();
+    other.write_all(&good(2)).unwrap();
+    assert_eq!(read_ack(&mut other, WAIT).as_deref(), Some("good2"));
+    let after = vm_bytes(lf.pid(), "VmHWM");
+    assert!(
+        after < before + (64 << 20),
+        "peak RSS grew from {} MiB to {} MiB",
+        before >> 20,
+        after >> 20
+    );
+    drop((s, other));
+    assert!(lf.stop().success());
+    let lines = read_lines(&lf.path("unified.log"));
+    assert_exactly(&lines, "good", 300);
+    assert_eq!(lines.len(), 300);
+    assert_eq!(
+        lf.final_counter(
+            "logferry_forward_frame_errors_total{component=\"in\",kind=\"decompressed_too_large\"}"
+        ),
+        1
+    );
+    assert!(
+        lf.log_text()
+            .contains("gzip payload inflates past max_decompressed_bytes (8388608)"),
+        "{}",
+        lf.log_text()
+    );
 }

@@ -45,12 +45,17 @@ impl Client {
 
 impl<S: Read + Write> Client<S> {
     fn send(&mut self, method: &str, path: &str, content_type: Option<&str>, body: &[u8]) {
+        let ct = content_type.map(|ct| ("Content-Type", ct));
+        self.send_headers(method, path, ct.as_slice(), body);
+    }
+
+    fn send_headers(&mut self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) {
         let mut req = format!(
             "{method} {path} HTTP/1.1\r\nHost: test\r\nContent-Length: {}\r\n",
             body.len()
         );
-        if let Some(ct) = content_type {
-            req.push_str(&format!("Content-Type: {ct}\r\n"));
+        for (name, value) in headers {
+            req.push_str(&format!("{name}: {value}\r\n"));
         }
         req.push_str("\r\n");
         let s = self.reader.get_mut();
@@ -91,6 +96,20 @@ impl<S: Read + Write> Client<S> {
 
     fn post(&mut self, path: &str, content_type: Option<&str>, body: &[u8]) -> Reply {
         self.send("POST", path, content_type, body);
+        self.reply()
+    }
+
+    /// A POST with `Content-Encoding: encoding` (and a content type).
+    fn post_encoded(
+        &mut self,
+        path: &str,
+        content_type: Option<&str>,
+        encoding: &str,
+        body: &[u8],
+    ) -> Reply {
+        let mut headers = vec![("Content-Encoding", encoding)];
+        headers.extend(content_type.map(|ct| ("Content-Type", ct)));
+        self.send_headers("POST", path, &headers, body);
         self.reply()
     }
 
@@ -681,5 +700,210 @@ fn a_client_trickling_its_headers_is_cut_off_after_idle_timeout() {
         lf.final_counter("logferry_http_errors_total{component=\"in\",kind=\"idle_timeout\"}") >= 1,
         "{}",
         lf.log_text()
+    );
+}
+
+/// `data` compressed in `encoding`: `gzip`, `deflate` (zlib), `deflate-raw`
+/// (sent as `deflate`, as some clients do) or `zstd`.
+fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
+    use flate2::{write, Compression};
+    let level = Compression::fast();
+    match encoding {
+        "gzip" => {
+            let mut e = write::GzEncoder::new(Vec::new(), level);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "deflate" => {
+            let mut e = write::ZlibEncoder::new(Vec::new(), level);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "deflate-raw" => {
+            let mut e = write::DeflateEncoder::new(Vec::new(), level);
+            e.write_all(data).unwrap();
+            e.finish().unwrap()
+        }
+        "zstd" => zstd::bulk::compress(data, 1).unwrap(),
+        _ => unreachable!(),
+    }
+}
+
+/// A body that decodes to `members` times 4 MiB of zeros: gzip members or
+/// zstd frames back to back (1 GiB from about 1 MB with 256).
+fn bomb(encoding: &str, members: usize) -> Vec<u8> {
+    let zeros = vec![0u8; 4 << 20];
+    let one = match encoding {
+        "gzip" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            e.write_all(&zeros).unwrap();
+            e.finish().unwrap()
+        }
+        _ => compress(encoding, &zeros),
+    };
+    one.repeat(members)
+}
+
+/// A field of /proc/PID/status in bytes (`VmHWM`: peak RSS).
+fn vm_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+#[test]
+fn compressed_bodies_of_every_type_arrive_as_their_records() {
+    let mut lf = Logferry::start(&http_to_file(""));
+    let addr = lf.http_addr("in");
+    let mut c = Client::connect(addr);
+    const ENCODINGS: [&str; 4] = ["gzip", "deflate", "deflate-raw", "zstd"];
+    const PER_REQUEST: usize = 100;
+    const REQUESTS: usize = 3;
+    for encoding in ENCODINGS {
+        for kind in KINDS {
+            let prefix = format!("{encoding}.{kind}");
+            for r in 0..REQUESTS {
+                let (ct, plain) = body(kind, &prefix, r * PER_REQUEST..(r + 1) * PER_REQUEST);
+                let sent = compress(encoding, &plain);
+                let header = encoding.trim_end_matches("-raw");
+                let reply = c.post_encoded("/app", ct, header, &sent);
+                assert_eq!(reply.status, 200, "{prefix}: {reply:?}");
+            }
+        }
+    }
+    lf.stop();
+    let lines = read_lines(&lf.path("unified.log"));
+    for encoding in ENCODINGS {
+        for kind in KINDS {
+            assert_exactly(
+                &lines,
+                &format!("{encoding}.{kind}"),
+                PER_REQUEST * REQUESTS,
+            );
+        }
+    }
+    assert_eq!(
+        lines.len(),
+        ENCODINGS.len() * KINDS.len() * PER_REQUEST * REQUESTS
+    );
+}
+
+#[test]
+fn a_compression_bomb_is_refused_with_413_without_inflating_it() {
+    let mut lf = Logferry::start(&http_to_file("max_body_bytes = \"8MiB\""));
+    let addr = lf.http_addr("in");
+    let mut c = Client::connect(addr);
+    // warm up: the first requests allocate what every request reuses
+    for i in 0..3 {
+        let plain = format!("warm-{i}\n").into_bytes();
+        let r = c.post_encoded("/t", Some("text/plain"), "gzip", &compress("gzip", &plain));
+        assert_eq!(r.status, 200, "{r:?}");
+    }
+    let before = vm_bytes(lf.pid(), "VmHWM");
+    for (i, encoding) in ["gzip", "zstd"].into_iter().enumerate() {
+        // 1 GiB of zeros as text lines' worth of body, in about a megabyte
+        let sent = bomb(encoding, 256);
+        assert!(sent.len() < 2 << 20, "{encoding}: {} bytes", sent.len());
+        let r = c.post_encoded("/t", Some("text/plain"), encoding, &sent);
+        assert_eq!(r.status, 413, "{encoding}: {r:?}");
+        assert!(r.body.contains("max_body_bytes"), "{r:?}");
+        // the body was read whole: the connection goes on
+        let ok = c.post_encoded(
+            "/t",
+            Some("text/plain"),
+            encoding,
+            &compress(encoding, format!("after-{i}\n").as_bytes()),
+        );
+        assert_eq!(ok.status, 200, "{ok:?}");
+    }
+    let after = vm_bytes(lf.pid(), "VmHWM");
+    assert!(
+        after < before + (64 << 20),
+        "peak RSS grew from {} MiB to {} MiB",
+        before >> 20,
+        after >> 20
+    );
+    lf.stop();
+    let lines = read_lines(&lf.path("unified.log"));
+    assert_exactly(&lines, "after", 2);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert_eq!(
+        lf.final_counter("logferry_http_errors_total{component=\"in\",kind=\"decoded_too_large\"}"),
+        2
+    );
+    assert_eq!(
+        lf.final_counter("logferry_http_requests_total{component=\"in\",code=\"413\"}"),
+        2
+    );
+}
+
+#[test]
+fn unknown_and_corrupt_encodings_are_refused_and_the_connection_goes_on() {
+    let mut lf = Logferry::start(&http_to_file(""));
+    let addr = lf.http_addr("in");
+    let mut c = Client::connect(addr);
+    let lines = b"refused-0\nrefused-1\n";
+    for (n, encoding) in ["br", "compress", "gzip, br", "gzip, gzip", "snappy"]
+        .into_iter()
+        .enumerate()
+    {
+        let r = c.post_encoded("/t", Some("text/plain"), encoding, lines);
+        assert_eq!(r.status, 415, "{encoding}: {r:?}");
+        assert!(r.body.contains("gzip, deflate, zstd"), "{r:?}");
+        assert_eq!(r.header("accept-encoding"), Some("gzip, deflate, zstd"));
+        let ok = c.post("/t", Some("text/plain"), format!("good-{n}\n").as_bytes());
+        assert_eq!(ok.status, 200, "after {encoding}: {ok:?}");
+    }
+    // corrupt and truncated streams
+    let plain: Vec<u8> = (0..1000)
+        .flat_map(|i| format!("refused-{i}\n").into_bytes())
+        .collect();
+    let gz = compress("gzip", &plain);
+    let zs = compress("zstd", &plain);
+    let mut flipped = gz.clone();
+    flipped[gz.len() / 2] ^= 0xff;
+    let corrupt: [(&str, &[u8]); 5] = [
+        ("gzip", b"not gzip at all\n"),
+        ("gzip", &gz[..gz.len() - 10]),
+        ("gzip", &flipped),
+        ("zstd", &zs[..zs.len() / 2]),
+        ("deflate", b"\xff\xff\xff\xff"),
+    ];
+    for (n, (encoding, sent)) in corrupt.into_iter().enumerate() {
+        let r = c.post_encoded("/t", Some("text/plain"), encoding, sent);
+        assert_eq!(r.status, 400, "{encoding} #{n}: {r:?}");
+        assert!(
+            r.body.contains(&format!("corrupt {encoding} body")),
+            "{r:?}"
+        );
+        let ok = c.post_encoded(
+            "/t",
+            Some("text/plain"),
+            "gzip",
+            &compress("gzip", format!("good-{}\n", 5 + n).as_bytes()),
+        );
+        assert_eq!(ok.status, 200, "after corrupt {encoding}: {ok:?}");
+    }
+    // identity is a body as it is
+    let r = c.post_encoded("/t", Some("text/plain"), "identity", b"good-10\n");
+    assert_eq!(r.status, 200);
+    lf.stop();
+    let lines = read_lines(&lf.path("unified.log"));
+    assert_exactly(&lines, "good", 11);
+    assert_eq!(lines.len(), 11, "nothing refused was kept: {lines:?}");
+    assert_eq!(
+        lf.final_counter(
+            "logferry_http_errors_total{component=\"in\",kind=\"unsupported_encoding\"}"
+        ),
+        5
+    );
+    assert_eq!(
+        lf.final_counter("logferry_http_errors_total{component=\"in\",kind=\"corrupt_encoding\"}"),
+        5
+    );
+    assert_eq!(
+        lf.final_counter("logferry_http_connections_total{component=\"in\"}"),
+        1
     );
 }

@@ -292,3 +292,61 @@ fn streams_in_flight_at_stop_are_each_answered_and_the_process_exits() {
     );
     assert!(took < Duration::from_secs(20), "stopped after {took:?}");
 }
+
+#[test]
+fn compressed_streams_are_decoded_and_a_bomb_among_them_is_refused() {
+    use std::io::Write;
+    let mut lf = Logferry::start(&http_to_file("max_body_bytes = \"1MiB\""));
+    let addr = lf.http_addr("in");
+    let gzip = |data: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    const BOMB: usize = 20;
+    const BROTLI: usize = 30;
+    let requests = (0..60)
+        .map(|i| {
+            let lines: String = (0..10).map(|j| format!("h2z-{}\n", i * 10 + j)).collect();
+            let (encoding, body) = match i {
+                // 64 MiB of zeros in a few hundred kilobytes
+                BOMB => ("gzip", gzip(&vec![0u8; 4 << 20]).repeat(16)),
+                BROTLI => ("br", lines.into_bytes()),
+                _ if i % 2 == 0 => ("gzip", gzip(lines.as_bytes())),
+                _ => ("zstd", zstd::bulk::compress(lines.as_bytes(), 1).unwrap()),
+            };
+            let headers = vec![
+                ("content-type", "text/plain"),
+                ("content-encoding", encoding),
+            ];
+            ("/h2".to_string(), headers, body)
+        })
+        .collect();
+    let answers = h2_posts_with_headers(addr, requests);
+    for (i, a) in answers.iter().enumerate() {
+        let want = match i {
+            BOMB => 413,
+            BROTLI => 415,
+            _ => 200,
+        };
+        assert_eq!(a.as_ref().map(|a| a.0), Ok(want), "request {i}: {a:?}");
+    }
+    assert!(lf.stop().success());
+    let kept: BTreeSet<usize> = numbers(&read_lines(&lf.path("unified.log")), "h2z")
+        .into_iter()
+        .collect();
+    let want: BTreeSet<usize> = (0..600)
+        .filter(|n| ![BOMB, BROTLI].contains(&(n / 10)))
+        .collect();
+    assert_eq!(kept, want);
+    assert_exactly_counted(
+        &lf,
+        "logferry_http_errors_total{component=\"in\",kind=\"decoded_too_large\"}",
+        1,
+    );
+    assert_exactly_counted(
+        &lf,
+        "logferry_http_errors_total{component=\"in\",kind=\"unsupported_encoding\"}",
+        1,
+    );
+}

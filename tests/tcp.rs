@@ -239,29 +239,50 @@ fn over_long_lines_garbage_and_silent_clients_are_counted_and_others_unaffected(
 }
 
 #[test]
-fn over_max_connections_is_refused_and_counted_while_the_others_deliver() {
+fn over_max_connections_the_idlest_is_closed_unless_none_is_idle() {
     let (mut r, addr) = receiver("max_connections = 2", "raw");
+    let out = r.path("received.log");
     let mut a = send(addr, b"line-0\n");
+    wait_for_lines(&out, 1, WAIT);
     let mut b = send(addr, b"line-1\n");
-    wait_for_lines(&r.path("received.log"), 2, WAIT);
+    wait_for_lines(&out, 2, WAIT);
+    // both idle: a new sender closes the one idle the longest (a)
+    let mut c = send(addr, b"line-2\n");
+    wait_for_lines(&out, 3, WAIT);
+    a.set_read_timeout(Some(WAIT)).unwrap();
+    assert_eq!(a.read(&mut [0; 16]).unwrap_or(0), 0, "a is closed");
+    // b and c each hold a begun message: neither is idle, so a new
+    // connection is refused (closed at once: EOF or a reset)
+    b.write_all(b"line-").unwrap();
+    c.write_all(b"line-").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
     let mut refused = TcpStream::connect(addr).unwrap();
-    refused
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    refused.set_read_timeout(Some(WAIT)).unwrap();
     let _ = refused.write_all(b"line-99\n");
-    // closed at once: EOF or a reset
     assert_eq!(refused.read(&mut [0; 16]).unwrap_or(0), 0);
-    a.write_all(b"line-2\n").unwrap();
-    b.write_all(b"line-3\n").unwrap();
-    drop((a, b));
-    let lines = wait_for_lines(&r.path("received.log"), 4, WAIT);
-    assert_exactly(&lines, "line", 4);
+    b.write_all(b"3\n").unwrap();
+    c.write_all(b"4\n").unwrap();
+    drop((b, c));
+    let lines = wait_for_lines(&out, 5, WAIT);
     assert!(r.stop().success());
+    assert_exactly(&lines, "line", 5);
     assert_eq!(
         r.final_counter("logferry_tcp_connections_rejected_total{component=\"in\"}"),
         1
     );
-    assert!(r.log_text().contains("max_connections reached"));
+    assert_eq!(
+        r.final_counter("logferry_source_connections_evicted_total{component=\"in\"}"),
+        1
+    );
+    let log = r.log_text();
+    assert!(
+        log.contains("max_connections reached and no connection is idle"),
+        "{log}"
+    );
+    assert!(
+        log.contains("closed the connection idle the longest"),
+        "{log}"
+    );
 }
 
 #[test]
@@ -527,4 +548,122 @@ fn which(program: &str) -> String {
         "{program} is not installed: run scripts/test-deps.sh (apt-get install -y bsdutils)"
     );
     path
+}
+
+#[test]
+fn idle_connections_over_max_connections_do_not_shut_out_a_sender() {
+    const LIMIT: usize = 16;
+    const IDLE: usize = 64;
+    let (mut r, addr) = receiver(&format!("max_connections = {LIMIT}"), "raw");
+    // idle peers: they connect and never send a byte
+    let mut idle = Vec::new();
+    for _ in 0..IDLE {
+        idle.push(TcpStream::connect(addr).unwrap());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // a sender among them is admitted, and every line it sends arrives
+    let mut text = String::new();
+    for i in 0..200 {
+        text.push_str(&format!("line-{i}\n"));
+    }
+    drop(send(addr, text.as_bytes()));
+    let lines = wait_for_lines(&r.path("received.log"), 200, WAIT);
+    assert_exactly(&lines, "line", 200);
+    // the longest idle were closed to make room: the oldest first
+    let mut oldest = idle.remove(0);
+    oldest.set_read_timeout(Some(WAIT)).unwrap();
+    assert_eq!(
+        oldest.read(&mut [0u8; 1]).unwrap_or(0),
+        0,
+        "the oldest idle peer is closed"
+    );
+    drop(idle);
+    assert!(r.stop().success());
+    let evicted = r.final_counter("logferry_source_connections_evicted_total{component=\"in\"}");
+    let refused = r.final_counter("logferry_tcp_connections_rejected_total{component=\"in\"}");
+    assert_eq!(
+        evicted + refused,
+        (IDLE + 1 - LIMIT) as u64,
+        "each connection over the limit evicted one or was refused"
+    );
+    assert!(
+        evicted >= (IDLE - LIMIT) as u64 / 2,
+        "{evicted} evicted, {refused} refused"
+    );
+    let log = r.log_text();
+    let warnings = log
+        .matches("closed the connection idle the longest")
+        .count();
+    assert!(
+        (1..=10).contains(&warnings),
+        "{warnings} warnings (rate-limited)\n{log}"
+    );
+}
+
+#[test]
+fn an_invalid_octet_count_closes_the_connection_and_is_counted() {
+    let (mut r, addr) = receiver("framing = \"octet_counting\"", "raw");
+    let mut zero = send(addr, b"6 zero-06 zero-10 6 zero-2");
+    let mut overflow = send(addr, b"10 overflow-012345678901 overflow-1\n");
+    for s in [&mut zero, &mut overflow] {
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        assert_eq!(
+            s.read(&mut [0u8; 1]).unwrap_or(0),
+            0,
+            "the connection is closed"
+        );
+    }
+    // everyone else goes on
+    drop(send(addr, b"6 good-06 good-1"));
+    let lines = wait_for_lines(&r.path("received.log"), 5, WAIT);
+    assert!(r.stop().success());
+    let mut lines = lines;
+    lines.sort();
+    assert_eq!(
+        lines,
+        ["good-0", "good-1", "overflow-0", "zero-0", "zero-1"]
+    );
+    assert_eq!(
+        counter(&r, "logferry_tcp_connection_errors_total", "framing"),
+        2
+    );
+    let log = r.log_text();
+    // warnings are rate-limited per kind: the first one is logged
+    assert!(
+        log.contains("octet count \\\"0\\\" is not a frame length")
+            || log.contains("octet count \\\"12345678901\\\" is not a frame length"),
+        "{log}"
+    );
+}
+
+#[test]
+fn peers_that_never_finish_a_tls_handshake_do_not_shut_out_a_sender() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = pki(dir.path());
+    let (mut r, addr) = receiver(
+        &format!(
+            "max_connections = 4\ntls = {{ cert_file = {:?}, key_file = {:?} }}",
+            pki.server_cert.display().to_string(),
+            pki.server_key.display().to_string()
+        ),
+        "raw",
+    );
+    // connected, silent: each waits in its TLS handshake
+    let silent: Vec<TcpStream> = (0..16)
+        .map(|_| {
+            let s = TcpStream::connect(addr).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            s
+        })
+        .collect();
+    let mut tls = tls_connect(addr, &pki.ca, None);
+    for i in 0..200 {
+        writeln!(tls, "line-{i}").unwrap();
+    }
+    tls.flush().unwrap();
+    let lines = wait_for_lines(&r.path("received.log"), 200, WAIT);
+    assert_exactly(&lines, "line", 200);
+    drop((tls, silent));
+    assert!(r.stop().success());
+    assert!(r.final_counter("logferry_source_connections_evicted_total{component=\"in\"}") >= 1);
 }

@@ -7,7 +7,9 @@
 //! a time; set: 1 to 16 bytes, from byte 1). The rest is the stream.
 //!
 //! Checked:
-//! * nothing panics, and every step that is not `NeedMore` consumes bytes;
+//! * nothing panics, and every step that is not `NeedMore` consumes bytes
+//!   (but `Invalid`, an octet count that breaks the stream off, after
+//!   which every step says the same);
 //! * every message is at most `max_line_bytes` long and lies in the buffer;
 //! * read boundaries do not matter: the messages and over-long counts from
 //!   small reads are exactly those from one read of the whole stream;
@@ -47,6 +49,13 @@ fn frame_all(framing: Framing, max: usize, input: &[u8], chunk: usize) -> (Vec<V
                     long += usize::from(matches!(step, Step::TooLong { .. }));
                     buf.drain(..consumed);
                 }
+                // the connection closes: a mark, and nothing more
+                Step::Invalid { header } => {
+                    assert!(header >= 2 && header <= buf.len(), "header of {header} bytes");
+                    assert_eq!(f.step(&buf), Step::Invalid { header }, "framing went on");
+                    out.push(b"<invalid>".to_vec());
+                    return (out, long);
+                }
                 Step::NeedMore => break,
             }
         }
@@ -73,7 +82,7 @@ fn check(data: &[u8]) {
     assert_eq!(whole, small, "read boundaries changed the messages");
 
     let now = EventTime::new(1_795_348_800, 0);
-    for m in &whole.0 {
+    for m in whole.0.iter().filter(|m| *m != b"<invalid>") {
         if let Ok(p) = syslog::parse(m, now) {
             let mut out = Vec::new();
             encode::syslog(&mut out, now, &p);

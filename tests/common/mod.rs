@@ -599,6 +599,18 @@ pub type Answer = Result<(u16, Option<String>), String>;
 /// Sends every `(path, content type, body)` at once as streams of one
 /// HTTP/2 connection opened with prior knowledge (no TLS, no upgrade).
 pub fn h2_posts(addr: SocketAddr, requests: Vec<(String, &'static str, Vec<u8>)>) -> Vec<Answer> {
+    let requests = requests
+        .into_iter()
+        .map(|(path, ct, body)| (path, vec![("content-type", ct)], body))
+        .collect();
+    h2_posts_with_headers(addr, requests)
+}
+
+/// One request of [`h2_posts_with_headers`]: path, headers, body.
+pub type H2Request = (String, Vec<(&'static str, &'static str)>, Vec<u8>);
+
+/// [`h2_posts`] with the headers of each request given.
+pub fn h2_posts_with_headers(addr: SocketAddr, requests: Vec<H2Request>) -> Vec<Answer> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -628,11 +640,14 @@ pub fn h2_posts(addr: SocketAddr, requests: Vec<(String, &'static str, Vec<u8>)>
         assert_eq!(health.status(), 200);
         let tasks: Vec<_> = requests
             .into_iter()
-            .map(|(path, content_type, body)| {
+            .map(|(path, headers, body)| {
                 let mut send = send.clone();
                 let answer = async move {
-                    let req = hyper::Request::post(format!("http://127.0.0.1{path}"))
-                        .header("content-type", content_type)
+                    let mut req = hyper::Request::post(format!("http://127.0.0.1{path}"));
+                    for (name, value) in headers {
+                        req = req.header(name, value);
+                    }
+                    let req = req
                         .body(http_body_util::Full::new(bytes::Bytes::from(body)))
                         .unwrap();
                     send.ready().await.map_err(|e| e.to_string())?;

@@ -278,22 +278,42 @@ fn read_options(r: &mut Reader<'_>, present: usize) -> Result<Options, FrameErro
 }
 
 /// Gunzips a CompressedPackedForward payload, which may hold several gzip
-/// members back to back, refusing to inflate past the limit.
+/// members back to back, refusing to inflate past the limit. The output
+/// grows by doubling but never past the limit (and one byte to tell a
+/// payload of exactly the limit from a larger one), so a bomb costs at
+/// most `max_decompressed_bytes` of memory.
 fn gunzip(payload: &[u8], limits: &Limits) -> Result<Bytes, FrameError> {
-    let mut out = Vec::with_capacity(
-        payload
-            .len()
-            .saturating_mul(4)
-            .min(limits.max_decompressed_bytes),
-    );
-    let mut dec = MultiGzDecoder::new(payload).take(limits.max_decompressed_bytes as u64 + 1);
-    dec.read_to_end(&mut out)
-        .map_err(|e| FrameError::Shape(format!("gzip payload could not be decompressed: {e}")))?;
-    if out.len() > limits.max_decompressed_bytes {
-        return Err(FrameError::Shape(format!(
-            "gzip payload inflates past max_decompressed_bytes ({})",
-            limits.max_decompressed_bytes
-        )));
+    let limit = limits.max_decompressed_bytes;
+    let mut out: Vec<u8> = Vec::with_capacity(payload.len().saturating_mul(4).min(limit) + 1);
+    let mut dec = MultiGzDecoder::new(payload);
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() > limit {
+                return Err(FrameError::Inflated { limit });
+            }
+            // exactly: `Vec`'s own doubling could go far past the limit
+            let room = out.capacity().saturating_mul(2).clamp(1, limit + 1);
+            out.reserve_exact(room - out.len());
+        }
+        let filled = out.len();
+        out.resize(out.capacity(), 0);
+        let n = match dec.read(&mut out[filled..]) {
+            Ok(0) => {
+                out.truncate(filled);
+                break;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => 0,
+            Err(e) => {
+                return Err(FrameError::Shape(format!(
+                    "gzip payload could not be decompressed: {e}"
+                )))
+            }
+        };
+        out.truncate(filled + n);
+    }
+    if out.len() > limit {
+        return Err(FrameError::Inflated { limit });
     }
     Ok(Bytes::from(out))
 }

@@ -74,13 +74,17 @@ pub enum FrameError {
     /// Valid msgpack that is not a valid forward frame; the frame is skipped.
     #[error("invalid forward frame: {0}")]
     Shape(String),
+    /// A compressed frame inflates past `max_decompressed_bytes` (a
+    /// compression bomb, or a limit set too low); the frame is skipped.
+    #[error("gzip payload inflates past max_decompressed_bytes ({limit}); frame dropped")]
+    Inflated { limit: usize },
 }
 
 impl FrameError {
     /// True if the connection cannot continue after this error: the stream
     /// position of the next frame is unknown or would need unbounded memory.
     pub fn is_fatal(&self) -> bool {
-        !matches!(self, FrameError::Shape(_))
+        !matches!(self, FrameError::Shape(_) | FrameError::Inflated { .. })
     }
 
     /// A short label for metrics.
@@ -89,6 +93,7 @@ impl FrameError {
             FrameError::Malformed { .. } => "malformed",
             FrameError::TooLarge { .. } => "too_large",
             FrameError::Shape(_) => "invalid_frame",
+            FrameError::Inflated { .. } => "decompressed_too_large",
         }
     }
 }

@@ -347,3 +347,57 @@ fn a_time_out_of_range_rejects_the_frame_in_every_mode() {
         }
     }
 }
+
+/// A CompressedPackedForward frame `[tag, bin(gz), {"compressed": "gzip"}]`.
+fn compressed_frame(gz: &[u8]) -> Vec<u8> {
+    let mut bytes = vec![0x93, 0xa1, b't'];
+    write::bin_header(&mut bytes, gz.len());
+    bytes.extend_from_slice(gz);
+    write::map_len(&mut bytes, 1);
+    write::str(&mut bytes, b"compressed");
+    write::str(&mut bytes, b"gzip");
+    bytes
+}
+
+#[test]
+fn a_gzip_bomb_is_dropped_at_the_limit_and_the_next_frame_decodes() {
+    use flate2::{write::GzEncoder, Compression};
+    use std::io::Write;
+    let limits = Limits {
+        max_frame_bytes: 1 << 20,
+        max_decompressed_bytes: 1 << 20,
+    };
+    // 64 MiB of zeros (not even valid entries) in about 64 KB
+    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    enc.write_all(&vec![0u8; 64 << 20]).unwrap();
+    let bomb = enc.finish().unwrap();
+    let entry = cat(&[&[0x92], EVENT_TIME, RECORD]);
+    // exactly the limit's worth of entries is accepted, one more byte is not
+    let n = (1 << 20) / entry.len();
+    let mut enc = GzEncoder::new(Vec::new(), Compression::default());
+    enc.write_all(&entry.repeat(n)).unwrap();
+    let fits = enc.finish().unwrap();
+    let mut stream = compressed_frame(&bomb);
+    stream.extend(compressed_frame(&fits));
+    let mut buf = BytesMut::from(&stream[..]);
+    let mut hint = Scan::default();
+    let err = next_frame(&mut buf, &limits, &mut hint).unwrap_err();
+    assert_eq!(err, FrameError::Inflated { limit: 1 << 20 });
+    assert!(!err.is_fatal());
+    assert_eq!(err.kind(), "decompressed_too_large");
+    let f = next_frame(&mut buf, &limits, &mut hint).unwrap().unwrap();
+    assert_eq!((f.mode, f.count), (Mode::CompressedPackedForward, n));
+    assert!(buf.is_empty());
+    let tight = Limits {
+        max_frame_bytes: 1 << 20,
+        max_decompressed_bytes: n * entry.len(),
+    };
+    let f = decode_frame(Bytes::from(compressed_frame(&fits)), &tight).unwrap();
+    assert_eq!(f.count, n);
+    let tighter = Limits {
+        max_decompressed_bytes: n * entry.len() - 1,
+        ..tight
+    };
+    let err = decode_frame(Bytes::from(compressed_frame(&fits)), &tighter).unwrap_err();
+    assert!(matches!(err, FrameError::Inflated { .. }), "{err}");
+}

@@ -22,7 +22,10 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{
+    HeaderValue, ACCEPT_ENCODING, ALLOW, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH,
+    CONTENT_TYPE, RETRY_AFTER,
+};
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode, Version};
@@ -33,6 +36,7 @@ use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 
 use super::decode::{self, BodyKind};
+use super::encoding::{self, ContentEncoding, InflateError};
 use super::{AckMode, HttpMetrics, HttpSourceConfig};
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, EventTime, Tag};
@@ -350,6 +354,13 @@ impl Refusal {
             r.headers_mut()
                 .insert(ALLOW, HeaderValue::from_static("POST"));
         }
+        if self.kind == UNSUPPORTED_ENCODING {
+            // RFC 9110 15.5.16: the codings that would have been read
+            r.headers_mut().insert(
+                ACCEPT_ENCODING,
+                HeaderValue::from_static(encoding::SUPPORTED),
+            );
+        }
         r
     }
 }
@@ -506,8 +517,13 @@ enum Asked {
 struct AskedRecords {
     tag: Tag,
     kind: BodyKind,
+    /// The body's `Content-Encoding`, decoded before `kind` is read.
+    encoding: ContentEncoding,
     time: Option<EventTime>,
 }
+
+/// The `kind` label of a refused `Content-Encoding` (415).
+const UNSUPPORTED_ENCODING: &str = "unsupported_encoding";
 
 impl Handler {
     async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
@@ -627,6 +643,19 @@ impl Handler {
                 ),
             )
         })?;
+        let codings: Vec<&[u8]> = req
+            .headers
+            .get_all(CONTENT_ENCODING)
+            .iter()
+            .map(HeaderValue::as_bytes)
+            .collect();
+        let encoding = ContentEncoding::from_headers(&codings).map_err(|e| {
+            Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                UNSUPPORTED_ENCODING,
+                e.to_string(),
+            )
+        })?;
         let time = query_time(req.uri.query())?;
         let announced = req
             .headers
@@ -635,7 +664,12 @@ impl Handler {
         if announced.is_some_and(|n| n > config.max_body_bytes as u64) {
             return Err(self.too_large());
         }
-        Ok(Asked::Records(AskedRecords { tag, kind, time }))
+        Ok(Asked::Records(AskedRecords {
+            tag,
+            kind,
+            encoding,
+            time,
+        }))
     }
 
     fn too_large(&self) -> Refusal {
@@ -654,7 +688,12 @@ impl Handler {
     /// asked to post, and answers once the sinks have them.
     async fn serve(
         &self,
-        AskedRecords { tag, kind, time }: AskedRecords,
+        AskedRecords {
+            tag,
+            kind,
+            encoding,
+            time,
+        }: AskedRecords,
         body: &mut Option<Incoming>,
         due: Due,
     ) -> Result<Response<Full<Bytes>>, Refusal> {
@@ -688,6 +727,44 @@ impl Handler {
                     ),
                 )
                 .close())
+            }
+        };
+        // the body was read whole: a refusal here keeps the connection
+        let inflated = encoding::inflate(
+            encoding,
+            body,
+            charge,
+            config.max_body_bytes,
+            &self.settings.memory,
+            &self.metrics.source,
+        );
+        let (body, charge) = match self.deadline.run(due, inflated).await {
+            Ok(Ok(inflated)) => inflated,
+            Ok(Err(e @ InflateError::TooLarge { .. })) => {
+                return Err(Refusal::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "decoded_too_large",
+                    e.to_string(),
+                ))
+            }
+            Ok(Err(e @ InflateError::Corrupt { .. })) => {
+                return Err(Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    "corrupt_encoding",
+                    e.to_string(),
+                ))
+            }
+            // waited for memory budget to decode into
+            Err(_) => {
+                return Err(Refusal::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "backpressure",
+                    format!(
+                    "no memory to decode the body within request_timeout ({:?}): send again later",
+                    config.request_timeout
+                ),
+                )
+                .retry())
             }
         };
         let bytes = body.len();

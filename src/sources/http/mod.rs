@@ -2,6 +2,7 @@
 //! with Fluentd's `in_http`.
 //!
 //! - `config.rs`: the settings and their limits;
+//! - `encoding.rs`: `Content-Encoding` (gzip, deflate, zstd), bounded;
 //! - `decode.rs`: request bodies to records;
 //! - `conn.rs`: one connection: limits, timeouts, requests and answers;
 //! - this file: the listener, the connection limit and the counters.
@@ -9,6 +10,7 @@
 mod config;
 mod conn;
 pub mod decode;
+pub mod encoding;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};

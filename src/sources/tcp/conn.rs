@@ -45,12 +45,17 @@ pub(super) struct Connection {
     pub metrics: Arc<TcpMetrics>,
     pub router: Router,
     pub shutdown: Shutdown,
+    /// Tells the listener when the connection is idle; it may then close
+    /// it to admit a new one (`max_connections`).
+    pub activity: Arc<crate::net::Activity>,
 }
 
 /// Why reading stopped.
 enum End {
     /// EOF or shutdown.
     Clean,
+    /// Closed while idle to admit a new connection (the listener counts it).
+    Evicted,
     Error(&'static str, String),
 }
 
@@ -63,13 +68,29 @@ impl Connection {
             metrics,
             mut router,
             mut shutdown,
+            activity,
         } = self;
         let config = &settings.config;
         tracing::debug!(source = %metrics.source, %peer, "connection opened");
         let mut stream: Box<dyn Stream> = match &settings.tls {
             None => Box::new(stream),
             Some(acceptor) => {
-                match tokio::time::timeout(config.idle_timeout, acceptor.accept(stream)).await {
+                // a handshake holds no record: the connection is idle for
+                // the listener until it is done
+                let idle = activity.idle();
+                let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
+                let handshake = tokio::select! {
+                    biased;
+                    _ = activity.evicted() => {
+                        return tracing::debug!(source = %metrics.source, %peer,
+                            "connection in its TLS handshake closed to admit a new one");
+                    }
+                    h = handshake => h,
+                };
+                if !idle.end() {
+                    return;
+                }
+                match handshake {
                     Ok(Ok(tls)) => Box::new(tls),
                     Ok(Err(e)) => {
                         return metrics.connection_error(
@@ -91,11 +112,14 @@ impl Connection {
             settings: settings.clone(),
             metrics: metrics.clone(),
             peer,
+            broken: None,
+            was_broken: false,
         };
         // the memory budget's charge for the read buffer: its allocation
         // less what has been handed on (each batch takes its part along)
         let mut buf_charge = MemoryCharge::none();
         let mut first_bytes = settings.tls.is_none();
+        let mut evicted = false;
         let end = loop {
             if let Some(additional) = growth(&conn.buf) {
                 // a new read buffer is charged before it is allocated: with
@@ -139,6 +163,9 @@ impl Connection {
                     // a begun message waits for the client, not for a sink
                     let _partial =
                         (!conn.buf.is_empty()).then(|| memory.waiting_on_input(buf_charge.bytes()));
+                    // with nothing begun, closing the connection loses
+                    // nothing: the listener may, to admit a new one
+                    let idle = conn.buf.is_empty().then(|| activity.idle());
                     if conn.buf.is_empty() {
                         conn.buf = BytesMut::new();
                         buf_charge = MemoryCharge::none();
@@ -146,11 +173,15 @@ impl Connection {
                         limit = if first_bytes { 2 } else { 1 };
                     }
                     let mut room = (&mut conn.buf).limit(limit);
-                    tokio::select! {
+                    let read = tokio::select! {
                         biased;
                         _ = shutdown.wait() => None,
+                        _ = activity.evicted(), if idle.is_some() => break End::Evicted,
                         read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut room)) => Some(read),
-                    }
+                    };
+                    // evicted as the read came in: hand over what it read, then close
+                    evicted = idle.is_some_and(|idle| !idle.end());
+                    read
                 }
             };
             match read {
@@ -186,9 +217,19 @@ impl Connection {
                     break End::Error("sink_stopped", e);
                 }
             }
+            if let Some(reason) = conn.broken.take() {
+                break End::Error("framing", reason);
+            }
+            if evicted {
+                break End::Evicted;
+            }
         };
-        if let End::Error(kind, reason) = &end {
-            metrics.connection_error(peer, kind, reason);
+        match &end {
+            End::Error(kind, reason) => metrics.connection_error(peer, kind, reason),
+            End::Evicted => {
+                tracing::debug!(source = %metrics.source, %peer, "idle connection closed to admit a new one")
+            }
+            End::Clean => {}
         }
         // what was read is handed over, however the connection ended
         if let Some(taken) = conn.take_batch(true) {
@@ -284,9 +325,29 @@ struct Framed {
     settings: Arc<Settings>,
     metrics: Arc<TcpMetrics>,
     peer: SocketAddr,
+    /// Why framing broke off (an invalid octet count): the connection
+    /// closes once what came before is handed over.
+    broken: Option<String>,
+    /// Framing broke off (reported once, in `broken`).
+    was_broken: bool,
 }
 
 impl Framed {
+    /// An invalid octet count at `pos`: the rest of the buffer is dropped
+    /// (returns the new position, its end) and the connection closes.
+    fn invalid(&mut self, pos: usize, header: usize) -> usize {
+        if std::mem::replace(&mut self.was_broken, true) {
+            return self.buf.len();
+        }
+        let count = String::from_utf8_lossy(&self.buf[pos..pos + header - 1]).into_owned();
+        self.broken = Some(format!(
+            "octet count {count:?} is not a frame length (RFC 6587: 1 to 9999999999, no leading zero): \
+             where the frame ends is unknown, so the connection is closed ({} bytes after the count dropped)",
+            self.buf.len() - pos - header
+        ));
+        self.buf.len()
+    }
+
     /// Frames the complete messages in the buffer (and, if `last`, an
     /// unterminated last line) into one batch, saying whether it is a
     /// slice of the read buffer (true) or a copy.
@@ -339,6 +400,10 @@ impl Framed {
                         clean_end = front;
                     }
                     pos += consumed;
+                }
+                Step::Invalid { header } => {
+                    pos = self.invalid(pos, header);
+                    break;
                 }
                 Step::NeedMore => break,
             }
@@ -393,6 +458,10 @@ impl Framed {
                         &too_long(len, &self.settings.config),
                     );
                     pos += consumed;
+                }
+                Step::Invalid { header } => {
+                    pos = self.invalid(pos, header);
+                    break;
                 }
                 Step::NeedMore => break,
             }
@@ -472,6 +541,8 @@ mod tests {
             }),
             metrics: Arc::new(TcpMetrics::new(&crate::metrics::Registry::new(), "in")),
             peer: "127.0.0.1:1".parse().unwrap(),
+            broken: None,
+            was_broken: false,
         }
     }
 
@@ -547,5 +618,25 @@ mod tests {
         assert!(matches!(batch.records, Records::Entries(_)));
         // the unfinished frame stays, for the connection to count
         assert_eq!(&f.buf[..], b"3 <1");
+    }
+
+    #[test]
+    fn an_invalid_octet_count_ends_the_batch_and_breaks_the_connection_off() {
+        let mut f = framed("framing = \"octet_counting\"");
+        f.buf.extend_from_slice(b"3 one3 two0 3 six3 ten");
+        let (batch, _) = f.take_batch(false).unwrap();
+        assert_eq!(batch.count, 2, "the messages before the bad count are kept");
+        let reason = f.broken.take().expect("framing broke off");
+        assert!(
+            reason.contains("octet count \"0\"") && reason.contains("10 bytes"),
+            "{reason}"
+        );
+        assert!(
+            f.buf.is_empty(),
+            "the rest is dropped, not counted as truncated"
+        );
+        // nothing more comes out of this connection
+        f.buf.extend_from_slice(b"3 abc");
+        assert!(f.take_batch(true).is_none());
     }
 }

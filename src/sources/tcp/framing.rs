@@ -27,6 +27,12 @@ pub enum Step {
     /// that many if its end has not arrived yet); `consumed` bytes are
     /// dropped and the rest of it will be.
     TooLong { consumed: usize, len: usize },
+    /// An octet count RFC 6587 does not allow (`header` bytes: its digits
+    /// and the space): zero, a leading zero, or more digits than any
+    /// length could have. Where the frame ends is unknown, so nothing
+    /// after it can be framed: the connection must close. Every later
+    /// step says the same.
+    Invalid { header: usize },
     /// No complete message in the buffer.
     NeedMore,
 }
@@ -37,6 +43,8 @@ pub struct Framer {
     framing: Framing,
     max: usize,
     skipping: Skipping,
+    /// An invalid octet count was met (see [`Step::Invalid`]).
+    broken: Option<usize>,
 }
 
 /// What is left of an over-long message.
@@ -57,11 +65,15 @@ impl Framer {
             framing,
             max: max_line_bytes,
             skipping: Skipping::Nothing,
+            broken: None,
         }
     }
 
     /// The next step over `buf`, which starts where the last step ended.
     pub fn step(&mut self, buf: &[u8]) -> Step {
+        if let Some(header) = self.broken {
+            return Step::Invalid { header };
+        }
         if buf.is_empty() {
             return Step::NeedMore;
         }
@@ -101,9 +113,11 @@ impl Framer {
     }
 
     /// `LEN SP MSG` at the start of `buf`; `None` if it does not start
-    /// like one (the message is then read as a line).
+    /// like one (the message is then read as a line). `LEN` is 1 to
+    /// 9,999,999,999 without a leading zero (RFC 6587 3.4.1); other digits
+    /// followed by a space are [`Step::Invalid`].
     fn octet_counted(&mut self, buf: &[u8]) -> Option<Step> {
-        if !matches!(buf[0], b'1'..=b'9') {
+        if !buf[0].is_ascii_digit() {
             return None;
         }
         let digits = buf
@@ -112,12 +126,22 @@ impl Framer {
             .take_while(|c| c.is_ascii_digit())
             .count();
         if digits > MAX_LEN_DIGITS {
-            return None;
+            // no length has that many digits: followed by a space, it was
+            // meant as one all the same. Only runs a line could hold are
+            // judged so, so that read boundaries never change the outcome
+            // (a longer run is an over-long line either way).
+            let run = buf.iter().take_while(|c| c.is_ascii_digit()).count();
+            return (buf.get(run) == Some(&b' ') && run <= self.max + 1)
+                .then(|| self.invalid(run + 1));
         }
         match buf.get(digits) {
             None => return Some(Step::NeedMore),
             Some(b' ') => {}
             Some(_) => return None,
+        }
+        if buf[0] == b'0' {
+            // zero, or a leading zero
+            return Some(self.invalid(digits + 1));
         }
         let len: usize = std::str::from_utf8(&buf[..digits])
             .ok()
@@ -141,6 +165,11 @@ impl Framer {
             start,
             end: start + len,
         })
+    }
+
+    fn invalid(&mut self, header: usize) -> Step {
+        self.broken = Some(header);
+        Step::Invalid { header }
     }
 
     fn line(&mut self, buf: &[u8]) -> Step {
@@ -181,7 +210,7 @@ impl Framer {
     /// At the end of the stream: the unterminated last line in `buf`, if
     /// it is one (an unfinished octet-counted frame is not a message).
     pub fn last_line(&self, buf: &[u8]) -> Option<(usize, usize)> {
-        if buf.is_empty() || self.skipping != Skipping::Nothing {
+        if buf.is_empty() || self.skipping != Skipping::Nothing || self.broken.is_some() {
             return None;
         }
         let digits = buf.iter().take_while(|c| c.is_ascii_digit()).count();
@@ -230,6 +259,11 @@ mod tests {
                     Step::TooLong { consumed, .. } => {
                         long += 1;
                         buf.drain(..consumed);
+                    }
+                    Step::Invalid { .. } => {
+                        // the connection closes: a mark, and nothing more
+                        out.push(b"<invalid>".to_vec());
+                        return (out, long);
                     }
                     Step::NeedMore => break,
                 }
@@ -298,6 +332,56 @@ mod tests {
     }
 
     #[test]
+    fn zero_leading_zero_and_overflowing_lengths_are_invalid() {
+        for (input, header) in [
+            (&b"5 hello0 x"[..], 2),
+            (b"5 hello00 hello", 3),
+            (b"5 hello05 hello", 3),
+            (b"5 hello12345678901 hello", 12),
+            (b"5 hello99999999999999999999 x", 21),
+        ] {
+            for chunk in [1, 2, 3, 100] {
+                let (m, long) = frame_all(Framing::OctetCounting, 100, input, chunk);
+                assert_eq!(
+                    (strs(&m), long),
+                    (vec!["hello", "<invalid>"], 0),
+                    "{:?} chunk {chunk}",
+                    String::from_utf8_lossy(input)
+                );
+            }
+            let mut f = Framer::new(Framing::OctetCounting, 100);
+            assert!(matches!(f.step(input), Step::Message { consumed: 7, .. }));
+            assert_eq!(f.step(&input[7..]), Step::Invalid { header });
+            // and it stays so: the rest cannot be framed
+            assert_eq!(f.step(b"5 hello"), Step::Invalid { header });
+            assert_eq!(f.last_line(b"x"), None);
+        }
+        // the largest length is still one (and over max_line_bytes here)
+        let (m, long) = frame_all(Framing::OctetCounting, 100, b"9999999999 x", 100);
+        assert_eq!((m.len(), long), (0, 1));
+        // digits that are not followed by a space are a line, as before
+        let (m, _) = frame_all(
+            Framing::OctetCounting,
+            100,
+            b"0123abc
+123456789012,x
+",
+            1,
+        );
+        assert_eq!(strs(&m), ["0123abc", "123456789012,x"]);
+        // with newline framing, nothing is a length
+        let (m, _) = frame_all(
+            Framing::Newline,
+            100,
+            b"0 x
+12345678901 y
+",
+            1,
+        );
+        assert_eq!(strs(&m), ["0 x", "12345678901 y"]);
+    }
+
+    #[test]
     fn read_boundaries_do_not_change_the_messages() {
         // the fuzz target's main property, over small random streams built
         // from the bytes framing cares about
@@ -325,7 +409,7 @@ mod tests {
                         String::from_utf8_lossy(&input)
                     );
                 }
-                assert!(whole.0.iter().all(|m| m.len() <= max));
+                assert!(whole.0.iter().all(|m| m.len() <= max || m == b"<invalid>"));
             }
         }
     }

@@ -57,17 +57,23 @@ impl TcpSource {
             memory: cx.memory.clone(),
         });
         let name = cx.name.clone();
-        crate::net::serve_listener(
+        // idle peers must not shut out senders: when every slot is taken,
+        // the connection idle the longest is closed for a new one
+        let slots = crate::net::Slots {
+            max: max_connections,
+            when_full: crate::net::WhenFull::EvictIdlest,
+        };
+        crate::net::serve_listener_with(
             listener,
-            max_connections,
+            slots,
             cx,
             |peer| {
                 metrics.connections_rejected.inc();
                 crate::warn_limited!(metrics.warnings, "max_connections", source = %name,
                     %peer, limit = max_connections,
-                    "connection refused: max_connections reached");
+                    "connection refused: max_connections reached and no connection is idle");
             },
-            |stream, peer, router, shutdown| {
+            |stream, peer, router, shutdown, activity| {
                 metrics.connections.inc();
                 conn::Connection {
                     stream,
@@ -76,6 +82,7 @@ impl TcpSource {
                     metrics: metrics.clone(),
                     router,
                     shutdown,
+                    activity,
                 }
                 .serve()
             },
