@@ -28,7 +28,8 @@
 //! No record is lost or duplicated: every batch is in exactly one queue
 //! (old or new) and every queue is drained, or handed over, before its
 //! sink goes (a chunk in flight to a live server when its sink is stopped
-//! may arrive twice, as after any connection failure). A new
+//! may arrive twice, as after any connection failure; so may a Kafka
+//! message sent whose delivery report had not come back). A new
 //! configuration that would not start (or changes `[api]` or `[limits]`,
 //! which take a restart) is refused whole, before anything is touched, and
 //! the reason is logged and returned.

@@ -35,8 +35,10 @@ pub struct KafkaSinkConfig {
     /// Acknowledgements the leader waits for: `"all"` (default), `"1"`, `"0"`.
     #[serde(default = "default_acks")]
     pub acks: String,
-    /// Idempotent producer (no duplicates from librdkafka's own retries,
-    /// order kept). Needs `acks = "all"`.
+    /// Idempotent producer: librdkafka's own retries neither duplicate nor
+    /// reorder messages. A message logferry produces again after a failed
+    /// delivery report is stored after those produced meanwhile. Needs
+    /// `acks = "all"`.
     #[serde(default = "default_true")]
     pub idempotence: bool,
     /// How long librdkafka waits to fill a batch (`linger.ms`), in

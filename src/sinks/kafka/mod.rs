@@ -4,7 +4,8 @@
 //! - `config.rs`: settings and the librdkafka properties they become;
 //! - `encode.rs`: record → payload, key and timestamp;
 //! - `sink.rs`: produce, delivery reports, retry and settlement;
-//! - `produce.rs`: messages to librdkafka through topic handles.
+//! - `produce.rs`: messages to librdkafka through topic handles;
+//! - `producers.rs`: the producer, replaced after a fatal error.
 //!
 //! Delivery is at least once: a batch is acknowledged to its source only
 //! when every one of its messages has a successful delivery report.
@@ -14,6 +15,7 @@ pub mod encode;
 #[cfg(test)]
 mod inflight_tests;
 mod produce;
+mod producers;
 mod sink;
 mod topic;
 
@@ -42,6 +44,8 @@ pub struct KafkaMetrics {
     pub retries: Counter,
     /// Times the sink waited because librdkafka's queue was full.
     pub queue_full_waits: Counter,
+    /// librdkafka's fatal errors: each time, the producer was replaced.
+    pub fatal_errors: Counter,
     /// Records whose topic names a field they lack (`_` stood in).
     pub topic_fields_missing: Counter,
     /// From a batch handed to librdkafka to its last delivery report.
@@ -78,6 +82,11 @@ impl KafkaMetrics {
             queue_full_waits: r.counter(
                 "logferry_kafka_sink_queue_full_waits_total",
                 "Waits because librdkafka's producer queue was full (backpressure).",
+                l,
+            ),
+            fatal_errors: r.counter(
+                "logferry_kafka_sink_fatal_errors_total",
+                "Fatal errors of the Kafka producer (logged with librdkafka's reason); each time a new producer replaced it and produced again what was not reported delivered.",
                 l,
             ),
             topic_fields_missing: r.counter(

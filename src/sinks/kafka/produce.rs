@@ -33,7 +33,9 @@ use rdkafka::bindings as rd;
 use rdkafka::config::RDKafkaLogLevel;
 use rdkafka::error::{KafkaError, RDKafkaErrorCode};
 use rdkafka::message::{Header, OwnedHeaders, OwnedMessage, Timestamp};
-use rdkafka::producer::{BaseProducer, DeliveryResult, Producer as _, ProducerContext};
+use rdkafka::producer::{
+    BaseProducer, DeliveryResult, Producer as _, ProducerContext, PurgeConfig,
+};
 use rdkafka::util::IntoOpaque;
 use tokio::sync::Notify;
 
@@ -63,9 +65,23 @@ pub struct Outgoing<'a> {
     pub headers: &'a [(&'a CStr, &'a [u8])],
 }
 
-/// A librdkafka topic handle, made once per topic.
+/// A librdkafka topic handle, made once per topic. It belongs to the
+/// client of the [`Producer`] that made it: whoever holds one also holds
+/// that producer (declared before the handle, so the handle goes first),
+/// since the sink replaces its producer after a fatal error.
 pub struct Topic {
     ptr: *mut rd::rd_kafka_topic_t,
+}
+
+impl Topic {
+    /// The topic's name.
+    pub fn name(&self) -> String {
+        // SAFETY: a live handle; librdkafka returns its own NUL-terminated
+        // copy of the name, valid as long as the handle
+        unsafe { CStr::from_ptr(rd::rd_kafka_topic_name(self.ptr)) }
+            .to_string_lossy()
+            .into_owned()
+    }
 }
 
 // SAFETY: librdkafka's topic handles may be used from any thread; the
@@ -93,7 +109,6 @@ pub struct Failed {
 /// holds one reference for all of them, taken when it leaves zero and
 /// given back when it returns there, so a `Pending` outlives its last
 /// report however the batch's watcher ends.
-#[derive(Default)]
 pub struct Pending {
     /// Messages handed to librdkafka and not reported yet, plus one while
     /// a batch is being produced (so the count cannot reach zero half-way).
@@ -102,6 +117,32 @@ pub struct Pending {
     failed: Mutex<Vec<Failed>>,
     /// Woken when `outstanding` reaches zero.
     done: Notify,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// `Pending`s made on this thread and not dropped yet: a test checks
+    /// that none is left behind (its shared reference never given back).
+    pub static LIVE_PENDINGS: std::cell::Cell<isize> = const { std::cell::Cell::new(0) };
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        #[cfg(test)]
+        LIVE_PENDINGS.with(|n| n.set(n.get() + 1));
+        Pending {
+            outstanding: AtomicUsize::new(0),
+            failed: Mutex::default(),
+            done: Notify::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+impl Drop for Pending {
+    fn drop(&mut self) {
+        LIVE_PENDINGS.with(|n| n.set(n.get() - 1));
+    }
 }
 
 impl Pending {
@@ -150,6 +191,17 @@ impl Pending {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(failed);
+    }
+
+    /// A message librdkafka did not take because the client has a fatal
+    /// error: kept as failed, to be produced again by the batch's watcher
+    /// (through the producer that replaces this one). The caller settles
+    /// its count ([`Pending::report`]).
+    pub fn fail_unsent(&self, error: KafkaError, message: OwnedMessage) {
+        self.failed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Failed { error, message });
     }
 
     /// Waits until every message handed over has its report.
@@ -398,6 +450,24 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         &self.client
     }
 
+    /// librdkafka's fatal error on this client, with its reason, if it has
+    /// one: every produce call then fails, and the client must be replaced.
+    pub fn fatal_error(&self) -> Option<(RDKafkaErrorCode, String)> {
+        self.client.client().fatal_error()
+    }
+
+    /// Messages librdkafka holds, and events not served yet.
+    pub fn outstanding(&self) -> i32 {
+        self.client.in_flight_count()
+    }
+
+    /// Fails every message librdkafka holds, queued or in flight: their
+    /// reports come at the next [`Producer::serve_reports`].
+    pub fn purge(&self) {
+        self.client
+            .purge(PurgeConfig::default().queue().inflight().non_blocking());
+    }
+
     /// The handle of `name`, made on first use.
     pub fn topic(&self, name: &str) -> Result<Arc<Topic>, KafkaError> {
         let mut topics = self.topics.lock().unwrap_or_else(|e| e.into_inner());
@@ -532,11 +602,17 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
             return Ok(());
         }
         // SAFETY: a non-NULL error is ours to read and destroy.
-        let code = unsafe {
+        let (code, fatal) = unsafe {
             let code = rd::rd_kafka_error_code(error);
+            let fatal = rd::rd_kafka_error_is_fatal(error) != 0;
             rd::rd_kafka_error_destroy(error);
-            code
+            (code, fatal)
         };
+        if fatal {
+            // the error carries the code of the original failure; what
+            // matters here is that this client can produce no more
+            return Err(KafkaError::MessageProduction(RDKafkaErrorCode::Fatal));
+        }
         Err(KafkaError::MessageProduction(code.into()))
     }
 }

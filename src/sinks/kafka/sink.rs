@@ -22,6 +22,18 @@
 //! a raw payload borrowed from its batch is not copied (the batch is held
 //! until its last report, and its bytes are retained past a stop that
 //! gives it up earlier).
+//!
+//! After librdkafka's fatal error (the idempotent producer cannot go on,
+//! and every produce call fails from then on) the sink logs and counts it,
+//! builds a new producer ([`recover`]), and the watchers produce again,
+//! through it, every message the old one did not report delivered: at
+//! least once, as a message the broker stored just before the error may
+//! be stored twice. If the new producer fails the same way soon after,
+//! the next one waits `retry_backoff`…`retry_backoff_max` first.
+//!
+//! A stop that cuts a batch short (`drain_timeout`) settles the count of
+//! its messages never handed over, so its [`Pending`] is freed with its
+//! last report.
 
 use std::borrow::Cow;
 use std::ffi::{CStr, CString};
@@ -44,6 +56,7 @@ use tokio::time::Instant;
 use super::config::KafkaSinkConfig;
 use super::encode::Encoder;
 use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
+use super::producers::Producers;
 use super::topic::TopicTemplate;
 use super::KafkaMetrics;
 use crate::buffer::{Delivery, QueueReceiver};
@@ -60,6 +73,11 @@ use crate::warn_limited;
 /// usually has room sooner: after the next delivery reports are served).
 const QUEUE_FULL_WAIT: Duration = Duration::from_millis(5);
 
+/// How long a producer replaced after a fatal error has for the responses
+/// to its requests in flight (a message the broker confirms is not
+/// produced again) before what it still holds is purged and produced again.
+const RETIRE_PATIENCE: Duration = Duration::from_secs(5);
+
 pub struct KafkaSink {
     shared: Arc<Shared>,
     encoder: Encoder,
@@ -73,7 +91,8 @@ pub struct KafkaSink {
 struct Shared {
     name: String,
     config: KafkaSinkConfig,
-    producer: Producer<Reports>,
+    /// The producer, replaced after a fatal error.
+    producers: Producers<Reports>,
     /// `tag_header` as librdkafka takes a header name.
     tag_header: Option<CString>,
     /// `time_header` as librdkafka takes a header name.
@@ -101,6 +120,9 @@ enum Unproduced {
     Rejected(Rejection),
     /// The stop's `drain_timeout` has passed.
     Stopped,
+    /// The producer has a fatal error: the message waits, as a failed one,
+    /// for the producer that replaces it.
+    Fatal(KafkaError),
 }
 
 /// A batch being watched, until its delivery is settled: if it ends
@@ -166,13 +188,7 @@ impl KafkaSink {
         kafka: KafkaMetrics,
     ) -> Result<Self, String> {
         config.validate()?;
-        let producer: BaseProducer<Reports> = config
-            .client_config()
-            .create_with_context(Reports {
-                errors: kafka.client.clone(),
-                connected: kafka.connected.clone(),
-            })
-            .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
+        let producer = build_producer(&config, &kafka)?;
         let header = |field: &str, name: &Option<String>| {
             name.as_deref()
                 .map(|n| {
@@ -189,7 +205,7 @@ impl KafkaSink {
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 config,
-                producer: Producer::new(producer)?,
+                producers: Producers::new(producer),
                 tag_header,
                 time_header,
                 sink,
@@ -255,7 +271,7 @@ impl KafkaSink {
                 }
             }
         }
-        let _ = s.producer.client().flush(Duration::from_secs(1));
+        let _ = s.producers.current().client().flush(Duration::from_secs(1));
     }
 
     /// Produces every record of `d` and returns the task that settles it.
@@ -292,7 +308,12 @@ impl KafkaSink {
                 return None;
             }
         };
-        let mut topics = match whole.map(|name| s.producer.topic(name).map_err(|e| (name, e))) {
+        // declared before the batch's topic handles, which are its own
+        let Some(producer) = s.producers.healthy(|| s.stopping(Some(rx))).await else {
+            s.give_up(d);
+            return None;
+        };
+        let mut topics = match whole.map(|name| producer.topic(name).map_err(|e| (name, e))) {
             None => Topics::PerRecord(None),
             Some(Ok(t)) => Topics::Whole(t),
             Some(Err((name, e))) => {
@@ -307,7 +328,7 @@ impl KafkaSink {
         let mut aside: Vec<SetAside> = Vec::new();
         let mut time = String::new();
         for (i, m) in messages.iter().enumerate() {
-            let topic = match topics.of(&s, m) {
+            let topic = match topics.of(&s, &producer, m) {
                 Ok(t) => t,
                 Err(r) => {
                     pending.report(1);
@@ -337,29 +358,33 @@ impl KafkaSink {
                 timestamp: m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64,
                 headers: &headers[..n],
             };
-            match s.produce(topic, &out, &pending, Some(rx)).await {
+            match s.produce(&producer, topic, &out, &pending, Some(rx)).await {
                 Ok(()) => {}
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
                     aside.push(set_aside(r, m.time, &m.payload, entry_at(batch, i)));
                 }
+                Err(Unproduced::Fatal(e)) => {
+                    pending.fail_unsent(e, unsent(topic, &out));
+                    pending.report(1);
+                }
                 Err(Unproduced::Stopped) => {
-                    let records = batch.count;
+                    // this message and the rest were never handed over,
+                    // and producing is over: what is outstanding now is
+                    // what librdkafka holds, whose reports free `pending`
+                    pending.report(messages.len() - i + 1);
                     drop(messages);
-                    if s.abandon(d) {
-                        warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
-                            "drain_timeout passed while Kafka's queue was full; the sink replacing this one takes the records");
-                    } else {
-                        s.sink.errors.inc();
-                        warn_limited!(s.log, "drain_timeout", sink = %s.name, records,
-                            "drain_timeout passed while Kafka's queue was full; records not acknowledged");
-                    }
+                    s.give_up(d);
                     return None;
                 }
             }
         }
         let produced = messages.len();
+        // the topic handles go before their producer, which goes before
+        // the watch (a producer replaced meanwhile is retired once free)
+        drop(topics);
+        drop(producer);
         drop(messages);
         pending.report(1); // producing is over
         s.in_flight.fetch_add(batch.count, Ordering::AcqRel);
@@ -372,12 +397,49 @@ impl KafkaSink {
     }
 }
 
+/// A producer with the sink's settings, its reports and errors counted in
+/// `kafka`.
+fn build_producer(
+    config: &KafkaSinkConfig,
+    kafka: &KafkaMetrics,
+) -> Result<Producer<Reports>, String> {
+    let producer: BaseProducer<Reports> = config
+        .client_config()
+        .create_with_context(Reports {
+            errors: kafka.client.clone(),
+            connected: kafka.connected.clone(),
+        })
+        .map_err(|e| format!("cannot create the Kafka producer: {e}"))?;
+    Producer::new(producer)
+}
+
+/// A copy of a message librdkafka did not take, to be produced again.
+fn unsent(topic: &Topic, m: &Outgoing<'_>) -> rdkafka::message::OwnedMessage {
+    let mut headers = rdkafka::message::OwnedHeaders::new_with_capacity(m.headers.len());
+    for (name, value) in m.headers {
+        headers = headers.insert(rdkafka::message::Header {
+            key: &name.to_string_lossy(),
+            value: Some(*value),
+        });
+    }
+    rdkafka::message::OwnedMessage::new(
+        Some(m.payload.to_vec()),
+        m.key.map(<[u8]>::to_vec),
+        topic.name(),
+        rdkafka::Timestamp::CreateTime(m.timestamp),
+        -1,
+        -1,
+        Some(headers),
+    )
+}
+
 impl Shared {
     /// Hands one message to librdkafka, waiting while its queue is full and
     /// retrying other local errors with backoff; `Err` if Kafka can never
     /// take it.
     async fn produce(
         &self,
+        producer: &Producer<Reports>,
         topic: &Topic,
         message: &Outgoing<'_>,
         pending: &Arc<Pending>,
@@ -388,8 +450,12 @@ impl Shared {
             // SAFETY: a kept payload is borrowed from a batch whose watch
             // holds it until every report of it is served; a batch given up
             // before that has its bytes retained (`Shared::abandon`)
-            match unsafe { self.producer.send(topic, message, pending) } {
+            match unsafe { producer.send(topic, message, pending) } {
                 Ok(()) => return Ok(()),
+                Err(e @ KafkaError::MessageProduction(RDKafkaErrorCode::Fatal)) => {
+                    self.producers.report_fatal();
+                    return Err(Unproduced::Fatal(e));
+                }
                 Err(KafkaError::MessageProduction(RDKafkaErrorCode::QueueFull)) => {
                     if queue.is_some_and(QueueReceiver::is_closed) {
                         self.stop_deadline();
@@ -426,7 +492,7 @@ impl Shared {
     /// librdkafka's queues with their payloads kept. True if it was handed
     /// over.
     fn abandon(&self, d: Delivery) -> bool {
-        self.producer.retain(d.batch().records.bytes().clone());
+        self.producers.retain(d.batch().records.bytes().clone());
         let records = d.batch().count;
         let replaced = d.goes_to_a_replacement();
         if replaced {
@@ -464,6 +530,29 @@ impl Shared {
                 a.entry = entry_at(batch, i);
             }
         }
+    }
+
+    /// Gives up a batch the stop's `drain_timeout` cut short before all of
+    /// it was handed to librdkafka.
+    fn give_up(&self, d: Delivery) {
+        let records = d.batch().count;
+        if self.abandon(d) {
+            warn_limited!(self.log, "drain_timeout", sink = %self.name, records,
+                "drain_timeout passed while Kafka's queue was full (or its producer was being replaced); the sink replacing this one takes the records");
+        } else {
+            self.sink.errors.inc();
+            warn_limited!(self.log, "drain_timeout", sink = %self.name, records,
+                "drain_timeout passed while Kafka's queue was full (or its producer was being replaced); records not acknowledged");
+        }
+    }
+
+    /// Whether the stop's `drain_timeout` has passed (starting it if
+    /// `queue` is closed).
+    fn stopping(&self, queue: Option<&QueueReceiver>) -> bool {
+        if queue.is_some_and(QueueReceiver::is_closed) {
+            self.stop_deadline();
+        }
+        self.stop_at.get().is_some_and(|t| Instant::now() >= *t)
     }
 
     /// When a stop must end; starts the `drain_timeout` on the first call.
@@ -513,33 +602,103 @@ impl Shared {
 
 /// Serves librdkafka's delivery reports (and its errors and statistics) on
 /// the sink's thread whenever its queue signals; see `produce.rs` for why
-/// not on a thread of their own.
+/// not on a thread of their own. Replaces the producer after a fatal error.
 async fn serve_reports(s: Arc<Shared>) {
-    // SAFETY: the fd is owned by the producer, which `s` keeps alive (and
-    // open) for as long as this task holds the registration.
-    let fd =
-        match unsafe { AsyncFd::register_with_interest(s.producer.events(), Interest::READABLE) } {
-            Ok(fd) => fd,
-            Err(e) => {
-                // the reports are then served by polling
-                s.sink.errors.inc();
-                tracing::error!(sink = %s.name, error = %e,
-                "cannot watch the Kafka sink's eventfd; serving delivery reports every 10 ms");
-                loop {
-                    s.producer.serve_reports();
-                    s.reported.notify_waiters();
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            }
-        };
+    // fatal errors of producers that did not live long, in a row
+    let mut failures = 0u32;
     loop {
-        s.producer.serve_reports();
-        s.reported.notify_waiters();
-        let Ok(mut ready) = fd.readable().await else {
-            return;
+        let producer = s.producers.current();
+        let built = Instant::now();
+        let (code, reason) = serve_until_fatal(&s, &producer).await;
+        drop(producer);
+        failures = if built.elapsed() >= s.config.retry_backoff_max {
+            1
+        } else {
+            failures + 1
         };
-        s.producer.clear_events();
-        ready.clear_ready();
+        recover(&s, code, &reason, failures).await;
+    }
+}
+
+/// Serves `p`'s reports until it has a fatal error; returns that error.
+async fn serve_until_fatal(s: &Shared, p: &Producer<Reports>) -> (RDKafkaErrorCode, String) {
+    // SAFETY: the fd is owned by the producer, which the caller keeps
+    // alive (and open) for as long as this holds the registration.
+    let mut fd = match unsafe { AsyncFd::register_with_interest(p.events(), Interest::READABLE) } {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            // the reports are then served by polling
+            s.sink.errors.inc();
+            tracing::error!(sink = %s.name, error = %e,
+                "cannot watch the Kafka sink's eventfd; serving delivery reports every 10 ms");
+            None
+        }
+    };
+    loop {
+        p.serve_reports();
+        s.reported.notify_waiters();
+        if let Some(fatal) = p.fatal_error() {
+            return fatal;
+        }
+        let ready = match &fd {
+            Some(fd) => tokio::select! {
+                ready = fd.readable() => Some(ready),
+                () = s.producers.fatal_reported() => None,
+            },
+            None => tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(10)) => None,
+                () = s.producers.fatal_reported() => None,
+            },
+        };
+        match ready {
+            Some(Ok(mut ready)) => {
+                p.clear_events();
+                ready.clear_ready();
+            }
+            Some(Err(_)) => fd = None,
+            None => {}
+        }
+    }
+}
+
+/// After librdkafka's fatal error `code` (`reason`) on the current
+/// producer, the `failures`th in a row: counts and logs it, waits
+/// (backoff) if the producer it replaces was itself new, builds a new one
+/// and makes it current; the old one is retired once it holds no message.
+/// Watchers produce again, through the new one, every message the old one
+/// reported failed or purged (at least once).
+async fn recover(s: &Arc<Shared>, code: RDKafkaErrorCode, reason: &str, failures: u32) {
+    s.kafka.fatal_errors.inc();
+    s.sink.errors.inc();
+    tracing::error!(sink = %s.name, error = %code, reason, failures,
+        "the Kafka producer has a fatal error and can produce no more; building a new one, which produces again what was not reported delivered (at least once)");
+    let mut attempt = failures;
+    loop {
+        if attempt > 1 {
+            let wait = backoff_with_jitter(
+                s.config.retry_backoff,
+                s.config.retry_backoff_max,
+                attempt - 1,
+                s.settler.retry().jitter,
+            );
+            tokio::time::sleep(wait).await;
+        }
+        match build_producer(&s.config, &s.kafka) {
+            Ok(p) => {
+                let old = s.producers.replace(p);
+                let shared = Arc::clone(s);
+                tokio::task::spawn_local(async move {
+                    shared.producers.retire(old, RETIRE_PATIENCE).await;
+                });
+                tracing::info!(sink = %s.name, "a new Kafka producer replaced the one with a fatal error");
+                return;
+            }
+            Err(e) => {
+                s.sink.errors.inc();
+                tracing::error!(sink = %s.name, error = %e, "cannot build a new Kafka producer; trying again");
+                attempt = attempt.max(1) + 1;
+            }
+        }
     }
 }
 
@@ -581,6 +740,7 @@ impl<'a> Topics<'a> {
     fn of(
         &mut self,
         s: &Shared,
+        producer: &Producer<Reports>,
         m: &'a super::encode::Message<'_>,
     ) -> Result<&Arc<Topic>, Rejection> {
         let last = match self {
@@ -597,8 +757,7 @@ impl<'a> Topics<'a> {
                 "a record lacks a field its topic names (or holds a map, an array or nil there): `_` stands in for it");
         }
         if last.as_ref().is_none_or(|(n, _)| *n != name) {
-            let t = s
-                .producer
+            let t = producer
                 .topic(name)
                 .map_err(|e| topic_rejection(name, &e))?;
             *last = Some((name, t));
@@ -658,10 +817,15 @@ async fn watch(
             }
         }
         tokio::time::sleep(after).await;
+        // declared before the round's topic handles, which are its own;
+        // let go before the next wait, so a replaced one can be retired
+        let Some(producer) = s.producers.healthy(|| s.stopping(None)).await else {
+            return; // unsettled: `watched` abandons the delivery
+        };
         produced = 0;
         pending.add(again.len() + 1); // every message, plus one while producing
-        for m in &again {
-            let topic = match s.producer.topic(m.topic()) {
+        for (i, m) in again.iter().enumerate() {
+            let topic = match producer.topic(m.topic()) {
                 Ok(t) => t,
                 Err(e) => {
                     let r = topic_rejection(m.topic(), &e);
@@ -689,7 +853,7 @@ async fn watch(
                 timestamp: m.timestamp().to_millis().unwrap_or(0),
                 headers: &headers,
             };
-            match s.produce(&topic, &out, &pending, None).await {
+            match s.produce(&producer, &topic, &out, &pending, None).await {
                 Ok(()) => produced += 1,
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
@@ -697,8 +861,17 @@ async fn watch(
                     s.count_rejected(&r, 1, payload.len());
                     aside.push(set_aside(r, report_time(m), payload, None));
                 }
-                // unsettled: `watched` abandons the delivery
-                Err(Unproduced::Stopped) => return,
+                Err(Unproduced::Fatal(e)) => {
+                    pending.fail_unsent(e, m.clone());
+                    pending.report(1);
+                }
+                Err(Unproduced::Stopped) => {
+                    // this message and the rest were never handed over,
+                    // and producing is over; unsettled, `watched` abandons
+                    // the delivery
+                    pending.report(again.len() - i + 1);
+                    return;
+                }
             }
         }
         pending.report(1); // producing is over
@@ -752,6 +925,10 @@ fn report_time(m: &rdkafka::message::OwnedMessage) -> EventTime {
         nanos: (ms % 1000) as u32 * 1_000_000,
     }
 }
+
+#[cfg(test)]
+#[path = "sink_tests.rs"]
+mod sink_tests;
 
 #[cfg(test)]
 mod tests {

@@ -3,29 +3,34 @@
 //!
 //! - `config.rs`: settings and the librdkafka properties they become;
 //! - `decode.rs`: message → record;
-//! - `offsets.rs`: which offsets the sinks have acknowledged.
+//! - `pending.rs`: records read and not handed to the sinks yet;
+//! - `offsets.rs`: which offsets the sinks have acknowledged;
+//! - `commit.rs`: commits of those offsets, and their results.
 //!
 //! Delivery is at least once: librdkafka's auto commit is off, and an
 //! offset is committed only once every sink has acknowledged every message
-//! before it. At a rebalance, the revoked partitions' acknowledged offsets
-//! are committed before they go; what is not acknowledged yet is delivered
-//! again to their next owner. A restart resumes from the last commit.
+//! before it. At a rebalance, the revoked partitions' records not handed to
+//! the sinks yet are dropped, then their acknowledged offsets are committed
+//! before they go; what is not acknowledged yet is delivered again to their
+//! next owner. A restart resumes from the last commit.
 
+mod commit;
 mod config;
 pub mod decode;
 mod offsets;
+mod pending;
 
 pub use config::{KafkaSourceConfig, ValueFormat};
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rdkafka::consumer::{
     BaseConsumer, CommitMode, Consumer, ConsumerContext, Rebalance, StreamConsumer,
 };
+use rdkafka::error::KafkaResult;
 use rdkafka::message::{Message as _, Timestamp};
-use rdkafka::{ClientContext, Offset, TopicPartitionList};
+use rdkafka::{ClientContext, TopicPartitionList};
 
 use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
@@ -34,8 +39,10 @@ use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::metrics::{Counter, Registry};
 use crate::telemetry::RateLimitedLog;
 use crate::warn_limited;
+use commit::commit;
 use decode::{encode_entry, Message};
 use offsets::{Offsets, PartitionId};
+use pending::PendingRecords;
 
 /// How long records wait in a partly filled batch.
 const BATCH_WAIT: Duration = Duration::from_millis(50);
@@ -102,10 +109,13 @@ impl Telemetry {
     }
 }
 
-/// librdkafka callbacks: commit the revoked partitions' acknowledged
-/// offsets before they go to another member.
+/// librdkafka callbacks: drop the revoked partitions' records not handed
+/// over yet and commit their acknowledged offsets before they go to
+/// another member; count the results of commits.
 struct GroupContext {
     offsets: Arc<Offsets>,
+    /// Records read and not handed to the sinks yet (the read loop's).
+    pending: Arc<Mutex<PendingRecords>>,
     telemetry: Arc<Telemetry>,
     /// Where librdkafka's errors outside any one message are counted.
     client: ClientErrors,
@@ -134,47 +144,62 @@ impl ClientContext for GroupContext {
 
 impl ConsumerContext for GroupContext {
     fn pre_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
-        if let Rebalance::Revoke(list) = rebalance {
-            let revoked: Vec<PartitionId> = list
-                .elements()
-                .iter()
-                .map(|e| (e.topic().to_string(), e.partition()))
-                .collect();
-            let acked = self.offsets.revoke(&revoked);
-            commit(consumer, &acked, CommitMode::Sync, &self.telemetry);
+        match rebalance {
+            Rebalance::Assign(list) => self.offsets.assign(&partitions(list)),
+            Rebalance::Revoke(list) => {
+                let acked = revoke(
+                    &self.pending,
+                    &self.offsets,
+                    &partitions(list),
+                    &self.telemetry,
+                );
+                commit(consumer, &acked, CommitMode::Sync, &self.telemetry);
+            }
+            Rebalance::Error(e) => {
+                // the `rdkafka` crate unassigns everything after this: what
+                // was read is another member's to deliver now
+                let dropped = lock(&self.pending).clear();
+                self.offsets.lose_all();
+                self.telemetry.error(
+                    "consume",
+                    &format!("{e}: the assignment is lost; {dropped} records read and not handed over yet are dropped (their next owner reads them again)"),
+                );
+            }
         }
+    }
+
+    /// The result of an asynchronous commit (see [`commit`]).
+    fn commit_callback(&self, result: KafkaResult<()>, offsets: &TopicPartitionList) {
+        commit::settled(&self.telemetry, &self.offsets, result, offsets);
     }
 }
 
-/// Commits `offsets`, counting commits and errors.
-fn commit<C: Consumer<GroupContext>>(
-    consumer: &C,
-    offsets: &[(PartitionId, i64)],
-    mode: CommitMode,
+/// The partitions of `list`.
+fn partitions(list: &TopicPartitionList) -> Vec<PartitionId> {
+    list.elements()
+        .iter()
+        .map(|e| (e.topic().to_string(), e.partition()))
+        .collect()
+}
+
+fn lock(pending: &Mutex<PendingRecords>) -> MutexGuard<'_, PendingRecords> {
+    pending.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a revoke does before the partitions go: their records not handed
+/// to the sinks yet are dropped (the next owner reads them again), their
+/// tracking is forgotten, and their offsets acknowledged in order since
+/// the last commit are returned, to commit now.
+fn revoke(
+    pending: &Mutex<PendingRecords>,
+    offsets: &Offsets,
+    revoked: &[PartitionId],
     t: &Telemetry,
-) {
-    if offsets.is_empty() {
-        return;
-    }
-    let mut list = TopicPartitionList::new();
-    for ((topic, partition), offset) in offsets {
-        if let Err(e) = list.add_partition_offset(topic, *partition, Offset::Offset(*offset)) {
-            t.error("commit", &e);
-            return;
-        }
-    }
-    match consumer.commit(&list, mode) {
-        Ok(()) => t.commits.add(offsets.len() as u64),
-        Err(e) => t.error("commit", &e),
-    }
-}
-
-/// Records of one partition waiting to be handed to the sinks.
-struct Pending {
-    entries: Vec<u8>,
-    count: usize,
-    first: i64,
-    next: i64,
+) -> Vec<(PartitionId, i64)> {
+    let dropped = lock(pending).drop_partitions(revoked);
+    tracing::info!(source = %t.name, partitions = revoked.len(), dropped_records = dropped,
+        "kafka partitions revoked; records read from them and not handed over yet are left to their next owner");
+    offsets.revoke(revoked)
 }
 
 pub struct KafkaSource {
@@ -182,6 +207,9 @@ pub struct KafkaSource {
     cx: SourceContext,
     consumer: StreamConsumer<GroupContext>,
     offsets: Arc<Offsets>,
+    /// Shared with the rebalance callback, which empties revoked
+    /// partitions' records.
+    pending: Arc<Mutex<PendingRecords>>,
     telemetry: Arc<Telemetry>,
 }
 
@@ -189,9 +217,11 @@ impl KafkaSource {
     /// Creates the consumer and subscribes (a bad property fails start-up).
     pub fn new(config: KafkaSourceConfig, cx: SourceContext) -> Result<Self, String> {
         let offsets = Arc::new(Offsets::default());
+        let pending = Arc::new(Mutex::new(PendingRecords::default()));
         let telemetry = Arc::new(Telemetry::new(&cx.metrics, &cx.name));
         let context = GroupContext {
             offsets: offsets.clone(),
+            pending: pending.clone(),
             telemetry: telemetry.clone(),
             client: ClientErrors::new(&cx.metrics, &cx.name),
             connected: BrokerConnections::new(
@@ -215,6 +245,7 @@ impl KafkaSource {
             cx,
             consumer,
             offsets,
+            pending,
             telemetry,
         })
     }
@@ -225,6 +256,7 @@ impl KafkaSource {
             cx,
             consumer,
             offsets,
+            pending,
             telemetry,
         } = self;
         let SourceContext {
@@ -234,7 +266,6 @@ impl KafkaSource {
         } = cx;
         let mut commit_tick = tokio::time::interval(config.commit_interval);
         commit_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut pending: HashMap<PartitionId, Pending> = HashMap::new();
         let mut flush_at: Option<tokio::time::Instant> = None;
         'run: loop {
             let mut full: Option<PartitionId> = None;
@@ -251,12 +282,8 @@ impl KafkaSource {
                     Err(e) => telemetry.error("consume", &e),
                     Ok(m) => {
                         let id = (m.topic().to_string(), m.partition());
-                        let p = pending.entry(id.clone()).or_insert_with(|| Pending {
-                            entries: Vec::new(),
-                            count: 0,
-                            first: m.offset(),
-                            next: m.offset(),
-                        });
+                        let mut pending = lock(&pending);
+                        let p = pending.at(&id, m.offset());
                         let timestamp_ms = match m.timestamp() {
                             Timestamp::NotAvailable => None,
                             Timestamp::CreateTime(t) | Timestamp::LogAppendTime(t) => Some(t),
@@ -284,16 +311,23 @@ impl KafkaSource {
                     }
                 },
             }
-            let ready: Vec<(PartitionId, Pending)> = if flush_all {
+            let ready = if flush_all {
                 flush_at = None;
-                pending.drain().collect()
+                lock(&pending).take_all()
             } else {
-                full.and_then(|id| pending.remove_entry(&id))
+                full.and_then(|id| lock(&pending).take(&id))
                     .into_iter()
                     .collect()
             };
             for (id, p) in ready {
-                let ticket = offsets.track(id.clone(), p.first, p.next);
+                // the rebalance callback runs inside `consumer.recv()`, so
+                // a partition revoked since has had its records dropped
+                // already; this is the check that none is handed over
+                let Some(ticket) = offsets.track(id.clone(), p.first, p.next) else {
+                    tracing::debug!(source = %telemetry.name, topic = %id.0, partition = id.1,
+                        records = p.count, "records of a partition not assigned to this member dropped");
+                    continue;
+                };
                 if p.count == 0 {
                     // only undecodable messages: nothing to wait for
                     offsets.settle(&ticket, AckOutcome::Accepted);
@@ -333,7 +367,7 @@ impl KafkaSource {
         }
         // what was not handed over is not committed: delivered again later.
         // Dropping the router lets the sinks drain, which settles every batch.
-        drop(pending);
+        lock(&pending).clear();
         drop(router);
         let deadline = tokio::time::Instant::now() + SHUTDOWN_WAIT;
         while offsets.unsettled() > 0 && tokio::time::Instant::now() < deadline {
@@ -346,5 +380,70 @@ impl KafkaSource {
             &telemetry,
         );
         tracing::info!(source = %telemetry.name, "kafka source stopped");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ack::AckOutcome::{Accepted, Rejected};
+
+    fn telemetry(r: &Registry) -> Arc<Telemetry> {
+        Arc::new(Telemetry::new(r, &"k".into()))
+    }
+
+    /// Reads messages `offsets` of `id` into `pending`, as the read loop does.
+    fn read(pending: &Mutex<PendingRecords>, id: &PartitionId, offsets: std::ops::Range<i64>) {
+        let mut pending = lock(pending);
+        for o in offsets {
+            let p = pending.at(id, o);
+            p.entries
+                .extend_from_slice(format!("record {o}").as_bytes());
+            p.count += 1;
+            p.next = o + 1;
+        }
+    }
+
+    #[test]
+    fn a_revoke_drops_the_partitions_pending_records_before_its_commit() {
+        let (p0, p1): (PartitionId, PartitionId) = (("t".into(), 0), ("t".into(), 1));
+        // 0..10 of p0 went to the sinks: no verdict yet, or rejected
+        for verdict in [None, Some(Rejected)] {
+            let r = Registry::new();
+            let t = telemetry(&r);
+            let offsets = Offsets::default();
+            let pending = Mutex::new(PendingRecords::default());
+            offsets.assign(&[p0.clone(), p1.clone()]);
+            let a = offsets.track(p0.clone(), 0, 10).unwrap();
+            if let Some(v) = verdict {
+                offsets.settle(&a, v);
+            }
+            // 10..15 of p0 and 0..5 of p1 wait for their batch
+            read(&pending, &p0, 10..15);
+            read(&pending, &p1, 0..5);
+            let commits = revoke(&pending, &offsets, std::slice::from_ref(&p0), &t);
+            assert!(
+                commits.is_empty(),
+                "{verdict:?}: nothing of p0 is acknowledged in order"
+            );
+            // the next flush hands over p1's records only
+            let ready: Vec<PartitionId> = lock(&pending)
+                .take_all()
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
+            assert_eq!(ready, vec![p1.clone()], "{verdict:?}");
+            // p0's records are not tracked (so never committed) however
+            // they come back to the loop, nor does a late verdict count
+            assert!(offsets.track(p0.clone(), 10, 15).is_none());
+            offsets.settle(&a, Accepted);
+            let b = offsets.track(p1.clone(), 0, 5).unwrap();
+            offsets.settle(&b, Accepted);
+            assert_eq!(
+                offsets.take_committable(),
+                vec![(p1.clone(), 5)],
+                "{verdict:?}"
+            );
+        }
     }
 }
