@@ -130,7 +130,10 @@ fn after_a_fatal_error_every_record_arrives() {
                 let batch =
                     numbered(b * PER_BATCH, PER_BATCH).with_ack(AckHandle::new(move |o| match o {
                         AckOutcome::Accepted => drop(a.fetch_add(1, Ordering::SeqCst)),
-                        AckOutcome::Rejected => drop(j.fetch_add(1, Ordering::SeqCst)),
+                        // none is set aside: count it with the failures
+                        AckOutcome::Rejected | AckOutcome::Refused(_) => {
+                            j.fetch_add(1, Ordering::SeqCst);
+                        }
                     }));
                 tx.send(batch).await.unwrap();
                 // a fatal error a quarter of the way, and its replacement's

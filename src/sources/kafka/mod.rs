@@ -415,7 +415,7 @@ mod tests {
             let pending = Mutex::new(PendingRecords::default());
             offsets.assign(&[p0.clone(), p1.clone()]);
             let a = offsets.track(p0.clone(), 0, 10).unwrap();
-            if let Some(v) = verdict {
+            if let Some(v) = verdict.clone() {
                 offsets.settle(&a, v);
             }
             // 10..15 of p0 and 0..5 of p1 wait for their batch

@@ -285,7 +285,7 @@ mod tests {
         for first_verdict in [None, Some(Rejected)] {
             let o = owning(3);
             let a = track(&o, 3, 0, 10);
-            if let Some(v) = first_verdict {
+            if let Some(v) = first_verdict.clone() {
                 o.settle(&a, v);
             }
             assert!(o.revoke(&[p(3)]).is_empty(), "{first_verdict:?}");
