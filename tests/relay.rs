@@ -384,3 +384,86 @@ fn a_relay_splits_frames_over_batch_records() {
     drop(client);
     assert!(relay.stop().success());
 }
+
+/// An agent following a file written one line per `write()` at 1,000
+/// lines/s, and a TCP client writing the same way, each forwarding to a
+/// receiver: the lines travel in far fewer chunks than lines (the readers
+/// let lines gather for their `linger`), and every one arrives once. An
+/// HTTP request meanwhile is answered without waiting for any linger.
+#[test]
+fn lines_written_one_at_a_time_travel_in_few_chunks() {
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let to = receiver.forward_addr("in");
+    let mut agent = Logferry::start(&format!(
+        "[sources.app]\ntype = \"tail\"\npaths = [\"{{dir}}/app.log\"]\ntag = \"app\"\nread_from_head = true\n\n\
+         [sources.lines]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{to}\" }}]\nrequire_ack = true\n\n\
+         [api]\naddress = \"127.0.0.1:0\"\n"
+    ));
+    let api = agent.address("api listening");
+    let tcp = agent.address("tcp source listening source=lines ");
+    let web = agent.http_addr("web");
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(agent.path("app.log"))
+        .unwrap();
+    let mut conn = std::net::TcpStream::connect(tcp).unwrap();
+    use std::io::Write;
+    const LINES: usize = 3000;
+    let started = std::time::Instant::now();
+    for i in 0..LINES {
+        file.write_all(format!("t-{i}\n").as_bytes()).unwrap();
+        conn.write_all(format!("n-{i}\n").as_bytes()).unwrap();
+        let due = started + Duration::from_micros(i as u64 * 1000);
+        std::thread::sleep(due.saturating_duration_since(std::time::Instant::now()));
+    }
+    drop(conn);
+    // a client that waits is not held back by the readers' linger (set
+    // far longer here would not matter: HTTP has none)
+    let answer = http_post_line(web, "h-0");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let out = receiver.path("received.log");
+    wait_until(
+        "every line at the receiver",
+        Duration::from_secs(30),
+        || read_lines(&out).len() > 2 * LINES,
+    );
+    let chunks = metric_value(
+        &api_get(api, "/metrics"),
+        "logferry_forward_sink_chunks_total{component=\"out\"}",
+    );
+    eprintln!("{chunks} chunks for {} lines", 2 * LINES + 1);
+    assert!(agent.stop().success(), "{}", agent.log_text());
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    let lines = read_lines(&out);
+    assert_exactly(&lines, "t", LINES);
+    assert_exactly(&lines, "n", LINES);
+    assert_exactly(&lines, "h", 1);
+    // one chunk per line before the readers let lines gather: 6,001
+    assert!(
+        chunks < (2 * LINES / 10) as f64,
+        "{chunks} chunks for {} lines",
+        2 * LINES
+    );
+}
+
+/// One plain-text POST of `line`; the whole answer.
+fn http_post_line(addr: std::net::SocketAddr, line: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "POST /web HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{line}\n",
+        line.len() + 1
+    )
+    .unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}

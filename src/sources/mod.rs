@@ -5,6 +5,7 @@ pub mod fuse;
 pub mod generator;
 pub mod http;
 pub mod kafka;
+pub mod linger;
 pub mod tail;
 pub mod tcp;
 

@@ -44,8 +44,9 @@ pub struct KafkaSinkConfig {
     /// How long librdkafka waits to fill a batch (`linger.ms`), in
     /// milliseconds; fractions are allowed. A source that waits for each
     /// answer (one HTTP request per line) waits at least this long per
-    /// request: `0` suits such traffic (batches still form behind the one
-    /// produce request a partition has in flight).
+    /// request, hence the default of 0 (batches still form behind the
+    /// produce requests a partition has in flight, and streaming sources
+    /// hand over batches gathered by their own `linger`).
     #[serde(default = "default_linger_ms")]
     pub linger_ms: f64,
     /// Largest message batch per partition request (`batch.size`).
@@ -129,8 +130,12 @@ fn default_acks() -> String {
 const fn default_true() -> bool {
     true
 }
+/// 0: a source whose client waits (an HTTP request, a forward chunk with
+/// an ack) gets its answer without a linger, and streaming sources already
+/// come in batches (their own `linger`); batches still form behind the
+/// requests a partition has in flight.
 const fn default_linger_ms() -> f64 {
-    5.0
+    0.0
 }
 const fn default_batch_bytes() -> usize {
     1024 * 1024
@@ -259,7 +264,7 @@ mod tests {
 
     #[test]
     fn linger_takes_whole_and_fractional_milliseconds() {
-        assert_eq!(parse("").unwrap().client_properties()["linger.ms"], "5");
+        assert_eq!(parse("").unwrap().client_properties()["linger.ms"], "0");
         assert_eq!(
             parse("linger_ms = 0").unwrap().client_properties()["linger.ms"],
             "0"

@@ -512,15 +512,26 @@ async fn write_acks(
     mut shutdown: Shutdown,
     metrics: Arc<ForwardMetrics>,
 ) -> Result<(), WriterError> {
-    // the slot is freed once the ack is written
-    while let Some((msg, _slot)) = rx.recv().await {
+    // the slots are freed once their acks are written
+    let mut slots = Vec::new();
+    let mut msg = Vec::new();
+    while let Some((first, slot)) = rx.recv().await {
+        // acks settled together go out in one write
+        msg.clear();
+        slots.clear();
+        msg.extend_from_slice(&first);
+        slots.push(slot);
+        while let Ok((more, slot)) = rx.try_recv() {
+            msg.extend_from_slice(&more);
+            slots.push(slot);
+        }
         let stopping = async {
             shutdown.wait().await;
             tokio::time::sleep(ACK_WRITE_TIMEOUT_STOPPING).await;
         };
         tokio::select! {
             r = tokio::time::timeout(write_timeout, wr.write_all(&msg)) => match r {
-                Ok(Ok(())) => metrics.acks_sent.inc(),
+                Ok(Ok(())) => metrics.acks_sent.add(slots.len() as u64),
                 // the peer is gone
                 Ok(Err(_)) => return Ok(()),
                 Err(_) => return Err(("ack_write_timeout",

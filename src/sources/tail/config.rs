@@ -26,6 +26,14 @@ pub struct TailSourceConfig {
         deserialize_with = "units::duration"
     )]
     pub refresh_interval: Duration,
+    /// Once the reader has caught up with its files, how long it lets new
+    /// lines gather before it reads again: a file written one line at a
+    /// time is then read (and sent on) a few times a second in batches,
+    /// not once per line, at the cost of up to this much latency. A reader
+    /// that has not caught up (a backlog, full speed) never waits. 0: read
+    /// at every change event.
+    #[serde(default = "default_linger", deserialize_with = "units::duration")]
+    pub linger: Duration,
     /// How often files are checked for growth when no change event came
     /// (filesystems without inotify, missed events).
     #[serde(
@@ -120,6 +128,9 @@ const fn default_checkpoint_interval() -> Duration {
 }
 const fn default_close_idle_after() -> Duration {
     Duration::from_secs(300)
+}
+const fn default_linger() -> Duration {
+    Duration::from_millis(100)
 }
 const fn default_poll_interval() -> Duration {
     Duration::from_millis(250)

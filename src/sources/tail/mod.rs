@@ -215,6 +215,8 @@ impl TailSource {
         self.save_checkpoint();
         let mut next_rescan = Instant::now() + self.config.refresh_interval;
         let mut next_poll = Instant::now() + self.config.poll_interval;
+        // caught up with its files, it lets lines gather
+        let mut linger = crate::sources::linger::Linger::new(self.config.linger);
         loop {
             self.drain_acks();
             self.checkpoint_if_due();
@@ -222,7 +224,9 @@ impl TailSource {
                 break;
             }
             let now = Instant::now();
-            if let Some(w) = &mut self.watcher {
+            let quiet = linger.is_quiet();
+            if let Some(w) = self.watcher.as_mut().filter(|_| !quiet) {
+                // every event of the burst at once
                 let changes = w.read();
                 if !changes.is_empty() {
                     self.on_changes(changes);
@@ -238,12 +242,24 @@ impl TailSource {
                 self.report_lag();
                 next_poll = now + self.config.poll_interval;
             }
-            match self.read_ready().await {
-                Err(()) => break, // a sink has stopped
-                Ok(true) => continue,
-                Ok(false) => {}
+            if !quiet {
+                match self.read_ready().await {
+                    Err(()) => break, // a sink has stopped
+                    Ok(true) => {
+                        // caught up (no file left mid-backlog): let the
+                        // next lines gather
+                        if self.ready.is_empty() {
+                            linger.caught_up();
+                        }
+                        continue;
+                    }
+                    Ok(false) => {}
+                }
             }
             let mut until = next_rescan.min(next_poll);
+            if let Some(t) = linger.until() {
+                until = until.min(t.into_std());
+            }
             if let Some(t) = self.rescan_soon {
                 until = until.min(t);
             }
@@ -252,7 +268,7 @@ impl TailSource {
             }
             let watcher = self.watcher.as_ref();
             tokio::select! {
-                _ = async { match watcher { Some(w) => w.ready().await, None => std::future::pending().await } } => {}
+                _ = async { match watcher { Some(w) => w.ready().await, None => std::future::pending().await } }, if !quiet => {}
                 _ = tokio::time::sleep_until(until.into()) => {}
                 _ = self.cx.shutdown.wait() => {}
                 Some(ack) = self.acks.recv() => self.on_ack(ack),

@@ -43,6 +43,14 @@ pub struct TcpSourceConfig {
     /// A connection that sends nothing for this long is closed.
     #[serde(default = "default_idle_timeout", deserialize_with = "units::duration")]
     pub idle_timeout: Duration,
+    /// Once a connection's reader has caught up with what its client sent,
+    /// how long it lets new messages gather before it reads again (nobody
+    /// waits for an acknowledgement over TCP): a client writing one line at
+    /// a time is read and sent on a few times a second in batches, at the
+    /// cost of up to this much latency. A reader that has not caught up
+    /// never waits. 0: read as soon as data arrives.
+    #[serde(default = "default_linger", deserialize_with = "units::duration")]
+    pub linger: Duration,
     /// Serve TLS instead of plain TCP.
     pub tls: Option<ServerTlsConfig>,
 }
@@ -93,6 +101,9 @@ const fn default_max_connections() -> usize {
     1024
 }
 
+const fn default_linger() -> Duration {
+    Duration::from_millis(100)
+}
 const fn default_idle_timeout() -> Duration {
     Duration::from_secs(300)
 }

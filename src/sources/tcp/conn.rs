@@ -120,6 +120,7 @@ impl Connection {
         let mut buf_charge = MemoryCharge::none();
         let mut first_bytes = settings.tls.is_none();
         let mut evicted = false;
+        let mut linger = crate::sources::linger::Linger::new(config.linger);
         let end = loop {
             if let Some(additional) = growth(&conn.buf) {
                 // a new read buffer is charged before it is allocated: with
@@ -145,6 +146,8 @@ impl Connection {
                 buf_charge = charge;
             }
             let room = (conn.buf.capacity() - conn.buf.len()).min(READ_CHUNK);
+            // the room this pass asked the socket for
+            let mut asked = room;
             // read what has arrived; if nothing has and no message is begun,
             // let go of the buffer and wait for the client with a small
             // read: an idle connection holds no budget
@@ -172,6 +175,7 @@ impl Connection {
                         // an uncharged allocation of a few bytes
                         limit = if first_bytes { 2 } else { 1 };
                     }
+                    asked = limit;
                     let mut room = (&mut conn.buf).limit(limit);
                     let read = tokio::select! {
                         biased;
@@ -184,6 +188,8 @@ impl Connection {
                     read
                 }
             };
+            // a read that did not fill its room took all there was
+            let caught_up = matches!(read, Some(Ok(Ok(n))) if n < asked);
             match read {
                 None | Some(Ok(Ok(0))) => break End::Clean,
                 Some(Err(_)) => {
@@ -222,6 +228,15 @@ impl Connection {
             }
             if evicted {
                 break End::Evicted;
+            }
+            if caught_up {
+                // let the client's next lines gather
+                linger.caught_up();
+                tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => {}
+                    _ = linger.wait() => {}
+                }
             }
         };
         match &end {

@@ -1,0 +1,94 @@
+//! When a reader that nobody waits on reads next.
+//!
+//! A tail reader or a TCP connection has no client waiting for an
+//! acknowledgement, so it need not hand over each line the moment it
+//! arrives: once it has caught up with what was written, it lets the next
+//! lines gather for its `linger`, and hands them over as one batch. A
+//! reader behind its input (a backlog, full speed) reads on at once. A
+//! source whose client waits (an HTTP request, a forward chunk with an ack,
+//! a FUSE `fsync`) has no linger at all.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The linger state of one reader.
+#[derive(Debug, Clone)]
+pub struct Linger {
+    /// How long lines gather once the reader has caught up; zero: never.
+    period: Duration,
+    /// Until when the reader lets lines gather.
+    quiet_until: Option<Instant>,
+}
+
+impl Linger {
+    pub fn new(period: Duration) -> Self {
+        Linger {
+            period,
+            quiet_until: None,
+        }
+    }
+
+    /// The reader read something and took all there was: the next lines
+    /// gather for the period.
+    pub fn caught_up(&mut self) {
+        if !self.period.is_zero() {
+            self.quiet_until = Some(Instant::now() + self.period);
+        }
+    }
+
+    /// Whether the reader lets lines gather now.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet_until.is_some_and(|t| Instant::now() < t)
+    }
+
+    /// When the gathering ends, while it lasts.
+    pub fn until(&self) -> Option<Instant> {
+        self.quiet_until.filter(|_| self.is_quiet())
+    }
+
+    /// Waits for the gathering to end (at once if it is not on).
+    pub async fn wait(&mut self) {
+        if let Some(t) = self.quiet_until.take() {
+            tokio::time::sleep_until(t).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_reader_that_caught_up_waits_its_linger_one_behind_does_not() {
+        tokio::time::pause();
+        let mut l = Linger::new(Duration::from_millis(100));
+        // behind its input (a full read): reads on at once
+        assert!(!l.is_quiet());
+        let started = Instant::now();
+        l.wait().await;
+        assert_eq!(started.elapsed(), Duration::ZERO);
+        // caught up: the next lines gather for the linger
+        l.caught_up();
+        assert!(l.is_quiet());
+        assert_eq!(l.until(), Some(started + Duration::from_millis(100)));
+        l.wait().await;
+        let waited = started.elapsed();
+        assert!(
+            waited >= Duration::from_millis(100) && waited < Duration::from_millis(110),
+            "{waited:?}"
+        );
+        assert!(!l.is_quiet() && l.until().is_none());
+    }
+
+    #[tokio::test]
+    async fn no_linger_never_waits() {
+        tokio::time::pause();
+        let mut l = Linger::new(Duration::ZERO);
+        l.caught_up();
+        assert!(!l.is_quiet());
+        let started = Instant::now();
+        l.wait().await;
+        assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+}
