@@ -235,7 +235,7 @@ struct Fresh {
 }
 
 /// Most bytes of [`State::fresh`] frames.
-const FRESH_BYTES: usize = 8 << 20;
+const FRESH_BYTES: usize = 4 << 20;
 
 pub(super) struct Shared {
     sink: Arc<str>,

@@ -48,6 +48,10 @@ use conn::{Link, ServerTask, Settings};
 /// batches from its queue (the queue's byte limit bounds memory anyway).
 const MAX_READY: usize = 64;
 
+/// Most bytes of entries in chunks waiting for a server before the sink
+/// stops reading its queue.
+const MAX_READY_BYTES: usize = 4 << 20;
+
 /// How often the end of the queue is looked for while it is not read
 /// (`MAX_READY` chunks waiting).
 const CLOSE_POLL: Duration = Duration::from_millis(100);
@@ -294,10 +298,10 @@ impl ForwardSink {
                 biased;
                 Some(chunk) = retry_rx.recv() => d.ready.push_front(chunk),
                 _ = wake.notified() => {}
-                next = rx.recv(), if queue_open && d.ready.len() < MAX_READY => match next {
+                next = rx.recv(), if queue_open && !d.ready_full() => match next {
                     Some(delivery) => {
                         d.take(delivery);
-                        while d.ready.len() < MAX_READY {
+                        while !d.ready_full() {
                             match rx.try_recv() {
                                 Some(delivery) => d.take(delivery),
                                 None => break,
@@ -315,7 +319,7 @@ impl ForwardSink {
                 },
                 // the queue is not read while MAX_READY chunks wait: look
                 // for its end another way, so a stop starts drain_timeout
-                _ = tokio::time::sleep(CLOSE_POLL), if queue_open && d.ready.len() >= MAX_READY => {
+                _ = tokio::time::sleep(CLOSE_POLL), if queue_open && d.ready_full() => {
                     if rx.is_closed() {
                         queue_open = false;
                         d.flush_all();
@@ -375,6 +379,14 @@ struct Dispatcher<'a> {
 }
 
 impl Dispatcher<'_> {
+    /// Enough chunks wait for a server (by count or bytes): the queue is
+    /// not read until one goes. With every server down, this bounds what
+    /// the sink holds in memory (a disk buffer keeps the rest on disk).
+    fn ready_full(&self) -> bool {
+        self.ready.len() >= MAX_READY
+            || self.ready.iter().map(|c| c.bytes).sum::<usize>() >= MAX_READY_BYTES
+    }
+
     fn take(&mut self, delivery: Delivery) {
         // a batch larger than a chunk may be, in bytes or records (a big
         // frame from a forward source), goes out in pieces that fit
