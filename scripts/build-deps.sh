@@ -2,12 +2,12 @@
 # Installs what building logferry needs beyond Rust on a fresh Debian
 # machine: librdkafka (the Kafka sink and source) is built from the rdkafka
 # crate's bundled source with cmake and a C/C++ compiler, against the
-# OpenSSL and libcurl headers. Extra packages can be named as arguments
+# OpenSSL headers. Extra packages can be named as arguments
 # (scripts/test-deps.sh adds what the tests need). Does nothing when all
 # are installed; needs root (apt-get) otherwise.
 set -euo pipefail
 
-wanted=(cmake g++ pkg-config libssl-dev libcurl4-openssl-dev "$@")
+wanted=(cmake g++ pkg-config libssl-dev "$@")
 missing=()
 for pkg in "${wanted[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

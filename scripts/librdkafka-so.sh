@@ -26,5 +26,5 @@ dir=target/librdkafka-so
 mkdir -p "$dir"
 gcc -shared -o "$dir/librdkafka.so.1" -Wl,-soname,librdkafka.so.1 \
   -Wl,--whole-archive "$archive" -Wl,--no-whole-archive "$zstd" \
-  -lcurl -lssl -lcrypto -lz -lpthread -lm -ldl
+  -lssl -lcrypto -lz -lpthread -lm -ldl
 realpath "$dir"

@@ -8,7 +8,7 @@
 #   chromium                                                      (renders `bench report` pages, Debian)
 #   haproxy                                                       (`bench scenario http-kafka --via haproxy`, Debian)
 # and what the Kafka sink's build and tests need: cmake, g++ and the
-# libcurl/OpenSSL headers for librdkafka, and the local broker's jars
+# OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central).
 #   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 #   tmux                                                          (drives `logferry top` in tests/operations.rs, Debian)
