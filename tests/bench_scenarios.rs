@@ -3,6 +3,12 @@
 //! is counted and reported, not how fast anything is), the templates of
 //! the other systems as rendered, and Ctrl-C. The Kafka scenarios use the
 //! local broker of scripts/kafka.sh and haproxy (scripts/test-deps.sh).
+//!
+//! The deliver scenarios with Fluent Bit and Fluentd in the agent and
+//! receiver roles run the peers' build (named by /opt/peers/env, or the
+//! file $LOGFERRY_PEERS_ENV names). A peer that is not built fails its
+//! test, saying how to build it; set LOGFERRY_SKIP_PEERS=1 to skip those
+//! tests instead.
 
 mod common;
 
@@ -65,6 +71,8 @@ fn smoke(name: &str, extra: &[&str], tiers: [(&str, usize); 3]) {
                 .all(|p| p["rate"].is_number()),
             "{step:#}"
         );
+        assert!(procs.iter().all(|p| p["system"] == "logferry"), "{step:#}");
+        latency(step, sent, None);
     }
     let samples = r["samples"].as_array().unwrap();
     for (tier, _) in tiers {
@@ -73,14 +81,180 @@ fn smoke(name: &str, extra: &[&str], tiers: [(&str, usize); 3]) {
             "no sample of the {tier} tier"
         );
     }
-    // the run's own page: its table and its three plots
+    // the run's own page: its table and its five plots (rate per step,
+    // CPU and RSS over time, CPU and RSS per rate)
     let page = std::fs::read_to_string(report.join("index.html")).unwrap();
     assert_eq!(page.matches("<table").count(), 1, "{page}");
-    assert_eq!(page.matches("<svg").count(), 3, "{page}");
+    assert_eq!(page.matches("<svg").count(), 5, "{page}");
+    assert!(page.contains("<th>latency p99 ms</th>"), "{page}");
     // the configs the processes ran, as rendered
     for file in ["agent-1.toml", "deliver-1.toml", "receiver-1.toml"] {
         let config = std::fs::read_to_string(work.join(file)).unwrap();
         assert!(!config.contains("{{"), "{file}:\n{config}");
+    }
+}
+
+/// Checks a step's end-to-end latency: every line written was measured
+/// (each carries its write-time stamp), p50 ≤ p99 ≤ max, all above zero
+/// and, if `below` is given, the largest below it (ms).
+fn latency(step: &Value, sent: u64, below: Option<f64>) {
+    let l = &step["latency"];
+    assert_eq!(l["lines"].as_u64(), Some(sent), "{step:#}");
+    let (p50, p99, max) = (
+        l["p50_ms"].as_f64().unwrap(),
+        l["p99_ms"].as_f64().unwrap(),
+        l["max_ms"].as_f64().unwrap(),
+    );
+    assert!(0.0 < p50 && p50 <= p99 && p99 <= max, "{step:#}");
+    if let Some(below) = below {
+        assert!(
+            max < below,
+            "max latency {max} ms, not below {below} ms: {step:#}"
+        );
+    }
+}
+
+/// Two steps of 3 s, every line timed from its write to its line in a
+/// receiver's file: each latency is below the step's length, and the
+/// table shows them.
+#[test]
+fn peer_deliver_measures_the_latency_of_every_line() {
+    let (stdout, r, _dir) = run_with(
+        "peer-deliver",
+        &[
+            "--rates",
+            "200,2000",
+            "--step-seconds",
+            "3",
+            "--sample",
+            "500ms",
+        ],
+        false,
+    );
+    let header = stdout
+        .lines()
+        .find(|l| l.starts_with("| rate of writing"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        header.contains("| latency p50 / p99 / max (ms) | agent logferry CPU % / RSS | deliver logferry CPU % / RSS | receiver logferry CPU % / RSS |"),
+        "{header}"
+    );
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{r:#}");
+    for step in steps {
+        let sent = step["sent"].as_u64().unwrap();
+        assert!(
+            sent > 0 && sent == step["received"].as_u64().unwrap(),
+            "{step:#}"
+        );
+        latency(step, sent, Some(3000.0));
+        let row = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {} |", step["label"].as_str().unwrap())))
+            .unwrap_or_else(|| panic!("{stdout}"));
+        let cell = format!(
+            "| {:.1} / {:.1} / {:.1} |",
+            step["latency"]["p50_ms"].as_f64().unwrap(),
+            step["latency"]["p99_ms"].as_f64().unwrap(),
+            step["latency"]["max_ms"].as_f64().unwrap()
+        );
+        assert!(row.contains(&cell), "{cell} not in {row}");
+    }
+    assert!(stdout.contains("latency at 2000 lines/s: p50 "), "{stdout}");
+}
+
+/// Whether the peers' build names `var` (`ANCHOR_FLUENTBIT`,
+/// `ANCHOR_FLUENTD_DIR`), as the scenario finds it: in the environment or
+/// in the env file. A peer that is missing fails the test unless
+/// LOGFERRY_SKIP_PEERS is set (a skipped comparison would prove nothing).
+fn peer_is_built(var: &str, peer: &str) -> bool {
+    let file = std::env::var("LOGFERRY_PEERS_ENV").unwrap_or_else(|_| "/opt/peers/env".into());
+    let value = std::env::var(var).ok().or_else(|| {
+        let text = std::fs::read_to_string(&file).ok()?;
+        text.lines()
+            .rev()
+            .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
+            .find(|(k, _)| *k == var)
+            .map(|(_, v)| v.trim_matches('"').to_string())
+    });
+    if value.is_some_and(|v| Path::new(&v).exists()) {
+        return true;
+    }
+    if std::env::var_os("LOGFERRY_SKIP_PEERS").is_some() {
+        eprintln!(
+            "skipping: {peer} is not built ({var} not in {file}; LOGFERRY_SKIP_PEERS is set)"
+        );
+        return false;
+    }
+    panic!(
+        "{peer} is not built: {file} names no {var}. Build Fluent Bit and Fluentd with the \
+         peers' build script (shared/peers/build.sh: `MIRROR=<git mirrors> build.sh fluentbit \
+         fluentd`, about 15 minutes), which writes /opt/peers/env; or point LOGFERRY_PEERS_ENV \
+         at another env file; or set LOGFERRY_SKIP_PEERS=1 to skip this test"
+    );
+}
+
+/// A deliver scenario with `system` as agent and receiver around a
+/// logferry deliver tier: every record arrives, each process is of its
+/// system, each line is timed.
+fn agent_and_receiver_of(system: &str) {
+    let (stdout, r, dir) = run_with(
+        "peer-deliver",
+        &["--smoke", "--agent", system, "--receiver", system],
+        false,
+    );
+    assert!(
+        stdout.contains(&format!("| agent {system} CPU % / RSS | deliver logferry CPU % / RSS | receiver {system} CPU % / RSS |")),
+        "{stdout}"
+    );
+    assert_eq!(r["params"]["agent"], system);
+    assert_eq!(r["params"]["receiver"], system);
+    for step in r["steps"].as_array().unwrap() {
+        let sent = step["sent"].as_u64().unwrap();
+        assert!(
+            sent > 0 && sent == step["received"].as_u64().unwrap(),
+            "{step:#}"
+        );
+        let procs = step["processes"].as_array().unwrap();
+        let system_of = |tier: &str| {
+            let p = procs.iter().find(|p| p["tier"] == tier).unwrap();
+            assert!(p["rss_bytes"].as_u64().unwrap() > 0, "{step:#}");
+            p["system"].as_str().unwrap().to_string()
+        };
+        assert_eq!(
+            [
+                system_of("agent"),
+                system_of("deliver"),
+                system_of("receiver")
+            ],
+            [system, "logferry", system]
+        );
+        // (they flush once a second at each of their hops: no bound)
+        latency(step, sent, None);
+    }
+    let work = dir.path().join("work");
+    for file in ["agent-1.conf", "receiver-1.conf"] {
+        let config = std::fs::read_to_string(work.join(file)).unwrap();
+        assert!(!config.contains("{{"), "{file}:\n{config}");
+    }
+    let page = std::fs::read_to_string(dir.path().join("report/index.html")).unwrap();
+    assert!(
+        page.contains(&format!(">\nagent {system}\n</text>")),
+        "{page}"
+    );
+}
+
+#[test]
+fn fluent_bit_as_agent_and_receiver_around_a_logferry_deliver() {
+    if peer_is_built("ANCHOR_FLUENTBIT", "Fluent Bit") {
+        agent_and_receiver_of("fluent-bit");
+    }
+}
+
+#[test]
+fn fluentd_as_agent_and_receiver_around_a_logferry_deliver() {
+    if peer_is_built("ANCHOR_FLUENTD_DIR", "Fluentd") {
+        agent_and_receiver_of("fluentd");
     }
 }
 
@@ -177,6 +351,87 @@ fn the_deliver_template_of_every_system_is_rendered_whole() {
         "{}",
         text(&out)
     );
+}
+
+/// Like [`rendered`], with `true` in the agent or the receiver role.
+fn rendered_role(role: &str, system: &str, process: &str, file: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let (sys, bin) = (format!("--{role}"), format!("--{role}-bin"));
+    let out = scenario(&[
+        "peer-deliver",
+        "--smoke",
+        &sys,
+        system,
+        &bin,
+        "true",
+        "--dir",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert!(!out.status.success(), "{system}: {}", text(&out));
+    assert!(
+        text(&out).contains(&format!("{process} exited")),
+        "{system}: {}",
+        text(&out)
+    );
+    let config = std::fs::read_to_string(dir.path().join(file)).unwrap();
+    assert!(
+        !config.contains("{{") && !config.contains("}}"),
+        "{system}:\n{config}"
+    );
+    config
+}
+
+#[test]
+fn the_agent_and_receiver_templates_of_every_system_are_rendered_whole() {
+    for (system, file, says) in [
+        ("fluent-bit", "agent-1.conf", "Name            tail"),
+        ("fluentd", "agent-1.conf", "@type tail"),
+    ] {
+        let config = rendered_role("agent", system, "agent-1", file);
+        assert!(
+            config.contains(says) && config.contains("agent-1.log"),
+            "{config}"
+        );
+    }
+    for (system, file, says) in [
+        ("fluent-bit", "receiver-1.conf", "Format       plain"),
+        ("fluentd", "receiver-1.conf", "@type json"),
+        ("vector", "receiver-1.toml", "encoding.codec = \"json\""),
+    ] {
+        let config = rendered_role("receiver", system, "receiver-1", file);
+        assert!(
+            config.contains(says) && config.contains("receiver-1"),
+            "{config}"
+        );
+    }
+    // said before anything starts
+    for (args, says) in [
+        (
+            &["peer-deliver", "--agent", "vector"][..],
+            "vector cannot be an agent",
+        ),
+        (
+            &[
+                "peer-deliver",
+                "--target",
+                "vector",
+                "--receiver",
+                "fluentd",
+            ][..],
+            "only the logferry receiver takes",
+        ),
+        (
+            &["file-transfer", "--receiver", "fluent-bit"][..],
+            "belong to the deliver scenarios",
+        ),
+    ] {
+        let mut all = args.to_vec();
+        all.push("--smoke");
+        let out = scenario(&all);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(text(&out).contains(says), "{args:?}: {}", text(&out));
+        assert!(!text(&out).contains("started"), "{args:?}: {}", text(&out));
+    }
 }
 
 #[test]
@@ -566,11 +821,20 @@ fn smoke_in(
     name: &str,
     extra: &[&str],
 ) -> (tempfile::TempDir, Output, Option<Value>) {
+    run_in(dir, name, extra, true)
+}
+
+/// [`smoke_in`], with `--smoke` only if `smoke`.
+fn run_in(
+    dir: tempfile::TempDir,
+    name: &str,
+    extra: &[&str],
+    smoke: bool,
+) -> (tempfile::TempDir, Output, Option<Value>) {
     let json = dir.path().join("result.json");
     let (work, report) = (dir.path().join("work"), dir.path().join("report"));
     let mut args = vec![
         name,
-        "--smoke",
         "--json",
         json.to_str().unwrap(),
         "--dir",
@@ -578,6 +842,9 @@ fn smoke_in(
         "--report",
         report.to_str().unwrap(),
     ];
+    if smoke {
+        args.push("--smoke");
+    }
     args.extend_from_slice(extra);
     let out = scenario(&args);
     let result = std::fs::read_to_string(&json)
@@ -590,7 +857,12 @@ fn smoke_in(
 /// this scenario, with logferry as the target. Returns its standard
 /// output, its result and the directory.
 fn run_smoke(name: &str, extra: &[&str]) -> (String, Value, tempfile::TempDir) {
-    let (dir, out, r) = smoke_in(tempfile::tempdir().unwrap(), name, extra);
+    run_with(name, extra, true)
+}
+
+/// [`run_smoke`], with `--smoke` only if `smoke`.
+fn run_with(name: &str, extra: &[&str], smoke: bool) -> (String, Value, tempfile::TempDir) {
+    let (dir, out, r) = run_in(tempfile::tempdir().unwrap(), name, extra, smoke);
     assert!(out.status.success(), "{}", text(&out));
     let r = r.expect("a result");
     assert_eq!(r["scenario"], name);

@@ -3,7 +3,9 @@
 //! generator, and the forward and HTTP writers (the monitor is in
 //! bench_monitor.rs).
 //! Counts are exact; no assertion depends on how fast anything is, except
-//! the generator's rate, which is its promise (±20 % over 3 s).
+//! the generator's rate, which is its promise (±20 % over 3 s). Every
+//! writer stamps its lines with their write time (`t=` and 19 digits of
+//! Unix nanoseconds) where they have room.
 
 mod common;
 
@@ -13,6 +15,30 @@ use std::time::Duration;
 use common::*;
 
 const WAIT: Duration = Duration::from_secs(60);
+
+/// Nanoseconds since the Unix epoch.
+fn now_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// Checks that every line carries one write-time stamp (` t=` and 19
+/// digits) taken between `from` and `to`.
+fn stamped_between(lines: &[String], from: u64, to: u64) {
+    assert!(!lines.is_empty());
+    for l in lines {
+        let at = l.find("t=").unwrap_or_else(|| panic!("no stamp in {l}"));
+        let digits = &l[at + 2..at + 21];
+        let t: u64 = digits.parse().unwrap_or_else(|_| panic!("{l}"));
+        assert!(from <= t && t <= to, "stamp {t} not in [{from}, {to}]: {l}");
+        assert!(
+            !l[at + 21..].starts_with(|c: char| c.is_ascii_digit()),
+            "{l}"
+        );
+    }
+}
 
 /// Runs `logferry bench ARGS` to its end; asserts it succeeded.
 fn bench(args: &[&str]) -> String {
@@ -78,6 +104,7 @@ fn tail_writer_rounds_reach_a_tailing_logferry_and_are_reported() {
         input.display().to_string()
     ));
     let (rounds, records, size) = (3, 400, 60);
+    let from = now_nanos();
     let out = bench(&[
         "tail-writer",
         "--file",
@@ -97,11 +124,13 @@ fn tail_writer_rounds_reach_a_tailing_logferry_and_are_reported() {
         "--idle-cpu",
         "50",
     ]);
+    let to = now_nanos();
     assert_round_rows(&out, rounds, records, size, r.pid());
     let lines = wait_for_lines(&r.path("out.log"), rounds * records, WAIT);
     assert_eq!(lines.len(), rounds * records);
     assert!(lines.iter().all(|l| l.len() == size));
     assert_eq!(distinct(lines.iter().cloned()).len(), rounds * records);
+    stamped_between(&lines, from, to);
 }
 
 #[test]
@@ -165,6 +194,7 @@ fn a_writer_without_pid_only_writes() {
 fn gen_writes_exactly_count_lines() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("gen.log");
+    let from = now_nanos();
     let out = bench(&[
         "gen",
         "--file",
@@ -181,6 +211,8 @@ fn gen_writes_exactly_count_lines() {
     assert!(lines.iter().all(|l| l.len() == 40));
     assert_eq!(distinct(lines.iter().cloned()).len(), 12345);
     assert!(out.contains("wrote 12345 lines, 506145 bytes"), "{out}");
+    stamped_between(&lines, from, now_nanos());
+    assert!(lines[7].starts_with("000000000007 t="), "{}", lines[7]);
 
     let ltsv = dir.path().join("ltsv.log");
     bench(&[
@@ -205,10 +237,14 @@ fn gen_writes_exactly_count_lines() {
             .collect();
         assert_eq!(
             keys,
-            ["time", "level", "method", "uri", "status", "reqtime", "size", "host", "ua"],
+            [
+                "time", "level", "method", "uri", "status", "reqtime", "size", "host", "ua",
+                "stamp"
+            ],
             "{l}"
         );
     }
+    stamped_between(&lines, from, now_nanos());
 }
 
 #[test]
@@ -280,7 +316,9 @@ fn forward_writer(addr: std::net::SocketAddr, extra: &[&str]) -> String {
 fn forward_writer_with_acks_and_gzip_delivers_every_record() {
     let mut r = Logferry::start(FORWARD_TO_FILE);
     let addr = r.forward_addr("in");
+    let from = now_nanos();
     let out = forward_writer(addr, &["--ack", "--gzip"]);
+    let to = now_nanos();
     assert!(
         out.contains("sent 5000 of 5000 records")
             && out.contains("17 of 17 chunks acknowledged (5000 records)")
@@ -291,6 +329,7 @@ fn forward_writer_with_acks_and_gzip_delivers_every_record() {
     let lines = wait_for_lines(&r.path("unified.log"), 5000, WAIT);
     assert_eq!(lines.len(), 5000);
     assert_eq!(distinct(lines.iter().cloned()).len(), 5000);
+    stamped_between(&lines, from, to);
 }
 
 #[test]
@@ -346,6 +385,7 @@ fn http_writer_delivers_every_line() {
         "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/out.log\"\n",
     );
     let addr = r.http_addr("in");
+    let from = now_nanos();
     let out = bench(&[
         "http-writer",
         "--address",
@@ -367,6 +407,12 @@ fn http_writer_delivers_every_line() {
             && out.contains("0 error(s)"),
         "{out}"
     );
+    let to = now_nanos();
     let lines = wait_for_lines(&r.path("out.log"), 3000, WAIT);
     assert_eq!(lines.len(), 3000);
+    assert!(lines.iter().all(|l| l.len() == 32));
+    stamped_between(&lines, from, to);
+    // one stamp per request: 60 requests, each its own time
+    let stamps: Vec<String> = lines.iter().map(|l| l[9..30].to_string()).collect();
+    assert!(distinct(stamps.into_iter()).len() > 1);
 }

@@ -3,7 +3,9 @@
 //! PackedForward chunks (CompressedPackedForward with `--gzip`), over TLS
 //! with `--tls`, optionally at a fixed rate and waiting for each chunk's
 //! ack (`--ack`, Fluentd's `require_ack_response`); reports what was sent
-//! and acknowledged.
+//! and acknowledged. Each record's message carries the time its chunk was
+//! built, just before it is sent (`stamp.rs`; records of at least 34
+//! bytes).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -16,6 +18,7 @@ use crate::protocol::forward::{parse_ack, write_message_entry, write_packed_forw
 use crate::protocol::msgpack::write;
 
 use super::load::tls_client;
+use super::stamp::{self, Stamp};
 
 #[derive(Debug, clap::Args)]
 pub struct ForwardWriterArgs {
@@ -25,7 +28,8 @@ pub struct ForwardWriterArgs {
     /// Records to send in all.
     #[arg(long, default_value_t = 100_000)]
     pub records: usize,
-    /// Bytes of each record's `message`.
+    /// Bytes of each record's `message` (at least 34 to carry the
+    /// write-time stamp).
     #[arg(long, default_value_t = 100)]
     pub size: usize,
     /// Records per PackedForward chunk.
@@ -213,7 +217,7 @@ fn send_chunks(
 }
 
 /// One chunk of records `first..first + n`, each
-/// `[time, {"message": "<12-digit record number>xxx…"}]`.
+/// `[time, {"message": "<12-digit record number> t=<stamp> xxx…"}]`.
 fn chunk_frame(
     a: &ForwardWriterArgs,
     first: usize,
@@ -221,11 +225,12 @@ fn chunk_frame(
     chunk: Option<&[u8]>,
 ) -> Result<Vec<u8>, String> {
     let mut entries = Vec::with_capacity(n * (a.size + 24));
-    let mut message = vec![b'x'; a.size];
+    let mut message = Vec::with_capacity(a.size + 1);
+    let stamp = Stamp::now();
     for i in first..first + n {
-        let digits = format!("{i:012}");
-        let k = digits.len().min(a.size);
-        message[..k].copy_from_slice(&digits.as_bytes()[digits.len() - k..]);
+        message.clear();
+        stamp::numbered_line(&mut message, format!("{i:012}").as_bytes(), a.size, &stamp);
+        message.pop(); // the newline: a record's message is the line alone
         write_message_entry(&mut entries, 1_700_000_000, i as u32, &message);
     }
     let mut frame = Vec::with_capacity(entries.len() + 64);
@@ -354,6 +359,16 @@ mod tests {
             assert_eq!(f.count, 3);
             assert_eq!(f.options.chunk.as_deref(), Some(&b"w0-c1"[..]));
             assert!(memchr::memmem::find(&f.entries, b"000000000005xxxxxxxx").is_some());
+            // 20-byte records have no room for a stamp; 40-byte ones do
+            let long = ForwardWriterArgs {
+                size: 40,
+                ..args(gzip)
+            };
+            let frame = chunk_frame(&long, 4, 3, None).unwrap();
+            let f = decode_frame(bytes::Bytes::from(frame), &Limits::default()).unwrap();
+            let at = memchr::memmem::find(&f.entries, b"000000000005 t=").unwrap();
+            let stamped = stamp::find(&f.entries[at..]).unwrap();
+            assert!(stamped.abs_diff(stamp::now_nanos()) < 60_000_000_000);
         }
     }
 }

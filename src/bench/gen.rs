@@ -1,6 +1,9 @@
 //! `bench gen`: writes log lines to a file at a steady rate (like
 //! dummer): fixed-size lines or LTSV access-log lines with random values
 //! from a seeded generator, optionally rotated, and reports what it wrote.
+//! Every line carries its write time (`stamp.rs`): a fixed-size line is
+//! `NUMBER t=STAMP xxx…` (the stamp needs lines of at least 34 bytes), an
+//! LTSV line ends with a `stamp:t=STAMP` field.
 //!
 //! The rate holds over long runs because each line has a due time
 //! (`start + n / rate`): the writer catches up on every line that is due,
@@ -12,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::monitor::{interrupt_flag, sleep_until};
 use super::output::AppendFile;
+use super::stamp::{self, Stamp};
 
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
@@ -27,7 +31,8 @@ pub struct GenArgs {
     /// Stop after this many lines.
     #[arg(long)]
     pub count: Option<u64>,
-    /// Bytes per line, newline excluded (fixed-size lines).
+    /// Bytes per line, newline excluded (fixed-size lines; at least 34 to
+    /// carry the write-time stamp).
     #[arg(long, default_value_t = 100, conflicts_with = "template")]
     pub size: usize,
     /// Line template instead of fixed-size lines: `ltsv` (an access log:
@@ -112,22 +117,15 @@ pub fn write_lines(
     stop: &AtomicBool,
 ) -> Result<(u64, u64), String> {
     let mut rng = Rng::new(l.seed);
-    let mut fixed = vec![b'x'; l.size + 1];
-    fixed[l.size] = b'\n';
     let pace = Pace {
         rate: l.rate,
         duration: l.duration,
         count: l.count,
         hold: None,
     };
-    write_paced(file, &pace, stop, |batch, n| match l.template {
-        Some(Template::Ltsv) => ltsv_line(batch, &mut rng),
-        None => {
-            let digits = format!("{n:012}");
-            let k = digits.len().min(l.size);
-            fixed[..k].copy_from_slice(&digits.as_bytes()[digits.len() - k..]);
-            batch.extend_from_slice(&fixed);
-        }
+    write_paced(file, &pace, stop, |batch, n, stamp| match l.template {
+        Some(Template::Ltsv) => ltsv_line(batch, &mut rng, stamp),
+        None => stamp::numbered_line(batch, format!("{n:012}").as_bytes(), l.size, stamp),
     })
 }
 
@@ -145,13 +143,15 @@ pub struct Pace<'a> {
 }
 
 /// Appends the lines that `line` makes (line `n`, from 0, appended to the
-/// batch) to `file` at `p.rate` until `p.duration` or `p.count` is reached
-/// or `stop` is set; returns the lines and bytes written.
+/// batch with the batch's write time) to `file` at `p.rate` until
+/// `p.duration` or `p.count` is reached or `stop` is set; returns the
+/// lines and bytes written. The lines due at one wake-up go out in one
+/// `write()`, all stamped with the time just before it.
 pub fn write_paced(
     file: &mut AppendFile,
     p: &Pace,
     stop: &AtomicBool,
-    mut line: impl FnMut(&mut Vec<u8>, u64),
+    mut line: impl FnMut(&mut Vec<u8>, u64, &Stamp),
 ) -> Result<(u64, u64), String> {
     let start = Instant::now();
     let end = p.duration.map(|d| start + d);
@@ -177,8 +177,9 @@ pub fn write_paced(
         };
         let due = due.min(limit);
         batch.clear();
+        let stamp = Stamp::now();
         while lines < due {
-            line(&mut batch, lines);
+            line(&mut batch, lines, &stamp);
             lines += 1;
         }
         if !batch.is_empty() {
@@ -213,8 +214,8 @@ fn due_at(n: u64, rate: f64) -> Duration {
     Duration::from_secs_f64(n as f64 / rate)
 }
 
-/// One LTSV access-log line.
-fn ltsv_line(out: &mut Vec<u8>, rng: &mut Rng) {
+/// One LTSV access-log line, its write time in a last `stamp` field.
+fn ltsv_line(out: &mut Vec<u8>, rng: &mut Rng, stamp: &Stamp) {
     use std::io::Write;
     const LEVELS: [&str; 4] = ["INFO", "INFO", "WARN", "ERROR"];
     const METHODS: [&str; 4] = ["GET", "GET", "POST", "PUT"];
@@ -228,9 +229,9 @@ fn ltsv_line(out: &mut Vec<u8>, rng: &mut Rng) {
     const STATUS: [u16; 5] = [200, 200, 201, 404, 500];
     const AGENTS: [&str; 3] = ["curl/8.5.0", "Mozilla/5.0", "logferry-gen/1"];
     let time = chrono::Utc::now().format("%d/%b/%Y:%H:%M:%S %z");
-    let _ = writeln!(
+    let _ = write!(
         out,
-        "time:{time}\tlevel:{}\tmethod:{}\turi:{}?id={}\tstatus:{}\treqtime:{}.{:03}\tsize:{}\thost:10.0.{}.{}\tua:{}",
+        "time:{time}\tlevel:{}\tmethod:{}\turi:{}?id={}\tstatus:{}\treqtime:{}.{:03}\tsize:{}\thost:10.0.{}.{}\tua:{}\tstamp:",
         rng.pick(&LEVELS),
         rng.pick(&METHODS),
         rng.pick(&PATHS),
@@ -243,6 +244,8 @@ fn ltsv_line(out: &mut Vec<u8>, rng: &mut Rng) {
         rng.below(256),
         rng.pick(&AGENTS)
     );
+    out.extend_from_slice(stamp.as_bytes());
+    out.push(b'\n');
 }
 
 /// splitmix64: small, fast, and the same sequence for the same seed.
@@ -299,8 +302,9 @@ mod tests {
     fn ltsv_lines_have_every_field_and_follow_the_seed() {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let (mut r1, mut r2) = (Rng::new(7), Rng::new(7));
-        ltsv_line(&mut a, &mut r1);
-        ltsv_line(&mut b, &mut r2);
+        let s = Stamp::at(1_764_201_600_123_456_789);
+        ltsv_line(&mut a, &mut r1, &s);
+        ltsv_line(&mut b, &mut r2, &s);
         let line = String::from_utf8(a.clone()).unwrap();
         let keys: Vec<&str> = line
             .trim_end()
@@ -309,8 +313,13 @@ mod tests {
             .collect();
         assert_eq!(
             keys,
-            ["time", "level", "method", "uri", "status", "reqtime", "size", "host", "ua"]
+            [
+                "time", "level", "method", "uri", "status", "reqtime", "size", "host", "ua",
+                "stamp"
+            ]
         );
+        assert!(line.ends_with("\tstamp:t=1764201600123456789\n"), "{line}");
+        assert_eq!(stamp::find(&a), Some(1_764_201_600_123_456_789));
         // the same seed gives the same values (time aside)
         let strip = |v: &[u8]| {
             String::from_utf8_lossy(v)

@@ -2,7 +2,10 @@
 //! script, nothing fetched) from the results scenarios write with
 //! `--json FILE`. Results of one scenario share a section: three plots
 //! comparing every system in it (received records/s per step, CPU and
-//! RSS over time), then a table of steps per result.
+//! RSS over time), where the roles name their systems (the deliver
+//! scenarios) two more (CPU and RSS per rate of writing, a line per role
+//! and system), then a table of steps per result, with the end-to-end
+//! latency where it was measured.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -132,6 +135,11 @@ fn section(h: &mut String, scenario: &str, results: &[&ScenarioResult]) -> Resul
     for what in [Measure::Cpu, Measure::Rss] {
         figure(h, plot::over_time(results, what)?);
     }
+    for what in [Measure::Cpu, Measure::Rss] {
+        if let Some(svg) = plot::per_rate(results, what)? {
+            figure(h, Some(svg));
+        }
+    }
     for (r, system) in results.iter().zip(&systems) {
         result_table(h, r, system);
     }
@@ -172,27 +180,47 @@ fn result_table(h: &mut String, r: &ScenarioResult, system: &str) {
         thousands(lost),
         thousands(sent)
     );
-    let bytes = r.steps.iter().any(|s| s.received_bytes_rate.is_some());
+    let columns = Columns {
+        bytes: r.steps.iter().any(|s| s.received_bytes_rate.is_some()),
+        latency: r.steps.iter().any(|s| s.latency.is_some()),
+        system: (r.steps.iter())
+            .flat_map(|s| &s.processes)
+            .any(|p| p.system.is_some()),
+    };
     h.push_str(
         "<table>\n<thead><tr><th>step</th><th>offered records/s</th><th>seconds</th>\
          <th>sent</th><th>received</th><th>lost</th><th>received records/s</th>",
     );
-    if bytes {
+    if columns.bytes {
         h.push_str("<th>received MB/s</th>");
     }
-    h.push_str(
-        "<th>process</th><th>tier</th><th>records/s</th><th>CPU %</th><th>RSS</th>\
-         <th>remarks</th></tr></thead>\n",
-    );
+    if columns.latency {
+        h.push_str("<th>latency p50 ms</th><th>latency p99 ms</th><th>latency max ms</th>");
+    }
+    h.push_str("<th>process</th><th>tier</th>");
+    if columns.system {
+        h.push_str("<th>system</th>");
+    }
+    h.push_str("<th>records/s</th><th>CPU %</th><th>RSS</th><th>remarks</th></tr></thead>\n");
     for step in &r.steps {
-        step_rows(h, step, bytes);
+        step_rows(h, step, &columns);
     }
     h.push_str("</table>\n");
 }
 
+/// The optional columns of a result's table.
+struct Columns {
+    /// Received MB/s.
+    bytes: bool,
+    /// End-to-end latency p50, p99, max.
+    latency: bool,
+    /// The system of each process.
+    system: bool,
+}
+
 /// One `<tbody>` per step: a row per process, the step's own cells
 /// spanning them.
-fn step_rows(h: &mut String, s: &Step, bytes: bool) {
+fn step_rows(h: &mut String, s: &Step, columns: &Columns) {
     let span = s.processes.len().max(1);
     let offered = s.offered_rate.map_or("max".into(), rate);
     let lost_class = if s.lost() > 0 { " lost" } else { "" };
@@ -207,21 +235,26 @@ fn step_rows(h: &mut String, s: &Step, bytes: bool) {
         thousands(s.lost()),
         num(span, &rate(s.received_rate)),
     );
-    if bytes {
+    if columns.bytes {
         let mb = s
             .received_bytes_rate
             .map_or("–".into(), |b| format!("{:.1}", b / 1e6));
         h.push_str(&num(span, &mb));
+    }
+    if columns.latency {
+        let ms = |v: Option<f64>| v.map_or("–".into(), |v| format!("{v:.1}"));
+        let l = s.latency;
+        h.push_str(&num(span, &ms(l.map(|l| l.p50_ms))));
+        h.push_str(&num(span, &ms(l.map(|l| l.p99_ms))));
+        h.push_str(&num(span, &ms(l.map(|l| l.max_ms))));
     }
     let remarks = format!(
         "<td rowspan=\"{span}\" class=\"remarks\">{}</td>",
         escape(&s.remarks.join("; "))
     );
     if s.processes.is_empty() {
-        let _ = writeln!(
-            h,
-            "<td></td><td></td><td></td><td></td><td></td>{remarks}</tr></tbody>"
-        );
+        let empty = if columns.system { 6 } else { 5 };
+        let _ = writeln!(h, "{}{remarks}</tr></tbody>", "<td></td>".repeat(empty));
         return;
     }
     for (i, p) in s.processes.iter().enumerate() {
@@ -230,9 +263,16 @@ fn step_rows(h: &mut String, s: &Step, bytes: bool) {
         }
         let _ = write!(
             h,
-            "<td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{}</td>",
+            "<td>{}</td><td>{}</td>",
             escape(&p.name),
-            escape(&p.tier),
+            escape(&p.tier)
+        );
+        if columns.system {
+            let _ = write!(h, "<td>{}</td>", escape(p.system.as_deref().unwrap_or("–")));
+        }
+        let _ = write!(
+            h,
+            "<td class=\"num\">{}</td><td class=\"num\">{:.1}</td><td class=\"num\">{}</td>",
             p.rate.map_or("–".into(), rate),
             p.cpu_percent,
             human_bytes(p.rss_bytes)
@@ -329,12 +369,14 @@ pub(crate) mod tests {
                     .map(|(name, tier)| ProcessStep {
                         name: name.to_string(),
                         tier: tier.to_string(),
+                        system: None,
                         pid: 100,
                         rate: Some(1000.0),
                         cpu_percent: 12.5,
                         rss_bytes: 30 << 20,
                     })
                     .collect(),
+                latency: None,
                 remarks: vec![],
             })
             .collect();
@@ -443,6 +485,45 @@ pub(crate) mod tests {
         // 1 record lost in the second step of each.
         assert!(page.contains("Lost 1 of 30,000 records."));
         assert!(!page.contains("<script"));
+    }
+
+    #[test]
+    fn systems_and_latency_get_columns_and_the_per_rate_plots() {
+        let procs = [("agent-1", "agent"), ("receiver-1", "receiver")];
+        let mut r = result(
+            "peer-deliver",
+            "logferry",
+            &["100 lines/s", "1000 lines/s"],
+            &procs,
+        );
+        for step in &mut r.steps {
+            step.latency = crate::bench::results::Latency::of(&mut [1200, 3400, 56_700]);
+            for p in &mut step.processes {
+                p.system = Some(
+                    if p.tier == "agent" {
+                        "fluent-bit"
+                    } else {
+                        "logferry"
+                    }
+                    .into(),
+                );
+            }
+        }
+        let page = render(&[r]).unwrap();
+        assert!(
+            page.contains("<th>latency p50 ms</th><th>latency p99 ms</th><th>latency max ms</th>")
+        );
+        assert!(page.contains("<th>tier</th><th>system</th>"));
+        assert!(page.contains("<td>agent-1</td><td>agent</td><td>fluent-bit</td>"));
+        assert!(page.contains("class=\"num\">3.4</td><td rowspan=\"2\" class=\"num\">56.7</td>"));
+        // rate per step, CPU and RSS over time, CPU and RSS per rate
+        assert_eq!(page.matches("<svg").count(), 5);
+        assert!(page.contains("CPU per rate of writing, by role and system"));
+        assert!(page.contains(">\nagent fluent-bit\n</text>"));
+        // an older result: none of it
+        let old = render(&[result("peer-deliver", "logferry", &["100 lines/s"], &procs)]).unwrap();
+        assert!(!old.contains("latency p50") && !old.contains("<th>system</th>"));
+        assert_eq!(old.matches("<svg").count(), 3);
     }
 
     #[test]

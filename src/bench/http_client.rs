@@ -7,7 +7,9 @@
 //! the connections (connection `c` on thread `c % threads`), so the load
 //! side costs little next to what it measures: an answer to a connection
 //! whose thread is already awake wakes nobody. The bytes on the wire are
-//! exactly the request built here.
+//! exactly the request built here; each request's lines carry the time it
+//! was first sent (`stamp.rs`; lines of at least 30 bytes), written into
+//! the request in place.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +18,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
+
+use super::stamp::{self, Stamp};
 
 /// Default count of load threads. One event loop keeps up with 64
 /// one-line connections on this project's 2-core reference machine and
@@ -146,7 +150,7 @@ async fn connection(
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
     let (input, mut out) = stream.into_split();
     let mut input = BufReader::new(input);
-    let request = request(writer, posting.lines, posting.size);
+    let (mut request, slots) = request(writer, posting.lines, posting.size);
     let (mut micros, mut refused) = (Vec::new(), 0);
     loop {
         let n = next.fetch_add(1, Ordering::Relaxed);
@@ -157,6 +161,10 @@ async fn connection(
             tokio::time::sleep_until((start + every * n as u32).into()).await;
         }
         let start = Instant::now();
+        let now = Stamp::now();
+        for &at in &slots {
+            request[at..at + stamp::WIDTH].copy_from_slice(now.as_bytes());
+        }
         loop {
             out.write_all(&request)
                 .await
@@ -176,21 +184,36 @@ async fn connection(
 }
 
 /// The request a writer sends over and over: `lines` lines of `size`
-/// bytes, each starting with the writer's and the line's number.
-fn request(writer: usize, lines: usize, size: usize) -> Vec<u8> {
-    let mut body = vec![b'x'; lines * (size + 1)];
-    for (i, line) in body.chunks_mut(size + 1).enumerate() {
+/// bytes, each starting with the writer's and the line's number, then a
+/// stamp where there is room; and where each stamp starts in it (none
+/// for lines too short), to be rewritten before each request.
+fn request(writer: usize, lines: usize, size: usize) -> (Vec<u8>, Vec<usize>) {
+    let mut body = Vec::with_capacity(lines * (size + 1));
+    let blank = Stamp::at(0);
+    for i in 0..lines {
         let digits = format!("{writer:04}{i:04}");
-        line[..8].copy_from_slice(&digits.as_bytes()[digits.len() - 8..]);
-        line[size] = b'\n';
+        stamp::numbered_line(
+            &mut body,
+            &digits.as_bytes()[digits.len() - 8..],
+            size,
+            &blank,
+        );
     }
     let head = format!(
         "POST /bench HTTP/1.1\r\nhost: bench\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\r\n",
         body.len()
     );
     let mut request = head.into_bytes();
+    let slots = if stamp::fits(8, size) {
+        // after the 8 digits and the space of each line
+        (0..lines)
+            .map(|i| request.len() + i * (size + 1) + 9)
+            .collect()
+    } else {
+        Vec::new()
+    };
     request.extend_from_slice(&body);
-    request
+    (request, slots)
 }
 
 /// Reads one HTTP/1.1 response: its status and `Retry-After` seconds.
@@ -296,6 +319,20 @@ mod tests {
         let l = Latency::of((1..=1000).rev().collect(), 0);
         assert_eq!((l.p50, l.p90, l.p99, l.max), (501, 900, 990, 1000));
         assert_eq!(Latency::of(Vec::new(), 3).max, 0);
+    }
+
+    #[test]
+    fn requests_have_a_stamp_slot_per_line_where_lines_have_room() {
+        let (r, slots) = request(7, 3, 40);
+        assert_eq!(slots.len(), 3);
+        let body = &r[r.len() - 3 * 41..];
+        assert!(body.starts_with(b"00070000 t=0000000000000000000 xxxxxxxxx\n"));
+        for at in slots {
+            assert_eq!(&r[at..at + stamp::WIDTH], Stamp::at(0).as_bytes());
+        }
+        let (r, slots) = request(7, 3, 29);
+        assert!(slots.is_empty());
+        assert!(r.ends_with(b"00070002xxxxxxxxxxxxxxxxxxxxx\n"));
     }
 
     #[tokio::test]

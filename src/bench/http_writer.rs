@@ -18,7 +18,8 @@ pub struct HttpWriterArgs {
     /// Records (lines) to send in all.
     #[arg(long, default_value_t = 100_000)]
     pub records: usize,
-    /// Bytes per line, newline excluded (at least 8: lines are numbered).
+    /// Bytes per line, newline excluded (at least 8: lines are numbered;
+    /// at least 30 to carry the request's write-time stamp).
     #[arg(long, default_value_t = 100)]
     pub size: usize,
     /// Lines per POST request.

@@ -24,6 +24,8 @@
 //!   lines into a file or a socket, the target sampled every round;
 //! - `gen.rs`: log lines at a steady rate; `output.rs`: the file it and
 //!   `tail-writer` append to (with rotation);
+//! - `stamp.rs`: the write time every writer puts into its lines, read
+//!   back at the far end as end-to-end latency;
 //! - `forward_writer.rs`, `http_writer.rs` (with `http_client.rs`, shared
 //!   with `kafka.rs`): forward-protocol and HTTP clients.
 
@@ -46,6 +48,7 @@ mod report;
 pub mod results;
 mod rounds;
 mod scenario;
+mod stamp;
 mod tail_file;
 mod tail_writer;
 mod tcp_writer;

@@ -60,6 +60,13 @@ impl Measure {
         }
     }
 
+    fn per_rate_title(self) -> &'static str {
+        match self {
+            Measure::Cpu => "CPU per rate of writing, by role and system",
+            Measure::Rss => "Resident memory (RSS) per rate of writing, by role and system",
+        }
+    }
+
     fn axis(self) -> &'static str {
         match self {
             Measure::Cpu => "CPU, % of one core",
@@ -133,6 +140,114 @@ pub fn rate_per_step(results: &[&ScenarioResult]) -> Result<String, String> {
         y_desc: "records/s",
     };
     draw(&axes, &series, x, &label_of, true)
+}
+
+/// CPU or RSS per rate of writing, one line per role and system (a role
+/// is a tier: `agent`, `deliver`, `receiver`), the mean over the role's
+/// processes at each step, the rate on a log scale: the shape of the
+/// tables that compare systems at everyday rates. `None` when no result
+/// names the systems of its processes or has a step at a fixed rate.
+pub fn per_rate(results: &[&ScenarioResult], what: Measure) -> Result<Option<String>, String> {
+    let series = series_per_rate(results, what);
+    let rates: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    if rates.is_empty() {
+        return Ok(None);
+    }
+    // drawn over log10(rate), the decades as ticks (as rate_per_step
+    // does with steps: n ticks asked for over n units)
+    let lo = rates
+        .iter()
+        .copied()
+        .fold(f64::INFINITY, f64::min)
+        .log10()
+        .floor();
+    let hi = (rates.iter().copied().fold(0.0, f64::max).log10().ceil()).max(lo + 1.0);
+    let decades = (hi - lo) as usize + 1;
+    let x = (lo - 0.5..hi + 0.5, decades);
+    let log_series: Vec<Series> = series
+        .into_iter()
+        .map(|s| Series {
+            name: s.name,
+            points: s.points.iter().map(|(r, y)| (r.log10(), *y)).collect(),
+        })
+        .collect();
+    let label = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 {
+            human_number(10f64.powf(i))
+        } else {
+            String::new()
+        }
+    };
+    let axes = Axes {
+        title: what.per_rate_title(),
+        x_desc: "rate of writing, lines/s per agent (log scale)",
+        y_desc: what.axis(),
+    };
+    draw(&axes, &log_series, x, &label, true).map(Some)
+}
+
+/// The lines of [`per_rate`]: (offered rate, mean of the role's
+/// processes) per step at a fixed rate, named `ROLE SYSTEM` (and by the
+/// result first when two results would draw lines of the same name).
+pub fn series_per_rate(results: &[&ScenarioResult], what: Measure) -> Vec<Series> {
+    const ROLES: [&str; 3] = ["agent", "deliver", "receiver"];
+    // (result, role order, role, system) → rate → (sum, processes)
+    type Key<'a> = (usize, usize, &'a str, &'a str);
+    let mut lines: BTreeMap<Key, Vec<(f64, f64, u32)>> = BTreeMap::new();
+    for (i, r) in results.iter().enumerate() {
+        for step in &r.steps {
+            let Some(rate) = step.offered_rate.filter(|r| *r > 0.0) else {
+                continue;
+            };
+            for p in &step.processes {
+                let Some(system) = p.system.as_deref() else {
+                    continue;
+                };
+                let order = ROLES
+                    .iter()
+                    .position(|t| *t == p.tier)
+                    .unwrap_or(ROLES.len());
+                let points = lines.entry((i, order, &p.tier, system)).or_default();
+                let value = match what {
+                    Measure::Cpu => p.cpu_percent,
+                    Measure::Rss => p.rss_bytes as f64 / (1024.0 * 1024.0),
+                };
+                match points.iter_mut().find(|(r, _, _)| *r == rate) {
+                    Some(point) => {
+                        point.1 += value;
+                        point.2 += 1;
+                    }
+                    None => points.push((rate, value, 1)),
+                }
+            }
+        }
+    }
+    let plain = |(_, _, tier, system): &Key| format!("{tier} {system}");
+    let mut names: Vec<String> = lines.keys().map(plain).collect();
+    names.sort();
+    let clash = names.windows(2).any(|w| w[0] == w[1]);
+    let systems = system_names(results);
+    lines
+        .into_iter()
+        .map(|(key, mut points)| {
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series {
+                name: if clash {
+                    format!("{}: {}", systems[key.0], plain(&key))
+                } else {
+                    plain(&key)
+                },
+                points: points
+                    .into_iter()
+                    .map(|(r, sum, n)| (r, sum / f64::from(n)))
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 /// CPU or RSS over time of every process, or of every tier when there are
@@ -412,6 +527,58 @@ mod tests {
             );
         }
         assert!(over_time(&[&a, &b], Measure::Cpu).unwrap().is_none());
+    }
+
+    #[test]
+    fn per_rate_lines_are_one_per_role_and_system_on_decades() {
+        let procs = [
+            ("agent-1", "agent"),
+            ("agent-2", "agent"),
+            ("deliver-1", "deliver"),
+        ];
+        let mut r = result(
+            "peer-deliver",
+            "logferry",
+            &["100", "1000", "10000"],
+            &procs,
+        );
+        for (i, step) in r.steps.iter_mut().enumerate() {
+            step.offered_rate = Some(100.0 * 10f64.powi(i as i32));
+            for (k, p) in step.processes.iter_mut().enumerate() {
+                p.system = Some(
+                    if p.tier == "agent" {
+                        "fluent-bit"
+                    } else {
+                        "logferry"
+                    }
+                    .into(),
+                );
+                p.cpu_percent = (i + 1) as f64 * (k + 1) as f64;
+            }
+        }
+        let series = series_per_rate(&[&r], Measure::Cpu);
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["agent fluent-bit", "deliver logferry"]);
+        // the agents' mean: (1 + 2) / 2 × step
+        assert_eq!(
+            series[0].points,
+            [(100.0, 1.5), (1000.0, 3.0), (10000.0, 4.5)]
+        );
+        assert_eq!(series[1].points[2], (10000.0, 9.0));
+        let svg = per_rate(&[&r], Measure::Cpu).unwrap().unwrap();
+        for text in ["100", "1k", "10k", "agent fluent-bit", "CPU, % of one core"] {
+            assert!(
+                svg.contains(&format!(">\n{text}\n</text>")),
+                "{text} missing"
+            );
+        }
+        // two runs with the same roles and systems: told apart
+        let series = series_per_rate(&[&r, &r], Measure::Rss);
+        assert_eq!(series[0].name, "logferry #1: agent fluent-bit");
+        assert_eq!(series.len(), 4);
+        // results without systems (older ones, other scenarios): no plot
+        let plain = result("peer-deliver", "logferry", &["100"], &procs);
+        assert!(per_rate(&[&plain], Measure::Cpu).unwrap().is_none());
     }
 
     #[test]

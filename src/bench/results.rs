@@ -59,6 +59,10 @@ pub struct Step {
     pub received_bytes_rate: Option<f64>,
     /// Per process: its role and what it used during the step.
     pub processes: Vec<ProcessStep>,
+    /// End-to-end latency of the step's stamped lines, where the scenario
+    /// reads what arrives (the deliver scenarios); absent in older results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Latency>,
     /// Free-text remarks, e.g. "delay occurred" when the receivers fell
     /// behind the writers.
     pub remarks: Vec<String>,
@@ -79,6 +83,10 @@ pub struct ProcessStep {
     pub name: String,
     /// Its tier (`agent`, `deliver`, `receiver`, `server`, `writer`).
     pub tier: String,
+    /// The system it runs (`logferry`, `fluent-bit`, …), where the
+    /// scenario lets each role be another system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<String>,
     pub pid: u32,
     /// Records/s it passed on or took in, where known.
     pub rate: Option<f64>,
@@ -86,6 +94,41 @@ pub struct ProcessStep {
     pub cpu_percent: f64,
     /// Largest resident set seen during the step.
     pub rss_bytes: u64,
+}
+
+/// End-to-end latency of one step: from the time a writer stamped a line
+/// (just before its `write()`) to the time the scenario read it from a
+/// receiver's output file. Milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// Lines measured (those that carried a stamp).
+    pub lines: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+impl Latency {
+    /// The percentiles of `micros` (latencies in microseconds, in any
+    /// order; sorted here); `None` if there are none.
+    pub fn of(micros: &mut [u32]) -> Option<Latency> {
+        if micros.is_empty() {
+            return None;
+        }
+        micros.sort_unstable();
+        // nearest rank: the smallest value with at least q of the lines
+        // at or below it
+        let at = |q: f64| {
+            let rank = (q * micros.len() as f64).ceil() as usize;
+            f64::from(micros[rank.clamp(1, micros.len()) - 1]) / 1000.0
+        };
+        Some(Latency {
+            lines: micros.len() as u64,
+            p50_ms: at(0.5),
+            p99_ms: at(0.99),
+            max_ms: f64::from(micros[micros.len() - 1]) / 1000.0,
+        })
+    }
 }
 
 /// One monitor sample.
@@ -144,6 +187,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn latency_percentiles_are_nearest_ranks() {
+        let mut micros: Vec<u32> = (1..=1000).rev().collect();
+        let l = Latency::of(&mut micros).unwrap();
+        assert_eq!(
+            (l.lines, l.p50_ms, l.p99_ms, l.max_ms),
+            (1000, 0.5, 0.99, 1.0)
+        );
+        let l = Latency::of(&mut [7000]).unwrap();
+        assert_eq!((l.p50_ms, l.p99_ms, l.max_ms), (7.0, 7.0, 7.0));
+        assert_eq!(Latency::of(&mut []), None);
+    }
+
+    #[test]
     fn a_result_reads_back_as_written() {
         let r = ScenarioResult {
             scenario: "peer-deliver".into(),
@@ -162,11 +218,13 @@ mod tests {
                 processes: vec![ProcessStep {
                     name: "agent-1".into(),
                     tier: "agent".into(),
+                    system: Some("fluent-bit".into()),
                     pid: 42,
                     rate: Some(1000.0),
                     cpu_percent: 3.5,
                     rss_bytes: 20 << 20,
                 }],
+                latency: Latency::of(&mut [3000, 1000, 2000]),
                 remarks: vec![],
             }],
             samples: vec![Sample {
@@ -183,6 +241,19 @@ mod tests {
         assert_eq!(ScenarioResult::read(&path).unwrap(), r);
         assert_eq!(r.lost(), 10);
         assert!(r.machine.cores >= 1 && r.machine.memory_bytes > 0);
+        // a result written before latency and systems were measured
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.contains("\"p99_ms\": 3.0") && text.contains("\"system\": \"fluent-bit\""));
+        let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+        old["steps"][0].as_object_mut().unwrap().remove("latency");
+        old["steps"][0]["processes"][0]
+            .as_object_mut()
+            .unwrap()
+            .remove("system");
+        std::fs::write(&path, old.to_string()).unwrap();
+        let old = ScenarioResult::read(&path).unwrap();
+        assert_eq!(old.steps[0].latency, None);
+        assert_eq!(old.steps[0].processes[0].system, None);
         std::fs::write(&path, "{}").unwrap();
         assert!(ScenarioResult::read(&path)
             .unwrap_err()

@@ -2,13 +2,16 @@
 //! Bit's perf tools): `--records` lines of `--size` bytes per round for
 //! `--rounds` rounds, one round every `--round-interval`; the target
 //! process is sampled at every round's end, then until it has been idle
-//! for `--idle` seconds; one table row per round and a summary.
+//! for `--idle` seconds; one table row per round and a summary. Each
+//! line carries the round's write time (`stamp.rs`) when it is long
+//! enough (37 bytes: its 15-digit number, a space and the stamp).
 
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use super::monitor::{interrupt_flag, sleep_until};
 use super::procfs::{human_bytes, Watch};
+use super::stamp::{self, Stamp};
 
 /// The table's header, exactly as Fluent Bit's tools print it.
 pub const HEADER: &str =
@@ -19,7 +22,8 @@ pub struct RoundArgs {
     /// Records (lines) written per round.
     #[arg(long, default_value_t = 1000)]
     pub records: usize,
-    /// Bytes per record, newline excluded.
+    /// Bytes per record, newline excluded (at least 37 to carry the
+    /// write-time stamp).
     #[arg(long, default_value_t = 100)]
     pub size: usize,
     /// Rounds.
@@ -54,16 +58,13 @@ impl RoundArgs {
 }
 
 /// One round's lines: `size` bytes each plus a newline, numbered
-/// `RRRRRRNNNNNNNNN` (round, record) so every line is distinct.
-pub fn round_lines(round: usize, records: usize, size: usize) -> Vec<u8> {
+/// `RRRRRRNNNNNNNNN` (round, record) so every line is distinct, stamped
+/// with `stamp` where they have room.
+pub fn round_lines(round: usize, records: usize, size: usize, stamp: &Stamp) -> Vec<u8> {
     let mut out = Vec::with_capacity(records * (size + 1));
-    let mut line = vec![b'x'; size + 1];
-    line[size] = b'\n';
     for i in 0..records {
         let digits = format!("{round:06}{i:09}");
-        let n = digits.len().min(size);
-        line[..n].copy_from_slice(&digits.as_bytes()[digits.len() - n..]);
-        out.extend_from_slice(&line);
+        stamp::numbered_line(&mut out, digits.as_bytes(), size, stamp);
     }
     out
 }
@@ -85,7 +86,8 @@ pub fn run(
     let (mut records, mut write_secs) = (0usize, 0.0f64);
     println!("{HEADER}");
     for round in 0..a.rounds {
-        let lines = round_lines(round, a.records, a.size);
+        // stamped when built, just before the write
+        let lines = round_lines(round, a.records, a.size, &Stamp::now());
         let t = Instant::now();
         write(round, &lines)?;
         let secs = t.elapsed().as_secs_f64();
@@ -185,7 +187,8 @@ mod tests {
 
     #[test]
     fn round_lines_are_distinct_and_sized() {
-        let lines = round_lines(3, 4, 20);
+        let s = Stamp::at(1_764_201_600_123_456_789);
+        let lines = round_lines(3, 4, 20, &s);
         let lines: Vec<&[u8]> = lines
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty())
@@ -194,6 +197,10 @@ mod tests {
         assert!(lines.iter().all(|l| l.len() == 20));
         assert_eq!(&lines[1][..15], b"000003000000001");
         // shorter than the numbering: still the size asked for
-        assert_eq!(round_lines(0, 2, 3), b"000\n001\n");
+        assert_eq!(round_lines(0, 2, 3, &s), b"000\n001\n");
+        // long enough: stamped
+        let lines = round_lines(0, 2, 37, &s);
+        assert_eq!(&lines[..38], b"000000000000000 t=1764201600123456789\n");
+        assert_eq!(stamp::find(&lines[38..]), Some(1_764_201_600_123_456_789));
     }
 }

@@ -477,6 +477,7 @@ impl Run {
             processes.push(ProcessStep {
                 name: m.name.clone(),
                 tier: m.tier.into(),
+                system: None,
                 pid: m.proc.pid(),
                 rate,
                 cpu_percent: cpu[i],
@@ -492,6 +493,7 @@ impl Run {
             received_rate: rate,
             received_bytes_rate: Some(rate * size as f64),
             processes,
+            latency: None,
             remarks,
         }))
     }
@@ -549,7 +551,7 @@ fn spawn_writer(
             count: Some(numbering.capacity()),
             hold: Some(&hold),
         };
-        write_paced(&mut out, &pace, &done, |batch, n| {
+        write_paced(&mut out, &pace, &done, |batch, n, _stamp| {
             numbering.append(batch, n);
             progress.store(n + 1, Ordering::Relaxed);
         })

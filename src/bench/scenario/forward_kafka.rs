@@ -205,11 +205,7 @@ fn start_pipeline(
     let path = dir.join(format!("{name}.{}", target.config_ext()));
     std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
-    let bin = match (&a.target_bin, target) {
-        (Some(b), _) => b.clone(),
-        (None, Target::Logferry) => exe.clone(),
-        (None, t) => PathBuf::from(t.default_bin()),
-    };
+    let bin = super::peers::program(target, a.target_bin.as_deref())?;
     let mut cmd = Command::new(&bin);
     cmd.args(target.args(&path))
         .env("LOGFERRY_LOG", "info")
@@ -325,6 +321,7 @@ fn rate_step(
         received_rate: out_rate,
         received_bytes_rate: None,
         processes,
+        latency: None,
         remarks,
     }))
 }
@@ -386,6 +383,7 @@ fn workers_step(
         received_rate: rate,
         received_bytes_rate: None,
         processes,
+        latency: None,
         remarks,
     }))
 }
@@ -467,11 +465,13 @@ mod tests {
             processes: vec![ProcessStep {
                 name: "server-tls".into(),
                 tier: "server".into(),
+                system: None,
                 pid: 1,
                 rate: Some(500_000.0),
                 cpu_percent: 75.0,
                 rss_bytes: 1 << 20,
             }],
+            latency: None,
             remarks: vec![],
         };
         // 75 % of a core for 2 s = 1.5 CPU s for 1 M records

@@ -287,6 +287,7 @@ fn step(
             received_rate: at_end.saturating_sub(before) as f64 / seconds,
             received_bytes_rate: None,
             processes,
+            latency: None,
             remarks,
         },
         posted.latency,
@@ -405,6 +406,7 @@ mod tests {
         let process = |tier: &str, cpu| ProcessStep {
             name: tier.into(),
             tier: tier.into(),
+            system: None,
             pid: 1,
             rate: None,
             cpu_percent: cpu,
@@ -423,6 +425,7 @@ mod tests {
                 process("server", 20.0),
                 process("balancer", 5.0),
             ],
+            latency: None,
             remarks: vec!["1000 requests/s sent; …".into(), "delay occurred".into()],
         };
         let latency = Latency::of(vec![1000, 2000, 3000], 0);

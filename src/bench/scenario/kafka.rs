@@ -367,6 +367,7 @@ impl Meters {
             out.push(ProcessStep {
                 name: member.name.clone(),
                 tier: member.tier.into(),
+                system: None,
                 pid: meter.pid,
                 rate: rate(member),
                 cpu_percent: meter.cpu_percent(),

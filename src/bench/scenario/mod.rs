@@ -4,7 +4,10 @@
 //!
 //! - `template.rs`: the config templates (`bench/templates/`) and their
 //!   placeholders;
+//! - `peers.rs`: where the other systems' programs are;
 //! - `topology.rs`: starting and stopping the processes;
+//! - `arrivals.rs`: following the receivers' files: lines counted, their
+//!   write-time stamps read as end-to-end latency;
 //! - `file_transfer.rs`: the file-transfer scenario (senders → one server
 //!   → one unified file), its own steps and checks;
 //! - this file: the steps, the checks and the report.
@@ -12,16 +15,23 @@
 //! The deliver scenarios (Fluentd's benchmark): agents follow a file that
 //! an in-process writer appends to at the step's rate (`gen.rs`), forward
 //! to the deliver tier (the target system), which forwards to receivers
-//! that count. After each step the writers stop and the receivers are given
-//! `--drain-timeout` to catch up: every record sent must have arrived.
+//! that write a line per record into a file each; the scenario follows
+//! those files, counting the lines and timing them (`arrivals.rs`). Each
+//! role can be another system (`--agent`, `--target`, `--receiver`).
+//! Before the first step one line per agent must get through (so a system
+//! that takes seconds to start does not count as latency). After each
+//! step the writers stop and the receivers are given `--drain-timeout` to
+//! catch up: every record sent must have arrived.
 //!
 //! The Kafka scenarios (`http_kafka.rs`, `forward_kafka.rs`, sharing
 //! `kafka.rs`) count what reaches a topic instead.
 
+mod arrivals;
 mod file_transfer;
 mod forward_kafka;
 mod http_kafka;
 mod kafka;
+mod peers;
 mod template;
 mod topology;
 
@@ -38,9 +48,15 @@ use super::monitor::interrupt_flag;
 use super::output::AppendFile;
 use super::procfs::{self, human_bytes, ProcSample};
 use super::report::WorkDir;
-use super::results::{Machine, ProcessStep, Sample, ScenarioResult, Step};
+use super::results::{Latency, Machine, ProcessStep, Sample, ScenarioResult, Step};
+use super::stamp::{self, Stamp};
 use template::Target;
-use topology::{Plan, Shape, Tier, Topology};
+use topology::{Plan, Role, Shape, Tier, Topology};
+
+/// How long the first line may take through a fresh topology (Fluentd
+/// starts in seconds, and Fluent Bit and Fluentd flush once a second at
+/// each hop).
+const FIRST_LINE_TIMEOUT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Name {
@@ -77,18 +93,41 @@ pub struct ScenarioArgs {
     pub name: Name,
     /// The system in the measured role, started from
     /// bench/templates/<system>/deliver.* (forward-kafka:
-    /// kafka-server.*).
-    #[arg(long, value_enum, default_value_t = Target::Logferry)]
+    /// kafka-server.*; file-transfer: file-server.*).
+    #[arg(long, visible_alias = "deliver", value_enum, default_value_t = Target::Logferry)]
     pub target: Target,
-    /// The target's program (default: this binary for logferry, else
-    /// `fluent-bit`, `fluentd` or `vector` from PATH).
-    #[arg(long)]
+    /// The target's program (default: this binary for logferry, else the
+    /// peers' build named in /opt/peers/env or by $LOGFERRY_PEERS_ENV,
+    /// else `fluent-bit`, `fluentd` or `vector` from PATH).
+    #[arg(long, visible_alias = "deliver-bin")]
     pub target_bin: Option<PathBuf>,
     /// A deliver config template to use instead of the built-in one (same
     /// placeholders).
-    #[arg(long)]
+    #[arg(long, visible_alias = "deliver-template")]
     pub template: Option<PathBuf>,
-    /// Agents (logferry, each following its own file).
+    /// Deliver scenarios: the system in the agent role (tail → forward),
+    /// from bench/templates/<system>/agent.* (not vector: it has no
+    /// forward sink).
+    #[arg(long, value_enum, default_value_t = Target::Logferry)]
+    pub agent: Target,
+    /// The agents' program (default as for --target-bin).
+    #[arg(long)]
+    pub agent_bin: Option<PathBuf>,
+    /// An agent config template instead of the built-in one.
+    #[arg(long)]
+    pub agent_template: Option<PathBuf>,
+    /// Deliver scenarios: the system in the receiver role (forward → a
+    /// line per record in a file), from
+    /// bench/templates/<system>/receiver.*.
+    #[arg(long, value_enum, default_value_t = Target::Logferry)]
+    pub receiver: Target,
+    /// The receivers' program (default as for --target-bin).
+    #[arg(long)]
+    pub receiver_bin: Option<PathBuf>,
+    /// A receiver config template instead of the built-in one.
+    #[arg(long)]
+    pub receiver_template: Option<PathBuf>,
+    /// Agents, each following its own file.
     #[arg(long, default_value_t = 1)]
     pub agents: usize,
     /// Deliver processes (default: as many as agents in peer-deliver, 1 in
@@ -99,13 +138,14 @@ pub struct ScenarioArgs {
     #[arg(long)]
     pub receivers: Option<usize>,
     /// Writing rate of each agent's file, lines/s, one step per rate
-    /// (http-kafka: requests/s over all connections).
+    /// (http-kafka: requests/s over all connections), separated by commas
+    /// or spaces (`100,1000` or "100 1000").
     #[arg(
         long,
-        value_delimiter = ',',
-        default_values_t = [10.0, 100.0, 1000.0, 10000.0, 20000.0, 50000.0, 60000.0]
+        value_parser = parse_rates,
+        default_value = "10,100,1000,10000,20000,50000,60000"
     )]
-    pub rates: Vec<f64>,
+    pub rates: Vec<Rates>,
     /// One step writing as fast as possible instead of --rates.
     #[arg(long)]
     pub max: bool,
@@ -115,7 +155,8 @@ pub struct ScenarioArgs {
     /// Time between samples of every process.
     #[arg(long, default_value = "1s", value_parser = crate::config::units::parse_duration)]
     pub sample: Duration,
-    /// Bytes per line, newline excluded.
+    /// Bytes per line, newline excluded (at least 34 to carry the
+    /// write-time stamp the latency is measured with).
     #[arg(long, default_value_t = 100)]
     pub line_size: usize,
     /// After each step, how long the receivers may take to catch up before
@@ -143,6 +184,23 @@ pub struct ScenarioArgs {
     pub file_transfer: file_transfer::FileTransferArgs,
 }
 
+/// Rates given in one `--rates` value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rates(pub Vec<f64>);
+
+/// `100,1000` or `100 1000` (or both mixed).
+fn parse_rates(text: &str) -> Result<Rates, String> {
+    let rates = text
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|r| !r.is_empty())
+        .map(|r| r.parse::<f64>().map_err(|_| format!("{r:?} is not a rate")))
+        .collect::<Result<Vec<f64>, String>>()?;
+    if rates.is_empty() {
+        return Err("no rate given".into());
+    }
+    Ok(Rates(rates))
+}
+
 /// The steps' rates (`None`: as fast as it goes), seconds per step and
 /// time between samples, from `--rates`, `--max`, `--step-seconds`,
 /// `--sample` and `--smoke`.
@@ -158,7 +216,11 @@ pub(super) fn steps(a: &ScenarioArgs) -> Result<(Vec<Option<f64>>, f64, Duration
         (vec![None], a.step_seconds, a.sample)
     } else {
         (
-            a.rates.iter().map(|r| Some(*r)).collect(),
+            a.rates
+                .iter()
+                .flat_map(|r| &r.0)
+                .map(|r| Some(*r))
+                .collect(),
             a.step_seconds,
             a.sample,
         )
@@ -190,6 +252,20 @@ struct Run<'a> {
 }
 
 pub fn run(a: ScenarioArgs) -> Result<(), String> {
+    let deliver_scenario = matches!(a.name, Name::PeerDeliver | Name::RoundRobinDeliver);
+    let other_roles = a.agent != Target::Logferry
+        || a.receiver != Target::Logferry
+        || a.agent_bin.is_some()
+        || a.receiver_bin.is_some()
+        || a.agent_template.is_some()
+        || a.receiver_template.is_some();
+    if !deliver_scenario && other_roles {
+        return Err(format!(
+            "--agent and --receiver (and their -bin and -template) belong to the deliver \
+             scenarios (peer-deliver, round-robin-deliver); {} measures --target alone",
+            a.name.as_str()
+        ));
+    }
     let shape = match a.name {
         Name::PeerDeliver => Shape::Peer,
         Name::RoundRobinDeliver => Shape::RoundRobin,
@@ -206,9 +282,21 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
         agents: a.agents,
         delivers: a.delivers.unwrap_or(tier_default),
         receivers: a.receivers.unwrap_or(tier_default),
-        target: a.target,
-        target_bin: a.target_bin.clone(),
-        template: a.template.clone(),
+        agent: Role {
+            system: a.agent,
+            bin: a.agent_bin.clone(),
+            template: a.agent_template.clone(),
+        },
+        deliver: Role {
+            system: a.target,
+            bin: a.target_bin.clone(),
+            template: a.template.clone(),
+        },
+        receiver: Role {
+            system: a.receiver,
+            bin: a.receiver_bin.clone(),
+            template: a.receiver_template.clone(),
+        },
     };
     plan.validate()?;
     let (rates, step_seconds, sample_every) = steps(&a)?;
@@ -217,13 +305,22 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
     }
     let stop = interrupt_flag();
     let dir = WorkDir::new(a.dir.clone())?;
+    if !stamp::fits(12, a.line_size) {
+        println!(
+            "note: lines of {} B have no room for a write-time stamp (at least {} B): latency is not measured",
+            a.line_size,
+            12 + 1 + stamp::WIDTH
+        );
+    }
     println!(
-        "{}: {} agent(s) → {} {} deliver(s) → {} receiver(s); {} step(s) of {step_seconds} s, lines of {} B; files in {}",
+        "{}: {} {} agent(s) → {} {} deliver(s) → {} {} receiver(s); {} step(s) of {step_seconds} s, lines of {} B; files in {}",
         a.name.as_str(),
         plan.agents,
+        a.agent.name(),
         plan.delivers,
         a.target.name(),
         plan.receivers,
+        a.receiver.name(),
         rates.len(),
         a.line_size,
         dir.path.display()
@@ -243,8 +340,16 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
         progress: progress_bar(),
         samples: Vec::new(),
     };
+    if !run.first_line()? {
+        return Err("interrupted before the first step; every process was stopped".into());
+    }
+    let systems = Systems {
+        agent: a.agent,
+        deliver: a.target,
+        receiver: a.receiver,
+    };
     let mut steps = Vec::new();
-    println!("\n{TABLE_HEADER}");
+    println!("\n{}", table_header(&systems));
     for (i, rate) in rates.iter().enumerate() {
         let label = rate.map_or("max".to_string(), |r| format!("{r} lines/s"));
         let Some(step) = run.step(i + 1, rates.len(), &label, *rate)? else {
@@ -262,8 +367,17 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
     params.insert("step_seconds".into(), step_seconds.into());
     params.insert("line_size".into(), a.line_size.into());
     params.insert("sample_seconds".into(), sample_every.as_secs_f64().into());
-    if let Some(b) = &a.target_bin {
-        params.insert("target_bin".into(), b.display().to_string().into());
+    params.insert("agent".into(), a.agent.name().into());
+    params.insert("deliver".into(), a.target.name().into());
+    params.insert("receiver".into(), a.receiver.name().into());
+    for (key, bin) in [
+        ("agent_bin", &a.agent_bin),
+        ("target_bin", &a.target_bin),
+        ("receiver_bin", &a.receiver_bin),
+    ] {
+        if let Some(b) = bin {
+            params.insert(key.into(), b.display().to_string().into());
+        }
     }
     let result = ScenarioResult {
         scenario: a.name.as_str().into(),
@@ -318,7 +432,7 @@ struct Meter {
 
 impl Meter {
     fn start(pid: u32, name: &str) -> Result<Meter, String> {
-        let s = procfs::sample(pid).ok_or_else(|| format!("{name} (pid {pid}) has exited"))?;
+        let s = procfs::sample(pid).ok_or_else(|| format!("{name} exited (pid {pid} is gone)"))?;
         let now = Instant::now();
         Ok(Meter {
             pid,
@@ -347,6 +461,52 @@ impl Meter {
 }
 
 impl Run<'_> {
+    /// Writes one line into each agent's file and waits until every one
+    /// has reached a receiver: the topology works, and a system slow to
+    /// start does not count in the first step's latency. False if
+    /// interrupted.
+    fn first_line(&mut self) -> Result<bool, String> {
+        for (i, path) in self.topo.tail_paths.iter().enumerate() {
+            let mut line = Vec::new();
+            let id = format!("first-line-{}", i + 1);
+            stamp::numbered_line(&mut line, id.as_bytes(), self.line_size, &Stamp::now());
+            AppendFile::open(path, None)?.write(&line)?;
+            self.sent[i] += 1;
+        }
+        let want: u64 = self.sent.iter().sum();
+        let started = Instant::now();
+        let deadline = started + FIRST_LINE_TIMEOUT;
+        let mut next_sample = Instant::now() + self.sample_every;
+        let mut meters = Vec::new();
+        for m in self.topo.members() {
+            meters.push(Meter::start(m.proc.pid(), &m.name)?);
+        }
+        while self.received().iter().sum::<u64>() < want {
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "{} of {want} first line(s) written to the agents' files reached a receiver \
+                     within {FIRST_LINE_TIMEOUT:?}: see the processes' configs and NAME.out logs \
+                     in the run's directory (--dir)",
+                    self.received().iter().sum::<u64>()
+                ));
+            }
+            if !self.tick(&mut meters, &mut next_sample)? {
+                return Ok(false);
+            }
+        }
+        // the first lines' latency is the start-up, not a step's
+        for a in &self.topo.arrivals {
+            a.take_latencies();
+        }
+        println!(
+            "a first line from every agent reached the receivers after {:.1} s",
+            started.elapsed().as_secs_f64()
+        );
+        self.samples.clear();
+        self.clock = Instant::now();
+        Ok(true)
+    }
+
     /// One load step; `None` if interrupted.
     fn step(
         &mut self,
@@ -434,6 +594,7 @@ impl Run<'_> {
             processes.push(ProcessStep {
                 name: member.name.clone(),
                 tier: member.tier.name().into(),
+                system: Some(member.system.name().into()),
                 pid: m.pid,
                 rate,
                 cpu_percent: m.cpu_percent(),
@@ -470,6 +631,10 @@ impl Run<'_> {
             .zip(&received_before)
             .map(|(a, b)| a.saturating_sub(*b))
             .sum();
+        let mut micros: Vec<u32> = Vec::new();
+        for a in &self.topo.arrivals {
+            micros.extend(a.take_latencies());
+        }
         Ok(Some(Step {
             label: label.to_string(),
             offered_rate: rate,
@@ -479,6 +644,7 @@ impl Run<'_> {
             received_rate: in_step as f64 / seconds,
             received_bytes_rate: None,
             processes,
+            latency: Latency::of(&mut micros),
             remarks,
         }))
     }
@@ -515,9 +681,9 @@ impl Run<'_> {
         Ok(true)
     }
 
-    /// What each receiver has counted so far.
+    /// What each receiver has written so far.
     fn received(&self) -> Vec<u64> {
-        self.topo.receivers.iter().map(|r| r.received()).collect()
+        self.topo.received()
     }
 }
 
@@ -576,7 +742,21 @@ pub(super) fn progress_bar() -> ProgressBar {
     bar
 }
 
-const TABLE_HEADER: &str = "| rate of writing (lines/s per agent) | received lines/s per receiver | agent CPU % / RSS | deliver CPU % / RSS | receiver CPU % / RSS | deliver / receiver CPU | remarks |\n|---|---|---|---|---|---|---|";
+/// The system in each role, named in the table's header.
+struct Systems {
+    agent: Target,
+    deliver: Target,
+    receiver: Target,
+}
+
+fn table_header(s: &Systems) -> String {
+    format!(
+        "| rate of writing (lines/s per agent) | received lines/s per receiver | latency p50 / p99 / max (ms) | agent {} CPU % / RSS | deliver {} CPU % / RSS | receiver {} CPU % / RSS | deliver / receiver CPU | remarks |\n|---|---|---|---|---|---|---|---|",
+        s.agent.name(),
+        s.deliver.name(),
+        s.receiver.name()
+    )
+}
 
 /// Mean CPU % and largest RSS of one tier in a step.
 fn tier(step: &Step, tier: Tier) -> (f64, u64) {
@@ -610,8 +790,11 @@ fn table_row(step: &Step) -> String {
         let (cpu, rss) = tier(step, t);
         format!("{cpu:.1} % / {}", human_bytes(rss))
     };
+    let latency = step.latency.map_or("–".into(), |l| {
+        format!("{:.1} / {:.1} / {:.1}", l.p50_ms, l.p99_ms, l.max_ms)
+    });
     format!(
-        "| {} | {} | {} | {} | {} | {} | {} |",
+        "| {} | {} | {latency} | {} | {} | {} | {} | {} |",
         step.label,
         per_receiver.join(" / "),
         cell(Tier::Agent),
@@ -641,6 +824,12 @@ fn print_headline(r: &ScenarioResult) {
             ),
             None => println!("headline: the receivers used no measurable CPU at {}", last.label),
         }
+        if let Some(l) = last.latency {
+            println!(
+                "latency at {}: p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms over {} lines, from the writer's write() to the line read from a receiver's file",
+                last.label, l.p50_ms, l.p99_ms, l.max_ms, l.lines
+            );
+        }
     }
 }
 
@@ -658,6 +847,22 @@ mod tests {
             sent: sent_so_far.iter().sum(),
             drain_timeout: Duration::from_secs(60),
         }
+    }
+
+    #[test]
+    fn rates_are_separated_by_commas_or_spaces() {
+        assert_eq!(
+            parse_rates("100 1000 10000").unwrap().0,
+            [100.0, 1000.0, 10000.0]
+        );
+        assert_eq!(
+            parse_rates("100,1000, 5e4").unwrap().0,
+            [100.0, 1000.0, 50000.0]
+        );
+        assert!(parse_rates("100 fast")
+            .unwrap_err()
+            .contains("\"fast\" is not a rate"));
+        assert!(parse_rates(" , ").is_err());
     }
 
     #[test]
@@ -695,6 +900,7 @@ mod tests {
         ProcessStep {
             name: format!("{}-1", tier.name()),
             tier: tier.name().into(),
+            system: None,
             pid: 1,
             rate,
             cpu_percent,
@@ -719,11 +925,34 @@ mod tests {
                 process(Tier::Receiver, 8.0, Some(400.0)),
                 process(Tier::Receiver, 8.0, Some(600.0)),
             ],
+            latency: None,
             remarks: vec!["delay occurred".into()],
         };
         assert_eq!(
             table_row(&step),
-            "| 1000 lines/s | 400 / 600 | 5.0 % / 1.0 MiB | 4.0 % / 1.0 MiB | 8.0 % / 1.0 MiB | 0.50 | delay occurred |"
+            "| 1000 lines/s | 400 / 600 | – | 5.0 % / 1.0 MiB | 4.0 % / 1.0 MiB | 8.0 % / 1.0 MiB | 0.50 | delay occurred |"
+        );
+        let timed = Step {
+            latency: Latency::of(&mut [1500, 2500, 120_000]),
+            ..step.clone()
+        };
+        assert!(table_row(&timed)
+            .starts_with("| 1000 lines/s | 400 / 600 | 2.5 / 120.0 / 120.0 | 5.0 %"));
+        let header = table_header(&Systems {
+            agent: Target::FluentBit,
+            deliver: Target::Logferry,
+            receiver: Target::Fluentd,
+        });
+        assert!(
+            header.starts_with("| rate of writing (lines/s per agent) |"),
+            "{header}"
+        );
+        assert!(header.contains("| latency p50 / p99 / max (ms) | agent fluent-bit CPU % / RSS | deliver logferry CPU % / RSS | receiver fluentd CPU % / RSS |"), "{header}");
+        // as many columns in the header as in a row
+        let columns = |l: &str| l.matches(" | ").count();
+        assert_eq!(
+            columns(header.lines().next().unwrap()),
+            columns(&table_row(&timed))
         );
         assert_eq!(deliver_over_receiver(&step), Some(0.5));
     }

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-/// The system in the measured (deliver) role.
+/// A system that can take a role in a scenario (the measured deliver or
+/// server role, and in the deliver scenarios the agent and receiver roles
+/// too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
     Logferry,
@@ -32,6 +34,45 @@ impl Target {
             Target::Fluentd => FLUENTD_DELIVER,
             Target::Vector => VECTOR_DELIVER,
         }
+    }
+
+    /// The agent template (tail → forward) built into the binary; Vector
+    /// has none: it has no forward sink.
+    pub fn agent_template(self) -> Result<&'static str, String> {
+        match self {
+            Target::Logferry => Ok(LOGFERRY_AGENT),
+            Target::FluentBit => Ok(FLUENT_BIT_AGENT),
+            Target::Fluentd => Ok(FLUENTD_AGENT),
+            Target::Vector => Err("vector cannot be an agent: it has no forward sink to send \
+                                   to the deliver tier (use logferry, fluent-bit or fluentd)"
+                .into()),
+        }
+    }
+
+    /// The receiver template (forward → one file, a line per record)
+    /// built into the binary.
+    pub fn receiver_template(self) -> &'static str {
+        match self {
+            Target::Logferry => LOGFERRY_RECEIVER,
+            Target::FluentBit => FLUENT_BIT_RECEIVER,
+            Target::Fluentd => FLUENTD_RECEIVER,
+            Target::Vector => VECTOR_RECEIVER,
+        }
+    }
+
+    /// The name its receiver config gives the output file (Fluentd's
+    /// out_file appends `.log` itself).
+    pub fn output_file(self) -> &'static str {
+        match self {
+            Target::Fluentd => "out",
+            _ => "out.log",
+        }
+    }
+
+    /// Whether it binds port 0 and logs the address (logferry), rather
+    /// than listening on a free port picked for it.
+    pub fn reports_its_port(self) -> bool {
+        self == Target::Logferry
     }
 
     /// File extension of its configs.
@@ -77,10 +118,16 @@ pub const LOGFERRY_DELIVER: &str = include_str!("../../../bench/templates/logfer
 pub const LOGFERRY_RECEIVER: &str = include_str!("../../../bench/templates/logferry/receiver.toml");
 pub const LOGFERRY_RECEIVER_TCP: &str =
     include_str!("../../../bench/templates/logferry/receiver-tcp.toml");
+pub const FLUENT_BIT_AGENT: &str = include_str!("../../../bench/templates/fluent-bit/agent.conf");
 pub const FLUENT_BIT_DELIVER: &str =
     include_str!("../../../bench/templates/fluent-bit/deliver.conf");
+pub const FLUENT_BIT_RECEIVER: &str =
+    include_str!("../../../bench/templates/fluent-bit/receiver.conf");
+pub const FLUENTD_AGENT: &str = include_str!("../../../bench/templates/fluentd/agent.conf");
 pub const FLUENTD_DELIVER: &str = include_str!("../../../bench/templates/fluentd/deliver.conf");
+pub const FLUENTD_RECEIVER: &str = include_str!("../../../bench/templates/fluentd/receiver.conf");
 pub const VECTOR_DELIVER: &str = include_str!("../../../bench/templates/vector/deliver.toml");
+pub const VECTOR_RECEIVER: &str = include_str!("../../../bench/templates/vector/receiver.toml");
 
 /// Why a template could not be filled in.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -137,8 +184,9 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> Result<String, Templat
     Ok(out)
 }
 
-/// `{{forward_to}}` of `target`'s deliver config for these downstream
-/// addresses; for Fluent Bit, the Upstream file is written to `upstream`.
+/// `{{forward_to}}` of `target`'s deliver (or agent) config for these
+/// downstream addresses; for Fluent Bit, the Upstream file is written to
+/// `upstream`.
 pub fn forward_to(
     target: Target,
     addrs: &[std::net::SocketAddr],
@@ -238,7 +286,7 @@ mod tests {
                     ("tail_path", "/tmp/a.log"),
                     ("forward_to", r#"{ address = "127.0.0.1:1" }"#),
                     ("listen_port", "0"),
-                    ("api_port", "0"),
+                    ("output_path", "/tmp/r/out.log"),
                 ],
             );
             // each is a config logferry accepts
@@ -250,7 +298,57 @@ mod tests {
                 &[("listen_port", "24224"), ("forward_to", "127.0.0.1:24225")],
             );
             assert!(out.contains("24224"), "{out}");
+            let out = fill(
+                target.receiver_template(),
+                &[
+                    ("listen_port", "24224"),
+                    ("output_dir", "/tmp/r"),
+                    ("output_file", target.output_file()),
+                    ("output_path", "/tmp/r/out.log"),
+                ],
+            );
+            assert!(out.contains("24224") && out.contains("/tmp/r"), "{out}");
+            match target.agent_template() {
+                Ok(t) => {
+                    let out = fill(
+                        t,
+                        &[
+                            ("tail_path", "/tmp/a.log"),
+                            ("forward_to", "127.0.0.1:24225"),
+                        ],
+                    );
+                    assert!(out.contains("/tmp/a.log"), "{out}");
+                }
+                Err(e) => {
+                    assert_eq!(target, Target::Vector);
+                    assert!(e.contains("no forward sink"), "{e}");
+                }
+            }
         }
+    }
+
+    /// A value may span lines (Fluentd's `<server>` sections): one filled
+    /// into a comment would leave its next lines outside the comment.
+    #[test]
+    fn no_template_has_a_placeholder_in_a_comment() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/templates");
+        let mut checked = 0;
+        for system in std::fs::read_dir(&root).unwrap() {
+            for file in std::fs::read_dir(system.unwrap().path()).unwrap() {
+                let path = file.unwrap().path();
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    assert!(
+                        !(line.trim_start().starts_with('#') && line.contains("{{")),
+                        "{}:{}: {line}",
+                        path.display(),
+                        i + 1
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "{checked} templates");
     }
 
     #[test]

@@ -1,8 +1,12 @@
 //! The processes of a deliver scenario on loopback: receivers first, then
 //! the deliver tier (the target system), then the agents, each from a
-//! rendered template. Dropping a [`Topology`] stops them in the opposite
-//! order (agents, delivers, receivers), so each tier can hand on what it
-//! holds; a process that does not stop in time is killed (see `Proc`).
+//! rendered template of the system in its role (logferry, Fluent Bit,
+//! Fluentd; Vector can deliver and receive but not be an agent: it has no
+//! forward sink). Each receiver writes a line per record into a file of its
+//! own, which `arrivals.rs` follows. Dropping a [`Topology`] stops them in
+//! the opposite order (agents, delivers, receivers), so each tier can hand
+//! on what it holds; a process that does not stop in time is killed (see
+//! `Proc`).
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::unix::process::CommandExt;
@@ -10,8 +14,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::arrivals::Arrivals;
+use super::peers;
 use super::template::{self, render, Target};
-use crate::bench::process::{metric, Proc};
+use crate::bench::process::Proc;
 
 /// How long a foreign deliver process may take to accept connections
 /// (Fluentd starts in seconds).
@@ -27,18 +33,38 @@ pub enum Shape {
     RoundRobin,
 }
 
+/// A role's system and where its program and template come from.
+#[derive(Debug, Clone)]
+pub struct Role {
+    pub system: Target,
+    /// Its program (default: see `peers.rs`).
+    pub bin: Option<PathBuf>,
+    /// A config template to use instead of the built-in one.
+    pub template: Option<PathBuf>,
+}
+
+impl Role {
+    /// The built-in template of this role, or the one given.
+    fn template(&self, built_in: &str) -> Result<String, String> {
+        match &self.template {
+            Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display())),
+            None => Ok(built_in.to_string()),
+        }
+    }
+}
+
 /// What to start.
 pub struct Plan {
     pub shape: Shape,
     pub agents: usize,
     pub delivers: usize,
     pub receivers: usize,
-    pub target: Target,
-    /// The target's program (default: this binary for logferry, else the
-    /// system's usual command name on PATH).
-    pub target_bin: Option<PathBuf>,
-    /// A deliver template to use instead of the built-in one.
-    pub template: Option<PathBuf>,
+    /// The system following each agent's file and forwarding it.
+    pub agent: Role,
+    /// The measured system, in the middle (`--target`).
+    pub deliver: Role,
+    /// The system counting at the end: a line per record in a file.
+    pub receiver: Role,
 }
 
 impl Plan {
@@ -55,12 +81,22 @@ impl Plan {
                 self.agents, self.delivers, self.receivers
             ));
         }
-        if self.target == Target::Vector && self.shape == Shape::RoundRobin && self.receivers > 1 {
-            return Err(format!(
-                "vector has no forward sink and its socket sink sends to one address: a vector \
-                 deliver process cannot balance over {} receivers (use --receivers 1)",
-                self.receivers
-            ));
+        self.agent.system.agent_template()?;
+        if self.deliver.system == Target::Vector {
+            if self.shape == Shape::RoundRobin && self.receivers > 1 {
+                return Err(format!(
+                    "vector has no forward sink and its socket sink sends to one address: a vector \
+                     deliver process cannot balance over {} receivers (use --receivers 1)",
+                    self.receivers
+                ));
+            }
+            if self.receiver.system != Target::Logferry {
+                return Err(format!(
+                    "vector has no forward sink: a vector deliver process sends lines over TCP, \
+                     which only the logferry receiver takes (got --receiver {})",
+                    self.receiver.system.name()
+                ));
+            }
         }
         Ok(())
     }
@@ -89,25 +125,19 @@ pub struct Member {
     /// `agent-1`, `deliver-2`, …
     pub name: String,
     pub tier: Tier,
+    /// The system it runs.
+    pub system: Target,
     pub proc: Proc,
-    /// A receiver's metrics endpoint, where its count is read.
-    pub api: Option<SocketAddr>,
 }
 
-impl Member {
-    /// Records a receiver has counted (0 for the other tiers).
-    pub fn received(&self) -> u64 {
-        self.api.map_or(0, |api| {
-            metric(api, "logferry_sink_records_total", "component=\"count\"")
-        })
-    }
-}
-
-/// The running topology. Fields drop in order: agents, delivers, receivers.
+/// The running topology. Fields drop in order: agents, delivers,
+/// receivers, then the followers of the receivers' files.
 pub struct Topology {
     pub agents: Vec<Member>,
     pub delivers: Vec<Member>,
     pub receivers: Vec<Member>,
+    /// What arrives at each receiver (its output file, followed).
+    pub arrivals: Vec<Arrivals>,
     /// The file each agent follows (the writers append to it).
     pub tail_paths: Vec<PathBuf>,
 }
@@ -121,53 +151,71 @@ impl Topology {
             .chain(&self.receivers)
     }
 
-    /// A member that has exited, with its status.
+    /// A member that has exited, with its status, or a follower that
+    /// stopped.
     pub fn exited(&mut self) -> Option<String> {
         self.agents
             .iter_mut()
             .chain(&mut self.delivers)
             .chain(&mut self.receivers)
             .find_map(|m| m.proc.exited().map(|s| format!("{} exited ({s})", m.name)))
+            .or_else(|| {
+                self.arrivals
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, a)| a.error().map(|e| format!("receiver-{}: {e}", i + 1)))
+            })
+    }
+
+    /// Lines each receiver has written so far.
+    pub fn received(&self) -> Vec<u64> {
+        self.arrivals.iter().map(Arrivals::lines).collect()
     }
 
     /// Starts every process of `plan` in `dir`, announcing each one
     /// (`started NAME pid=PID`) on stdout.
     pub fn start(plan: &Plan, dir: &Path) -> Result<Topology, String> {
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut topo = Topology {
             agents: Vec::new(),
             delivers: Vec::new(),
             receivers: Vec::new(),
+            arrivals: Vec::new(),
             tail_paths: Vec::new(),
         };
-        let receiver_template = if plan.target.forwards() {
-            template::LOGFERRY_RECEIVER
-        } else {
-            template::LOGFERRY_RECEIVER_TCP
-        };
+        let receiver = &plan.receiver;
+        let receiver_template =
+            receiver.template(match (plan.deliver.system, receiver.system) {
+                // what a vector deliver sends: lines over TCP
+                (Target::Vector, Target::Logferry) => template::LOGFERRY_RECEIVER_TCP,
+                (_, r) => r.receiver_template(),
+            })?;
         let mut receiver_addrs = Vec::new();
         for i in 1..=plan.receivers {
             let name = format!("receiver-{i}");
-            let config = render(
-                receiver_template,
-                &[("listen_port", "0"), ("api_port", "0")],
-            )
-            .map_err(|e| format!("receiver template: {e}"))?;
-            let mut proc = spawn_logferry(&exe, dir, &name, &config)?;
-            receiver_addrs.push(proc.address("source=in ")?);
-            let api = proc.address("api listening")?;
-            topo.receivers.push(announce(Member {
-                name,
-                tier: Tier::Receiver,
-                proc,
-                api: Some(api),
-            }));
+            let out_dir = dir.join(&name);
+            std::fs::create_dir_all(&out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+            let output_file = receiver.system.output_file();
+            let output_path = out_dir.join(output_file).display().to_string();
+            let output_dir = out_dir.display().to_string();
+            let (member, addr) = start_member(
+                dir,
+                &name,
+                Tier::Receiver,
+                receiver,
+                &receiver_template,
+                &[
+                    ("output_dir", output_dir.as_str()),
+                    ("output_file", output_file),
+                    ("output_path", output_path.as_str()),
+                ],
+            )?;
+            topo.arrivals.push(Arrivals::follow(&out_dir)?);
+            receiver_addrs.push(addr);
+            topo.receivers.push(member);
         }
 
-        let deliver_template = match &plan.template {
-            Some(p) => std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?,
-            None => plan.target.deliver_template().to_string(),
-        };
+        let deliver = &plan.deliver;
+        let deliver_template = deliver.template(deliver.system.deliver_template())?;
         let mut deliver_addrs = Vec::new();
         for i in 1..=plan.delivers {
             let name = format!("deliver-{i}");
@@ -176,54 +224,24 @@ impl Topology {
                 Shape::RoundRobin => &receiver_addrs[..],
             };
             let forward_to = template::forward_to(
-                plan.target,
+                deliver.system,
                 downstream,
                 &dir.join(format!("{name}.upstream.conf")),
             )?;
-            // logferry binds port 0 and logs the address; the others get a
-            // free port picked here
-            let port = match plan.target {
-                Target::Logferry => 0,
-                _ => free_port()?,
-            };
-            let port_text = port.to_string();
-            let config = render(
+            let (member, addr) = start_member(
+                dir,
+                &name,
+                Tier::Deliver,
+                deliver,
                 &deliver_template,
-                &[
-                    ("listen_port", port_text.as_str()),
-                    ("forward_to", forward_to.as_str()),
-                ],
-            )
-            .map_err(|e| format!("{} deliver template: {e}", plan.target.name()))?;
-            let path = dir.join(format!("{name}.{}", plan.target.config_ext()));
-            std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
-            let bin = match (&plan.target_bin, plan.target) {
-                (Some(b), _) => b.clone(),
-                (None, Target::Logferry) => exe.clone(),
-                (None, t) => PathBuf::from(t.default_bin()),
-            };
-            let mut cmd = Command::new(&bin);
-            cmd.args(plan.target.args(&path))
-                .env("LOGFERRY_LOG", "info")
-                .stdout(output_log(dir, &name)?);
-            let mut proc = spawn(cmd, &name)?;
-            let addr = match plan.target {
-                Target::Logferry => proc.address("source=in ")?,
-                _ => {
-                    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-                    wait_accepting(&mut proc, addr, &name)?;
-                    addr
-                }
-            };
+                &[("forward_to", forward_to.as_str())],
+            )?;
             deliver_addrs.push(addr);
-            topo.delivers.push(announce(Member {
-                name,
-                tier: Tier::Deliver,
-                proc,
-                api: None,
-            }));
+            topo.delivers.push(member);
         }
 
+        let agent = &plan.agent;
+        let agent_template = agent.template(agent.system.agent_template()?)?;
         for i in 1..=plan.agents {
             let name = format!("agent-{i}");
             let tail = dir.join(format!("{name}.log"));
@@ -233,26 +251,81 @@ impl Topology {
                 Shape::RoundRobin => &deliver_addrs[..],
             };
             let tail_path = tail.display().to_string();
-            let servers = template::logferry_servers(downstream);
-            let config = render(
-                template::LOGFERRY_AGENT,
+            let forward_to = template::forward_to(
+                agent.system,
+                downstream,
+                &dir.join(format!("{name}.upstream.conf")),
+            )?;
+            let (member, _) = start_member(
+                dir,
+                &name,
+                Tier::Agent,
+                agent,
+                &agent_template,
                 &[
                     ("tail_path", tail_path.as_str()),
-                    ("forward_to", servers.as_str()),
+                    ("forward_to", forward_to.as_str()),
                 ],
-            )
-            .map_err(|e| format!("agent template: {e}"))?;
-            let proc = spawn_logferry(&exe, dir, &name, &config)?;
+            )?;
             topo.tail_paths.push(tail);
-            topo.agents.push(announce(Member {
-                name,
-                tier: Tier::Agent,
-                proc,
-                api: None,
-            }));
+            topo.agents.push(member);
         }
         Ok(topo)
     }
+}
+
+/// Renders `template` with `values` (and `{{listen_port}}`) into
+/// `dir/NAME.EXT`, starts `role`'s system on it and announces it. A
+/// receiver or deliver process listens: its forward (or TCP) address,
+/// read from logferry's log or, for the other systems, a free port picked
+/// here that it must accept connections on; an agent's address is unused.
+fn start_member(
+    dir: &Path,
+    name: &str,
+    tier: Tier,
+    role: &Role,
+    template: &str,
+    values: &[(&str, &str)],
+) -> Result<(Member, SocketAddr), String> {
+    let system = role.system;
+    let listens = tier != Tier::Agent;
+    let port = if system.reports_its_port() || !listens {
+        0
+    } else {
+        free_port()?
+    };
+    let port_text = port.to_string();
+    let mut all = vec![("listen_port", port_text.as_str())];
+    all.extend_from_slice(values);
+    let config = render(template, &all)
+        .map_err(|e| format!("{} {} template: {e}", system.name(), tier.name()))?;
+    let path = dir.join(format!("{name}.{}", system.config_ext()));
+    std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bin = peers::program(system, role.bin.as_deref())?;
+    let mut cmd = Command::new(&bin);
+    cmd.args(system.args(&path)).env("LOGFERRY_LOG", "info");
+    if system == Target::Logferry {
+        cmd.stdout(Stdio::null());
+    } else {
+        cmd.stdout(output_log(dir, name)?);
+    }
+    let mut proc = spawn(cmd, name)?;
+    let addr = if !listens {
+        SocketAddr::from(([127, 0, 0, 1], 0))
+    } else if system.reports_its_port() {
+        proc.address("source=in ")?
+    } else {
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        wait_accepting(&mut proc, addr, name)?;
+        addr
+    };
+    let member = announce(Member {
+        name: name.to_string(),
+        tier,
+        system,
+        proc,
+    });
+    Ok((member, addr))
 }
 
 fn announce(m: Member) -> Member {

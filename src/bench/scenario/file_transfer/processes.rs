@@ -279,11 +279,7 @@ impl Processes {
         let config = server_config(&template, plan.target, plan.format, port, &out_dir)?;
         let path = dir.join(format!("server.{}", plan.target.config_ext()));
         std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
-        let bin = match (plan.target_bin, plan.target) {
-            (Some(b), _) => b.to_path_buf(),
-            (None, Target::Logferry) => exe.clone(),
-            (None, t) => PathBuf::from(t.default_bin()),
-        };
+        let bin = super::super::peers::program(plan.target, plan.target_bin)?;
         let mut cmd = Command::new(&bin);
         cmd.args(plan.target.args(&path))
             .env("LOGFERRY_LOG", "info")

@@ -76,6 +76,7 @@ mod tests {
         ProcessStep {
             name: name.into(),
             tier: tier.into(),
+            system: None,
             pid: 1,
             rate: None,
             cpu_percent,
@@ -98,6 +99,7 @@ mod tests {
                 process("sender-2", "sender", 20.0, 12),
                 process("server", "server", 50.0, 30),
             ],
+            latency: None,
             remarks: vec![
                 "delay occurred: 5 record(s) not in the unified file when the writers stopped"
                     .into(),
