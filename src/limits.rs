@@ -160,13 +160,13 @@ impl LimitsConfig {
 const KAFKA_MESSAGE_MAX_BYTES: usize = 1_000_000;
 
 /// The largest record a source accepts as configured, and the key that
-/// sets it; `None` where a record's size is not bounded by one key.
+/// sets it; `None` where a record's size is not bounded by one key, or
+/// where the client is told when a record is set aside (HTTP: 413).
 fn largest_record(kind: &SourceKind) -> Option<(usize, &'static str)> {
     match kind {
         SourceKind::Tail(c) => Some((c.max_line_bytes, "max_line_bytes")),
         SourceKind::Tcp(c) => Some((c.max_line_bytes, "max_line_bytes")),
         SourceKind::Fuse(c) => Some((c.max_line_bytes, "max_line_bytes")),
-        SourceKind::Http(c) => Some((c.max_body_bytes, "max_body_bytes")),
         _ => None,
     }
 }

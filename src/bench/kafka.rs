@@ -59,9 +59,9 @@ pub struct KafkaArgs {
     #[arg(long, default_value_t = 2_000_000)]
     pub records: usize,
     /// librdkafka's `linger.ms` for logferry and the baseline alike (the
-    /// sink's default is 5; with one record per request, every request
+    /// sink's default, 0; with one record per request, every request
     /// waits for it).
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 0.0)]
     pub linger_ms: f64,
     /// Another librdkafka producer property for logferry and the baseline
     /// alike, as `key=value` (repeatable).

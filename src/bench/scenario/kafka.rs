@@ -34,8 +34,9 @@ pub struct KafkaScenarioArgs {
     /// Kafka scenarios: partitions of the topic created for the run.
     #[arg(long, default_value_t = 1)]
     pub partitions: i32,
-    /// Kafka scenarios: librdkafka's `linger.ms` of the producing processes.
-    #[arg(long, default_value_t = 5.0)]
+    /// Kafka scenarios: librdkafka's `linger.ms` of the producing
+    /// processes (the Kafka sink's default, 0).
+    #[arg(long, default_value_t = 0.0)]
     pub linger_ms: f64,
     /// http-kafka: logferry HTTP → Kafka instances.
     #[arg(long, default_value_t = 3)]

@@ -72,6 +72,11 @@ const CHECKPOINT_NEW_FILE: Duration = Duration::from_millis(100);
 /// Most blocks read from one file before the others get a turn.
 const BLOCKS_PER_TURN: usize = 16;
 
+/// Every this many lag reports, every open file is looked at (see
+/// `TailSource::report_lag`): about every 5 s with the default
+/// `poll_interval`.
+const LAG_SWEEP: u32 = 20;
+
 /// How long shutdown waits for the last acknowledgements.
 const SHUTDOWN_ACK_WAIT: Duration = Duration::from_secs(10);
 
@@ -116,6 +121,11 @@ pub struct TailSource {
     /// Files that may have something to read, in turn.
     ready: VecDeque<u64>,
     queued: HashSet<u64>,
+    /// Files with a change since their lag was last measured: only these,
+    /// and files behind, are looked at (fstat) by the next lag report.
+    lag_stale: HashSet<u64>,
+    /// Lag reports since every file was last looked at.
+    lag_reports: u32,
     /// Descriptors the followed files may hold, and how many they hold.
     budget: usize,
     open: usize,
@@ -178,6 +188,8 @@ impl TailSource {
             watcher: None,
             ready: VecDeque::new(),
             queued: HashSet::new(),
+            lag_stale: HashSet::new(),
+            lag_reports: 0,
             budget,
             open: 0,
             rescan_soon: None,
@@ -318,6 +330,7 @@ impl TailSource {
 
     /// Marks a file as having something to read.
     fn wake(&mut self, key: u64) {
+        self.lag_stale.insert(key);
         if self.queued.insert(key) {
             self.ready.push_back(key);
         }
@@ -362,12 +375,22 @@ impl TailSource {
     }
 
     /// Sets the lag gauges: for each file, its size minus the next byte
-    /// to read. One fstat per open file per poll_interval; a closed file
-    /// counts with its size at the last look.
+    /// to read. An open file is looked at (one fstat) when it changed since
+    /// the last report or was behind then, and every file once per
+    /// `LAG_SWEEP` reports (a write whose event was missed); otherwise, and
+    /// for a closed file, its size at the last look counts. A thousand idle
+    /// files then cost no system call per `poll_interval`.
     fn report_lag(&mut self) {
+        self.lag_reports += 1;
+        let sweep = self.lag_reports >= LAG_SWEEP;
+        if sweep {
+            self.lag_reports = 0;
+        }
         let mut total = 0;
-        for f in self.files.values() {
-            let size = if f.is_open() { f.size() } else { f.seen_size() };
+        for (key, f) in &self.files {
+            let look = f.is_open()
+                && (sweep || self.lag_stale.contains(key) || f.read_offset < f.seen_size());
+            let size = if look { f.size() } else { f.seen_size() };
             let lag = size.saturating_sub(f.read_offset);
             total += lag;
             if self.config.per_file_metrics {
@@ -381,6 +404,7 @@ impl TailSource {
             }
         }
         self.metrics.lag_bytes.set(total);
+        self.lag_stale.clear();
         if self.config.per_file_metrics && self.per_file.len() > self.files.len() {
             // paths no longer followed owe nothing
             let followed: std::collections::HashSet<&PathBuf> =
