@@ -247,14 +247,6 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
-/// A field of /proc/PID/status in bytes (`VmHWM`: peak RSS).
-fn vm_bytes(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
-
 #[test]
 fn a_gzip_bomb_in_a_compressed_chunk_is_dropped_and_the_connection_goes_on() {
     let mut lf = Logferry::start(

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{read_lines, wait_for_lines, wait_until, Logferry};
+use common::{raise_nofile, read_lines, vm_bytes, wait_for_lines, wait_until, Logferry};
 
 /// True if this machine can mount FUSE filesystems; otherwise says why the
 /// test is skipped.
@@ -467,32 +467,6 @@ fn a_second_sigterm_while_last_lines_wait_for_room_leaves_nothing_mounted() {
 }
 
 const MIB: u64 = 1024 * 1024;
-
-/// Raises this process's open-file soft limit to its hard limit: the
-/// tests hold thousands of descriptors in the mount.
-fn raise_nofile() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
-        lim.rlim_cur = lim.rlim_max;
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
-    }
-}
-
-/// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`).
-fn vm_bytes(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
 
 /// A metric from the API's `/metrics`.
 fn metric(api: std::net::SocketAddr, name_and_labels: &str) -> f64 {

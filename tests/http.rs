@@ -744,14 +744,6 @@ fn bomb(encoding: &str, members: usize) -> Vec<u8> {
     one.repeat(members)
 }
 
-/// A field of /proc/PID/status in bytes (`VmHWM`: peak RSS).
-fn vm_bytes(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
-
 #[test]
 fn compressed_bodies_of_every_type_arrive_as_their_records() {
     let mut lf = Logferry::start(&http_to_file(""));

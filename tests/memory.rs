@@ -63,32 +63,6 @@ const HTTP_OVERHEAD: u64 = 180 * MIB;
 /// a release build). docs/operations.md states the same figure.
 const HTTP2_OVERHEAD: u64 = 80 * MIB;
 
-/// Raises this process's open-file soft limit to its hard limit: the test
-/// holds a thousand client sockets.
-fn raise_nofile() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
-        lim.rlim_cur = lim.rlim_max;
-        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
-    }
-}
-
-/// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`).
-fn vm_bytes(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with(field))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
-}
-
 /// A forward receiver: counts records, answers acks, and reads at most
 /// `slow_rate` bytes per second until `fast` is set.
 struct SlowReceiver {

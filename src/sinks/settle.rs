@@ -265,6 +265,17 @@ fn torn_frame_at(mut file: &File) -> io::Result<Option<u64>> {
     }
 }
 
+/// What became of records offered to the dead-letter file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeadLettered {
+    /// Appended (and fsynced).
+    Kept,
+    /// The sink has no dead-letter file.
+    NoFile,
+    /// The append failed (counted and logged).
+    Failed,
+}
+
 /// How an attempt was settled.
 pub enum Settled<T> {
     Accepted,
@@ -454,21 +465,12 @@ impl Settler {
     /// and logged; their source is told and moves on.
     fn refuse<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
         self.count_rejections(reason.kind, records);
-        let mut frames = Vec::new();
-        let mut first = None;
-        for item in &items {
-            let entries: Vec<u8> = item.entries().concat();
-            first.get_or_insert_with(|| first_record(&entries));
-            if self.dead_letter.is_some() {
-                write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
-            }
-        }
-        let first = first.unwrap_or_default();
-        let dead_lettered = self.dead_letter(&frames, records);
-        if !dead_lettered && self.dead_letter.is_some() {
-            // the dead-letter file failed: the source sends them again
+        let (offered, first) = self.dead_letter_items(&items, records);
+        if offered == DeadLettered::Failed {
+            // the source sends them again
             return self.not_kept(items, records, reason);
         }
+        let dead_lettered = offered == DeadLettered::Kept;
         self.set_aside(reason, records, &first, dead_lettered);
         let refusal = Refusal {
             sink: self.name.clone(),
@@ -552,27 +554,40 @@ impl Settler {
     pub fn give_up<T: Settle>(&self, items: Vec<T>, reason: &Rejection) -> Settled<T> {
         let records: usize = items.iter().map(Settle::records).sum();
         self.count_rejections(reason.kind, records);
-        if self.dead_letter.is_some() {
-            let mut frames = Vec::new();
-            for item in &items {
-                let entries: Vec<u8> = item.entries().concat();
-                write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
-            }
-            if self.dead_letter(&frames, records) {
-                let dl = self
-                    .dead_letter
-                    .as_ref()
-                    .map(|d| d.path.display().to_string());
-                tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
-                    records, dead_letter = dl.unwrap_or_default(),
-                    "records rejected; written to the dead-letter file (replay them with `logferry replay`)");
-                items.into_iter().for_each(Settle::accept);
-                return Settled::Rejected {
-                    dead_lettered: true,
-                };
-            }
+        if self.dead_letter_items(&items, records).0 == DeadLettered::Kept {
+            let dl = self
+                .dead_letter
+                .as_ref()
+                .map(|d| d.path.display().to_string());
+            tracing::error!(sink = %self.name, kind = reason.kind, reason = %reason.message,
+                records, dead_letter = dl.unwrap_or_default(),
+                "records rejected; written to the dead-letter file (replay them with `logferry replay`)");
+            items.into_iter().for_each(Settle::accept);
+            return Settled::Rejected {
+                dead_lettered: true,
+            };
         }
         self.not_kept(items, records, reason)
+    }
+
+    /// Offers `items` to the dead-letter file, one frame each; also
+    /// returns the start of their first record, for the log.
+    fn dead_letter_items<T: Settle>(&self, items: &[T], records: usize) -> (DeadLettered, String) {
+        let mut frames = Vec::new();
+        let mut first = None;
+        for item in items {
+            let entries: Vec<u8> = item.entries().concat();
+            first.get_or_insert_with(|| first_record(&entries));
+            if self.dead_letter.is_some() {
+                write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
+            }
+        }
+        let offered = match &self.dead_letter {
+            None => DeadLettered::NoFile,
+            Some(_) if self.dead_letter(&frames, records) => DeadLettered::Kept,
+            Some(_) => DeadLettered::Failed,
+        };
+        (offered, first.unwrap_or_default())
     }
 
     /// Rejected to their source, which sends them again.

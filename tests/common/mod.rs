@@ -677,3 +677,29 @@ pub fn h2_posts_with_headers(addr: SocketAddr, requests: Vec<H2Request>) -> Vec<
     })
     .unwrap_or_else(|e| vec![Err(e)])
 }
+
+/// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`: peak RSS).
+pub fn vm_bytes(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(field))
+        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
+    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+/// Raises this process's open-file soft limit to its hard limit, for tests
+/// that hold thousands of descriptors.
+pub fn raise_nofile() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write the struct we pass.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
+        lim.rlim_cur = lim.rlim_max;
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
+    }
+}
