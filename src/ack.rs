@@ -42,6 +42,10 @@ impl AckOutcome {
     }
 }
 
+/// The `kind` of a refusal for a record's size (an HTTP client is answered
+/// 413 for it, 422 for any other kind).
+pub const TOO_LARGE: &str = "message_too_large";
+
 /// Records of a batch that a sink's destination can never take.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -57,6 +61,13 @@ pub struct Refusal {
     pub first: String,
     /// Kept in the sink's dead-letter file (else dropped, logged, counted).
     pub dead_lettered: bool,
+}
+
+impl Refusal {
+    /// The records were refused for their size.
+    pub fn too_large(&self) -> bool {
+        self.kind == TOO_LARGE
+    }
 }
 
 impl std::fmt::Display for Refusal {
@@ -209,6 +220,17 @@ mod tests {
         other.reject();
         drop((h, other));
         assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
+    }
+
+    #[test]
+    fn only_a_record_too_large_for_its_destination_is_refused_for_its_size() {
+        assert!(refusal("kafka").too_large());
+        // a file over the file system's limit is not the record's size
+        let file = Refusal {
+            kind: "file_too_large",
+            ..refusal("file")
+        };
+        assert!(!file.too_large());
     }
 
     #[test]

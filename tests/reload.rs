@@ -1035,3 +1035,48 @@ librdkafka_options = {{ "sasl.password" = 73519024681 }}
         assert!(!log.contains(secret), "{secret} in the log:\n{log}");
     }
 }
+
+#[test]
+fn a_disk_buffered_sink_is_replaced_while_a_source_waits_on_another_full_queue() {
+    // `buffered` first, `dead` second: a forward connection routing to both
+    // waits on `dead`'s full queue holding the routes the reload replaces
+    let cfg = |write_buffer: &str, dead: &str| {
+        format!(
+            r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.buffered]
+type = "file"
+match = "**"
+path = "{{dir}}/buffered.log"
+write_buffer_bytes = "{write_buffer}"
+buffer = {{ type = "disk", dir = "{{dir}}/buffer" }}
+
+[sinks.dead]
+type = "forward"
+match = "d"
+servers = [{{ address = "{dead}" }}]
+buffer = {{ max_bytes = "64KiB" }}
+
+[api]
+address = "127.0.0.1:0"
+"#
+        )
+    };
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut lf = Logferry::start(&cfg("1MiB", &dead));
+    let (_waiting, _) = fill_dead_queue(&mut lf);
+    let api = lf.address("api listening");
+    lf.rewrite_config(&cfg("64KiB", &dead));
+    let (status, body) = post_reload(api);
+    // the replacement opens the same disk buffer directory
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    s.write_all(&frame("after", 0..10, "a")).unwrap();
+    wait_until(
+        "records reach the new sink",
+        Duration::from_secs(20),
+        || numbers(&read_lines(&lf.path("buffered.log")), "after").len() == 10,
+    );
+}

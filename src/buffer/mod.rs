@@ -388,6 +388,16 @@ impl QueueSender {
         }
     }
 
+    /// Once its sink has finished: closes the queue and lets go of what it
+    /// holds for good (a disk buffer's directory), whoever still has a
+    /// clone of this sender, so a replacement can open it.
+    pub fn release(&self) {
+        match &self.kind {
+            SenderKind::Memory(m) => m.room.close(),
+            SenderKind::Disk { shared, .. } => shared.release(),
+        }
+    }
+
     /// Bytes currently held by queued or in-progress batches.
     pub fn queued_bytes(&self) -> usize {
         self.gauge().held_bytes()

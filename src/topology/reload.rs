@@ -329,11 +329,13 @@ impl Pipeline {
         // what the replaced sinks hold and do not deliver goes to their
         // replacements; a send waiting on one of their queues goes at once
         let mut handovers = HashMap::new();
+        let mut replaced = Vec::new();
         for (name, route) in current.drain() {
             if let Some(h) = route.queue.handover() {
                 handovers.insert(name, h.start());
             }
             route.queue.close();
+            replaced.push(route.queue);
         }
         let mut draining = tokio::task::JoinSet::new();
         for name in &plan.stop_sinks {
@@ -359,6 +361,11 @@ impl Pipeline {
             if let Err(e) = name {
                 tracing::error!(error = %e, "a replaced sink's stop failed");
             }
+        }
+        // a router routing on the old table may still hold a clone of a
+        // replaced queue: its disk buffer's directory is let go of anyway
+        for queue in replaced {
+            queue.release();
         }
         let mut running = Vec::new();
         for s in &new.sinks {

@@ -279,6 +279,19 @@ impl Shared {
         self.readable.notify_one();
         self.room.notify_waiters();
     }
+
+    /// Closes the buffer and lets go of its directory now, though clones
+    /// of its senders may live on a little (routers still routing on the
+    /// table a reload replaced): an append under way finishes first, later
+    /// ones are refused, so the sink that replaces this one can open the
+    /// directory. Its sink must have finished.
+    pub(super) fn release(&self) {
+        let _appending = self.appending.lock().unwrap_or_else(|e| e.into_inner());
+        self.close();
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor we own.
+        unsafe { libc::flock(self._lock.as_raw_fd(), libc::LOCK_UN) };
+    }
 }
 
 impl Drop for SenderAlive {
@@ -292,6 +305,8 @@ impl Drop for SenderAlive {
 enum AppendError {
     /// `max_bytes` is reached.
     NoRoom,
+    /// The buffer was closed (`Shared::close`) while senders remain.
+    Closed,
     /// The write failed (ENOSPC, EDQUOT, EIO); nothing of it counts.
     Io(io::Error),
 }

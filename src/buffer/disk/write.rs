@@ -35,12 +35,10 @@ impl Shared {
             let room = self.room.notified();
             tokio::pin!(room);
             room.as_mut().enable();
-            if self.lock().closed {
-                // `close` while senders remain: refused, `unsent` rejects it
-                return Err(SendError(self.sink.clone()));
-            }
             match self.append(&frame, count, unsent.batch()) {
                 Ok(file) => break file,
+                // `close` while senders remain: refused, `unsent` rejects it
+                Err(AppendError::Closed) => return Err(SendError(self.sink.clone())),
                 Err(AppendError::NoRoom) => match self.when_full {
                     WhenFull::Block => {
                         // the poll is a safety net; settling wakes us at once
@@ -118,6 +116,9 @@ impl Shared {
         let _appending = self.appending.lock().unwrap_or_else(|e| e.into_inner());
         let mut st = self.lock();
         let len = frame.len() as u64;
+        if st.closed {
+            return Err(AppendError::Closed);
+        }
         if !self.has_room(&mut st, len) {
             return Err(AppendError::NoRoom);
         }

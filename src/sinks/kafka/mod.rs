@@ -28,7 +28,7 @@ use crate::metrics::{Counter, Histogram, Registry};
 /// The kinds of rejection, each a `kind` label of
 /// `logferry_kafka_sink_rejected_records_total`.
 const REJECTION_KINDS: [&str; 5] = [
-    "message_too_large",
+    crate::ack::TOO_LARGE,
     "unknown_topic",
     "not_authorized",
     "invalid_record",

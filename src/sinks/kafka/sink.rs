@@ -707,7 +707,7 @@ fn classify(e: &KafkaError) -> Option<Rejection> {
     use RDKafkaErrorCode as C;
     let (kind, hint) = match e.rdkafka_error_code()? {
         C::MessageSizeTooLarge | C::InvalidMessageSize | C::MessageBatchTooLarge => (
-            "message_too_large",
+            crate::ack::TOO_LARGE,
             "raise message.max.bytes on the topic/broker and in librdkafka_options, or send smaller records",
         ),
         C::UnknownTopic | C::UnknownTopicOrPartition | C::InvalidTopic => (

@@ -800,7 +800,7 @@ impl Handler {
             Ok(Ok(AckOutcome::Accepted)) => Ok(text(StatusCode::OK, "")),
             // resending cannot help: say which record and why, not 503
             Ok(Ok(AckOutcome::Refused(r))) => Err(Refusal::new(
-                if r.kind.contains("too_large") {
+                if r.too_large() {
                     StatusCode::PAYLOAD_TOO_LARGE
                 } else {
                     StatusCode::UNPROCESSABLE_ENTITY
