@@ -388,13 +388,14 @@ impl QueueSender {
         }
     }
 
-    /// Once its sink has finished: closes the queue and lets go of what it
-    /// holds for good (a disk buffer's directory), whoever still has a
-    /// clone of this sender, so a replacement can open it.
-    pub fn release(&self) {
+    /// What lets go of this queue's disk buffer directory once its sink
+    /// has finished, whoever still has a clone of this sender, so that a
+    /// replacement can open it; `None` for a memory queue. It does not
+    /// keep the queue open.
+    pub fn dir_release(&self) -> Option<DirRelease> {
         match &self.kind {
-            SenderKind::Memory(m) => m.room.close(),
-            SenderKind::Disk { shared, .. } => shared.release(),
+            SenderKind::Memory(_) => None,
+            SenderKind::Disk { shared, .. } => Some(DirRelease(shared.clone())),
         }
     }
 
@@ -475,6 +476,16 @@ impl MemorySender {
                 Err(SendError(sink.clone()))
             }
         }
+    }
+}
+
+/// See [`QueueSender::dir_release`].
+pub struct DirRelease(Arc<disk::Shared>);
+
+impl DirRelease {
+    /// Closes the buffer to its remaining senders and unlocks its directory.
+    pub fn release(self) {
+        self.0.release();
     }
 }
 

@@ -335,7 +335,7 @@ impl Pipeline {
                 handovers.insert(name, h.start());
             }
             route.queue.close();
-            replaced.push(route.queue);
+            replaced.extend(route.queue.dir_release());
         }
         let mut draining = tokio::task::JoinSet::new();
         for name in &plan.stop_sinks {
@@ -364,8 +364,8 @@ impl Pipeline {
         }
         // a router routing on the old table may still hold a clone of a
         // replaced queue: its disk buffer's directory is let go of anyway
-        for queue in replaced {
-            queue.release();
+        for dir in replaced {
+            dir.release();
         }
         let mut running = Vec::new();
         for s in &new.sinks {
