@@ -687,7 +687,7 @@ fn forward_run(
         seconds,
         records,
         bytes: (records * k.record_size) as u64,
-        cpu: Some(after.cpu().saturating_sub(before.cpu())),
+        cpu: Some(after.cpu_since(&before)),
         peak_rss: Some(after.peak_rss),
     };
     Ok((run, sender_cpu))
@@ -761,7 +761,7 @@ fn http_run(
             seconds,
             records,
             bytes: (records * k.record_size) as u64,
-            cpu: Some(after.cpu().saturating_sub(before.cpu())),
+            cpu: Some(after.cpu_since(&before)),
             peak_rss: Some(after.peak_rss),
         },
         Latency::of(answers.micros, answers.refused),

@@ -186,7 +186,7 @@ pub fn measure_run(
         seconds,
         records,
         bytes,
-        cpu: Some(after.cpu().saturating_sub(before.cpu())),
+        cpu: Some(after.cpu_since(&before)),
         peak_rss: Some(after.peak_rss),
     })
 }

@@ -102,7 +102,7 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
         // of the globs)
         std::thread::sleep(IDLE_SAMPLE);
         let later = p.sample()?;
-        idle.push((later.cpu() - after.cpu()).as_secs_f64() / IDLE_SAMPLE.as_secs_f64() * 100.0);
+        idle.push(later.cpu_since(&after).as_secs_f64() / IDLE_SAMPLE.as_secs_f64() * 100.0);
         drop(p);
         ours.push(Run {
             seconds,

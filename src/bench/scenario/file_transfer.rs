@@ -522,7 +522,7 @@ impl Run {
                     });
                 }
             }
-            self.last[i] = (now, s);
+            self.last[i] = (now, s.clone());
             procs.push(s);
         }
         Mark {

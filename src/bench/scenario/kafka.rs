@@ -411,7 +411,8 @@ pub fn tier_use(processes: &[ProcessStep], tier: &str) -> Option<(f64, u64)> {
 /// `12.3 % / 20.1 MiB`, or `-`.
 pub fn tier_cell(processes: &[ProcessStep], tier: &str) -> String {
     tier_use(processes, tier).map_or("-".into(), |(cpu, rss)| {
-        format!("{cpu:.1} % / {}", super::super::procfs::human_bytes(rss))
+        use super::super::procfs::{human_bytes, human_percent};
+        format!("{} / {}", human_percent(cpu), human_bytes(rss))
     })
 }
 

@@ -46,7 +46,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::gen::{write_lines, Lines};
 use super::monitor::interrupt_flag;
 use super::output::AppendFile;
-use super::procfs::{self, human_bytes, ProcSample};
+use super::procfs::{self, human_bytes, human_percent, ProcSample};
 use super::report::WorkDir;
 use super::results::{Latency, Machine, ProcessStep, Sample, ScenarioResult, Step};
 use super::stamp::{self, Stamp};
@@ -436,11 +436,11 @@ impl Meter {
         let now = Instant::now();
         Ok(Meter {
             pid,
+            peak_rss: s.rss,
+            last: s.clone(),
             first: s,
             first_at: now,
-            last: s,
             last_at: now,
-            peak_rss: s.rss,
         })
     }
 
@@ -449,10 +449,11 @@ impl Meter {
         let s = procfs::sample(self.pid)?;
         let now = Instant::now();
         let i = procfs::Interval::between(&self.last, &s, now - self.last_at);
+        self.peak_rss = self.peak_rss.max(s.rss);
+        let rss = s.rss;
         self.last = s;
         self.last_at = now;
-        self.peak_rss = self.peak_rss.max(s.rss);
-        Some((i.cpu_percent, s.rss))
+        Some((i.cpu_percent, rss))
     }
 
     fn cpu_percent(&self) -> f64 {
@@ -788,7 +789,7 @@ fn table_row(step: &Step) -> String {
         .collect();
     let cell = |t| {
         let (cpu, rss) = tier(step, t);
-        format!("{cpu:.1} % / {}", human_bytes(rss))
+        format!("{} / {}", human_percent(cpu), human_bytes(rss))
     };
     let latency = step.latency.map_or("–".into(), |l| {
         format!("{:.1} / {:.1} / {:.1}", l.p50_ms, l.p99_ms, l.max_ms)
@@ -815,12 +816,12 @@ fn print_headline(r: &ScenarioResult) {
     if let Some(last) = r.steps.last() {
         match deliver_over_receiver(last) {
             Some(x) => println!(
-                "headline: at {}, the {} deliver tier used {:.2}× the CPU of a receiver ({:.1} % vs {:.1} % of a core per process)",
+                "headline: at {}, the {} deliver tier used {:.2}× the CPU of a receiver ({} vs {} of a core per process)",
                 last.label,
                 r.target,
                 x,
-                tier(last, Tier::Deliver).0,
-                tier(last, Tier::Receiver).0
+                human_percent(tier(last, Tier::Deliver).0),
+                human_percent(tier(last, Tier::Receiver).0)
             ),
             None => println!("headline: the receivers used no measurable CPU at {}", last.label),
         }

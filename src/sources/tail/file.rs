@@ -40,6 +40,22 @@ pub struct FileStats {
     pub missed_bytes: u64,
 }
 
+/// The smallest block read: what a file that grew by a few lines is read
+/// with (what it grew by is known from its size).
+const SMALL_READ: usize = 16 * 1024;
+
+/// What a look at a file's size before a read found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    /// Nothing new since the last read (or the file is closed).
+    Nothing,
+    /// New bytes to read.
+    Grown,
+    /// Shorter than what was read, or rewritten from the start: reading
+    /// starts again at 0. `missed` bytes were seen but not read.
+    Truncated { missed: u64 },
+}
+
 /// What reopening a closed file by its name found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Reopen {
@@ -189,16 +205,23 @@ impl TailedFile {
             .unwrap_or(0)
     }
 
+    /// Whether everything up to the size at the last look has been read.
+    pub fn read_what_was_seen(&self) -> bool {
+        self.read_offset >= self.seen_size
+    }
+
     /// Size at the last look (also known while closed).
     pub fn seen_size(&self) -> u64 {
         self.seen_size.max(self.read_offset)
     }
 
-    /// Restarts at 0 if the file is now shorter than what was read
-    /// (copytruncate). Returns the bytes that may have been missed: what
-    /// was written after the last read and before the truncation is gone.
-    pub fn check_truncation(&mut self) -> Option<u64> {
-        let file = self.file.as_ref()?;
+    /// Looks at the file's size before a read: restarts at 0 if the file is
+    /// now shorter than what was read (copytruncate), or was rewritten from
+    /// the start.
+    pub fn check_truncation(&mut self) -> Change {
+        let Some(file) = self.file.as_ref() else {
+            return Change::Nothing;
+        };
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
         // shorter than what was read, or rewritten from the start (a
         // truncation followed by new writes can already be longer)
@@ -208,7 +231,11 @@ impl TailedFile {
             && Self::head_of(file, self.head.len as usize) != self.head;
         if !shorter && !rewritten {
             self.seen_size = size;
-            return None;
+            return if size > self.read_offset {
+                Change::Grown
+            } else {
+                Change::Nothing
+            };
         }
         // known to be missed: bytes seen in the file but not yet read when
         // it was truncated, plus an unfinished line; writes after the last
@@ -228,7 +255,7 @@ impl TailedFile {
         };
         self.stats.truncations += 1;
         self.stats.missed_bytes += missed;
-        Some(missed)
+        Change::Truncated { missed }
     }
 
     /// Reads the next block and returns its complete lines, if any. `None`
@@ -243,10 +270,14 @@ impl TailedFile {
             return Ok(None);
         };
         let start = self.read_offset - self.partial.len() as u64;
-        let mut block = BytesMut::with_capacity(self.partial.len() + cfg.read_bytes);
+        // a few lines appended need no `read_bytes` block made and zeroed:
+        // the size looked at before the read says what is there
+        let known = self.seen_size.saturating_sub(self.read_offset) as usize;
+        let want = known.clamp(SMALL_READ.min(cfg.read_bytes), cfg.read_bytes);
+        let mut block = BytesMut::with_capacity(self.partial.len() + want);
         block.extend_from_slice(&self.partial);
         let have = block.len();
-        block.resize(have + cfg.read_bytes, 0);
+        block.resize(have + want, 0);
         let n = file.read_at(&mut block[have..], self.read_offset)?;
         block.truncate(have + n);
         if n == 0 {
@@ -611,7 +642,7 @@ mod tests {
             .unwrap()
             .write_all(b"x\n")
             .unwrap();
-        assert!(f.check_truncation().is_some());
+        assert!(matches!(f.check_truncation(), Change::Truncated { .. }));
         assert_eq!((f.read_offset, f.acked, f.stats.truncations), (0, 0, 1));
     }
 

@@ -55,7 +55,7 @@ use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{Batch, EventTime, Records};
 use checkpoint::{Checkpoint, Entry, Saved};
 use counters::{FileCounters, TailMetrics};
-use file::{Lines, Reopen, TailedFile};
+use file::{Change, Lines, Reopen, TailedFile};
 use multiline::Joiner;
 
 /// How long a renamed-away file that has stopped growing is kept open.
@@ -278,12 +278,19 @@ impl TailSource {
             if self.dirty {
                 until = until.min(self.next_checkpoint);
             }
-            let watcher = self.watcher.as_ref();
+            if quiet {
+                if let Some(w) = self.watcher.as_mut() {
+                    w.rest();
+                }
+            }
+            let watcher = self.watcher.as_mut();
+            // acknowledgements do not wake the reader: they only move the
+            // checkpoint, and are taken at the top of the loop, which runs
+            // at least every `poll_interval`
             tokio::select! {
                 _ = async { match watcher { Some(w) => w.ready().await, None => std::future::pending().await } }, if !quiet => {}
                 _ = tokio::time::sleep_until(until.into()) => {}
                 _ = self.cx.shutdown.wait() => {}
-                Some(ack) = self.acks.recv() => self.on_ack(ack),
             }
         }
         self.finish().await;
@@ -508,12 +515,16 @@ impl TailSource {
                 let Some(f) = self.files.get_mut(&key) else {
                     break;
                 };
-                if let Some(missed) = f.check_truncation() {
-                    // a record being joined belongs to the old content
-                    self.joiners.remove(&key);
-                    self.metrics.truncations.inc();
-                    tracing::warn!(source = %self.cx.name, path = %f.path.display(), missed_bytes_at_least = missed,
-                        "file truncated (copytruncate?); reading again from the start. Lines written between the last read and the truncation are not in this file any more");
+                match f.check_truncation() {
+                    Change::Truncated { missed } => {
+                        // a record being joined belongs to the old content
+                        self.joiners.remove(&key);
+                        self.metrics.truncations.inc();
+                        tracing::warn!(source = %self.cx.name, path = %f.path.display(), missed_bytes_at_least = missed,
+                            "file truncated (copytruncate?); reading again from the start. Lines written between the last read and the truncation are not in this file any more");
+                    }
+                    Change::Nothing => break,
+                    Change::Grown => {}
                 }
                 let lines = match f.read_lines(&self.config, now) {
                     Ok(Some(l)) => l,
@@ -526,7 +537,15 @@ impl TailSource {
                 };
                 any = true;
                 more = turn + 1 == BLOCKS_PER_TURN;
+                // read up to the size just looked at: what was written since
+                // raises a new event (or shows at the next poll), so no
+                // second look is needed to find the end
+                let caught_up = f.read_what_was_seen();
                 self.send(key, lines, false).await?;
+                if caught_up {
+                    more = false;
+                    break;
+                }
             }
             if more {
                 self.wake(key);

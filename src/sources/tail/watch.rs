@@ -8,11 +8,12 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 
 /// What happened to a name in a watched directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +37,13 @@ pub enum Change {
 }
 
 pub struct Watcher {
-    fd: AsyncFd<OwnedFd>,
+    /// The descriptor's registration with the runtime, while the reader
+    /// waits for events. A reader letting lines gather (its `linger`)
+    /// reads the events when it is done and drops it, so the lines written
+    /// meanwhile do not wake its thread. Declared before `fd`: it is
+    /// dropped (deregistered) before the descriptor is closed.
+    waiting: Option<AsyncFd<RawFd>>,
+    fd: OwnedFd,
     dirs: HashMap<i32, PathBuf>,
     by_dir: HashMap<PathBuf, i32>,
     buf: Vec<u8>,
@@ -61,12 +68,10 @@ impl Watcher {
             return Err(std::io::Error::last_os_error());
         }
         // SAFETY: `raw` is a descriptor we own from here on.
-        let owned = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: the descriptor is owned by the AsyncFd from here on and
-        // closed only when it is dropped (after its deregistration).
-        let fd = unsafe { AsyncFd::register(owned) }.map_err(|e| e.into_parts().1)?;
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
         Ok(Watcher {
             fd,
+            waiting: None,
             dirs: HashMap::new(),
             by_dir: HashMap::new(),
             buf: vec![0; 256 * 1024],
@@ -95,11 +100,38 @@ impl Watcher {
         self.by_dir.contains_key(dir)
     }
 
-    /// Resolves once events are waiting.
-    pub async fn ready(&self) {
-        if let Ok(mut guard) = self.fd.readable().await {
-            guard.clear_ready();
+    /// Resolves once events are waiting (at once if some were queued
+    /// before the call).
+    pub async fn ready(&mut self) {
+        if self.waiting.is_none() {
+            // registering a descriptor that is readable already reports it
+            // SAFETY: `self.fd` stays open while the registration lives:
+            // `waiting` is dropped first (field order, `rest`)
+            match unsafe {
+                AsyncFd::register_with_interest(self.fd.as_raw_fd(), Interest::READABLE)
+            } {
+                Ok(fd) => self.waiting = Some(fd),
+                Err(e) => {
+                    let e = e.into_parts().1;
+                    // the timers (rescans, polls) still find the changes
+                    tracing::warn!(error = %e, "cannot wait for file events; polling only");
+                    return std::future::pending().await;
+                }
+            }
         }
+        if let Some(fd) = &self.waiting {
+            if let Ok(mut guard) = fd.readable().await {
+                guard.clear_ready();
+            }
+        }
+    }
+
+    /// Stops waiting for events until the next [`Watcher::ready`]: events
+    /// queue in the kernel meanwhile and [`Watcher::read`] takes them.
+    pub fn rest(&mut self) {
+        // dropping the registration removes the descriptor from the
+        // runtime's epoll set; the descriptor itself stays open
+        self.waiting = None;
     }
 
     /// Every event queued so far, in order, without waiting.

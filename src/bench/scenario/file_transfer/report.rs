@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::bench::procfs::human_bytes;
+use crate::bench::procfs::{human_bytes, human_percent};
 use crate::bench::results::{ProcessStep, ScenarioResult, Step};
 
 /// Remarks that fail a step (the others only describe it).
@@ -26,7 +26,7 @@ fn tier(step: &Step, tier: &str) -> (f64, u64) {
 pub fn table_row(step: &Step) -> String {
     let cell = |t| {
         let (cpu, rss) = tier(step, t);
-        format!("{cpu:.1} % / {}", human_bytes(rss))
+        format!("{} / {}", human_percent(cpu), human_bytes(rss))
     };
     format!(
         "| {} | {:.0} | {:.2} | {} | {} | {} / {} | {} |",
