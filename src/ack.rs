@@ -93,6 +93,8 @@ type Callback = Box<dyn FnOnce(AckOutcome) + Send>;
 
 struct AckInner {
     rejected: AtomicBool,
+    /// A client waits for this acknowledgement ([`AckHandle::mark_waited_on`]).
+    waited_on: AtomicBool,
     /// The first refusal of any sink, if records were set aside.
     refused: Mutex<Option<Arc<Refusal>>>,
     callback: Mutex<Option<Callback>>,
@@ -140,6 +142,7 @@ impl AckHandle {
     pub fn new(callback: impl FnOnce(AckOutcome) + Send + 'static) -> Self {
         AckHandle(Some(Arc::new(AckInner {
             rejected: AtomicBool::new(false),
+            waited_on: AtomicBool::new(false),
             refused: Mutex::new(None),
             callback: Mutex::new(Some(Box::new(callback))),
         })))
@@ -165,6 +168,25 @@ impl AckHandle {
     /// True if some source is waiting on this handle.
     pub fn is_tracked(&self) -> bool {
         self.0.is_some()
+    }
+
+    /// Marks that a client is waiting for this acknowledgement right now
+    /// (an HTTP request answered after the sinks, a forward chunk with an
+    /// ack), so sinks send its batch without lingering. Every clone sees
+    /// it; a handle that tracks nothing stays waited on by nobody.
+    pub fn mark_waited_on(&self) {
+        if let Some(i) = &self.0 {
+            // the batch reaches its sinks through channels, which order
+            // this store before their loads
+            i.waited_on.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether a client waits for this acknowledgement.
+    pub fn is_waited_on(&self) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|i| i.waited_on.load(Ordering::Relaxed))
     }
 }
 

@@ -161,7 +161,8 @@ pub struct Batch {
 
 impl Batch {
     /// A copy of the batch that acknowledges nothing (it shares the
-    /// records and the memory charge).
+    /// records and the memory charge). Nobody can wait for an
+    /// acknowledgement it never gives: the copy is not waited on.
     pub fn without_ack(&self) -> Batch {
         Batch {
             ack: AckHandle::none(),
@@ -195,6 +196,30 @@ impl Batch {
     pub fn with_ack(mut self, ack: AckHandle) -> Self {
         self.ack = ack;
         self
+    }
+
+    /// Marks the batch as one a client waits for: its client's answer
+    /// waits for this batch's acknowledgement (an HTTP request answered
+    /// after the sinks, a forward chunk with an `ack` option, the last
+    /// line of a FUSE close with `ack_on_close`), so sinks send it at
+    /// once instead of lingering for a fuller request. Call it after
+    /// [`Batch::with_ack`]: the mark is kept by the acknowledgement, so
+    /// the router's copies (clones) share it, and a batch without one
+    /// (what a disk buffer reads back: its source was answered when the
+    /// batch was written) is waited on by nobody.
+    pub fn waited_on(self) -> Self {
+        debug_assert!(
+            self.ack.is_tracked(),
+            "nobody can wait for a batch without acknowledgement"
+        );
+        self.ack.mark_waited_on();
+        self
+    }
+
+    /// Whether a client waits for this batch's acknowledgement (see
+    /// [`Batch::waited_on`]).
+    pub fn is_waited_on(&self) -> bool {
+        self.ack.is_waited_on()
     }
 
     /// Payload size in bytes (what queue limits count).
@@ -535,5 +560,21 @@ mod tests {
         pair.extend(uint((1 << 32) + 5));
         pair.push(0x80);
         assert!(read(&pair).is_err());
+    }
+
+    #[test]
+    fn copies_of_a_waited_on_batch_are_waited_on_and_an_ackless_copy_is_not() {
+        let batch = Batch::new("t".into(), Records::Entries(Bytes::new()), 0)
+            .with_ack(AckHandle::new(|_| {}));
+        assert!(
+            !batch.is_waited_on(),
+            "nobody waits unless a source says so"
+        );
+        let batch = batch.waited_on();
+        assert!(batch.clone().is_waited_on(), "the router's copies keep it");
+        assert!(
+            !batch.without_ack().is_waited_on(),
+            "nobody waits for no ack"
+        );
     }
 }

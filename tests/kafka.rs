@@ -1105,6 +1105,98 @@ fn http_to_kafka_answers_413_for_a_line_kafka_can_never_take() {
     assert_eq!(again.len(), 100, "the refused line is not in the topic");
 }
 
+/// Posts `body` (lines) to the HTTP source at `addr` on a connection of
+/// its own and returns the answer's status line.
+fn post_lines(addr: SocketAddr, body: &str) -> String {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "POST /app.web HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    answer.lines().next().unwrap_or_default().to_string()
+}
+
+/// With `linger_ms = 3000`, a batch whose client waits for it (an HTTP
+/// request answered after the sinks, a forward chunk with an ack) is sent
+/// at once, and a chunk nobody waits for (no ack) lingers the 3 s. Wide
+/// margins: the linger is skipped or honoured, not a speed.
+#[test]
+fn with_a_long_linger_only_batches_nobody_waits_for_linger() {
+    let broker = shared_broker();
+    let topic = unique("linger");
+    let mut lf = Logferry::start(&format!(
+        "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{broker}\"]\ntopic = \"{topic}\"\n\
+         linger_ms = 3000\n\n[api]\naddress = \"127.0.0.1:0\"\n"
+    ));
+    let web = lf.http_addr("web");
+    let fwd = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    // the connection, the producer id and the topic's metadata first
+    assert!(post_lines(web, "warm\n").starts_with("HTTP/1.1 200"));
+    let delivered = || {
+        metric_value(
+            &api_get(api, "/metrics"),
+            "logferry_kafka_sink_messages_delivered_total{component=\"k\"}",
+        )
+    };
+    wait_until("the first line delivered", Duration::from_secs(30), || {
+        delivered() >= 1.0
+    });
+
+    let at = Instant::now();
+    let answer = post_lines(web, "h-1\nh-2\n");
+    let http = at.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+
+    let at = Instant::now();
+    let mut s = send_frame(fwd, &frame("app.fwd", "acked", 0..2, "c1"));
+    let ack = read_ack(&mut s, Duration::from_secs(30));
+    let forward = at.elapsed();
+    assert_eq!(ack.as_deref(), Some("c1"));
+    assert!(
+        http < Duration::from_millis(1500) && forward < Duration::from_millis(1500),
+        "an answered request took {http:?}, an acknowledged chunk {forward:?}: \
+         their clients wait, so linger_ms must not hold them\n{}",
+        lf.log_text()
+    );
+
+    // no ack asked for: delivered only once the linger has passed
+    let before = delivered();
+    assert_eq!(before, 5.0, "warm, two lines, two records");
+    let mut e = Vec::new();
+    for i in 0..2 {
+        write::array_len(&mut e, 2);
+        write::event_time(&mut e, 1_700_000_000, i);
+        write::map_len(&mut e, 1);
+        write::str(&mut e, b"message");
+        write::str(&mut e, format!("unacked-{i}").as_bytes());
+    }
+    let mut unacked = Vec::new();
+    write_packed_forward(&mut unacked, "app.fwd", &e, 2, None);
+    let at = Instant::now();
+    let _s = send_frame(fwd, &unacked);
+    wait_until(
+        "the unacknowledged chunk delivered",
+        Duration::from_secs(30),
+        || delivered() >= before + 2.0,
+    );
+    let lingered = at.elapsed();
+    assert!(
+        lingered >= Duration::from_millis(2500),
+        "a chunk nobody waits for was delivered after {lingered:?}, before linger_ms"
+    );
+    let got = consume(broker, &topic, 7, Duration::from_secs(30));
+    assert_eq!(got.len(), 7, "every record once");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
 /// tail → Kafka: the broker goes down while lines are being read, logferry
 /// is killed (-9) during the outage, then both come back: every line
 /// arrives at least once.

@@ -172,3 +172,41 @@ impl Shutdown {
         *self.0.borrow()
     }
 }
+
+/// What source tests use to look at what a source hands over.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::sync::Arc;
+
+    use super::{shutdown_channel, ShutdownTrigger, SourceContext};
+    use crate::buffer::{queue, BufferConfig, QueueReceiver};
+    use crate::metrics::Registry;
+    use crate::router::{Route, Router, TagPattern};
+
+    /// A context for source `name` whose router sends every tag to two
+    /// sinks' memory queues (so each batch is also copied by the router),
+    /// the trigger that stops the source, and the two queues.
+    pub fn two_sinks(name: &str) -> (SourceContext, ShutdownTrigger, [QueueReceiver; 2]) {
+        let metrics = Registry::new();
+        let (tx_a, rx_a) = queue("a", BufferConfig::default(), &metrics);
+        let (tx_b, rx_b) = queue("b", BufferConfig::default(), &metrics);
+        let route = |sink: &str, queue| Route {
+            sink: Arc::from(sink),
+            pattern: TagPattern::new("**").expect("a valid pattern"),
+            queue,
+        };
+        let router = Router::new(
+            vec![route("a", tx_a), route("b", tx_b)],
+            metrics.counter("unrouted", "", &[]),
+        );
+        let (trigger, shutdown) = shutdown_channel();
+        let cx = SourceContext {
+            name: Arc::from(name),
+            router,
+            shutdown,
+            metrics,
+            memory: crate::memory::MemoryBudget::unlimited(),
+        };
+        (cx, trigger, [rx_a, rx_b])
+    }
+}

@@ -90,7 +90,9 @@ pub enum FrameRecords {
 }
 
 impl Frame {
-    /// The batch this frame holds (without an acknowledgement).
+    /// The batch this frame holds (without an acknowledgement). Nobody
+    /// waits for it (not `waited_on`): its source was acknowledged when
+    /// the frame was written, so a sink may linger over it.
     pub fn into_batch(self) -> Batch {
         let records = match self.records {
             FrameRecords::Entries(b) => Records::Entries(b),

@@ -541,3 +541,45 @@ async fn fsync_always_syncs_the_directory_when_segments_come_and_go() {
     send_acked(&tx, 0..300).await;
     assert_eq!(shared(&tx).dir_syncs(), 0);
 }
+
+/// A batch a client waited for is acknowledged once it is on disk, so
+/// what the sink reads back (from the in-memory cache, or from the disk
+/// after a restart) is waited on by nobody: the sink may linger over it.
+#[tokio::test]
+async fn batches_read_back_from_a_disk_buffer_are_waited_on_by_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    {
+        let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+        for i in 0..4 {
+            let (otx, orx) = std_mpsc::channel();
+            let batch = numbered(i)
+                .with_ack(AckHandle::new(move |o| otx.send(o).unwrap()))
+                .waited_on();
+            tx.send(batch).await.unwrap();
+            assert_eq!(orx.try_recv(), Ok(AckOutcome::Accepted), "on disk");
+        }
+        // the fresh frames come from memory
+        for i in 0..2 {
+            let d = rx.recv().await.unwrap();
+            assert_eq!(number(&d), i);
+            assert!(!d.batch().is_waited_on(), "batch {i} from the cache");
+            d.accept();
+        }
+        shared(&tx).unlock_dir();
+    }
+    // after a restart, from the disk
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    drop(tx);
+    let mut got = Vec::new();
+    while let Some(d) = rx.recv().await {
+        assert!(
+            !d.batch().is_waited_on(),
+            "batch {} from the disk",
+            number(&d)
+        );
+        got.push(number(&d));
+        d.accept();
+    }
+    assert_eq!(got, vec![2, 3]);
+}

@@ -166,6 +166,8 @@ impl Shared {
         if let Some(b) = batch {
             if st.fresh_bytes + frame.len() <= super::FRESH_BYTES {
                 st.fresh_bytes += frame.len();
+                // not waited on any more: the source was acknowledged
+                // when the frame was written, so nobody waits downstream
                 let mut batch = b.without_ack();
                 // on disk now: the source's budget goes back with its batch
                 batch.memory = Default::default();

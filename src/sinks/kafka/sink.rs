@@ -13,6 +13,14 @@
 //! counted, while the batch's other records count as delivered once and
 //! the source moves on.
 //!
+//! librdkafka holds messages for up to `linger_ms` to fill its requests,
+//! which is right where nobody waits (tail, TCP, a forward chunk without
+//! ack). Once all messages of a batch whose client waits for its
+//! acknowledgement (`Batch::is_waited_on`: an HTTP request, a forward chunk
+//! with ack) are handed over, the sink tells librdkafka to send what is
+//! queued now ([`Producer::expedite`]), so that client's answer does not
+//! wait for the linger.
+//!
 //! Delivery reports are served on the sink's own thread, when librdkafka's
 //! queue signals its eventfd ([`serve_reports`]). Every message of a batch
 //! points at the batch's [`Pending`] (a count, not an allocation or a
@@ -381,6 +389,11 @@ impl KafkaSink {
             }
         }
         let produced = messages.len();
+        if batch.is_waited_on() {
+            // its client waits for the acknowledgement: what is queued
+            // goes now, whatever linger_ms says
+            producer.expedite();
+        }
         // the topic handles go before their producer, which goes before
         // the watch (a producer replaced meanwhile is retired once free)
         drop(topics);
@@ -782,6 +795,10 @@ async fn watch(
     mut aside: Vec<SetAside>,
     mut watched: Watched,
 ) {
+    let waited_on = watched
+        .delivery
+        .as_ref()
+        .is_some_and(|d| d.batch().is_waited_on());
     let mut attempt = 0u32;
     let started = Instant::now();
     loop {
@@ -873,6 +890,10 @@ async fn watch(
                     return;
                 }
             }
+        }
+        if waited_on {
+            // the client still waits: the retried messages do not linger
+            producer.expedite();
         }
         pending.report(1); // producing is over
     }

@@ -201,3 +201,58 @@ fn after_a_fatal_error_every_record_arrives() {
         &missing[..missing.len().min(5)]
     );
 }
+
+/// Sends `batch` (`waited_on` if a client waits for it) and returns how
+/// long its acknowledgement took.
+async fn acked_after(tx: &crate::buffer::QueueSender, batch: Batch, waited_on: bool) -> Duration {
+    let (done, settled) = tokio::sync::oneshot::channel();
+    let mut batch = batch.with_ack(AckHandle::new(move |o| {
+        let _ = done.send(o);
+    }));
+    if waited_on {
+        batch = batch.waited_on();
+    }
+    let at = Instant::now();
+    tx.send(batch).await.unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(30), settled)
+        .await
+        .expect("settled within 30 s")
+        .unwrap();
+    assert_eq!(outcome, AckOutcome::Accepted);
+    at.elapsed()
+}
+
+/// With `linger_ms = 3000`, a batch a client waits for is delivered at
+/// once (its acknowledgement settles well before the linger), and a batch
+/// nobody waits for is held for the linger. Wide margins: this tells a
+/// skipped linger from an honoured one, not a speed.
+#[test]
+fn only_a_batch_nobody_waits_for_lingers() {
+    let cluster = MockCluster::new(1).unwrap();
+    cluster.create_topic("linger", 1, 1).unwrap();
+    let brokers = cluster.bootstrap_servers();
+    let (sink, r) = sink(&format!(
+        "brokers = [{brokers:?}]\ntopic = \"linger\"\nlinger_ms = 3000\ndrain_timeout = \"10s\""
+    ));
+    let (waited, lingered) = runtime().block_on(async {
+        let (tx, rx) = queue("k", BufferConfig::default(), &r);
+        let feed = tokio::spawn(async move {
+            // the connection, the producer id and the topic's metadata
+            acked_after(&tx, numbered(0, 1), true).await;
+            let waited = acked_after(&tx, numbered(1, 10), true).await;
+            let lingered = acked_after(&tx, numbered(11, 10), false).await;
+            drop(tx);
+            (waited, lingered)
+        });
+        sink.run(rx).await;
+        feed.await.unwrap()
+    });
+    assert!(
+        waited < Duration::from_millis(1500),
+        "a batch a client waits for took {waited:?}: linger_ms must not hold it"
+    );
+    assert!(
+        lingered >= Duration::from_millis(2500),
+        "a batch nobody waits for took {lingered:?}: it should linger"
+    );
+}

@@ -387,14 +387,18 @@ async fn route(
                 .expect("never closed");
             let acks = acks.clone();
             let metrics = metrics.clone();
-            AckHandle::new(move |outcome| match outcome {
+            let ack = AckHandle::new(move |outcome| match outcome {
                 // records set aside for good are logged and counted by
                 // their sink; resending them cannot help
                 AckOutcome::Accepted | AckOutcome::Refused(_) => {
                     let _ = acks.send((ack_response(&chunk), slot));
                 }
                 AckOutcome::Rejected => metrics.acks_withheld.inc(),
-            })
+            });
+            // the client waits for this ack (out_forward's
+            // `require_ack_response`): sinks send the chunk without lingering
+            ack.mark_waited_on();
+            ack
         }
         None => AckHandle::none(),
     };

@@ -151,3 +151,53 @@ impl ForwardMetrics {
             "closing connection");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+    use crate::protocol::forward::{ack_response, write_message_entry, write_packed_forward};
+    use crate::sources::testing::two_sinks;
+
+    /// A PackedForward frame of two records, asking for an ack if `chunk`.
+    fn frame(chunk: Option<&[u8]>) -> Vec<u8> {
+        let mut entries = Vec::new();
+        write_message_entry(&mut entries, 1_700_000_000, 0, b"one");
+        write_message_entry(&mut entries, 1_700_000_000, 0, b"two");
+        let mut out = Vec::new();
+        write_packed_forward(&mut out, "app", &entries, 2, chunk);
+        out
+    }
+
+    /// A chunk that asks for an ack is waited on (its client waits for
+    /// the ack), in every sink's copy; a chunk without one is not.
+    #[tokio::test]
+    async fn a_chunk_that_asks_for_an_ack_is_waited_on() {
+        let (cx, stop, mut queues) = two_sinks("forward");
+        let config: ForwardSourceConfig = toml::from_str("address = \"127.0.0.1:0\"").unwrap();
+        let source = ForwardSource::bind(config, cx).await.unwrap();
+        let addr = source.local_addr().unwrap();
+        let running = tokio::spawn(source.run());
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        for (chunk, want) in [(Some(&b"c1"[..]), true), (None, false), (Some(b"c2"), true)] {
+            client.write_all(&frame(chunk)).await.unwrap();
+            for q in &mut queues {
+                let d = q.recv().await.expect("a batch in each sink's queue");
+                assert_eq!(d.batch().count, 2);
+                assert_eq!(d.batch().is_waited_on(), want, "chunk {chunk:?}");
+                d.accept();
+            }
+            if let Some(chunk) = chunk {
+                let want = ack_response(chunk);
+                let mut got = vec![0; want.len()];
+                client.read_exact(&mut got).await.unwrap();
+                assert_eq!(got, want, "the client's ack");
+            }
+        }
+        stop.trigger();
+        drop(client);
+        running.await.unwrap();
+    }
+}

@@ -17,6 +17,10 @@ pub struct Entries {
     pub records: usize,
     /// Bytes of message (what the writer wrote, without newlines).
     pub message_bytes: usize,
+    /// The writer waits for these entries' acknowledgement right after
+    /// they are shipped (its close, with `ack_on_close`): their batch is
+    /// marked waited on, so sinks send it at once.
+    pub waited_on: bool,
 }
 
 /// Appends entries that all share one time and one file path.

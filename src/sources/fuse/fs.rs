@@ -489,9 +489,10 @@ impl Filesystem for FuseFs {
         let deadline = shared.deadline();
         let work = async move {
             // counted and logged inside when either fails
+            // the closer waits for this line's acknowledgement next
             shared
                 .clone()
-                .ship_line(file.clone(), deadline, OnShutdown::Abort)
+                .ship_line(file.clone(), deadline, OnShutdown::Abort, true)
                 .await
                 .map_err(drop)?;
             shared.wait_acks(&file, deadline).await.map_err(drop)
@@ -523,7 +524,7 @@ impl Filesystem for FuseFs {
             // counted and logged inside when it fails
             let _ = shared
                 .clone()
-                .ship_line(file, deadline, OnShutdown::Finish)
+                .ship_line(file, deadline, OnShutdown::Finish, false)
                 .await;
             shared.closed(ino);
         };

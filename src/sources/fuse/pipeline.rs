@@ -182,6 +182,7 @@ impl Pipeline {
         }
         let records = entries.records;
         let message_bytes = entries.message_bytes;
+        let waited_on = entries.waited_on;
         let payload = entries.bytes;
         let charge = match self.memory.try_acquire(payload.len()) {
             Some(c) => c,
@@ -215,9 +216,12 @@ impl Pipeline {
                 pending.done(rejected);
             })
         };
-        let batch = Batch::new(tag.into(), Records::Entries(payload.into()), records)
+        let mut batch = Batch::new(tag.into(), Records::Entries(payload.into()), records)
             .with_ack(ack)
             .with_memory(charge);
+        if waited_on {
+            batch = batch.waited_on();
+        }
         // the batch, if not yet queued, drops with the route future
         let routed = self
             .bounded(router.route(batch), deadline, on_shutdown)
@@ -344,5 +348,53 @@ mod tests {
             Ok(()),
             "reported once"
         );
+    }
+
+    /// Only the entries a writer waits for next (a close with
+    /// `ack_on_close`) become a batch that is waited on.
+    #[tokio::test]
+    async fn shipped_entries_are_waited_on_only_when_the_writer_waits() {
+        let (cx, _stop, mut queues) = crate::sources::testing::two_sinks("fuse");
+        let metrics = Arc::new(FuseMetrics::new(&cx.metrics, &cx.name));
+        let pipeline = Pipeline::new(
+            cx.name.clone(),
+            cx.router,
+            tokio::runtime::Handle::current(),
+            cx.shutdown,
+            cx.memory,
+            Duration::from_secs(10),
+            metrics,
+        );
+        let pending = Arc::new(Pending::default());
+        for waited_on in [false, true] {
+            let mut entries = Entries {
+                waited_on,
+                ..Entries::default()
+            };
+            super::super::encode::EntryWriter::new(
+                &mut entries,
+                crate::event::EventTime::now(),
+                "app.log",
+                false,
+            )
+            .push(b"line");
+            let deadline = after(Duration::from_secs(10));
+            pipeline
+                .ship(
+                    "app",
+                    "app.log",
+                    entries,
+                    &pending,
+                    OnShutdown::Abort,
+                    deadline,
+                )
+                .await
+                .unwrap();
+            for q in &mut queues {
+                let d = q.recv().await.expect("a batch in each sink's queue");
+                assert_eq!(d.batch().is_waited_on(), waited_on);
+                d.accept();
+            }
+        }
     }
 }

@@ -233,12 +233,14 @@ impl Shared {
     }
 
     /// Ships the descriptor's unfinished line, if any (at its close, or at
-    /// shutdown).
+    /// shutdown); `waited_on` if the writer waits for its acknowledgement
+    /// next (a close with `ack_on_close`).
     pub(super) async fn ship_line(
         self: Arc<Self>,
         file: Arc<OpenFile>,
         deadline: Instant,
         on_shutdown: OnShutdown,
+        waited_on: bool,
     ) -> Result<(), WriteError> {
         let mut line = self
             .pipeline
@@ -249,7 +251,10 @@ impl Shared {
             return Ok(());
         }
         let path = self.path(file.ino);
-        let mut entries = Entries::default();
+        let mut entries = Entries {
+            waited_on,
+            ..Entries::default()
+        };
         EntryWriter::new(&mut entries, EventTime::now(), &path, false).push(&line.bytes);
         let tag = self.config.tag_for(&path);
         let shipped = self
@@ -290,7 +295,9 @@ impl Shared {
         let mut ships = tokio::task::JoinSet::new();
         for f in self.open_files() {
             // counted and logged inside when it fails
-            let ship = self.clone().ship_line(f, deadline, OnShutdown::Finish);
+            let ship = self
+                .clone()
+                .ship_line(f, deadline, OnShutdown::Finish, false);
             ships.spawn_on(ship, runtime);
         }
         runtime.block_on(async { while ships.join_next().await.is_some() {} });

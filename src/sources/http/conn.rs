@@ -785,7 +785,11 @@ impl Handler {
                 (ack, Some(rx))
             }
         };
-        let batch = Batch::new(tag, decoded.records, decoded.count).with_ack(ack);
+        let mut batch = Batch::new(tag, decoded.records, decoded.count).with_ack(ack);
+        if verdict.is_some() {
+            // the answer waits for the sinks: they send it without lingering
+            batch = batch.waited_on();
+        }
         self.route(batch, charge, due).await?;
         let Some(verdict) = verdict else {
             return Ok(text(StatusCode::OK, ""));

@@ -151,3 +151,62 @@ impl HttpMetrics {
             "http request or connection failed");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+    use crate::sources::testing::two_sinks;
+
+    /// Posts one line over HTTP/1.1 to a source with `ack`; returns, for
+    /// each of the two sinks, whether its copy of the batch is waited on,
+    /// and the response's status line.
+    async fn post_one_line(ack: &str) -> ([bool; 2], String) {
+        let (cx, stop, mut queues) = two_sinks("http");
+        let config: HttpSourceConfig =
+            toml::from_str(&format!("address = \"127.0.0.1:0\"\nack = \"{ack}\"")).unwrap();
+        let source = HttpSource::bind(config, cx).await.unwrap();
+        let addr = source.local_addr().unwrap();
+        let running = tokio::spawn(source.run());
+        let mut client = TcpStream::connect(addr).await.unwrap();
+        client
+            .write_all(
+                b"POST /app HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\n\
+                  Content-Length: 5\r\n\r\nline\n",
+            )
+            .await
+            .unwrap();
+        let mut waited = [false; 2];
+        for (i, q) in queues.iter_mut().enumerate() {
+            let d = q.recv().await.expect("a batch in each sink's queue");
+            assert_eq!(d.batch().count, 1);
+            waited[i] = d.batch().is_waited_on();
+            d.accept();
+        }
+        let mut response = vec![0; 1024];
+        let n = client.read(&mut response).await.unwrap();
+        let status = String::from_utf8_lossy(&response[..n])
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        stop.trigger();
+        drop(client);
+        running.await.unwrap();
+        (waited, status)
+    }
+
+    /// With `ack = "sinks"` the client's answer waits for the batch, so
+    /// every sink's copy is waited on; with `ack = "received"` it does not.
+    #[tokio::test]
+    async fn a_batch_whose_request_waits_for_the_sinks_is_waited_on() {
+        let (waited, status) = post_one_line("sinks").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert_eq!(waited, [true, true], "both sinks' copies");
+        let (waited, status) = post_one_line("received").await;
+        assert_eq!(status, "HTTP/1.1 200 OK");
+        assert_eq!(waited, [false, false], "answered before the sinks");
+    }
+}

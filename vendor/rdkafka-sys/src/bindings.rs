@@ -1592,6 +1592,12 @@ extern "C" {
     pub fn rd_kafka_flush(rk: *mut rd_kafka_t, timeout_ms: c_int) -> rd_kafka_resp_err_t;
 }
 extern "C" {
+    /// Added by hand with the `producer-expedite.patch` change to the
+    /// bundled librdkafka (see PATCHES.md): every message enqueued before
+    /// the call is exempt from `linger.ms`.
+    pub fn rd_kafka_producer_expedite(rk: *mut rd_kafka_t);
+}
+extern "C" {
     pub fn rd_kafka_purge(rk: *mut rd_kafka_t, purge_flags: c_int) -> rd_kafka_resp_err_t;
 }
 #[repr(C)]

@@ -1045,6 +1045,7 @@ void rd_kafka_destroy_final(rd_kafka_t *rk) {
 
         cnd_destroy(&rk->rk_init_cnd);
         mtx_destroy(&rk->rk_init_lock);
+        mtx_destroy(&rk->rk_expedite_lock);
 
 
         rd_kafkap_str_destroy(rk->rk_client_id);
@@ -2397,6 +2398,8 @@ rd_kafka_t *rd_kafka_new(rd_kafka_type_t type,
 
         rd_atomic64_init(&rk->rk_ts_last_poll, rk->rk_ts_created);
         rd_atomic32_init(&rk->rk_flushing, 0);
+        rd_atomic64_init(&rk->rk_expedite_ts, 0);
+        mtx_init(&rk->rk_expedite_lock, mtx_plain);
         rd_atomic32_init(&rk->rk_broker_cnt, 0);
         rd_atomic32_init(&rk->rk_logical_broker_cnt, 0);
         rd_atomic32_init(&rk->rk_broker_up_cnt, 0);
@@ -4679,6 +4682,28 @@ rd_kafka_resp_err_t rd_kafka_flush(rd_kafka_t *rk, int timeout_ms) {
 
         return msg_cnt > 0 ? RD_KAFKA_RESP_ERR__TIMED_OUT
                            : RD_KAFKA_RESP_ERR_NO_ERROR;
+}
+
+
+/**
+ * logferry patch: see rdkafka.h and vendor/rdkafka-sys/PATCHES.md.
+ *
+ * Every message enqueued so far has an enqueue time at or before the
+ * clock read here (rd_clock() is monotonic). The time is read and stored
+ * under rk_expedite_lock, so that concurrent calls store increasing
+ * times. It is stored before the wake-ups are sent: a broker thread woken
+ * by one reads it after dequeuing the wake-up op, whose queue lock orders
+ * the two, so it cannot see the wake-up without the time.
+ */
+void rd_kafka_producer_expedite(rd_kafka_t *rk) {
+        if (rk->rk_type != RD_KAFKA_PRODUCER)
+                return;
+
+        mtx_lock(&rk->rk_expedite_lock);
+        rd_atomic64_set(&rk->rk_expedite_ts, rd_clock());
+        mtx_unlock(&rk->rk_expedite_lock);
+
+        rd_kafka_all_brokers_wakeup(rk, RD_KAFKA_BROKER_STATE_UP, "expedite");
 }
 
 /**

@@ -4957,6 +4957,23 @@ RD_EXPORT
 rd_kafka_resp_err_t rd_kafka_flush(rd_kafka_t *rk, int timeout_ms);
 
 
+/**
+ * @brief Sends every message produced so far without waiting for
+ *        \c linger.ms (logferry patch).
+ *
+ * Every message enqueued before the call is exempt from \c linger.ms:
+ * the broker threads are woken and send it as soon as its partition may
+ * send (\c batch.size, \c max.in.flight and the retry backoff still
+ * apply). Messages produced after the call linger as usual. Unlike
+ * rd_kafka_flush() it does not wait, and does not serve any queue.
+ *
+ * For an application that knows a client is waiting for what it just
+ * produced, while the rest of its messages may linger for fuller requests.
+ */
+RD_EXPORT
+void rd_kafka_producer_expedite(rd_kafka_t *rk);
+
+
 
 /**
  * @brief Purge messages currently handled by the producer instance.
