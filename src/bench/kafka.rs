@@ -59,9 +59,9 @@ pub struct KafkaArgs {
     #[arg(long, default_value_t = 2_000_000)]
     pub records: usize,
     /// librdkafka's `linger.ms` for logferry and the baseline alike (the
-    /// sink's default, 0; with one record per request, every request
-    /// waits for it).
-    #[arg(long, default_value_t = 0.0)]
+    /// sink's default; logferry sends a batch whose client waits without
+    /// it, the baseline cannot).
+    #[arg(long, default_value_t = crate::sinks::kafka::DEFAULT_LINGER_MS)]
     pub linger_ms: f64,
     /// Another librdkafka producer property for logferry and the baseline
     /// alike, as `key=value` (repeatable).

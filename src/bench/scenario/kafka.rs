@@ -35,8 +35,8 @@ pub struct KafkaScenarioArgs {
     #[arg(long, default_value_t = 1)]
     pub partitions: i32,
     /// Kafka scenarios: librdkafka's `linger.ms` of the producing
-    /// processes (the Kafka sink's default, 0).
-    #[arg(long, default_value_t = 0.0)]
+    /// processes (the Kafka sink's default).
+    #[arg(long, default_value_t = crate::sinks::kafka::DEFAULT_LINGER_MS)]
     pub linger_ms: f64,
     /// http-kafka: logferry HTTP → Kafka instances.
     #[arg(long, default_value_t = 3)]

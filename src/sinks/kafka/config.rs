@@ -135,8 +135,11 @@ const fn default_true() -> bool {
 /// waits is expedited instead (`Producer::expedite`), so one-line HTTP
 /// requests do not wait for it.
 const fn default_linger_ms() -> f64 {
-    5.0
+    DEFAULT_LINGER_MS
 }
+
+/// The default `linger_ms` (the benchmarks use it too).
+pub const DEFAULT_LINGER_MS: f64 = 5.0;
 const fn default_batch_bytes() -> usize {
     1024 * 1024
 }

@@ -11,6 +11,7 @@
 //! when every one of its messages has a successful delivery report.
 
 mod config;
+pub use config::DEFAULT_LINGER_MS;
 pub mod encode;
 #[cfg(test)]
 mod inflight_tests;
