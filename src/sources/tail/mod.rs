@@ -249,7 +249,9 @@ impl TailSource {
                 self.rescan_soon = None;
                 next_rescan = now + self.config.refresh_interval;
             }
-            if now >= next_poll {
+            // a turn that runs anyway also does a poll due within the
+            // linger, so that polls do not wake the reader on their own
+            if now + self.early(self.config.poll_interval) >= next_poll {
                 self.poll(now);
                 self.report_lag();
                 next_poll = now + self.config.poll_interval;
@@ -771,8 +773,17 @@ impl TailSource {
         self.joiners.remove(&key);
     }
 
+    /// How early a periodic task (a poll, a checkpoint) runs in a turn the
+    /// reader takes anyway: up to its linger, and at most half the task's
+    /// period. A reader letting lines gather then wakes once per linger,
+    /// not also for each task.
+    fn early(&self, period: Duration) -> Duration {
+        self.config.linger.min(period / 2)
+    }
+
     fn checkpoint_if_due(&mut self) {
-        if self.dirty && Instant::now() >= self.next_checkpoint {
+        let early = self.early(self.config.checkpoint_interval);
+        if self.dirty && Instant::now() + early >= self.next_checkpoint {
             self.save_checkpoint();
         }
     }
