@@ -310,9 +310,20 @@ mod tests {
                 .expect("this thread is listed")
                 .1
         };
+        // this thread's own CPU clock: preempted by other tests, the spin
+        // still runs for 3 ms of CPU
+        let cpu = || {
+            let mut t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: a valid clock id and a pointer to a timespec we own
+            unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+            t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+        };
         let before = time();
-        let started = std::time::Instant::now();
-        while started.elapsed() < Duration::from_millis(3) {
+        let started = cpu();
+        while cpu() - started < 3_000_000 {
             std::hint::spin_loop();
         }
         let used = time() - before;
