@@ -14,6 +14,7 @@
 //! [`access`], checked before any route runs.
 
 pub mod access;
+pub mod reload;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -30,10 +31,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use crate::buffer::{BufferKind, QueueGauge};
+use crate::component::Shutdown;
 use crate::config::ApiConfig;
 use crate::metrics::Registry;
 use crate::net::AcceptErrors;
-use crate::sources::Shutdown;
 
 /// How long a client may take to send a request's headers (and how long
 /// an idle keep-alive connection stays open).
@@ -66,7 +67,7 @@ pub struct ApiState {
     /// `GET /config`, already masked (a reload replaces it).
     pub config: Arc<std::sync::Mutex<String>>,
     /// Where `POST /reload` asks the running pipeline to reload.
-    pub reload: Option<crate::topology::reload::ReloadHandle>,
+    pub reload: Option<reload::ReloadHandle>,
 }
 
 /// Binds the endpoint; the returned future serves it until shutdown. The
@@ -169,7 +170,7 @@ pub async fn route(state: &ApiState, req: Request<Incoming>) -> Response<Full<By
         // time limit still applies to the answer)
         (&Method::POST, "/reload") => match &state.reload {
             Some(handle) => {
-                let (code, body) = crate::topology::reload::http(handle).await;
+                let (code, body) = reload::http(handle).await;
                 let status = StatusCode::from_u16(code).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
                 reply(status, "text/plain", body)
             }

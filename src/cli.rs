@@ -371,7 +371,7 @@ fn ignore_hangup_until_handled() {
 /// `postrotate kill -HUP` expects) and, once the pipeline runs, reloads the
 /// configuration; SIGUSR1 only reopens. Neither stops the process.
 fn reopen_on_hangup(
-    reload: std::sync::Arc<std::sync::OnceLock<crate::topology::reload::ReloadHandle>>,
+    reload: std::sync::Arc<std::sync::OnceLock<crate::api::reload::ReloadHandle>>,
 ) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hup = signal(SignalKind::hangup())?;

@@ -5,9 +5,11 @@
 
 pub mod ack;
 pub mod api;
+pub mod backoff;
 pub mod bench;
 pub mod buffer;
 pub mod cli;
+pub mod component;
 pub mod config;
 pub mod event;
 pub mod format;

@@ -15,11 +15,12 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::buffer::open as open_queue;
+use crate::component::{shutdown_channel, Shutdown, ShutdownTrigger, SourceContext};
 use crate::config::{Config, SinkConfig, SourceConfig};
 use crate::metrics::Registry;
 use crate::router::{Route, RouteSwitch, Router};
 use crate::sinks;
-use crate::sources::{self, shutdown_channel, Shutdown, ShutdownTrigger, SourceContext};
+use crate::sources;
 
 /// Why a pipeline stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +109,8 @@ pub struct Pipeline {
     config_text: Arc<Mutex<String>>,
     /// Stops the `[api]` endpoint.
     api_trigger: ShutdownTrigger,
-    reload_rx: mpsc::Receiver<reload::Request>,
-    reload_handle: reload::ReloadHandle,
+    reload_rx: mpsc::Receiver<crate::api::reload::Request>,
+    reload_handle: crate::api::reload::ReloadHandle,
     /// Where a reload reads the new configuration from.
     reload_from: reload::ReloadFrom,
 }
@@ -187,7 +188,7 @@ impl Pipeline {
         let router = Router::new(Vec::new(), unrouted);
         let memory = crate::memory::MemoryBudget::new(config.limits.memory, &metrics);
         let (finished_tx, finished_rx) = mpsc::unbounded_channel();
-        let (reload_handle, reload_rx) = reload::channel();
+        let (reload_handle, reload_rx) = crate::api::reload::channel();
         let (api_trigger, api_shutdown) = shutdown_channel();
         let mut pipeline = Pipeline {
             metrics,
@@ -357,14 +358,14 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Where [`ReloadHandle::reload`](reload::ReloadHandle::reload) reads
+    /// Where [`ReloadHandle::reload`](crate::api::reload::ReloadHandle::reload) reads
     /// the new configuration (nothing, by default: reloads are refused).
     pub fn reload_from(&mut self, from: reload::ReloadFrom) {
         self.reload_from = from;
     }
 
     /// Asks this pipeline to reload, from a signal handler or the API.
-    pub fn reload_handle(&self) -> reload::ReloadHandle {
+    pub fn reload_handle(&self) -> crate::api::reload::ReloadHandle {
         self.reload_handle.clone()
     }
 

@@ -9,13 +9,8 @@ pub mod linger;
 pub mod tail;
 pub mod tcp;
 
-use std::sync::Arc;
-
-use tokio::sync::watch;
-
+use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
-use crate::metrics::Registry;
-use crate::router::Router;
 use forward::{ForwardSource, ForwardSourceConfig};
 use fuse::{FuseSource, FuseSourceConfig};
 use generator::{GeneratorConfig, GeneratorSource};
@@ -79,20 +74,6 @@ impl SourceKind {
     }
 }
 
-/// Everything a running source needs from the pipeline.
-pub struct SourceContext {
-    pub name: Arc<str>,
-    pub router: Router,
-    pub shutdown: Shutdown,
-    pub metrics: Registry,
-    /// The process-wide memory budget that read buffers and batches draw on.
-    pub memory: crate::memory::MemoryBudget,
-}
-
-/// A started source: its task ends when the source is done (at shutdown,
-/// or by itself for a finite source such as a generator with a `count`).
-pub type SourceTask = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
-
 /// Starts the source: binds listeners now (so start-up fails on a taken
 /// port), and returns the task that runs it.
 pub async fn start(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, String> {
@@ -143,43 +124,13 @@ fn on_own_thread(
     }))
 }
 
-/// The stop signal every source watches.
-#[derive(Clone)]
-pub struct Shutdown(watch::Receiver<bool>);
-
-/// Sends the stop signal.
-pub struct ShutdownTrigger(watch::Sender<bool>);
-
-pub fn shutdown_channel() -> (ShutdownTrigger, Shutdown) {
-    let (tx, rx) = watch::channel(false);
-    (ShutdownTrigger(tx), Shutdown(rx))
-}
-
-impl ShutdownTrigger {
-    pub fn trigger(&self) {
-        let _ = self.0.send(true);
-    }
-}
-
-impl Shutdown {
-    /// Resolves once the stop signal is given (at once if it already was).
-    pub async fn wait(&mut self) {
-        // an error means the trigger was dropped, which also means stop
-        let _ = self.0.wait_for(|stop| *stop).await;
-    }
-
-    pub fn is_triggered(&self) -> bool {
-        *self.0.borrow()
-    }
-}
-
 /// What source tests use to look at what a source hands over.
 #[cfg(test)]
 pub(crate) mod testing {
     use std::sync::Arc;
 
-    use super::{shutdown_channel, ShutdownTrigger, SourceContext};
     use crate::buffer::{queue, BufferConfig, QueueReceiver};
+    use crate::component::{shutdown_channel, ShutdownTrigger, SourceContext};
     use crate::metrics::Registry;
     use crate::router::{Route, Router, TagPattern};
 
