@@ -32,7 +32,6 @@ use tokio::net::TcpListener;
 
 use crate::buffer::{BufferKind, QueueGauge};
 use crate::component::Shutdown;
-use crate::config::ApiConfig;
 use crate::metrics::Registry;
 use crate::net::AcceptErrors;
 
@@ -45,6 +44,32 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// `drain_timeout`, 30 s by default, plus the replaced sources' stop), and
 /// its answer must not be cut off.
 const CONNECTION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The `[api]` table: the HTTP endpoint serving `/metrics`, `/health`,
+/// `/ready`, `/config` and `POST /reload`. Who may use it: `crate::api::access`.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+    /// `host:port` to listen on.
+    pub address: String,
+    /// A file whose content (trimmed) is the token `POST /reload` and
+    /// `GET /config` require; read at start.
+    #[serde(default)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// An environment variable holding that token; read at start.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// The token itself, for `token = "${VAR}"`; `/config` shows `"***"`.
+    #[serde(default)]
+    pub token: Option<access::Secret>,
+}
+
+impl ApiConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        crate::config::listen_address(&self.address)?;
+        access::resolve_token(self).map(drop)
+    }
+}
 
 /// Number of servers a sink with a network downstream is connected to;
 /// a sink without this series writes locally and is always ready.

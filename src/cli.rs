@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
+use crate::topology::config::Config;
 use crate::topology::{Pipeline, Stopped};
 
 #[derive(Debug, Parser)]
@@ -67,7 +67,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Print a commented example of a component: `source forward`, `sink kafka`, … (`--list`).
-    Example(crate::config::examples::ExampleArgs),
+    Example(crate::topology::examples::ExampleArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,7 +92,7 @@ pub fn main() -> ExitCode {
     }
     match cli.command {
         Command::Validate { config } => {
-            let (outcome, warnings) = crate::validate::validate_file(&config);
+            let (outcome, warnings) = crate::topology::validate::validate_file(&config);
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
@@ -111,9 +111,9 @@ pub fn main() -> ExitCode {
                     // the message must not quote a secret (as validate's)
                     let text = match &config_path {
                         Some(path) => std::fs::read_to_string(path).unwrap_or_default(),
-                        None => crate::config::DEFAULT_CONFIG.to_string(),
+                        None => crate::topology::config::DEFAULT_CONFIG.to_string(),
                     };
-                    for e in crate::validate::redact(&text, vec![e]) {
+                    for e in crate::topology::validate::redact(&text, vec![e]) {
                         crate::logging::fatal(&e);
                     }
                     return ExitCode::FAILURE;
@@ -127,13 +127,13 @@ pub fn main() -> ExitCode {
         }
         Command::Bench(args) => crate::bench::main(args),
         Command::DefaultConfig => {
-            print!("{}", crate::config::DEFAULT_CONFIG);
+            print!("{}", crate::topology::config::DEFAULT_CONFIG);
             ExitCode::SUCCESS
         }
         Command::Replay(args) => replay(&args),
         Command::Buffer(cmd) => buffer(cmd),
         Command::Top(args) => crate::top::main(args),
-        Command::Config(ConfigCommand::Example(args)) => crate::config::examples::main(&args),
+        Command::Config(ConfigCommand::Example(args)) => crate::topology::examples::main(&args),
         Command::Completions(args) => crate::manual::completions(&args),
         Command::Man => crate::manual::man(),
     }

@@ -28,4 +28,3 @@ pub mod telemetry;
 pub mod tls;
 pub mod top;
 pub mod topology;
-pub mod validate;

@@ -5,7 +5,12 @@
 //! ([`reload`]) replaces the components whose configuration changed, in
 //! the same order, while the others keep running.
 
+pub mod config;
+pub mod examples;
+pub mod kinds;
+pub mod limits;
 pub mod reload;
+pub mod validate;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -16,11 +21,10 @@ use tokio::sync::mpsc;
 
 use crate::buffer::open as open_queue;
 use crate::component::{shutdown_channel, Shutdown, ShutdownTrigger, SourceContext};
-use crate::config::{Config, SinkConfig, SourceConfig};
 use crate::metrics::Registry;
 use crate::router::{Route, RouteSwitch, Router};
 use crate::sinks;
-use crate::sources;
+use config::{Config, SinkConfig, SourceConfig};
 
 /// Why a pipeline stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +179,7 @@ impl Pipeline {
     /// Starts every sink, then every source (binding their listeners).
     pub async fn start(config: Config) -> Result<Pipeline, String> {
         let metrics = Registry::new();
-        crate::limits::check(&config, &metrics);
+        limits::check(&config, &metrics);
         // both series from the start, so that a rate or an alert sees 0
         reload::reloads(&metrics, "ok");
         reload::reloads(&metrics, "rejected");
@@ -243,7 +247,7 @@ impl Pipeline {
     /// its route.
     fn start_sink(&mut self, s: &SinkConfig) -> Result<Route, String> {
         self.metrics.register_component(&s.name, s.kind.type_name());
-        let sink = sinks::build(&s.name, s.kind.clone(), &s.settle, &self.metrics)
+        let sink = kinds::build_sink(&s.name, s.kind.clone(), &s.settle, &self.metrics)
             .map_err(|e| format!("sink {}: {e}", s.name))?;
         let (tx, rx) = open_queue(&s.name, s.buffer.clone(), &self.metrics)
             .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
@@ -328,7 +332,7 @@ impl Pipeline {
             metrics: self.metrics.clone(),
             memory: self.memory.clone(),
         };
-        let task = sources::start(s.kind.clone(), cx)
+        let task = kinds::start_source(s.kind.clone(), cx)
             .await
             .map_err(|e| format!("source {}: {e}", s.name))?;
         let id = self.next_source_id;

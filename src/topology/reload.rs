@@ -41,9 +41,9 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
+use super::config::{Config, SinkConfig, DEFAULT_CONFIG};
 use super::{bounded, Pipeline};
 use crate::component::Shutdown;
-use crate::config::{Config, SinkConfig, DEFAULT_CONFIG};
 use crate::event::Batch;
 use crate::router::Route;
 
@@ -208,11 +208,11 @@ impl Pipeline {
             .config
             .sources
             .iter()
-            .filter_map(|s| crate::validate::listen_address(&s.kind).map(String::from))
+            .filter_map(|s| super::kinds::listen_address(&s.kind).map(String::from))
             .chain(self.config.api.iter().map(|a| a.address.clone()))
             .collect();
         let new =
-            crate::validate::validate_text(&text, &origin, &held, false).map_err(|errors| {
+            super::validate::validate_text(&text, &origin, &held, false).map_err(|errors| {
                 let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 all.join("\n")
             })?;
