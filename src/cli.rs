@@ -2,6 +2,8 @@
 //! `logferry replay`, `logferry buffer`, `logferry config`, `logferry completions`,
 //! `logferry man`.
 
+pub mod manual;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -59,7 +61,7 @@ pub enum Command {
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions(crate::manual::CompletionsArgs),
+    Completions(manual::CompletionsArgs),
     /// Print the manual page (roff), e.g. `logferry man | man -l -`.
     Man,
 }
@@ -134,8 +136,8 @@ pub fn main() -> ExitCode {
         Command::Buffer(cmd) => buffer(cmd),
         Command::Top(args) => crate::top::main(args),
         Command::Config(ConfigCommand::Example(args)) => crate::topology::examples::main(&args),
-        Command::Completions(args) => crate::manual::completions(&args),
-        Command::Man => crate::manual::man(),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man => manual::man(),
     }
 }
 

@@ -16,7 +16,6 @@ pub mod format;
 pub mod kafka_client;
 pub mod limits;
 pub mod logging;
-pub mod manual;
 pub mod memory;
 pub mod metrics;
 pub mod net;
