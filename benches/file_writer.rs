@@ -7,7 +7,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use logferry::buffer::Delivery;
 use logferry::event::Batch;
 use logferry::metrics::Registry;
-use logferry::sinks::{self, SinkKind};
+use logferry::sinks;
+use logferry::topology::kinds::{build_sink, SinkKind};
 
 mod common;
 use common::{batch, RECORDS};
@@ -18,7 +19,7 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
         dir.join("out.log").display().to_string()
     );
     let kind = SinkKind::File(toml::from_str(&config).unwrap());
-    match sinks::build("bench", kind, &Default::default(), &Registry::new()).unwrap() {
+    match build_sink("bench", kind, &Default::default(), &Registry::new()).unwrap() {
         sinks::SinkRunner::Blocking(s) => s,
         sinks::SinkRunner::Async(_) | sinks::SinkRunner::Kafka(_) => {
             unreachable!("the file sink is a blocking sink")

@@ -14,6 +14,7 @@
 //! [`access`], checked before any route runs.
 
 pub mod access;
+pub mod reload;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -30,10 +31,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use crate::buffer::{BufferKind, QueueGauge};
-use crate::config::ApiConfig;
+use crate::component::Shutdown;
 use crate::metrics::Registry;
 use crate::net::AcceptErrors;
-use crate::sources::Shutdown;
 
 /// How long a client may take to send a request's headers (and how long
 /// an idle keep-alive connection stays open).
@@ -44,6 +44,32 @@ const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 /// `drain_timeout`, 30 s by default, plus the replaced sources' stop), and
 /// its answer must not be cut off.
 const CONNECTION_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The `[api]` table: the HTTP endpoint serving `/metrics`, `/health`,
+/// `/ready`, `/config` and `POST /reload`. Who may use it: `crate::api::access`.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiConfig {
+    /// `host:port` to listen on.
+    pub address: String,
+    /// A file whose content (trimmed) is the token `POST /reload` and
+    /// `GET /config` require; read at start.
+    #[serde(default)]
+    pub token_file: Option<std::path::PathBuf>,
+    /// An environment variable holding that token; read at start.
+    #[serde(default)]
+    pub token_env: Option<String>,
+    /// The token itself, for `token = "${VAR}"`; `/config` shows `"***"`.
+    #[serde(default)]
+    pub token: Option<access::Secret>,
+}
+
+impl ApiConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        crate::config::listen_address(&self.address)?;
+        access::resolve_token(self).map(drop)
+    }
+}
 
 /// Number of servers a sink with a network downstream is connected to;
 /// a sink without this series writes locally and is always ready.
@@ -66,7 +92,7 @@ pub struct ApiState {
     /// `GET /config`, already masked (a reload replaces it).
     pub config: Arc<std::sync::Mutex<String>>,
     /// Where `POST /reload` asks the running pipeline to reload.
-    pub reload: Option<crate::topology::reload::ReloadHandle>,
+    pub reload: Option<reload::ReloadHandle>,
 }
 
 /// Binds the endpoint; the returned future serves it until shutdown. The
@@ -169,7 +195,7 @@ pub async fn route(state: &ApiState, req: Request<Incoming>) -> Response<Full<By
         // time limit still applies to the answer)
         (&Method::POST, "/reload") => match &state.reload {
             Some(handle) => {
-                let (code, body) = crate::topology::reload::http(handle).await;
+                let (code, body) = reload::http(handle).await;
                 let status = StatusCode::from_u16(code).unwrap_or(StatusCode::UNPROCESSABLE_ENTITY);
                 reply(status, "text/plain", body)
             }

@@ -2,12 +2,14 @@
 //! `logferry replay`, `logferry buffer`, `logferry config`, `logferry completions`,
 //! `logferry man`.
 
+pub mod manual;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::config::Config;
+use crate::topology::config::Config;
 use crate::topology::{Pipeline, Stopped};
 
 #[derive(Debug, Parser)]
@@ -59,7 +61,7 @@ pub enum Command {
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions(crate::manual::CompletionsArgs),
+    Completions(manual::CompletionsArgs),
     /// Print the manual page (roff), e.g. `logferry man | man -l -`.
     Man,
 }
@@ -67,7 +69,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum ConfigCommand {
     /// Print a commented example of a component: `source forward`, `sink kafka`, … (`--list`).
-    Example(crate::config::examples::ExampleArgs),
+    Example(crate::topology::examples::ExampleArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -92,7 +94,7 @@ pub fn main() -> ExitCode {
     }
     match cli.command {
         Command::Validate { config } => {
-            let (outcome, warnings) = crate::validate::validate_file(&config);
+            let (outcome, warnings) = crate::topology::validate::validate_file(&config);
             for w in &warnings {
                 eprintln!("warning: {w}");
             }
@@ -111,9 +113,9 @@ pub fn main() -> ExitCode {
                     // the message must not quote a secret (as validate's)
                     let text = match &config_path {
                         Some(path) => std::fs::read_to_string(path).unwrap_or_default(),
-                        None => crate::config::DEFAULT_CONFIG.to_string(),
+                        None => crate::topology::config::DEFAULT_CONFIG.to_string(),
                     };
-                    for e in crate::validate::redact(&text, vec![e]) {
+                    for e in crate::topology::validate::redact(&text, vec![e]) {
                         crate::logging::fatal(&e);
                     }
                     return ExitCode::FAILURE;
@@ -127,15 +129,15 @@ pub fn main() -> ExitCode {
         }
         Command::Bench(args) => crate::bench::main(args),
         Command::DefaultConfig => {
-            print!("{}", crate::config::DEFAULT_CONFIG);
+            print!("{}", crate::topology::config::DEFAULT_CONFIG);
             ExitCode::SUCCESS
         }
         Command::Replay(args) => replay(&args),
         Command::Buffer(cmd) => buffer(cmd),
         Command::Top(args) => crate::top::main(args),
-        Command::Config(ConfigCommand::Example(args)) => crate::config::examples::main(&args),
-        Command::Completions(args) => crate::manual::completions(&args),
-        Command::Man => crate::manual::man(),
+        Command::Config(ConfigCommand::Example(args)) => crate::topology::examples::main(&args),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man => manual::man(),
     }
 }
 
@@ -371,7 +373,7 @@ fn ignore_hangup_until_handled() {
 /// `postrotate kill -HUP` expects) and, once the pipeline runs, reloads the
 /// configuration; SIGUSR1 only reopens. Neither stops the process.
 fn reopen_on_hangup(
-    reload: std::sync::Arc<std::sync::OnceLock<crate::topology::reload::ReloadHandle>>,
+    reload: std::sync::Arc<std::sync::OnceLock<crate::api::reload::ReloadHandle>>,
 ) -> std::io::Result<()> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut hup = signal(SignalKind::hangup())?;

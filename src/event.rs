@@ -577,4 +577,17 @@ mod tests {
             "nobody waits for no ack"
         );
     }
+
+    #[tokio::test]
+    async fn the_last_copy_of_a_batch_returns_its_bytes() {
+        const KIB: usize = 1024;
+        let b = crate::memory::MemoryBudget::new(100 * KIB, &crate::metrics::Registry::new());
+        let batch = Batch::new("t".into(), Records::Entries(vec![0u8; 10].into()), 1)
+            .with_memory(b.try_acquire(10 * KIB).unwrap());
+        let for_other_sink = batch.clone();
+        drop(batch);
+        assert_eq!(b.used(), 10 * KIB);
+        drop(for_other_sink);
+        assert_eq!(b.used(), 0);
+    }
 }

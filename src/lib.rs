@@ -5,16 +5,17 @@
 
 pub mod ack;
 pub mod api;
+pub mod backoff;
 pub mod bench;
 pub mod buffer;
 pub mod cli;
+pub mod component;
 pub mod config;
 pub mod event;
 pub mod format;
 pub mod kafka_client;
 pub mod limits;
 pub mod logging;
-pub mod manual;
 pub mod memory;
 pub mod metrics;
 pub mod net;
@@ -26,4 +27,3 @@ pub mod telemetry;
 pub mod tls;
 pub mod top;
 pub mod topology;
-pub mod validate;

@@ -107,7 +107,7 @@ pub trait ListenerConfig {
 pub struct Listening<C, M> {
     pub listener: tokio::net::TcpListener,
     pub config: C,
-    pub cx: crate::sources::SourceContext,
+    pub cx: crate::component::SourceContext,
     pub metrics: std::sync::Arc<M>,
     pub tls: Option<tokio_rustls::TlsAcceptor>,
 }
@@ -121,7 +121,7 @@ impl<C: ListenerConfig, M> Listening<C, M> {
     pub async fn bind(
         kind: &str,
         config: C,
-        cx: crate::sources::SourceContext,
+        cx: crate::component::SourceContext,
         metrics: impl FnOnce(&crate::metrics::Registry, &str) -> M,
     ) -> Result<Self, String> {
         let tls = config
@@ -180,7 +180,7 @@ impl Drop for OpenConnection {
 pub async fn serve_listener<F, Fut>(
     listener: tokio::net::TcpListener,
     max_connections: usize,
-    cx: crate::sources::SourceContext,
+    cx: crate::component::SourceContext,
     refused: impl FnMut(std::net::SocketAddr),
     mut serve: F,
 ) where
@@ -188,7 +188,7 @@ pub async fn serve_listener<F, Fut>(
         tokio::net::TcpStream,
         std::net::SocketAddr,
         crate::router::Router,
-        crate::sources::Shutdown,
+        crate::component::Shutdown,
     ) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
@@ -236,7 +236,7 @@ const EVICTION_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 pub async fn serve_listener_with<F, Fut>(
     listener: tokio::net::TcpListener,
     slots: Slots,
-    mut cx: crate::sources::SourceContext,
+    mut cx: crate::component::SourceContext,
     mut refused: impl FnMut(std::net::SocketAddr),
     mut serve: F,
 ) where
@@ -244,7 +244,7 @@ pub async fn serve_listener_with<F, Fut>(
         tokio::net::TcpStream,
         std::net::SocketAddr,
         crate::router::Router,
-        crate::sources::Shutdown,
+        crate::component::Shutdown,
         std::sync::Arc<Activity>,
     ) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,

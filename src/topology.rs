@@ -5,7 +5,12 @@
 //! ([`reload`]) replaces the components whose configuration changed, in
 //! the same order, while the others keep running.
 
+pub mod config;
+pub mod examples;
+pub mod kinds;
+pub mod limits;
 pub mod reload;
+pub mod validate;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -15,11 +20,11 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 
 use crate::buffer::open as open_queue;
-use crate::config::{Config, SinkConfig, SourceConfig};
+use crate::component::{shutdown_channel, Shutdown, ShutdownTrigger, SourceContext};
 use crate::metrics::Registry;
 use crate::router::{Route, RouteSwitch, Router};
 use crate::sinks;
-use crate::sources::{self, shutdown_channel, Shutdown, ShutdownTrigger, SourceContext};
+use config::{Config, SinkConfig, SourceConfig};
 
 /// Why a pipeline stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,8 +113,8 @@ pub struct Pipeline {
     config_text: Arc<Mutex<String>>,
     /// Stops the `[api]` endpoint.
     api_trigger: ShutdownTrigger,
-    reload_rx: mpsc::Receiver<reload::Request>,
-    reload_handle: reload::ReloadHandle,
+    reload_rx: mpsc::Receiver<crate::api::reload::Request>,
+    reload_handle: crate::api::reload::ReloadHandle,
     /// Where a reload reads the new configuration from.
     reload_from: reload::ReloadFrom,
 }
@@ -174,7 +179,7 @@ impl Pipeline {
     /// Starts every sink, then every source (binding their listeners).
     pub async fn start(config: Config) -> Result<Pipeline, String> {
         let metrics = Registry::new();
-        crate::limits::check(&config, &metrics);
+        limits::check(&config, &metrics);
         // both series from the start, so that a rate or an alert sees 0
         reload::reloads(&metrics, "ok");
         reload::reloads(&metrics, "rejected");
@@ -187,7 +192,7 @@ impl Pipeline {
         let router = Router::new(Vec::new(), unrouted);
         let memory = crate::memory::MemoryBudget::new(config.limits.memory, &metrics);
         let (finished_tx, finished_rx) = mpsc::unbounded_channel();
-        let (reload_handle, reload_rx) = reload::channel();
+        let (reload_handle, reload_rx) = crate::api::reload::channel();
         let (api_trigger, api_shutdown) = shutdown_channel();
         let mut pipeline = Pipeline {
             metrics,
@@ -242,7 +247,7 @@ impl Pipeline {
     /// its route.
     fn start_sink(&mut self, s: &SinkConfig) -> Result<Route, String> {
         self.metrics.register_component(&s.name, s.kind.type_name());
-        let sink = sinks::build(&s.name, s.kind.clone(), &s.settle, &self.metrics)
+        let sink = kinds::build_sink(&s.name, s.kind.clone(), &s.settle, &self.metrics)
             .map_err(|e| format!("sink {}: {e}", s.name))?;
         let (tx, rx) = open_queue(&s.name, s.buffer.clone(), &self.metrics)
             .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
@@ -327,7 +332,7 @@ impl Pipeline {
             metrics: self.metrics.clone(),
             memory: self.memory.clone(),
         };
-        let task = sources::start(s.kind.clone(), cx)
+        let task = kinds::start_source(s.kind.clone(), cx)
             .await
             .map_err(|e| format!("source {}: {e}", s.name))?;
         let id = self.next_source_id;
@@ -357,14 +362,14 @@ impl Pipeline {
         Ok(())
     }
 
-    /// Where [`ReloadHandle::reload`](reload::ReloadHandle::reload) reads
+    /// Where [`ReloadHandle::reload`](crate::api::reload::ReloadHandle::reload) reads
     /// the new configuration (nothing, by default: reloads are refused).
     pub fn reload_from(&mut self, from: reload::ReloadFrom) {
         self.reload_from = from;
     }
 
     /// Asks this pipeline to reload, from a signal handler or the API.
-    pub fn reload_handle(&self) -> reload::ReloadHandle {
+    pub fn reload_handle(&self) -> crate::api::reload::ReloadHandle {
         self.reload_handle.clone()
     }
 

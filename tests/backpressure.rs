@@ -10,11 +10,11 @@ use std::time::Duration;
 use common::write_until_blocked;
 
 use logferry::buffer::{queue, BufferConfig, WhenFull};
+use logferry::component::{shutdown_channel, SourceContext};
 use logferry::metrics::{Counter, Registry};
 use logferry::protocol::forward::{write_message_entry, write_packed_forward};
 use logferry::router::{Route, Router, TagPattern};
 use logferry::sources::forward::{ForwardSource, ForwardSourceConfig};
-use logferry::sources::{shutdown_channel, SourceContext};
 
 const FRAME_RECORDS: usize = 1000;
 const QUEUE_BYTES: usize = 1 << 20;

@@ -399,10 +399,10 @@ fn with_verify_client_only_clients_with_a_valid_certificate_deliver() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_queue_stops_reading_the_socket() {
     use logferry::buffer::{queue, BufferConfig, WhenFull};
+    use logferry::component::{shutdown_channel, SourceContext};
     use logferry::metrics::{Counter, Registry};
     use logferry::router::{Route, Router, TagPattern};
     use logferry::sources::tcp::{TcpSource, TcpSourceConfig};
-    use logferry::sources::{shutdown_channel, SourceContext};
 
     const QUEUE_BYTES: usize = 1 << 20;
     let registry = Registry::new();

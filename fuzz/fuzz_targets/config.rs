@@ -1,4 +1,4 @@
-//! The configuration parser (`config::Config::parse`): TOML text, `${VAR}`
+//! The configuration parser (`topology::config::Config::parse`): TOML text, `${VAR}`
 //! interpolation, typed component tables, `validate()` and the search for
 //! the line an error is about. A configuration comes from the operator, but
 //! `logferry validate` is run on half-written files, and an error must be a
@@ -13,7 +13,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use logferry::config::Config;
+use logferry::topology::config::Config;
 
 // Not on `common::on_small_stack`: a configuration is parsed once, at
 // start-up, on the main thread (8 MiB of stack), and toml stops at 80 levels

@@ -23,7 +23,7 @@ use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_TYPE, ORIGIN};
 use hyper::{Method, StatusCode};
 use sha2::{Digest, Sha256};
 
-use crate::config::ApiConfig;
+use super::ApiConfig;
 use crate::metrics::{Counter, Registry};
 use crate::telemetry::RateLimitedLog;
 

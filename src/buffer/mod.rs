@@ -806,46 +806,4 @@ mod tests {
         assert!(r.is_err());
         assert_eq!(orx.try_recv(), Ok(AckOutcome::Rejected));
     }
-
-    fn sink_with_buffer(buffer: &str) -> Result<BufferConfig, String> {
-        let text = format!(
-            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\nbuffer = {buffer}\n"
-        );
-        crate::config::Config::parse(&text, "test.toml")
-            .map(|mut c| c.sinks.remove(0).buffer)
-            .map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn a_disk_buffer_is_configured_in_the_sink_buffer_table() {
-        let b = sink_with_buffer(
-            r#"{ type = "disk", dir = "/var/lib/lf", max_bytes = "8GiB", fsync = "always", fsync_interval = "250ms" }"#,
-        )
-        .unwrap();
-        assert_eq!(b.kind, BufferKind::Disk);
-        assert_eq!(b.dir.as_deref(), Some(std::path::Path::new("/var/lib/lf")));
-        assert_eq!(b.max_bytes, 8 << 30, "a disk buffer may exceed 4 GiB");
-        assert_eq!(b.fsync, disk::Fsync::Always);
-        assert_eq!(b.fsync_interval, Duration::from_millis(250));
-        let d = sink_with_buffer(r#"{ type = "disk", dir = "/x" }"#).unwrap();
-        assert_eq!(d.fsync, disk::Fsync::Interval);
-        assert_eq!(d.fsync_interval, Duration::from_secs(1));
-        assert_eq!(sink_with_buffer("{}").unwrap(), BufferConfig::default());
-    }
-
-    #[test]
-    fn disk_buffer_mistakes_are_named() {
-        let e = sink_with_buffer(r#"{ type = "disk" }"#).unwrap_err();
-        assert!(e.contains("needs buffer.dir"), "{e}");
-        let e = sink_with_buffer(r#"{ dir = "/x" }"#).unwrap_err();
-        assert!(e.contains("type = \"disk\""), "{e}");
-        let e = sink_with_buffer(r#"{ type = "tape" }"#).unwrap_err();
-        assert!(e.contains("tape") || e.contains("unknown variant"), "{e}");
-        let e =
-            sink_with_buffer(r#"{ type = "disk", dir = "/x", fsync = "sometimes" }"#).unwrap_err();
-        assert!(
-            e.contains("sometimes") || e.contains("unknown variant"),
-            "{e}"
-        );
-    }
 }

@@ -1,97 +1,22 @@
-//! Configuration: TOML text → typed, validated structs.
+//! Configuration: the file format, without knowing any kind of component.
 //!
-//! ```toml
-//! [sources.in]
-//! type = "forward"
-//! address = "127.0.0.1:24224"
-//!
-//! [sinks.unify]
-//! type = "file"
-//! match = "**"
-//! path = "/var/log/unify.log"
-//! ```
-//!
-//! Components are named tables under `[sources]` and `[sinks]`, each with a
-//! `type`. Every sink has a `match` pattern and an optional `buffer` table;
-//! the remaining keys belong to the component type and unknown keys are
-//! errors. Errors name the file, line and key.
+//! TOML text → a table with `${VAR}` substituted ([`Parser::read`]), the
+//! named component tables under a section ([`Parser::section`]), each
+//! turned into a kind's typed config by the table of kinds the caller
+//! passes ([`Parser::component`], [`ComponentTable`]); errors name the
+//! file, line and key ([`ConfigError`]). Which `type = "..."` is which
+//! source or sink is `crate::topology::kinds`; the whole pipeline's
+//! configuration is `crate::topology::config`.
 
-pub mod examples;
 mod interpolate;
 pub mod units;
 
 use std::fmt;
-use std::path::Path;
 
 use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
-use crate::buffer::BufferConfig;
-use crate::router::TagPattern;
-use crate::sinks::settle::SettleConfig;
-use crate::sinks::verdict::RetryConfig;
-use crate::sinks::SinkKind;
-use crate::sources::SourceKind;
 pub use interpolate::interpolate;
-
-/// The configuration `logferry run` uses when given no `--config`.
-pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
-
-/// A whole pipeline.
-#[derive(Debug, Clone)]
-pub struct Config {
-    pub sources: Vec<SourceConfig>,
-    pub sinks: Vec<SinkConfig>,
-    pub api: Option<ApiConfig>,
-    /// The `[limits]` table: process-wide limits.
-    pub limits: crate::limits::LimitsConfig,
-    /// The whole document after `${VAR}` substitution: what `GET /config`
-    /// shows, with secrets masked (see `crate::api::masked_config`).
-    pub tree: toml::Table,
-}
-
-#[derive(Debug, Clone)]
-pub struct SourceConfig {
-    pub name: String,
-    pub kind: SourceKind,
-}
-
-#[derive(Debug, Clone)]
-pub struct SinkConfig {
-    pub name: String,
-    /// Which tags this sink receives.
-    pub pattern: TagPattern,
-    pub buffer: BufferConfig,
-    /// `dead_letter` and `retry`: what happens to records that fail.
-    pub settle: SettleConfig,
-    pub kind: SinkKind,
-}
-
-/// The `[api]` table: the HTTP endpoint serving `/metrics`, `/health`,
-/// `/ready`, `/config` and `POST /reload`. Who may use it: `crate::api::access`.
-#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApiConfig {
-    /// `host:port` to listen on.
-    pub address: String,
-    /// A file whose content (trimmed) is the token `POST /reload` and
-    /// `GET /config` require; read at start.
-    #[serde(default)]
-    pub token_file: Option<std::path::PathBuf>,
-    /// An environment variable holding that token; read at start.
-    #[serde(default)]
-    pub token_env: Option<String>,
-    /// The token itself, for `token = "${VAR}"`; `/config` shows `"***"`.
-    #[serde(default)]
-    pub token: Option<crate::api::access::Secret>,
-}
-
-impl ApiConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        listen_address(&self.address)?;
-        crate::api::access::resolve_token(self).map(drop)
-    }
-}
 
 /// Checks an address to listen on as binding it would, short of binding:
 /// `host:port` with a port from 0 to 65535 and a host that resolves.
@@ -147,117 +72,35 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-impl Config {
-    /// Reads and validates a configuration file.
-    pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            origin: origin.clone(),
-            line: None,
-            message: format!("cannot read the file: {e}"),
-        })?;
-        Config::parse(&text, &origin)
-    }
-
-    /// The embedded default configuration. It reads environment variables
-    /// (`LOGFERRY_FORWARD_ADDRESS`, `LOGFERRY_DATA_DIR`), so it can fail.
-    pub fn embedded_default() -> Result<Config, ConfigError> {
-        Config::parse(DEFAULT_CONFIG, "<embedded default>")
-    }
-
-    /// Parses and validates configuration text, substituting environment
-    /// variables.
-    ///
-    /// ```
-    /// use logferry::config::Config;
-    ///
-    /// let text = "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:24224\"\n\n\
-    ///             [sinks.out]\ntype = \"null\"\nmatch = \"**\"\ncolour = 1\n";
-    /// let err = Config::parse(text, "example.toml").unwrap_err();
-    /// assert_eq!(err.line, Some(8));
-    /// assert!(err.to_string().starts_with("example.toml:8: [sinks.out]: unknown key `colour`"));
-    /// ```
-    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
-        Config::parse_all(text, origin).map_err(|mut errors| errors.swap_remove(0))
-    }
-
-    /// Like [`Config::parse`], but reports every component's problem, not
-    /// only the first.
-    pub fn parse_all(text: &str, origin: &str) -> Result<Config, Vec<ConfigError>> {
-        let checked = Checked::parse(text, origin);
-        if checked.errors.is_empty() {
-            if let Some(config) = checked.config {
-                return Ok(config);
-            }
-        }
-        Err(checked.errors)
-    }
-}
-
-/// Configuration text parsed as far as it goes: what `logferry validate`
-/// checks further.
-pub struct Checked {
-    /// The components that parsed (all of them when `errors` is empty);
-    /// `None` when the file as a whole could not be read.
-    pub config: Option<Config>,
-    /// Every problem found, in file order.
-    pub errors: Vec<ConfigError>,
-    /// Some source did not parse (so the tags it would produce are unknown).
-    pub sources_failed: bool,
-    /// Some sink did not parse (so the tags it would take are unknown).
-    pub sinks_failed: bool,
-    origin: String,
-    text: String,
-}
-
-impl Checked {
-    pub fn parse(text: &str, origin: &str) -> Checked {
-        let mut parser = Parser {
-            origin,
-            text: String::new(),
-            failed: (0, 0),
-        };
-        let (config, mut errors) = match parser.parse(text) {
-            Ok((config, errors)) => (Some(config), errors),
-            Err(e) => (None, vec![e]),
-        };
-        errors.sort_by_key(|e| e.line.unwrap_or(usize::MAX));
-        Checked {
-            config,
-            errors,
-            sources_failed: parser.failed.0 > 0,
-            sinks_failed: parser.failed.1 > 0,
-            origin: origin.to_string(),
-            text: parser.text,
-        }
-    }
-
-    /// An error about the value at `path` (e.g. `["sinks", "out",
-    /// "buffer", "dir"]`), with the line it is on.
-    pub fn error_at(&self, path: &[&str], message: String) -> ConfigError {
-        let parser = Parser {
-            origin: &self.origin,
-            text: self.text.clone(),
-            failed: (0, 0),
-        };
-        ConfigError {
-            origin: self.origin.clone(),
-            line: parser.locate_key_path(path),
-            message,
-        }
-    }
-}
-
-struct Parser<'a> {
+/// Reads one configuration text and says where in it a problem is.
+pub struct Parser<'a> {
+    /// File name (or `<embedded default>`), for error messages.
     origin: &'a str,
     /// The configuration text, for finding the line of a key.
     text: String,
-    /// Sources and sinks that did not parse.
-    failed: (usize, usize),
 }
 
 impl<'a> Parser<'a> {
-    fn error(&self, line: Option<usize>, message: impl Into<String>) -> ConfigError {
+    /// A parser for the text from `origin`; [`Parser::read`] takes the text.
+    pub fn new(origin: &'a str) -> Self {
+        Parser {
+            origin,
+            text: String::new(),
+        }
+    }
+
+    /// A parser over text already read, to locate keys in it.
+    pub fn with_text(origin: &'a str, text: String) -> Self {
+        Parser { origin, text }
+    }
+
+    /// The text [`Parser::read`] was given.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// An error at `line` of this text.
+    pub fn error(&self, line: Option<usize>, message: impl Into<String>) -> ConfigError {
         ConfigError {
             origin: self.origin.to_string(),
             line,
@@ -265,9 +108,9 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// The configuration with every component that parsed, and the errors
-    /// of those that did not; `Err` when the file as a whole is unusable.
-    fn parse(&mut self, raw: &str) -> Result<(Config, Vec<ConfigError>), ConfigError> {
+    /// Reads the text as TOML and substitutes `${VAR}` inside its string
+    /// values: the document the component tables are then taken from.
+    pub fn read(&mut self, raw: &str) -> Result<Table, ConfigError> {
         self.text = raw.to_string();
         let mut root: Table = toml::from_str(&self.text).map_err(|e| {
             let line = e
@@ -309,183 +152,12 @@ impl<'a> Parser<'a> {
         if let Value::Table(t) = tree {
             root = t;
         }
-        let document = root.clone();
-        let sources = self.section(&mut root, "sources")?;
-        let sinks = self.section(&mut root, "sinks")?;
-        let api = match root.remove("api") {
-            Some(v) => {
-                let api = self.typed::<ApiConfig>(v, &["api"])?;
-                api.validate()
-                    .map_err(|e| self.invalid(&["api"], &format!("[api]: {e}"), &e))?;
-                Some(api)
-            }
-            None => None,
-        };
-        let limits = match root.remove("limits") {
-            Some(v) => {
-                let limits = self.typed::<crate::limits::LimitsConfig>(v, &["limits"])?;
-                limits
-                    .validate()
-                    .map_err(|e| self.invalid(&["limits"], &format!("[limits]: {e}"), &e))?;
-                limits
-            }
-            None => crate::limits::LimitsConfig::default(),
-        };
-        if let Some(key) = root.keys().next() {
-            return Err(self.error(
-                self.locate(&[], Some(key)),
-                format!("unknown top-level key `{key}` (expected `sources`, `sinks`, `api` or `limits`)"),
-            ));
-        }
-        let mut config = Config {
-            sources: Vec::new(),
-            sinks: Vec::new(),
-            api,
-            limits,
-            tree: document,
-        };
-        let mut errors = Vec::new();
-        let sources_seen = sources.len();
-        for (name, table) in sources {
-            match self.source(name, table) {
-                Ok(c) => config.sources.push(c),
-                Err(e) => {
-                    self.failed.0 += 1;
-                    errors.push(e)
-                }
-            }
-        }
-        let sinks_seen = sinks.len();
-        for (name, table) in sinks {
-            match self.sink(name, table) {
-                Ok(c) => config.sinks.push(c),
-                Err(e) => {
-                    self.failed.1 += 1;
-                    errors.push(e)
-                }
-            }
-        }
-        // two sinks appending to one dead-letter file could interleave frames
-        for (i, a) in config.sinks.iter().enumerate() {
-            let Some(path) = &a.settle.dead_letter else {
-                continue;
-            };
-            if let Some(b) = config.sinks[..i]
-                .iter()
-                .find(|b| b.settle.dead_letter.as_ref() == Some(path))
-            {
-                errors.push(self.error(
-                    self.locate(&["sinks", a.name.as_str()], Some("dead_letter")),
-                    format!(
-                        "[sinks.{}].dead_letter: {} is already the dead-letter file of sink {}; give each sink its own",
-                        a.name,
-                        path.display(),
-                        b.name
-                    ),
-                ));
-            }
-        }
-        if sources_seen == 0 {
-            errors.push(self.error(None, "no sources: add a [sources.NAME] table"));
-        }
-        if sinks_seen == 0 {
-            errors.push(self.error(None, "no sinks: add a [sinks.NAME] table"));
-        }
-        Ok((config, errors))
-    }
-
-    fn source(&self, name: String, table: Table) -> Result<SourceConfig, ConfigError> {
-        let path = ["sources", name.as_str()];
-        let (kind, rest) = self.component_type(table, &path)?;
-        let kind = self.component(
-            &path,
-            &kind,
-            rest,
-            crate::sources::parse_kind,
-            SourceKind::validate,
-        )?;
-        Ok(SourceConfig { name, kind })
-    }
-
-    fn sink(&self, name: String, table: Table) -> Result<SinkConfig, ConfigError> {
-        let path = ["sinks", name.as_str()];
-        let (kind, mut rest) = self.component_type(table, &path)?;
-        let pattern = match rest.remove("match") {
-            Some(Value::String(p)) => TagPattern::new(&p)
-                .map_err(|e| self.error(self.locate(&path, Some("match")), format!("[sinks.{name}].match: {e}")))?,
-            Some(_) => {
-                return Err(self.error(self.locate(&path, Some("match")), format!("[sinks.{name}].match must be a string")))
-            }
-            None => {
-                return Err(self.error(
-                    self.locate(&path, None),
-                    format!("[sinks.{name}] needs `match`, the tag pattern it receives (e.g. match = \"**\")"),
-                ))
-            }
-        };
-        let buffer = match rest.remove("buffer") {
-            Some(v) => self.typed::<BufferConfig>(v, &["sinks", name.as_str(), "buffer"])?,
-            None => BufferConfig::default(),
-        };
-        buffer
-            .validate()
-            .map_err(|e| self.invalid(&path, &format!("[sinks.{name}]: {e}"), &e))?;
-        let mut settle = self.settle(&mut rest, &path)?;
-        if let (None, Some(dir)) = (&settle.dead_letter, buffer.disk_dir()) {
-            // the source was acknowledged when the batch reached the disk
-            // buffer: a batch the sink rejects must go somewhere, not stay
-            // and be delivered again for ever
-            settle.dead_letter = Some(dir.join(crate::buffer::disk::DEAD_LETTER_FILE));
-        }
-        let kind = self.component(
-            &path,
-            &kind,
-            rest,
-            crate::sinks::parse_kind,
-            SinkKind::validate,
-        )?;
-        if settle.retry.is_some() && !kind.takes_retry_table() {
-            return Err(self.error(
-                self.locate(&path, Some("retry")),
-                format!("[sinks.{name}].retry: this sink type has its own retry keys (forward: reconnect_min, reconnect_max, max_attempts; kafka: retry_backoff, retry_backoff_max); use those"),
-            ));
-        }
-        Ok(SinkConfig {
-            name,
-            pattern,
-            buffer,
-            settle,
-            kind,
-        })
-    }
-
-    /// The `dead_letter` and `retry` keys every sink may have.
-    fn settle(&self, rest: &mut Table, path: &[&str; 2]) -> Result<SettleConfig, ConfigError> {
-        let name = path[1];
-        let dead_letter = match rest.remove("dead_letter") {
-            Some(Value::String(p)) => Some(std::path::PathBuf::from(p)),
-            Some(_) => {
-                return Err(self.error(
-                    self.locate(path, Some("dead_letter")),
-                    format!("[sinks.{name}].dead_letter must be a file path (a string)"),
-                ))
-            }
-            None => None,
-        };
-        let retry = match rest.remove("retry") {
-            Some(v) => Some(self.typed::<RetryConfig>(v, &["sinks", name, "retry"])?),
-            None => None,
-        };
-        let settle = SettleConfig { dead_letter, retry };
-        settle
-            .validate()
-            .map_err(|e| self.invalid(path, &format!("[sinks.{name}]: {e}"), &e))?;
-        Ok(settle)
+        Ok(root)
     }
 
     /// Turns the type-specific keys of the component at `path` (`["sinks",
     /// name]`) into its typed, validated config.
-    fn component<K>(
+    pub fn component<K>(
         &self,
         path: &[&str; 2],
         type_name: &str,
@@ -515,7 +187,11 @@ impl<'a> Parser<'a> {
     }
 
     /// The named tables under `[sources]` or `[sinks]`, in file order.
-    fn section(&self, root: &mut Table, name: &str) -> Result<Vec<(String, Table)>, ConfigError> {
+    pub fn section(
+        &self,
+        root: &mut Table,
+        name: &str,
+    ) -> Result<Vec<(String, Table)>, ConfigError> {
         let Some(v) = root.remove(name) else {
             return Ok(Vec::new());
         };
@@ -542,7 +218,7 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
-    fn component_type(
+    pub fn component_type(
         &self,
         mut table: Table,
         path: &[&str],
@@ -560,7 +236,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn typed<T: DeserializeOwned>(&self, v: Value, path: &[&str]) -> Result<T, ConfigError> {
+    pub fn typed<T: DeserializeOwned>(&self, v: Value, path: &[&str]) -> Result<T, ConfigError> {
         match v {
             Value::Table(t) => self.typed_table(t, path),
             _ => Err(self.error(
@@ -604,7 +280,7 @@ impl<'a> Parser<'a> {
     /// …`, `tls.ca_file: …`), which gives the line; when that key is not in
     /// the file (a default), the next `snake_case` key named that is; else
     /// the table's header line.
-    fn invalid(&self, path: &[&str], message: &str, validate_message: &str) -> ConfigError {
+    pub fn invalid(&self, path: &[&str], message: &str, validate_message: &str) -> ConfigError {
         let words = validate_message.split_whitespace().map(|w| {
             w.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
         });
@@ -626,7 +302,7 @@ impl<'a> Parser<'a> {
     /// "cert_file"]`, array elements as their index): the key's own line,
     /// else the line of the nearest enclosing key that has one (an inline
     /// table or an array), else the table's header.
-    fn locate_key_path(&self, path: &[&str]) -> Option<usize> {
+    pub fn locate_key_path(&self, path: &[&str]) -> Option<usize> {
         for k in (0..path.len()).rev() {
             if path[k].parse::<usize>().is_ok() {
                 continue;
@@ -642,7 +318,7 @@ impl<'a> Parser<'a> {
 
     /// The line of `key` inside the table at `path` (or of the table's
     /// header when `key` is `None` or cannot be found).
-    fn locate(&self, path: &[&str], key: Option<&str>) -> Option<usize> {
+    pub fn locate(&self, path: &[&str], key: Option<&str>) -> Option<usize> {
         key.and_then(|k| self.locate_key(path, k))
             .or_else(|| self.locate_header(path))
     }
@@ -726,10 +402,3 @@ impl From<ConfigError> for KindError {
         KindError::Invalid(e)
     }
 }
-
-#[cfg(test)]
-mod docs_tests;
-#[cfg(test)]
-mod keys;
-#[cfg(test)]
-mod tests;

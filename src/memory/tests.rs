@@ -1,7 +1,6 @@
 use std::time::Duration;
 
 use super::*;
-use crate::event::{Batch, Records};
 
 const KIB: usize = 1024;
 
@@ -80,18 +79,6 @@ async fn a_waiter_is_woken_when_bytes_come_back() {
         .unwrap();
     assert_eq!(got.bytes(), 50 * KIB);
     assert_eq!(b.used(), 50 * KIB);
-}
-
-#[tokio::test]
-async fn the_last_copy_of_a_batch_returns_its_bytes() {
-    let (b, _) = budget(100 * KIB);
-    let batch = Batch::new("t".into(), Records::Entries(vec![0u8; 10].into()), 1)
-        .with_memory(b.try_acquire(10 * KIB).unwrap());
-    let for_other_sink = batch.clone();
-    drop(batch);
-    assert_eq!(b.used(), 10 * KIB);
-    drop(for_other_sink);
-    assert_eq!(b.used(), 0);
 }
 
 #[tokio::test]

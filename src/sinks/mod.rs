@@ -19,83 +19,9 @@ pub mod verdict;
 use std::time::{Duration, Instant};
 
 use crate::buffer::{Delivery, QueueReceiver};
-use crate::config::{ComponentTable, KindError};
 use crate::metrics::{Counter, Registry};
-use counter::{CounterSink, CounterSinkConfig};
-use file::{FileSink, FileSinkConfig};
-use forward::{ForwardSink, ForwardSinkConfig};
-use kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
-use null::{NullSink, NullSinkConfig};
-use settle::{SettleConfig, Settler};
-use stdout::{StdoutSink, StdoutSinkConfig};
-use verdict::RetryConfig;
-
-/// The configured type of a sink.
-#[derive(Debug, Clone, PartialEq)]
-pub enum SinkKind {
-    File(FileSinkConfig),
-    Forward(Box<ForwardSinkConfig>),
-    Stdout(StdoutSinkConfig),
-    Null(NullSinkConfig),
-    Counter(CounterSinkConfig),
-    Kafka(Box<KafkaSinkConfig>),
-}
-
-const KNOWN: &str = "file, forward, stdout, null, counter, kafka";
-
-pub fn parse_kind(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
-    Ok(match name {
-        "file" => SinkKind::File(table.parse()?),
-        "forward" => SinkKind::Forward(Box::new(table.parse()?)),
-        "stdout" => SinkKind::Stdout(table.parse()?),
-        "null" => SinkKind::Null(table.parse()?),
-        "counter" => SinkKind::Counter(table.parse()?),
-        "kafka" => SinkKind::Kafka(Box::new(table.parse()?)),
-        _ => return Err(KindError::Unknown(KNOWN)),
-    })
-}
-
-impl SinkKind {
-    /// The `type` this sink was configured with (`file`, `forward`, …).
-    pub fn type_name(&self) -> &'static str {
-        match self {
-            SinkKind::File(_) => "file",
-            SinkKind::Forward(_) => "forward",
-            SinkKind::Stdout(_) => "stdout",
-            SinkKind::Null(_) => "null",
-            SinkKind::Counter(_) => "counter",
-            SinkKind::Kafka(_) => "kafka",
-        }
-    }
-
-    /// Its `drain_timeout`, for the sinks that have one (forward, Kafka).
-    pub fn drain_timeout(&self) -> Option<Duration> {
-        match self {
-            SinkKind::Forward(c) => Some(c.drain_timeout),
-            SinkKind::Kafka(c) => Some(c.drain_timeout),
-            SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
-                None
-            }
-        }
-    }
-
-    /// Whether the shared `retry` table applies (forward and Kafka sinks
-    /// keep their own, documented retry keys).
-    pub fn takes_retry_table(&self) -> bool {
-        !matches!(self, SinkKind::Forward(_) | SinkKind::Kafka(_))
-    }
-
-    pub fn validate(&self) -> Result<(), String> {
-        match self {
-            SinkKind::File(c) => c.validate(),
-            SinkKind::Forward(c) => c.validate(),
-            SinkKind::Stdout(c) => c.format.validate(),
-            SinkKind::Null(_) => Ok(()),
-            SinkKind::Counter(c) => c.validate(),
-            SinkKind::Kafka(c) => c.validate(),
-        }
-    }
-}
+use forward::ForwardSink;
+use kafka::KafkaSink;
 
 /// Counters every sink keeps.
 #[derive(Clone)]
@@ -157,51 +83,6 @@ pub enum SinkRunner {
     Async(Box<ForwardSink>),
     /// Produces to Kafka; runs its own loop over the queue.
     Kafka(Box<KafkaSink>),
-}
-
-/// Builds the sink for `kind`, with its dead-letter file and retry
-/// settings (`settle`).
-pub fn build(
-    name: &str,
-    kind: SinkKind,
-    settle: &SettleConfig,
-    metrics: &Registry,
-) -> Result<SinkRunner, String> {
-    let m = SinkMetrics::new(metrics, name);
-    let settler =
-        |retry: RetryConfig, m: SinkMetrics| Settler::from_config(name, metrics, m, retry, settle);
-    let retry = settle.retry.unwrap_or_default();
-    Ok(match kind {
-        SinkKind::File(c) => SinkRunner::Blocking(Box::new(
-            FileSink::new(name, c, m.clone(), metrics)?.settled_by(settler(retry, m)?),
-        )),
-        SinkKind::Forward(c) => {
-            let retry = c.retry_config();
-            SinkRunner::Async(Box::new(ForwardSink::new(
-                name,
-                *c,
-                metrics,
-                settler(retry, m.clone())?,
-                m,
-            )?))
-        }
-        SinkKind::Stdout(c) => {
-            SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
-        }
-        SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
-        SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
-        SinkKind::Kafka(c) => {
-            let retry = c.retry_config();
-            let kafka = KafkaMetrics::new(metrics, name, &c.client_properties());
-            SinkRunner::Kafka(Box::new(KafkaSink::new(
-                name,
-                *c,
-                settler(retry, m.clone())?,
-                m,
-                kafka,
-            )?))
-        }
-    })
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.

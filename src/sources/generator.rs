@@ -12,8 +12,8 @@ use bytes::Bytes;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
+use crate::component::SourceContext;
 use crate::event::{Batch, EventTime, Records};
 use crate::metrics::Counter;
 

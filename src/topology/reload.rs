@@ -39,13 +39,13 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
+use super::config::{Config, SinkConfig, DEFAULT_CONFIG};
 use super::{bounded, Pipeline};
-use crate::config::{Config, SinkConfig, DEFAULT_CONFIG};
+use crate::component::Shutdown;
 use crate::event::Batch;
 use crate::router::Route;
-use crate::sources::Shutdown;
 
 /// Where a reload reads the configuration from.
 #[derive(Debug, Clone, Default)]
@@ -57,44 +57,6 @@ pub enum ReloadFrom {
     File(PathBuf),
     /// The embedded default (`logferry run` without `--config`).
     Embedded,
-}
-
-/// One reload request, answered with a summary or the reason it failed.
-pub(super) struct Request {
-    pub reply: oneshot::Sender<Result<String, String>>,
-}
-
-/// Asks a running pipeline to reload; cheap to clone.
-#[derive(Clone)]
-pub struct ReloadHandle(mpsc::Sender<Request>);
-
-pub(super) fn channel() -> (ReloadHandle, mpsc::Receiver<Request>) {
-    let (tx, rx) = mpsc::channel(4);
-    (ReloadHandle(tx), rx)
-}
-
-impl ReloadHandle {
-    /// Reloads and waits for the outcome: a summary of what changed, or
-    /// why the running configuration was kept.
-    pub async fn reload(&self) -> Result<String, String> {
-        let (reply, answer) = oneshot::channel();
-        self.0
-            .send(Request { reply })
-            .await
-            .map_err(|_| "the pipeline is stopping".to_string())?;
-        answer
-            .await
-            .map_err(|_| "the pipeline stopped during the reload".to_string())?
-    }
-}
-
-/// `POST /reload`: the HTTP status and body (200 with a summary, or 422
-/// with every reason the new configuration was refused).
-pub async fn http(handle: &ReloadHandle) -> (u16, String) {
-    match handle.reload().await {
-        Ok(summary) => (200, format!("{summary}\n")),
-        Err(reason) => (422, format!("{reason}\n")),
-    }
 }
 
 /// What a reload changes, by component name.
@@ -246,11 +208,11 @@ impl Pipeline {
             .config
             .sources
             .iter()
-            .filter_map(|s| crate::validate::listen_address(&s.kind).map(String::from))
+            .filter_map(|s| super::kinds::listen_address(&s.kind).map(String::from))
             .chain(self.config.api.iter().map(|a| a.address.clone()))
             .collect();
         let new =
-            crate::validate::validate_text(&text, &origin, &held, false).map_err(|errors| {
+            super::validate::validate_text(&text, &origin, &held, false).map_err(|errors| {
                 let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 all.join("\n")
             })?;

@@ -489,7 +489,7 @@ mod tests {
                 assert!(out.contains("24224"), "{out}");
                 assert_eq!(out.contains(&key), pki.is_some(), "{out}");
                 if target == Target::Logferry {
-                    crate::config::Config::parse(&out, "template")
+                    crate::topology::config::Config::parse(&out, "template")
                         .unwrap_or_else(|e| panic!("{e}\n{out}"));
                 }
             }
@@ -505,7 +505,8 @@ mod tests {
             &kafka_values("0", "127.0.0.1:9092", "t", "1", ""),
         )
         .unwrap();
-        crate::config::Config::parse(&http, "template").unwrap_or_else(|e| panic!("{e}\n{http}"));
+        crate::topology::config::Config::parse(&http, "template")
+            .unwrap_or_else(|e| panic!("{e}\n{http}"));
         let ca = format!("tls = {{ ca_file = \"{}\" }}", pki.ca.display());
         for tls in ["", ca.as_str()] {
             let agent = render(
@@ -517,7 +518,7 @@ mod tests {
                 ],
             )
             .unwrap();
-            crate::config::Config::parse(&agent, "template")
+            crate::topology::config::Config::parse(&agent, "template")
                 .unwrap_or_else(|e| panic!("{e}\n{agent}"));
         }
     }

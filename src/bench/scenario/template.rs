@@ -290,7 +290,8 @@ mod tests {
                 ],
             );
             // each is a config logferry accepts
-            crate::config::Config::parse(&out, "template").unwrap_or_else(|e| panic!("{e}\n{out}"));
+            crate::topology::config::Config::parse(&out, "template")
+                .unwrap_or_else(|e| panic!("{e}\n{out}"));
         }
         for target in [Target::FluentBit, Target::Fluentd, Target::Vector] {
             let out = fill(

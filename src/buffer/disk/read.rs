@@ -17,9 +17,9 @@ use super::cursor::{self, Pos};
 use super::format::{self, SEGMENT_HEADER};
 use super::{segment, start_of, Retry, Shared, State};
 use crate::ack::{AckHandle, AckOutcome};
+use crate::backoff::backoff;
 use crate::buffer::Delivery;
 use crate::event::Batch;
-use crate::sinks::verdict::backoff;
 use crate::warn_limited;
 
 /// Most bytes handed to the sink and not settled yet: bounds the memory a

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use super::format::{self, SEGMENT_HEADER};
 use super::{segment, AppendError, Fsync, Segment, Shared, State};
+use crate::backoff::backoff;
 use crate::buffer::{SendError, Unsent, WhenFull};
 use crate::event::{Batch, EventTime};
-use crate::sinks::verdict::backoff;
 use crate::warn_limited;
 
 impl Shared {

@@ -13,6 +13,10 @@ pub use decode::{count_entries, decode_frame, next_frame, Frame, Scan};
 
 use crate::protocol::msgpack::write;
 
+/// The largest frame a forward receiver takes by default (the forward
+/// source's `max_frame_bytes`); the forward sink's default chunks fit it.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
 /// The four carrier modes of the protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {

@@ -467,9 +467,7 @@ mod tests {
     fn default_chunks_fit_a_default_receiver() {
         let sink: super::super::ForwardSinkConfig =
             toml::from_str("servers = [{ address = \"h:1\" }]").unwrap();
-        let source: crate::sources::forward::ForwardSourceConfig =
-            toml::from_str("address = \"h:1\"").unwrap();
-        let limit = source.max_frame_bytes;
+        let limit = crate::protocol::forward::DEFAULT_MAX_FRAME_BYTES;
         // a client frame of exactly the limit: small entries, a long tag
         let tag = "t".repeat(200);
         let mut entries = Vec::new();

@@ -130,7 +130,7 @@ fn retry_waits_grow_with_jitter_and_stay_capped() {
         let Verdict::Retry { after } = s.retry_verdict(attempt) else {
             panic!()
         };
-        let base = super::super::verdict::backoff(retry.initial, retry.max, attempt);
+        let base = crate::backoff::backoff(retry.initial, retry.max, attempt);
         assert!(after <= retry.max, "{attempt}: {after:?}");
         assert!(after >= base.mul_f64(0.8), "{attempt}: {after:?}");
         assert!(after <= base.mul_f64(1.2), "{attempt}: {after:?}");

@@ -63,7 +63,7 @@ fn default_address() -> String {
 }
 
 const fn default_max_frame_bytes() -> usize {
-    16 * 1024 * 1024
+    crate::protocol::forward::DEFAULT_MAX_FRAME_BYTES
 }
 
 const fn default_max_decompressed_bytes() -> usize {

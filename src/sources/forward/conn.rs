@@ -20,13 +20,13 @@ use tokio_rustls::TlsAcceptor;
 
 use super::ForwardMetrics;
 use crate::ack::{AckHandle, AckOutcome};
+use crate::component::Shutdown;
 use crate::event::{Batch, Records};
 use crate::memory::{MemoryBudget, SharedCharge};
 use crate::net::{read_value, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
-use crate::sources::Shutdown;
 
 /// Most acks of one connection waiting to be written.
 const MAX_PENDING_ACKS: usize = 4096;

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 pub use config::{ForwardSourceConfig, UserConfig};
 
-use super::SourceContext;
+use crate::component::SourceContext;
 use crate::metrics::{Counter, Registry};
 use crate::net::Listening;
 use crate::protocol::forward::FrameError;

@@ -39,7 +39,7 @@ use mount::{Found, Unmounted};
 use pipeline::Pipeline;
 use telemetry::FuseMetrics;
 
-use super::SourceContext;
+use crate::component::SourceContext;
 
 /// A mounted FUSE source.
 pub struct FuseSource {
@@ -49,7 +49,7 @@ pub struct FuseSource {
     mounted: MountGuard,
     /// The thread running the FUSE session; ends once unmounted.
     session: Option<std::thread::JoinHandle<std::io::Result<()>>>,
-    shutdown: super::Shutdown,
+    shutdown: crate::component::Shutdown,
 }
 
 impl FuseSource {

@@ -17,10 +17,10 @@ use tokio::time::Instant;
 use super::encode::Entries;
 use super::telemetry::{FuseMetrics, WriteError};
 use crate::ack::{AckHandle, AckOutcome};
+use crate::component::Shutdown;
 use crate::event::{Batch, Records};
 use crate::memory::MemoryBudget;
 use crate::router::Router;
-use crate::sources::Shutdown;
 
 /// Whether a shipment gives up when logferry starts shutting down (a
 /// writer's write: the writer is told EIO) or still tries for a while (the

@@ -39,11 +39,11 @@ use super::decode::{self, BodyKind};
 use super::encoding::{self, ContentEncoding, InflateError};
 use super::{AckMode, HttpMetrics, HttpSourceConfig};
 use crate::ack::{AckHandle, AckOutcome};
+use crate::component::Shutdown;
 use crate::event::{Batch, EventTime, Tag};
 use crate::memory::MemoryCharge;
 use crate::net::Stream;
 use crate::router::Router;
-use crate::sources::Shutdown;
 
 /// What `Retry-After` tells a client that should send again.
 const RETRY_AFTER_SECS: &str = "1";

@@ -17,7 +17,7 @@ use std::sync::{Arc, OnceLock};
 
 pub use config::{AckMode, HttpSourceConfig};
 
-use super::SourceContext;
+use crate::component::SourceContext;
 use crate::metrics::{Counter, Registry};
 use crate::net::Listening;
 use crate::telemetry::RateLimitedLog;

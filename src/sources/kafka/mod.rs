@@ -32,8 +32,8 @@ use rdkafka::error::KafkaResult;
 use rdkafka::message::{Message as _, Timestamp};
 use rdkafka::{ClientContext, TopicPartitionList};
 
-use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
+use crate::component::SourceContext;
 use crate::event::{Batch, Records};
 use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::metrics::{Counter, Registry};

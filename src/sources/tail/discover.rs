@@ -566,9 +566,9 @@ mod tests {
 
     use super::*;
     use crate::buffer::{queue, BufferConfig};
+    use crate::component::{shutdown_channel, SourceContext};
     use crate::metrics::Registry;
     use crate::router::{Route, Router, TagPattern};
-    use crate::sources::{shutdown_channel, SourceContext};
 
     /// A source reading `dir/*.log`, without change events, and the queue
     /// its batches land in.

@@ -50,8 +50,8 @@ use tokio::sync::mpsc;
 
 pub use config::{LongLine, MultilineConfig, TailSourceConfig};
 
-use super::SourceContext;
 use crate::ack::{AckHandle, AckOutcome};
+use crate::component::SourceContext;
 use crate::event::{Batch, EventTime, Records};
 use checkpoint::{Checkpoint, Entry, Saved};
 use counters::{FileCounters, TailMetrics};

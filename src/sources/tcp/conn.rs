@@ -16,11 +16,11 @@ use tokio_rustls::TlsAcceptor;
 use super::config::{LineFormat, Parser, TcpSourceConfig};
 use super::framing::{Framer, Step};
 use super::{encode, syslog, TcpMetrics};
+use crate::component::Shutdown;
 use crate::event::{Batch, EventTime, Records, Tag};
 use crate::memory::MemoryCharge;
 use crate::net::Stream;
 use crate::router::Router;
-use crate::sources::Shutdown;
 
 /// Bytes requested from the socket per read.
 const READ_CHUNK: usize = 128 * 1024;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 pub use config::{Framing, LineFormat, Parser, TcpSourceConfig};
 
-use super::SourceContext;
+use crate::component::SourceContext;
 use crate::metrics::{Counter, Registry};
 use crate::net::Listening;
 use crate::telemetry::RateLimitedLog;

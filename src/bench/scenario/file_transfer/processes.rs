@@ -355,7 +355,7 @@ mod tests {
                     // a config logferry accepts
                     let config =
                         server_config(server_template(target), target, format, 0, out).unwrap();
-                    crate::config::Config::parse(&config, "file-server")
+                    crate::topology::config::Config::parse(&config, "file-server")
                         .unwrap_or_else(|e| panic!("{e}\n{config}"));
                     assert!(config.contains("/tmp/ft/out/unified.log"), "{config}");
                 } else {
@@ -383,7 +383,7 @@ mod tests {
         let config = SendersKind::Tail
             .config(&files, "127.0.0.1:4000".parse().unwrap())
             .unwrap();
-        crate::config::Config::parse(&config, "file-sender")
+        crate::topology::config::Config::parse(&config, "file-sender")
             .unwrap_or_else(|e| panic!("{e}\n{config}"));
         assert!(
             config.contains(&format!("{}/*.log", files.display())),

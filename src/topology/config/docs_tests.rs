@@ -19,7 +19,7 @@ fn probe<T: for<'de> serde::Deserialize<'de>>() -> &'static [&'static str] {
     keys_of::<T>()
 }
 
-const DOC: &str = include_str!("../../docs/configuration.md");
+const DOC: &str = include_str!("../../../docs/configuration.md");
 
 /// One section of the reference and the keys its option tables must list.
 struct Section {

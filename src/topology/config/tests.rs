@@ -1,7 +1,6 @@
 use super::*;
 use crate::format::FormatKind;
-use crate::sinks::SinkKind;
-use crate::sources::SourceKind;
+use crate::topology::kinds::{SinkKind, SourceKind};
 
 fn parse(text: &str) -> Result<Config, ConfigError> {
     Config::parse(text, "test.toml")
@@ -306,4 +305,45 @@ fn deep_nesting_is_an_error() {
         );
         assert!(parse(&text).is_err(), "depth {depth}");
     }
+}
+
+fn sink_with_buffer(buffer: &str) -> Result<BufferConfig, String> {
+    let text = format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\nbuffer = {buffer}\n"
+    );
+    Config::parse(&text, "test.toml")
+        .map(|mut c| c.sinks.remove(0).buffer)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_disk_buffer_is_configured_in_the_sink_buffer_table() {
+    let b = sink_with_buffer(
+        r#"{ type = "disk", dir = "/var/lib/lf", max_bytes = "8GiB", fsync = "always", fsync_interval = "250ms" }"#,
+    )
+    .unwrap();
+    assert_eq!(b.kind, crate::buffer::BufferKind::Disk);
+    assert_eq!(b.dir.as_deref(), Some(std::path::Path::new("/var/lib/lf")));
+    assert_eq!(b.max_bytes, 8 << 30, "a disk buffer may exceed 4 GiB");
+    assert_eq!(b.fsync, crate::buffer::disk::Fsync::Always);
+    assert_eq!(b.fsync_interval, std::time::Duration::from_millis(250));
+    let d = sink_with_buffer(r#"{ type = "disk", dir = "/x" }"#).unwrap();
+    assert_eq!(d.fsync, crate::buffer::disk::Fsync::Interval);
+    assert_eq!(d.fsync_interval, std::time::Duration::from_secs(1));
+    assert_eq!(sink_with_buffer("{}").unwrap(), BufferConfig::default());
+}
+
+#[test]
+fn disk_buffer_mistakes_are_named() {
+    let e = sink_with_buffer(r#"{ type = "disk" }"#).unwrap_err();
+    assert!(e.contains("needs buffer.dir"), "{e}");
+    let e = sink_with_buffer(r#"{ dir = "/x" }"#).unwrap_err();
+    assert!(e.contains("type = \"disk\""), "{e}");
+    let e = sink_with_buffer(r#"{ type = "tape" }"#).unwrap_err();
+    assert!(e.contains("tape") || e.contains("unknown variant"), "{e}");
+    let e = sink_with_buffer(r#"{ type = "disk", dir = "/x", fsync = "sometimes" }"#).unwrap_err();
+    assert!(
+        e.contains("sometimes") || e.contains("unknown variant"),
+        "{e}"
+    );
 }

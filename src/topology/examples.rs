@@ -149,8 +149,8 @@ pub fn main(args: &ExampleArgs) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::keys::{keys_of, known_types};
-    use crate::config::Config;
+    use crate::topology::config::keys::{keys_of, known_types};
+    use crate::topology::config::Config;
 
     /// The example in the smallest config that the loader accepts: a
     /// source gets a `null` sink, a sink a `generator` source.

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::CommandFactory;
 use clap_complete::Shell;
 
-use crate::cli::Cli;
+use super::Cli;
 
 /// Arguments of `logferry completions`.
 #[derive(Debug, clap::Args)]
@@ -113,7 +113,7 @@ mod tests {
     #[test]
     fn the_deployment_examples_use_options_that_exist() {
         use clap::Parser;
-        let unit = include_str!("../docs/deploy/logferry.service");
+        let unit = include_str!("../../docs/deploy/logferry.service");
         let mut lines: Vec<Vec<String>> = unit
             .lines()
             .filter_map(|l| {
@@ -123,7 +123,7 @@ mod tests {
             .map(|l| l.split_whitespace().map(str::to_string).collect())
             .collect();
         assert_eq!(lines.len(), 2, "ExecStartPre and ExecStart");
-        let docker = include_str!("../docs/deploy/Dockerfile");
+        let docker = include_str!("../../docs/deploy/Dockerfile");
         let json_array = |prefix: &str| -> Vec<String> {
             let line = docker
                 .lines()

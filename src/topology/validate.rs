@@ -14,9 +14,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use super::config::{Checked, Config};
+use super::kinds::{known_tag, listen_address, SinkKind, SourceKind};
 use crate::buffer::BufferKind;
-use crate::config::{Checked, Config, ConfigError};
-use crate::sources::SourceKind;
+use crate::config::ConfigError;
 
 mod redact;
 
@@ -107,7 +108,7 @@ fn warn(checked: &Checked, config: &Config) -> Vec<ConfigError> {
         .api
         .as_ref()
         .and_then(crate::api::access::open_to_network);
-    let oversized = crate::limits::oversized_records(config)
+    let oversized = super::limits::oversized_records(config)
         .into_iter()
         .map(|(sink, w)| checked.error_at(&["sinks", &sink], w));
     open.map(|w| checked.error_at(&["api", "address"], w))
@@ -125,19 +126,6 @@ fn check(checked: &Checked, config: &Config, held: &[String], flows: bool) -> Ve
         flow(checked, config, &mut errors);
     }
     errors
-}
-
-/// The address a source listens on, if it listens.
-pub fn listen_address(kind: &SourceKind) -> Option<&str> {
-    match kind {
-        SourceKind::Forward(c) => Some(&c.address),
-        SourceKind::Http(c) => Some(&c.address),
-        SourceKind::Tcp(c) => Some(&c.address),
-        SourceKind::Fuse(_)
-        | SourceKind::Generator(_)
-        | SourceKind::Kafka(_)
-        | SourceKind::Tail(_) => None,
-    }
 }
 
 fn addresses(checked: &Checked, config: &Config, held: &[String], errors: &mut Vec<ConfigError>) {
@@ -186,7 +174,7 @@ fn directories(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>
     let mut dirs: Vec<(Vec<&str>, PathBuf)> = Vec::new();
     for s in &config.sinks {
         let name = s.name.as_str();
-        if let crate::sinks::SinkKind::File(f) = &s.kind {
+        if let SinkKind::File(f) = &s.kind {
             dirs.push((vec!["sinks", name, "path"], output_dir(&f.path)));
         }
         if s.buffer.kind == BufferKind::Disk {
@@ -292,18 +280,6 @@ fn writable(dir: &Path) -> Result<(), std::io::Error> {
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
-    }
-}
-
-/// The one tag every record of a source has, when the configuration says
-/// it; `None` when tags come from clients, topics or file paths.
-pub fn known_tag(kind: &SourceKind) -> Option<&str> {
-    match kind {
-        SourceKind::Generator(c) => Some(&c.tag),
-        SourceKind::Tcp(c) => Some(&c.tag),
-        SourceKind::Tail(c) if !c.tag.contains('*') => Some(&c.tag),
-        SourceKind::Kafka(c) if !c.tag.contains("${topic}") => Some(&c.tag),
-        _ => None,
     }
 }
 

@@ -1,0 +1,271 @@
+//! The table of kinds: which `type = "..."` is which source or sink, how
+//! its table is parsed, and how it is started. The only place (with the
+//! checks in [`super::validate`] and [`super::limits`]) that knows every
+//! kind; adding one means a line in each match here.
+
+use std::time::Duration;
+
+use crate::component::{SourceContext, SourceTask};
+use crate::config::{ComponentTable, KindError};
+use crate::metrics::Registry;
+use crate::sinks::counter::{CounterSink, CounterSinkConfig};
+use crate::sinks::file::{FileSink, FileSinkConfig};
+use crate::sinks::forward::{ForwardSink, ForwardSinkConfig};
+use crate::sinks::kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
+use crate::sinks::null::{NullSink, NullSinkConfig};
+use crate::sinks::settle::{SettleConfig, Settler};
+use crate::sinks::stdout::{StdoutSink, StdoutSinkConfig};
+use crate::sinks::verdict::RetryConfig;
+use crate::sinks::{SinkMetrics, SinkRunner};
+use crate::sources::forward::{ForwardSource, ForwardSourceConfig};
+use crate::sources::fuse::{FuseSource, FuseSourceConfig};
+use crate::sources::generator::{GeneratorConfig, GeneratorSource};
+use crate::sources::http::{HttpSource, HttpSourceConfig};
+use crate::sources::kafka::{KafkaSource, KafkaSourceConfig};
+use crate::sources::tail::{TailSource, TailSourceConfig};
+use crate::sources::tcp::{TcpSource, TcpSourceConfig};
+
+/// The configured type of a source.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SourceKind {
+    Forward(ForwardSourceConfig),
+    Fuse(Box<FuseSourceConfig>),
+    Generator(GeneratorConfig),
+    Http(HttpSourceConfig),
+    Kafka(Box<KafkaSourceConfig>),
+    Tail(Box<TailSourceConfig>),
+    Tcp(TcpSourceConfig),
+}
+
+/// Known `type` names, for error messages.
+const KNOWN_SOURCES: &str = "forward, fuse, generator, http, kafka, tail, tcp";
+
+/// The typed config of a source of `type = name`.
+pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
+    Ok(match name {
+        "forward" => SourceKind::Forward(table.parse()?),
+        "fuse" => SourceKind::Fuse(Box::new(table.parse()?)),
+        "generator" => SourceKind::Generator(table.parse()?),
+        "http" => SourceKind::Http(table.parse()?),
+        "kafka" => SourceKind::Kafka(Box::new(table.parse()?)),
+        "tail" => SourceKind::Tail(Box::new(table.parse()?)),
+        "tcp" => SourceKind::Tcp(table.parse()?),
+        _ => return Err(KindError::Unknown(KNOWN_SOURCES)),
+    })
+}
+
+impl SourceKind {
+    /// The `type` this source was configured with (`forward`, `tail`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            SourceKind::Forward(_) => "forward",
+            SourceKind::Fuse(_) => "fuse",
+            SourceKind::Generator(_) => "generator",
+            SourceKind::Http(_) => "http",
+            SourceKind::Kafka(_) => "kafka",
+            SourceKind::Tail(_) => "tail",
+            SourceKind::Tcp(_) => "tcp",
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            SourceKind::Forward(c) => c.validate(),
+            SourceKind::Fuse(c) => c.validate(),
+            SourceKind::Generator(c) => c.validate(),
+            SourceKind::Http(c) => c.validate(),
+            SourceKind::Kafka(c) => c.validate(),
+            SourceKind::Tail(c) => c.validate(),
+            SourceKind::Tcp(c) => c.validate(),
+        }
+    }
+}
+
+/// Starts the source: binds listeners now (so start-up fails on a taken
+/// port), and returns the task that runs it.
+pub async fn start_source(kind: SourceKind, cx: SourceContext) -> Result<SourceTask, String> {
+    Ok(match kind {
+        SourceKind::Forward(c) => {
+            let source = ForwardSource::bind(c, cx).await?;
+            Box::pin(source.run())
+        }
+        SourceKind::Fuse(c) => Box::pin(FuseSource::mount(*c, cx)?.run()),
+        SourceKind::Generator(c) => Box::pin(GeneratorSource::new(c, cx).run()),
+        SourceKind::Http(c) => {
+            let source = HttpSource::bind(c, cx).await?;
+            Box::pin(source.run())
+        }
+        SourceKind::Kafka(c) => Box::pin(KafkaSource::new(*c, cx)?.run()),
+        SourceKind::Tail(c) => {
+            let source = TailSource::new(*c, cx)?;
+            on_own_thread("tail", source.run())?
+        }
+        SourceKind::Tcp(c) => {
+            let source = TcpSource::bind(c, cx).await?;
+            Box::pin(source.run())
+        }
+    })
+}
+
+/// Runs `task` on a thread of its own (with a single-threaded runtime), for
+/// sources whose work blocks: file reads must not stall the network
+/// sources' runtime. The returned task ends when it does.
+fn on_own_thread(
+    name: &str,
+    task: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<SourceTask, String> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel::<()>();
+    std::thread::Builder::new()
+        .name(format!("source-{name}"))
+        .spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a current-thread runtime always builds");
+            rt.block_on(task);
+            let _ = done_tx.send(());
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    Ok(Box::pin(async move {
+        let _ = done_rx.await;
+    }))
+}
+
+/// The address a source listens on, if it listens.
+pub fn listen_address(kind: &SourceKind) -> Option<&str> {
+    match kind {
+        SourceKind::Forward(c) => Some(&c.address),
+        SourceKind::Http(c) => Some(&c.address),
+        SourceKind::Tcp(c) => Some(&c.address),
+        SourceKind::Fuse(_)
+        | SourceKind::Generator(_)
+        | SourceKind::Kafka(_)
+        | SourceKind::Tail(_) => None,
+    }
+}
+
+/// The one tag every record of a source has, when the configuration says
+/// it; `None` when tags come from clients, topics or file paths.
+pub fn known_tag(kind: &SourceKind) -> Option<&str> {
+    match kind {
+        SourceKind::Generator(c) => Some(&c.tag),
+        SourceKind::Tcp(c) => Some(&c.tag),
+        SourceKind::Tail(c) if !c.tag.contains('*') => Some(&c.tag),
+        SourceKind::Kafka(c) if !c.tag.contains("${topic}") => Some(&c.tag),
+        _ => None,
+    }
+}
+
+/// The configured type of a sink.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SinkKind {
+    File(FileSinkConfig),
+    Forward(Box<ForwardSinkConfig>),
+    Stdout(StdoutSinkConfig),
+    Null(NullSinkConfig),
+    Counter(CounterSinkConfig),
+    Kafka(Box<KafkaSinkConfig>),
+}
+
+/// Known `type` names, for error messages.
+const KNOWN_SINKS: &str = "file, forward, stdout, null, counter, kafka";
+
+/// The typed config of a sink of `type = name`.
+pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
+    Ok(match name {
+        "file" => SinkKind::File(table.parse()?),
+        "forward" => SinkKind::Forward(Box::new(table.parse()?)),
+        "stdout" => SinkKind::Stdout(table.parse()?),
+        "null" => SinkKind::Null(table.parse()?),
+        "counter" => SinkKind::Counter(table.parse()?),
+        "kafka" => SinkKind::Kafka(Box::new(table.parse()?)),
+        _ => return Err(KindError::Unknown(KNOWN_SINKS)),
+    })
+}
+
+impl SinkKind {
+    /// The `type` this sink was configured with (`file`, `forward`, …).
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            SinkKind::File(_) => "file",
+            SinkKind::Forward(_) => "forward",
+            SinkKind::Stdout(_) => "stdout",
+            SinkKind::Null(_) => "null",
+            SinkKind::Counter(_) => "counter",
+            SinkKind::Kafka(_) => "kafka",
+        }
+    }
+
+    /// Its `drain_timeout`, for the sinks that have one (forward, Kafka).
+    pub fn drain_timeout(&self) -> Option<Duration> {
+        match self {
+            SinkKind::Forward(c) => Some(c.drain_timeout),
+            SinkKind::Kafka(c) => Some(c.drain_timeout),
+            SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
+                None
+            }
+        }
+    }
+
+    /// Whether the shared `retry` table applies (forward and Kafka sinks
+    /// keep their own, documented retry keys).
+    pub fn takes_retry_table(&self) -> bool {
+        !matches!(self, SinkKind::Forward(_) | SinkKind::Kafka(_))
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            SinkKind::File(c) => c.validate(),
+            SinkKind::Forward(c) => c.validate(),
+            SinkKind::Stdout(c) => c.format.validate(),
+            SinkKind::Null(_) => Ok(()),
+            SinkKind::Counter(c) => c.validate(),
+            SinkKind::Kafka(c) => c.validate(),
+        }
+    }
+}
+
+/// Builds the sink for `kind`, with its dead-letter file and retry
+/// settings (`settle`).
+pub fn build_sink(
+    name: &str,
+    kind: SinkKind,
+    settle: &SettleConfig,
+    metrics: &Registry,
+) -> Result<SinkRunner, String> {
+    let m = SinkMetrics::new(metrics, name);
+    let settler =
+        |retry: RetryConfig, m: SinkMetrics| Settler::from_config(name, metrics, m, retry, settle);
+    let retry = settle.retry.unwrap_or_default();
+    Ok(match kind {
+        SinkKind::File(c) => SinkRunner::Blocking(Box::new(
+            FileSink::new(name, c, m.clone(), metrics)?.settled_by(settler(retry, m)?),
+        )),
+        SinkKind::Forward(c) => {
+            let retry = c.retry_config();
+            SinkRunner::Async(Box::new(ForwardSink::new(
+                name,
+                *c,
+                metrics,
+                settler(retry, m.clone())?,
+                m,
+            )?))
+        }
+        SinkKind::Stdout(c) => {
+            SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
+        }
+        SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
+        SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
+        SinkKind::Kafka(c) => {
+            let retry = c.retry_config();
+            let kafka = KafkaMetrics::new(metrics, name, &c.client_properties());
+            SinkRunner::Kafka(Box::new(KafkaSink::new(
+                name,
+                *c,
+                settler(retry, m.clone())?,
+                m,
+                kafka,
+            )?))
+        }
+    })
+}
