@@ -1,5 +1,7 @@
 //! Network helpers shared by the listening sources and the forward sink:
-//! byte streams, and the accept loop with its connection limit.
+//! byte streams, and the one listener every listening source runs (bind,
+//! accept loop, connection limit, idle eviction), which hands each
+//! connection to the source's [`Protocol`].
 
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -99,30 +101,80 @@ pub trait ListenerConfig {
     fn alpn(&self) -> &'static [&'static [u8]] {
         &[]
     }
+    /// `max_connections`: connections served at once.
+    fn max_connections(&self) -> usize;
+}
+
+/// A listening source's protocol: the settings its connections share, and
+/// what it does with each connection the shared [`Listener`] accepts.
+/// Binding, the `listening` log, loading TLS, the connection limit, idle
+/// eviction, accept errors and the order of shutdown are the listener's;
+/// framing, the TLS handshake and everything after it are the protocol's.
+pub trait Protocol: Sized + Send + Sync + 'static {
+    /// The source's table.
+    type Config: ListenerConfig;
+    /// The `type` name, for the `{kind} source listening` log.
+    const KIND: &'static str;
+    /// What a new connection does while every slot is taken.
+    const WHEN_FULL: WhenFull = WhenFull::Refuse;
+
+    /// The settings and counters the connections share, made once the
+    /// socket is bound; `tls` is the acceptor of the `tls` table, if there
+    /// is one.
+    fn new(
+        config: Self::Config,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        cx: &crate::component::SourceContext,
+    ) -> Self;
+    /// Counts and warns about a connection closed at once because every
+    /// slot was taken.
+    fn refused(&self, peer: std::net::SocketAddr);
+    /// Counts a new connection and returns its task, which runs on its own
+    /// and holds the connection's slot until it ends.
+    fn connection(
+        self: &std::sync::Arc<Self>,
+        conn: Accepted,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static;
+}
+
+/// A connection the listener accepted, with what its task needs of the
+/// source.
+pub struct Accepted {
+    /// The plain socket (a protocol with TLS settings shakes hands on it).
+    pub stream: tokio::net::TcpStream,
+    /// The client's address, for logs.
+    pub peer: std::net::SocketAddr,
+    /// The source's router, cloned for this connection.
+    pub router: crate::router::Router,
+    /// The source's stop signal.
+    pub shutdown: crate::component::Shutdown,
+    /// Where the connection says when it is idle (and so may be closed to
+    /// admit a newer one, with [`WhenFull::EvictIdlest`]).
+    pub activity: std::sync::Arc<Activity>,
 }
 
 /// A listening source, bound and ready to serve: its socket, its
-/// settings, its context, its counters and its TLS acceptor, which its
-/// connections share.
-pub struct Listening<C, M> {
-    pub listener: tokio::net::TcpListener,
-    pub config: C,
-    pub cx: crate::component::SourceContext,
-    pub metrics: std::sync::Arc<M>,
-    pub tls: Option<tokio_rustls::TlsAcceptor>,
+/// protocol's shared settings and its context.
+pub struct Listener<P: Protocol> {
+    /// The bound socket.
+    listener: tokio::net::TcpListener,
+    /// The settings and counters every connection shares.
+    protocol: std::sync::Arc<P>,
+    /// `max_connections`.
+    max_connections: usize,
+    /// The source's name, router, stop signal, registry and memory budget.
+    cx: crate::component::SourceContext,
 }
 
-impl<C: ListenerConfig, M> Listening<C, M> {
+impl<P: Protocol> Listener<P> {
     /// Binds the configured address (after loading the TLS settings, so a
     /// certificate problem fails start-up before the port is taken, and a
     /// taken port fails start-up rather than the running pipeline), logs
     /// `{kind} source listening` with the bound address, and makes the
-    /// source's counters with `metrics(registry, source name)`.
+    /// protocol's settings and counters.
     pub async fn bind(
-        kind: &str,
-        config: C,
+        config: P::Config,
         cx: crate::component::SourceContext,
-        metrics: impl FnOnce(&crate::metrics::Registry, &str) -> M,
     ) -> Result<Self, String> {
         let tls = config
             .tls()
@@ -134,20 +186,96 @@ impl<C: ListenerConfig, M> Listening<C, M> {
             .map_err(|e| format!("cannot listen on {address}: {e}"))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(source = %cx.name, address = %local, tls = tls.is_some(),
-            "{kind} source listening");
-        let metrics = std::sync::Arc::new(metrics(&cx.metrics, &cx.name));
-        Ok(Listening {
+            "{} source listening", P::KIND);
+        Ok(Listener {
             listener,
-            config,
+            max_connections: config.max_connections(),
+            protocol: std::sync::Arc::new(P::new(config, tls, &cx)),
             cx,
-            metrics,
-            tls,
         })
     }
 
     /// The address the source is bound to (the port, with port 0).
     pub fn local_addr(&self) -> std::io::Result<std::net::SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// Accepts connections until the source's shutdown, at most
+    /// `max_connections` at once. A connection over the limit is closed at
+    /// once (or, with [`WhenFull::EvictIdlest`], the one idle the longest
+    /// is) and [`Protocol::refused`] is called; each other one runs
+    /// [`Protocol::connection`] and holds its slot until that ends. Accept
+    /// failures go to [`AcceptErrors`] (back-off, no spin). Once accepting
+    /// ends, the source lets go of its router, so the sink queues can close
+    /// and drain while the connections still running finish (a forward
+    /// connection waiting for its acks), and then waits for them.
+    pub async fn run(self) {
+        let Listener {
+            listener,
+            protocol,
+            max_connections,
+            mut cx,
+        } = self;
+        let errors = AcceptErrors::new(&cx.metrics, &cx.name);
+        let open = cx.metrics.gauge(
+            "logferry_open_connections",
+            "Connections a listening source is serving now.",
+            &[("component", &cx.name)],
+        );
+        let mut evictions = Evictions::new(&cx.metrics, &cx.name);
+        let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(max_connections));
+        let mut connections = tokio::task::JoinSet::new();
+        loop {
+            tokio::select! {
+                _ = cx.shutdown.wait() => break,
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            // EMFILE and friends: back off instead of spinning
+                            errors.handle(&e).await;
+                            continue;
+                        }
+                    };
+                    let slot = match permits.clone().try_acquire_owned() {
+                        Ok(slot) => Some(slot),
+                        Err(_) if P::WHEN_FULL == WhenFull::EvictIdlest && evictions.evict_idlest(peer) => {
+                            tokio::time::timeout(EVICTION_WAIT, permits.clone().acquire_owned())
+                                .await
+                                .ok()
+                                .and_then(Result::ok)
+                        }
+                        Err(_) => None,
+                    };
+                    let Some(slot) = slot else {
+                        protocol.refused(peer);
+                        continue;
+                    };
+                    let activity = std::sync::Arc::new(Activity::new());
+                    evictions.track(&activity, max_connections);
+                    let conn = Accepted {
+                        stream,
+                        peer,
+                        router: cx.router.clone(),
+                        shutdown: cx.shutdown.clone(),
+                        activity,
+                    };
+                    let task = protocol.connection(conn);
+                    let open = OpenConnection::new(&open);
+                    connections.spawn(async move {
+                        task.await;
+                        drop(open);
+                        drop(slot);
+                    });
+                }
+            }
+        }
+        drop(listener);
+        // the queues close once no source holds a router
+        drop(cx.router);
+        tracing::debug!(source = %cx.name, open = connections.len(), "source stopping");
+        while connections.join_next().await.is_some() {}
     }
 }
 
@@ -168,44 +296,6 @@ impl Drop for OpenConnection {
     }
 }
 
-/// The accept loop every listening source shares: accepts connections on
-/// `listener` until the source's shutdown, at most `max_connections` at
-/// once. A connection over the limit is closed at once and
-/// `refused(peer)` is called (to count and warn); each other one runs
-/// `serve(stream, peer, router, shutdown)` and holds its slot until that
-/// ends. Accept failures go to `errors` (back-off, no spin). Once
-/// accepting ends, the source lets go of its router, so the sink queues
-/// can close and drain while the connections still running finish (a
-/// forward connection waiting for its acks), and then waits for them.
-pub async fn serve_listener<F, Fut>(
-    listener: tokio::net::TcpListener,
-    max_connections: usize,
-    cx: crate::component::SourceContext,
-    refused: impl FnMut(std::net::SocketAddr),
-    mut serve: F,
-) where
-    F: FnMut(
-        tokio::net::TcpStream,
-        std::net::SocketAddr,
-        crate::router::Router,
-        crate::component::Shutdown,
-    ) -> Fut,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
-{
-    let slots = Slots {
-        max: max_connections,
-        when_full: WhenFull::Refuse,
-    };
-    serve_listener_with(
-        listener,
-        slots,
-        cx,
-        refused,
-        |stream, peer, router, shutdown, _| serve(stream, peer, router, shutdown),
-    )
-    .await
-}
-
 /// What a listening source does with a new connection while all its
 /// `max_connections` slots are taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,92 +307,9 @@ pub enum WhenFull {
     EvictIdlest,
 }
 
-/// The connection slots of a listening source.
-#[derive(Debug, Clone, Copy)]
-pub struct Slots {
-    /// `max_connections`.
-    pub max: usize,
-    /// What a connection over `max` does.
-    pub when_full: WhenFull,
-}
-
 /// How long a new connection waits for the slot of the idle connection
 /// closed for it (its task ends at its next poll: at once, normally).
 const EVICTION_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// [`serve_listener`] with a choice of what happens when the slots are
-/// full. `serve` also gets the connection's [`Activity`], through which
-/// it says when it is idle (and so may be closed to admit a newer one).
-pub async fn serve_listener_with<F, Fut>(
-    listener: tokio::net::TcpListener,
-    slots: Slots,
-    mut cx: crate::component::SourceContext,
-    mut refused: impl FnMut(std::net::SocketAddr),
-    mut serve: F,
-) where
-    F: FnMut(
-        tokio::net::TcpStream,
-        std::net::SocketAddr,
-        crate::router::Router,
-        crate::component::Shutdown,
-        std::sync::Arc<Activity>,
-    ) -> Fut,
-    Fut: std::future::Future<Output = ()> + Send + 'static,
-{
-    let errors = AcceptErrors::new(&cx.metrics, &cx.name);
-    let open = cx.metrics.gauge(
-        "logferry_open_connections",
-        "Connections a listening source is serving now.",
-        &[("component", &cx.name)],
-    );
-    let mut evictions = Evictions::new(&cx.metrics, &cx.name);
-    let permits = std::sync::Arc::new(tokio::sync::Semaphore::new(slots.max));
-    let mut connections = tokio::task::JoinSet::new();
-    loop {
-        tokio::select! {
-            _ = cx.shutdown.wait() => break,
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        // EMFILE and friends: back off instead of spinning
-                        errors.handle(&e).await;
-                        continue;
-                    }
-                };
-                let slot = match permits.clone().try_acquire_owned() {
-                    Ok(slot) => Some(slot),
-                    Err(_) if slots.when_full == WhenFull::EvictIdlest && evictions.evict_idlest(peer) => {
-                        tokio::time::timeout(EVICTION_WAIT, permits.clone().acquire_owned())
-                            .await
-                            .ok()
-                            .and_then(Result::ok)
-                    }
-                    Err(_) => None,
-                };
-                let Some(slot) = slot else {
-                    refused(peer);
-                    continue;
-                };
-                let activity = std::sync::Arc::new(Activity::new());
-                evictions.track(&activity, slots.max);
-                let task = serve(stream, peer, cx.router.clone(), cx.shutdown.clone(), activity);
-                let open = OpenConnection::new(&open);
-                connections.spawn(async move {
-                    task.await;
-                    drop(open);
-                    drop(slot);
-                });
-            }
-        }
-    }
-    drop(listener);
-    // the queues close once no source holds a router
-    drop(cx.router);
-    tracing::debug!(source = %cx.name, open = connections.len(), "source stopping");
-    while connections.join_next().await.is_some() {}
-}
 
 /// What the listener knows of one connection: whether it is idle (waiting
 /// for its peer while holding nothing) and since when, and whether the

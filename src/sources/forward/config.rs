@@ -149,4 +149,8 @@ impl crate::net::ListenerConfig for ForwardSourceConfig {
     fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
         self.tls.as_ref()
     }
+
+    fn max_connections(&self) -> usize {
+        self.max_connections
+    }
 }

@@ -58,13 +58,25 @@ const ACK_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 /// At shutdown, how long an ack write may still take.
 const ACK_WRITE_TIMEOUT_STOPPING: Duration = Duration::from_secs(1);
 
-/// Settings shared by every connection of one source.
-pub(super) struct Settings {
+/// Settings shared by every connection of one source: the forward
+/// protocol of the shared listener (see `super`).
+pub struct Settings {
+    /// Frame, chunk and buffer sizes.
     pub limits: Limits,
+    /// Silence after which a connection is closed.
     pub idle_timeout: Duration,
+    /// The source's name, for logs.
     pub source: Arc<str>,
+    /// The handshake of the `tls` table, if there is one.
     pub tls: Option<TlsAcceptor>,
+    /// The shared-key handshake (`shared_key`, `users`), if required.
     pub auth: Option<ServerAuth>,
+    /// `max_connections`, for the warning when it is reached.
+    pub max_connections: usize,
+    /// The budget each connection's read buffer and batches draw on.
+    pub memory: MemoryBudget,
+    /// The source's counters.
+    pub metrics: Arc<super::ForwardMetrics>,
 }
 
 pub(super) struct Connection {

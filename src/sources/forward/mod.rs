@@ -2,7 +2,8 @@
 //!
 //! - `config.rs`: the settings and their limits;
 //! - `conn.rs`: one connection: framing, routing, acks;
-//! - this file: the listener and the connection limit.
+//! - this file: how the shared listener (`crate::net::Listener`) serves
+//!   forward connections, and the counters.
 
 mod config;
 mod conn;
@@ -14,76 +15,64 @@ pub use config::{ForwardSourceConfig, UserConfig};
 
 use crate::component::SourceContext;
 use crate::metrics::{Counter, Registry};
-use crate::net::Listening;
+use crate::net::{Accepted, Listener, Protocol};
 use crate::protocol::forward::FrameError;
 use crate::telemetry::RateLimitedLog;
 
-/// A bound forward listener, ready to serve.
-pub struct ForwardSource(Listening<ForwardSourceConfig, ForwardMetrics>);
+/// A bound forward listener, ready to serve: at shutdown it stops
+/// accepting, then waits for every connection to hand over what it has
+/// read and to send its pending acks.
+pub type ForwardSource = Listener<conn::Settings>;
 
-impl ForwardSource {
-    /// Binds the listening socket (see [`Listening::bind`]).
-    pub async fn bind(config: ForwardSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        Listening::bind("forward", config, cx, ForwardMetrics::new)
-            .await
-            .map(ForwardSource)
-    }
+impl Protocol for conn::Settings {
+    type Config = ForwardSourceConfig;
+    const KIND: &'static str = "forward";
 
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-
-    /// Accepts connections until shutdown, then waits for every connection
-    /// to hand over what it has read and to send its pending acks.
-    pub async fn run(self) {
-        let Listening {
-            listener,
-            config,
-            cx,
-            metrics,
-            tls,
-        } = self.0;
-        let max_connections = config.max_connections;
-        let settings = Arc::new(conn::Settings {
+    fn new(
+        config: ForwardSourceConfig,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        cx: &SourceContext,
+    ) -> Self {
+        conn::Settings {
             limits: config.limits(),
             idle_timeout: config.idle_timeout,
             source: cx.name.clone(),
             tls,
             auth: config.auth(),
-        });
-        let (name, memory) = (cx.name.clone(), cx.memory.clone());
-        // once accepting ends the sink queues close and drain, while
-        // connections still wait for their acks
-        crate::net::serve_listener(
-            listener,
-            max_connections,
-            cx,
-            |peer| {
-                metrics.connections_rejected.inc();
-                crate::warn_limited!(metrics.warnings, "max_connections", source = %name,
-                    %peer, limit = max_connections,
-                    "connection refused: max_connections reached");
-            },
-            |stream, peer, router, shutdown| {
-                metrics.connections.inc();
-                conn::Connection {
-                    stream,
-                    peer,
-                    settings: settings.clone(),
-                    metrics: metrics.clone(),
-                    router,
-                    shutdown,
-                    memory: memory.clone(),
-                }
-                .serve()
-            },
-        )
-        .await;
+            max_connections: config.max_connections,
+            memory: cx.memory.clone(),
+            metrics: Arc::new(ForwardMetrics::new(&cx.metrics, &cx.name)),
+        }
+    }
+
+    fn refused(&self, peer: SocketAddr) {
+        let metrics = &self.metrics;
+        metrics.connections_rejected.inc();
+        crate::warn_limited!(metrics.warnings, "max_connections", source = %self.source,
+            %peer, limit = self.max_connections,
+            "connection refused: max_connections reached");
+    }
+
+    fn connection(
+        self: &Arc<Self>,
+        conn: Accepted,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.metrics.connections.inc();
+        conn::Connection {
+            stream: conn.stream,
+            peer: conn.peer,
+            settings: self.clone(),
+            metrics: self.metrics.clone(),
+            router: conn.router,
+            shutdown: conn.shutdown,
+            memory: self.memory.clone(),
+        }
+        .serve()
     }
 }
 
 /// Counters of one forward source; see `docs/configuration.md`.
-pub(crate) struct ForwardMetrics {
+pub struct ForwardMetrics {
     records: Counter,
     bytes: Counter,
     connections: Counter,

@@ -160,6 +160,10 @@ impl crate::net::ListenerConfig for HttpSourceConfig {
         self.tls.as_ref()
     }
 
+    fn max_connections(&self) -> usize {
+        self.max_connections
+    }
+
     fn alpn(&self) -> &'static [&'static [u8]] {
         if self.http2 {
             &[b"h2", b"http/1.1"]

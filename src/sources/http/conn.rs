@@ -62,12 +62,17 @@ const H2_CONNECTION_WINDOW: u32 = 1024 * 1024;
 /// take to finish the request it is serving and send the answer.
 const SHUTDOWN_SLACK: Duration = Duration::from_secs(1);
 
-/// Settings shared by every connection of one source.
-pub(super) struct Settings {
+/// Settings shared by every connection of one source: the HTTP protocol
+/// of the shared listener (see `super`).
+pub struct Settings {
+    /// The source's table.
     pub config: HttpSourceConfig,
+    /// The handshake of the `tls` table, if there is one.
     pub tls: Option<TlsAcceptor>,
     /// Charged with each request's records until every sink settled them.
     pub memory: crate::memory::MemoryBudget,
+    /// The source's counters.
+    pub metrics: Arc<super::HttpMetrics>,
 }
 
 pub(super) struct Connection {

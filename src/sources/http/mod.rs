@@ -5,7 +5,8 @@
 //! - `encoding.rs`: `Content-Encoding` (gzip, deflate, zstd), bounded;
 //! - `decode.rs`: request bodies to records;
 //! - `conn.rs`: one connection: limits, timeouts, requests and answers;
-//! - this file: the listener, the connection limit and the counters.
+//! - this file: how the shared listener (`crate::net::Listener`) serves
+//!   HTTP connections, and the counters.
 
 mod config;
 mod conn;
@@ -19,70 +20,57 @@ pub use config::{AckMode, HttpSourceConfig};
 
 use crate::component::SourceContext;
 use crate::metrics::{Counter, Registry};
-use crate::net::Listening;
+use crate::net::{Accepted, Listener, Protocol};
 use crate::telemetry::RateLimitedLog;
 
-/// A bound HTTP listener, ready to serve.
-pub struct HttpSource(Listening<HttpSourceConfig, HttpMetrics>);
+/// A bound HTTP listener, ready to serve: at shutdown it stops accepting;
+/// then every connection finishes the request it is serving (bounded by
+/// `request_timeout`) and closes.
+pub type HttpSource = Listener<conn::Settings>;
 
-impl HttpSource {
-    /// Binds the listening socket (see [`Listening::bind`]).
-    pub async fn bind(config: HttpSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        Listening::bind("http", config, cx, HttpMetrics::new)
-            .await
-            .map(HttpSource)
-    }
+impl Protocol for conn::Settings {
+    type Config = HttpSourceConfig;
+    const KIND: &'static str = "http";
 
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-
-    /// Accepts connections until shutdown; then every connection finishes
-    /// the request it is serving (bounded by `request_timeout`) and closes.
-    pub async fn run(self) {
-        let Listening {
-            listener,
+    fn new(
+        config: HttpSourceConfig,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        cx: &SourceContext,
+    ) -> Self {
+        conn::Settings {
             config,
-            cx,
-            metrics,
-            tls,
-        } = self.0;
-        let max_connections = config.max_connections;
-        let settings = Arc::new(conn::Settings {
-            config: config.clone(),
             tls,
             memory: cx.memory.clone(),
-        });
-        crate::net::serve_listener(
-            listener,
-            max_connections,
-            cx,
-            |peer| {
-                metrics.error(
-                    peer,
-                    "max_connections",
-                    &format!("connection refused: max_connections ({max_connections}) reached"),
-                )
-            },
-            |stream, peer, router, shutdown| {
-                metrics.connections.inc();
-                conn::Connection {
-                    stream,
-                    peer,
-                    settings: settings.clone(),
-                    metrics: metrics.clone(),
-                    router,
-                    shutdown,
-                }
-                .serve()
-            },
-        )
-        .await;
+            metrics: Arc::new(HttpMetrics::new(&cx.metrics, &cx.name)),
+        }
+    }
+
+    fn refused(&self, peer: SocketAddr) {
+        let metrics = &self.metrics;
+        let max = self.config.max_connections;
+        let reason = format!("connection refused: max_connections ({max}) reached");
+        metrics.error(peer, "max_connections", &reason)
+    }
+
+    fn connection(
+        self: &Arc<Self>,
+        conn: Accepted,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.metrics.connections.inc();
+        conn::Connection {
+            stream: conn.stream,
+            peer: conn.peer,
+            settings: self.clone(),
+            metrics: self.metrics.clone(),
+            router: conn.router,
+            shutdown: conn.shutdown,
+        }
+        .serve()
     }
 }
 
 /// Counters of one HTTP source; see `docs/operations.md`.
-pub(crate) struct HttpMetrics {
+pub struct HttpMetrics {
     records: Counter,
     bytes: Counter,
     connections: Counter,

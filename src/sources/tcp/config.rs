@@ -158,6 +158,10 @@ impl crate::net::ListenerConfig for TcpSourceConfig {
     fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
         self.tls.as_ref()
     }
+
+    fn max_connections(&self) -> usize {
+        self.max_connections
+    }
 }
 
 #[cfg(test)]

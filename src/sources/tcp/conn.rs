@@ -29,13 +29,19 @@ const READ_CHUNK: usize = 128 * 1024;
 /// over what it has read; past it those records are counted as lost.
 const HANDOVER_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Settings shared by every connection of one source.
-pub(super) struct Settings {
+/// Settings shared by every connection of one source: the TCP protocol
+/// of the shared listener (see `super`).
+pub struct Settings {
+    /// The source's table.
     pub config: TcpSourceConfig,
+    /// The tag of every record (`tag`).
     pub tag: Tag,
+    /// The handshake of the `tls` table, if there is one.
     pub tls: Option<TlsAcceptor>,
     /// Charged with each batch until every sink settled it.
     pub memory: crate::memory::MemoryBudget,
+    /// The source's counters.
+    pub metrics: Arc<super::TcpMetrics>,
 }
 
 pub(super) struct Connection {
@@ -551,6 +557,7 @@ mod tests {
             "address = \"127.0.0.1:0\"\nmax_line_bytes = 8\n{extra}"
         ))
         .unwrap();
+        let metrics = Arc::new(TcpMetrics::new(&crate::metrics::Registry::new(), "in"));
         Framed {
             buf: BytesMut::new(),
             framer: Framer::new(config.framing, config.max_line_bytes),
@@ -559,8 +566,9 @@ mod tests {
                 config,
                 tls: None,
                 memory: crate::memory::MemoryBudget::unlimited(),
+                metrics: metrics.clone(),
             }),
-            metrics: Arc::new(TcpMetrics::new(&crate::metrics::Registry::new(), "in")),
+            metrics,
             peer: "127.0.0.1:1".parse().unwrap(),
             broken: None,
             was_broken: false,

@@ -6,7 +6,8 @@
 //! - `syslog.rs`: RFC 5424 / RFC 3164 parsing;
 //! - `encode.rs`: messages into forward-protocol entries;
 //! - `conn.rs`: one connection: read, frame, route;
-//! - this file: the listener, the connection limit and the counters.
+//! - this file: how the shared listener (`crate::net::Listener`) serves
+//!   TCP connections, and the counters.
 
 mod config;
 mod conn;
@@ -21,78 +22,62 @@ pub use config::{Framing, LineFormat, Parser, TcpSourceConfig};
 
 use crate::component::SourceContext;
 use crate::metrics::{Counter, Registry};
-use crate::net::Listening;
+use crate::net::{Accepted, Listener, Protocol, WhenFull};
 use crate::telemetry::RateLimitedLog;
 
-/// A bound TCP listener, ready to serve.
-pub struct TcpSource(Listening<TcpSourceConfig, TcpMetrics>);
+/// A bound TCP listener, ready to serve: at shutdown it stops accepting,
+/// then lets every connection hand over what it has read.
+pub type TcpSource = Listener<conn::Settings>;
 
-impl TcpSource {
-    /// Binds the listening socket (see [`Listening::bind`]).
-    pub async fn bind(config: TcpSourceConfig, cx: SourceContext) -> Result<Self, String> {
-        Listening::bind("tcp", config, cx, TcpMetrics::new)
-            .await
-            .map(TcpSource)
-    }
+impl Protocol for conn::Settings {
+    type Config = TcpSourceConfig;
+    const KIND: &'static str = "tcp";
+    // idle peers must not shut out senders: when every slot is taken, the
+    // connection idle the longest is closed for a new one
+    const WHEN_FULL: WhenFull = WhenFull::EvictIdlest;
 
-    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
-        self.0.local_addr()
-    }
-
-    /// Accepts connections until shutdown, then lets every connection hand
-    /// over what it has read.
-    pub async fn run(self) {
-        let Listening {
-            listener,
-            config,
-            cx,
-            metrics,
-            tls,
-        } = self.0;
-        let max_connections = config.max_connections;
-        let settings = Arc::new(conn::Settings {
+    fn new(
+        config: TcpSourceConfig,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        cx: &SourceContext,
+    ) -> Self {
+        conn::Settings {
             tag: config.tag.as_str().into(),
             config,
             tls,
             memory: cx.memory.clone(),
-        });
-        let name = cx.name.clone();
-        // idle peers must not shut out senders: when every slot is taken,
-        // the connection idle the longest is closed for a new one
-        let slots = crate::net::Slots {
-            max: max_connections,
-            when_full: crate::net::WhenFull::EvictIdlest,
-        };
-        crate::net::serve_listener_with(
-            listener,
-            slots,
-            cx,
-            |peer| {
-                metrics.connections_rejected.inc();
-                crate::warn_limited!(metrics.warnings, "max_connections", source = %name,
-                    %peer, limit = max_connections,
-                    "connection refused: max_connections reached and no connection is idle");
-            },
-            |stream, peer, router, shutdown, activity| {
-                metrics.connections.inc();
-                conn::Connection {
-                    stream,
-                    peer,
-                    settings: settings.clone(),
-                    metrics: metrics.clone(),
-                    router,
-                    shutdown,
-                    activity,
-                }
-                .serve()
-            },
-        )
-        .await;
+            metrics: Arc::new(TcpMetrics::new(&cx.metrics, &cx.name)),
+        }
+    }
+
+    fn refused(&self, peer: SocketAddr) {
+        let metrics = &self.metrics;
+        metrics.connections_rejected.inc();
+        crate::warn_limited!(metrics.warnings, "max_connections", source = %metrics.source,
+            %peer, limit = self.config.max_connections,
+            "connection refused: max_connections reached and no connection is idle");
+    }
+
+    fn connection(
+        self: &Arc<Self>,
+        conn: Accepted,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.metrics.connections.inc();
+        conn::Connection {
+            stream: conn.stream,
+            peer: conn.peer,
+            settings: self.clone(),
+            metrics: self.metrics.clone(),
+            router: conn.router,
+            shutdown: conn.shutdown,
+            activity: conn.activity,
+        }
+        .serve()
     }
 }
 
 /// Counters of one TCP source; see `docs/operations.md`.
-pub(crate) struct TcpMetrics {
+pub struct TcpMetrics {
     records: Counter,
     bytes: Counter,
     connections: Counter,
