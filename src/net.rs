@@ -311,6 +311,57 @@ pub enum WhenFull {
 /// closed for it (its task ends at its next poll: at once, normally).
 const EVICTION_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// Why a connection's TLS handshake did not complete.
+#[derive(Debug)]
+pub enum HandshakeError {
+    /// It failed or timed out: the reason, for the log.
+    Failed(String),
+    /// The listener closed the connection, idle in its handshake, to
+    /// admit a newer one.
+    Evicted,
+}
+
+impl std::fmt::Display for HandshakeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HandshakeError::Failed(reason) => f.write_str(reason),
+            HandshakeError::Evicted => f.write_str("TLS handshake closed to admit a new one"),
+        }
+    }
+}
+
+/// The stream of a new connection: `stream` itself without `tls`, or the
+/// TLS stream once the handshake is done, bounded by `timeout` like any
+/// other silence. A handshake holds no record, so the connection is idle
+/// for the listener meanwhile (see [`Activity::idle`]).
+pub async fn accept_tls(
+    stream: tokio::net::TcpStream,
+    tls: Option<&tokio_rustls::TlsAcceptor>,
+    timeout: std::time::Duration,
+    activity: &Activity,
+) -> Result<Box<dyn Stream>, HandshakeError> {
+    let Some(acceptor) = tls else {
+        return Ok(Box::new(stream));
+    };
+    let idle = activity.idle();
+    let handshake = tokio::select! {
+        biased;
+        _ = activity.evicted() => return Err(HandshakeError::Evicted),
+        h = tokio::time::timeout(timeout, acceptor.accept(stream)) => h,
+    };
+    if !idle.end() {
+        return Err(HandshakeError::Evicted);
+    }
+    match handshake {
+        Ok(Ok(tls)) => Ok(Box::new(tls)),
+        Ok(Err(e)) => Err(HandshakeError::Failed(format!(
+            "TLS handshake failed: {}",
+            crate::tls::explain_io(&e)
+        ))),
+        Err(_) => Err(HandshakeError::Failed("TLS handshake timed out".into())),
+    }
+}
+
 /// What the listener knows of one connection: whether it is idle (waiting
 /// for its peer while holding nothing) and since when, and whether the
 /// listener has closed it to admit a newer one.

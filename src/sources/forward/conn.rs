@@ -23,7 +23,7 @@ use crate::ack::{AckHandle, AckOutcome};
 use crate::component::Shutdown;
 use crate::event::{Batch, Records};
 use crate::memory::{MemoryBudget, SharedCharge};
-use crate::net::{read_value, Stream};
+use crate::net::{accept_tls, read_value, Activity, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
@@ -87,6 +87,8 @@ pub(super) struct Connection {
     pub router: Router,
     pub shutdown: Shutdown,
     pub memory: MemoryBudget,
+    /// Marks the TLS handshake idle (see `crate::net::accept_tls`).
+    pub activity: Arc<Activity>,
 }
 
 /// Why the reader stopped.
@@ -107,27 +109,14 @@ impl Connection {
             mut router,
             mut shutdown,
             memory,
+            activity,
         } = self;
         let _ = stream.set_nodelay(true);
         tracing::debug!(source = %settings.source, %peer, "connection opened");
-        let stream: Box<dyn Stream> = match &settings.tls {
-            None => Box::new(stream),
-            Some(acceptor) => {
-                // the handshakes are bounded like any other silence
-                match tokio::time::timeout(settings.idle_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(tls)) => Box::new(tls),
-                    Ok(Err(e)) => {
-                        return metrics.connection_error(
-                            peer,
-                            "tls",
-                            &format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
-                        )
-                    }
-                    Err(_) => {
-                        return metrics.connection_error(peer, "tls", "TLS handshake timed out")
-                    }
-                }
-            }
+        let tls = settings.tls.as_ref();
+        let stream = match accept_tls(stream, tls, settings.idle_timeout, &activity).await {
+            Ok(stream) => stream,
+            Err(e) => return metrics.connection_error(peer, "tls", &e.to_string()),
         };
         let (mut rd, mut wr) = tokio::io::split(stream);
         // allocated (and charged) before the first read

@@ -65,6 +65,7 @@ impl Protocol for conn::Settings {
             metrics: self.metrics.clone(),
             router: conn.router,
             shutdown: conn.shutdown,
+            activity: conn.activity,
             memory: self.memory.clone(),
         }
         .serve()

@@ -42,7 +42,7 @@ use crate::ack::{AckHandle, AckOutcome};
 use crate::component::Shutdown;
 use crate::event::{Batch, EventTime, Tag};
 use crate::memory::MemoryCharge;
-use crate::net::Stream;
+use crate::net::{accept_tls, Activity, Stream};
 use crate::router::Router;
 
 /// What `Retry-After` tells a client that should send again.
@@ -82,6 +82,8 @@ pub(super) struct Connection {
     pub metrics: Arc<HttpMetrics>,
     pub router: Router,
     pub shutdown: Shutdown,
+    /// Marks the TLS handshake idle (see `crate::net::accept_tls`).
+    pub activity: Arc<Activity>,
 }
 
 impl Connection {
@@ -93,24 +95,14 @@ impl Connection {
             metrics,
             router,
             mut shutdown,
+            activity,
         } = self;
         let _ = stream.set_nodelay(true);
         let config = &settings.config;
-        let stream: Box<dyn Stream> = match &settings.tls {
-            None => Box::new(stream),
-            Some(acceptor) => {
-                match tokio::time::timeout(config.idle_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(tls)) => Box::new(tls),
-                    Ok(Err(e)) => {
-                        return metrics.error(
-                            peer,
-                            "tls",
-                            &format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
-                        )
-                    }
-                    Err(_) => return metrics.error(peer, "tls", "TLS handshake timed out"),
-                }
-            }
+        let tls = settings.tls.as_ref();
+        let stream = match accept_tls(stream, tls, config.idle_timeout, &activity).await {
+            Ok(stream) => stream,
+            Err(e) => return metrics.error(peer, "tls", &e.to_string()),
         };
         let busy = Arc::new(Busy::new());
         let held = Arc::new(std::sync::Mutex::new(MemoryCharge::none()));

@@ -64,6 +64,7 @@ impl Protocol for conn::Settings {
             metrics: self.metrics.clone(),
             router: conn.router,
             shutdown: conn.shutdown,
+            activity: conn.activity,
         }
         .serve()
     }

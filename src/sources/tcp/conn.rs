@@ -19,7 +19,7 @@ use super::{encode, syslog, TcpMetrics};
 use crate::component::Shutdown;
 use crate::event::{Batch, EventTime, Records, Tag};
 use crate::memory::MemoryCharge;
-use crate::net::Stream;
+use crate::net::{accept_tls, HandshakeError};
 use crate::router::Router;
 
 /// Bytes requested from the socket per read.
@@ -78,38 +78,15 @@ impl Connection {
         } = self;
         let config = &settings.config;
         tracing::debug!(source = %metrics.source, %peer, "connection opened");
-        let mut stream: Box<dyn Stream> = match &settings.tls {
-            None => Box::new(stream),
-            Some(acceptor) => {
-                // a handshake holds no record: the connection is idle for
-                // the listener until it is done
-                let idle = activity.idle();
-                let handshake = tokio::time::timeout(config.idle_timeout, acceptor.accept(stream));
-                let handshake = tokio::select! {
-                    biased;
-                    _ = activity.evicted() => {
-                        return tracing::debug!(source = %metrics.source, %peer,
-                            "connection in its TLS handshake closed to admit a new one");
-                    }
-                    h = handshake => h,
-                };
-                if !idle.end() {
-                    return;
-                }
-                match handshake {
-                    Ok(Ok(tls)) => Box::new(tls),
-                    Ok(Err(e)) => {
-                        return metrics.connection_error(
-                            peer,
-                            "tls",
-                            &format!("TLS handshake failed: {}", crate::tls::explain_io(&e)),
-                        )
-                    }
-                    Err(_) => {
-                        return metrics.connection_error(peer, "tls", "TLS handshake timed out")
-                    }
-                }
+        let tls = settings.tls.as_ref();
+        let mut stream = match accept_tls(stream, tls, config.idle_timeout, &activity).await {
+            Ok(stream) => stream,
+            Err(HandshakeError::Evicted) => {
+                // counted by the listener
+                return tracing::debug!(source = %metrics.source, %peer,
+                    "connection in its TLS handshake closed to admit a new one");
             }
+            Err(e) => return metrics.connection_error(peer, "tls", &e.to_string()),
         };
         let memory = &settings.memory;
         let mut conn = Framed {
