@@ -140,7 +140,8 @@ pub trait Protocol: Sized + Send + Sync + 'static {
 /// A connection the listener accepted, with what its task needs of the
 /// source.
 pub struct Accepted {
-    /// The plain socket (a protocol with TLS settings shakes hands on it).
+    /// The plain socket (a protocol with TLS settings shakes hands on it
+    /// with [`accept_tls`]).
     pub stream: tokio::net::TcpStream,
     /// The client's address, for logs.
     pub peer: std::net::SocketAddr,
