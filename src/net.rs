@@ -554,3 +554,111 @@ pub fn grow(buf: &mut BytesMut, additional: usize) {
     fresh.extend_from_slice(buf);
     *buf = fresh;
 }
+
+#[cfg(test)]
+mod tests {
+    use std::net::SocketAddr;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+    use crate::component::{shutdown_channel, SourceContext};
+
+    /// A protocol with two slots that greets each client and holds its
+    /// connection until the client leaves.
+    struct Greeter {
+        /// Connections refused over the limit.
+        refused: AtomicUsize,
+    }
+
+    struct GreeterConfig;
+
+    impl ListenerConfig for GreeterConfig {
+        fn address(&self) -> &str {
+            "127.0.0.1:0"
+        }
+        fn tls(&self) -> Option<&crate::tls::ServerTlsConfig> {
+            None
+        }
+        fn max_connections(&self) -> usize {
+            2
+        }
+    }
+
+    impl Protocol for Greeter {
+        type Config = GreeterConfig;
+        const KIND: &'static str = "greeter";
+
+        fn new(_: GreeterConfig, _: Option<tokio_rustls::TlsAcceptor>, _: &SourceContext) -> Self {
+            Greeter {
+                refused: AtomicUsize::new(0),
+            }
+        }
+
+        fn refused(&self, _: SocketAddr) {
+            self.refused.fetch_add(1, Ordering::SeqCst);
+        }
+
+        fn connection(
+            self: &Arc<Self>,
+            conn: Accepted,
+        ) -> impl std::future::Future<Output = ()> + Send + 'static {
+            let mut stream = conn.stream;
+            async move {
+                let _ = stream.write_all(b"hi").await;
+                let _ = stream.read(&mut [0u8; 1]).await;
+            }
+        }
+    }
+
+    /// The client's connection if it was greeted; `None` if it was closed
+    /// at once.
+    async fn greeted(addr: SocketAddr) -> Option<TcpStream> {
+        let mut client = TcpStream::connect(addr).await.ok()?;
+        let mut hi = [0u8; 2];
+        client.read_exact(&mut hi).await.ok()?;
+        Some(client)
+    }
+
+    /// Two slots: two clients are served, the next three are closed at once
+    /// and counted, and once a client leaves its slot serves a new one.
+    #[tokio::test]
+    async fn a_connection_over_the_limit_is_refused_until_a_slot_frees() {
+        let metrics = crate::metrics::Registry::new();
+        let (stop, shutdown) = shutdown_channel();
+        let cx = SourceContext {
+            name: "greeter".into(),
+            router: crate::router::Router::new(Vec::new(), metrics.counter("unrouted", "", &[])),
+            shutdown,
+            metrics,
+            memory: crate::memory::MemoryBudget::unlimited(),
+        };
+        let listener = Listener::<Greeter>::bind(GreeterConfig, cx).await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let greeter = listener.protocol.clone();
+        let running = tokio::spawn(listener.run());
+        let first = greeted(addr).await.expect("the first slot");
+        let second = greeted(addr).await.expect("the second slot");
+        for i in 0..3 {
+            assert!(greeted(addr).await.is_none(), "client {i} over the limit");
+        }
+        assert_eq!(greeter.refused.load(Ordering::SeqCst), 3);
+        drop(first);
+        // the slot frees once the first connection's task has seen it close
+        let mut third = None;
+        for _ in 0..100 {
+            third = greeted(addr).await;
+            if third.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(third.is_some(), "a freed slot serves a new client");
+        stop.trigger();
+        drop((second, third));
+        running.await.unwrap();
+    }
+}
