@@ -120,6 +120,22 @@ fn glob_to_regex(glob: &str) -> Result<String, String> {
     Ok(out.pop().unwrap_or_default())
 }
 
+/// A filter of the pipeline, applied by every router to the batches whose
+/// tag matches its pattern, in the order of the configuration file, before
+/// the batch goes to the sinks. A filter keeps the batch's acknowledgement
+/// and memory charge on what it returns: a record it drops settles with
+/// the rest of its batch, and a batch it drops whole settles at once (as
+/// filtered, never early: it goes to no sink).
+pub trait Filter: Send + Sync {
+    /// The filter's name (`[filters.NAME]`), for logs and counters.
+    fn name(&self) -> &str;
+    /// Which tags the filter applies to.
+    fn pattern(&self) -> &TagPattern;
+    /// The batch as the next filter (or the sinks) should see it; `None`
+    /// when no record is left.
+    fn apply(&self, batch: Batch) -> Option<Batch>;
+}
+
 /// One route: a pattern and the queue of the sink that wants it.
 #[derive(Clone)]
 pub struct Route {
@@ -138,6 +154,9 @@ pub struct Route {
 pub struct Router {
     table: Arc<RwLock<Arc<RouteTable>>>,
     cache: HashMap<Tag, Arc<[usize]>>,
+    /// The filters that apply to a tag, as indices into the table's
+    /// filters, cached per tag like the routes.
+    filter_cache: HashMap<Tag, Arc<[usize]>>,
     /// The table generation `cache` was computed for.
     cache_generation: u64,
     /// Batches whose tag matched no sink.
@@ -160,6 +179,8 @@ impl Released {
 /// The routes every router of a pipeline reads.
 struct RouteTable {
     routes: Vec<Route>,
+    /// Applied in order before the routes; empty costs nothing.
+    filters: Arc<[Arc<dyn Filter>]>,
     /// Bumped at each swap, so that routers drop their tag caches.
     generation: u64,
 }
@@ -181,12 +202,35 @@ impl RouteSwitch {
     pub fn replace(&self, routes: Vec<Route>) -> Vec<Route> {
         let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
         let generation = table.generation + 1;
-        let old = std::mem::replace(&mut *table, Arc::new(RouteTable { routes, generation }));
+        let filters = table.filters.clone();
+        let old = std::mem::replace(
+            &mut *table,
+            Arc::new(RouteTable {
+                routes,
+                filters,
+                generation,
+            }),
+        );
         drop(table);
         // a router routing right now may still hold `old`
         Arc::try_unwrap(old)
             .map(|t| t.routes)
             .unwrap_or_else(|shared| shared.routes.clone())
+    }
+}
+
+impl RouteSwitch {
+    /// Puts `filters` in place of the current ones, at once for every
+    /// router; a batch being routed finishes with the filters it started
+    /// with.
+    pub fn set_filters(&self, filters: Vec<Arc<dyn Filter>>) {
+        let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let next = RouteTable {
+            routes: table.routes.clone(),
+            filters: filters.into(),
+            generation: table.generation + 1,
+        };
+        *table = Arc::new(next);
     }
 }
 
@@ -203,9 +247,11 @@ impl Router {
         Router {
             table: Arc::new(RwLock::new(Arc::new(RouteTable {
                 routes,
+                filters: Arc::new([]),
                 generation: 0,
             }))),
             cache: HashMap::new(),
+            filter_cache: HashMap::new(),
             cache_generation: 0,
             unrouted,
             _source: None,
@@ -218,6 +264,7 @@ impl Router {
         let (tx, rx) = mpsc::channel(1);
         let router = Router {
             cache: HashMap::new(),
+            filter_cache: HashMap::new(),
             _source: Some(tx),
             ..self.clone()
         };
@@ -240,12 +287,33 @@ impl Router {
     /// Routes `batch` to every matching sink queue. Waits while a queue with
     /// `when_full = "block"` is full: this is how backpressure reaches the
     /// source. A batch that matches no sink is counted and acknowledged (no
-    /// resend could ever deliver it).
-    pub async fn route(&mut self, batch: Batch) -> Result<(), SendError> {
+    /// resend could ever deliver it). The filters whose pattern matches its
+    /// tag apply first, in order.
+    pub async fn route(&mut self, mut batch: Batch) -> Result<(), SendError> {
         let table = read(&self.table);
         if table.generation != self.cache_generation {
             self.cache.clear();
+            self.filter_cache.clear();
             self.cache_generation = table.generation;
+        }
+        if !table.filters.is_empty() {
+            let filters = &table.filters;
+            let applying = cached(&mut self.filter_cache, &batch.tag, |tag| {
+                filters
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, f)| f.pattern().matches(tag))
+                    .map(|(i, _)| i)
+                    .collect()
+            });
+            for &i in applying.iter() {
+                match filters[i].apply(batch) {
+                    Some(b) => batch = b,
+                    // every record was filtered out: dropping the batch
+                    // settles it (the filter counted them)
+                    None => return Ok(()),
+                }
+            }
         }
         let routes = &table.routes;
         let targets = targets(&mut self.cache, routes, &batch.tag);
@@ -268,15 +336,26 @@ impl Router {
 
 /// The indices of the routes whose pattern matches `tag`, cached per tag.
 fn targets(cache: &mut HashMap<Tag, Arc<[usize]>>, routes: &[Route], tag: &Tag) -> Arc<[usize]> {
+    cached(cache, tag, |tag| {
+        routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.pattern.matches(tag))
+            .map(|(i, _)| i)
+            .collect()
+    })
+}
+
+/// `compute(tag)`, remembered per tag (up to [`MAX_CACHED_TAGS`]).
+fn cached(
+    cache: &mut HashMap<Tag, Arc<[usize]>>,
+    tag: &Tag,
+    compute: impl FnOnce(&str) -> Arc<[usize]>,
+) -> Arc<[usize]> {
     if let Some(t) = cache.get(tag) {
         return t.clone();
     }
-    let t: Arc<[usize]> = routes
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.pattern.matches(tag))
-        .map(|(i, _)| i)
-        .collect();
+    let t = compute(tag);
     if cache.len() >= MAX_CACHED_TAGS {
         cache.clear();
     }

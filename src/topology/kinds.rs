@@ -1,4 +1,4 @@
-//! The table of kinds: which `type = "..."` is which source or sink, how
+//! The table of kinds: which `type = "..."` is which source, filter or sink, how
 //! its table is parsed, and how it is started. The only place (with the
 //! checks in [`super::validate`] and [`super::limits`]) that knows every
 //! kind; adding one means a line in each match here.
@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
+use crate::filters::grep::{GrepConfig, GrepFilter};
 use crate::metrics::Registry;
+use crate::router::{Filter, TagPattern};
 use crate::sinks::counter::{CounterSink, CounterSinkConfig};
 use crate::sinks::file::{FileSink, FileSinkConfig};
 use crate::sinks::forward::{ForwardSink, ForwardSinkConfig};
@@ -267,5 +269,42 @@ pub fn build_sink(
                 kafka,
             )?))
         }
+    })
+}
+
+/// The configured type of a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterKind {
+    Grep(GrepConfig),
+}
+
+/// Known filter `type` names, for error messages.
+const KNOWN_FILTERS: &str = "grep";
+
+/// The typed config of a filter of `type = name`.
+pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
+    Ok(match name {
+        "grep" => FilterKind::Grep(table.parse()?),
+        _ => return Err(KindError::Unknown(KNOWN_FILTERS)),
+    })
+}
+
+impl FilterKind {
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            FilterKind::Grep(c) => c.validate(),
+        }
+    }
+}
+
+/// The running filter `name`, applied to the tags `pattern` matches.
+pub fn build_filter(
+    name: &str,
+    pattern: TagPattern,
+    kind: &FilterKind,
+    metrics: &Registry,
+) -> Result<std::sync::Arc<dyn Filter>, String> {
+    Ok(match kind {
+        FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
     })
 }

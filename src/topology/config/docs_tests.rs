@@ -103,6 +103,10 @@ fn sections() -> Vec<Section> {
             "Sources > `generator`",
             probe::<sources::generator::GeneratorConfig>(),
         ),
+        section(
+            "Filters > `grep`",
+            probe::<crate::filters::grep::GrepConfig>(),
+        ),
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
         section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),
