@@ -202,3 +202,63 @@ fn a_tail_source_moves_past_filtered_lines_and_loses_no_kept_one_at_a_kill() {
         "read again after a restart"
     );
 }
+
+fn reload_config(dropped: &str) -> String {
+    format!(
+        r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+
+[filters.drop]
+type = "grep"
+match = "**"
+exclude = {{ message = "^{dropped}-" }}
+
+[sinks.unified]
+type = "file"
+match = "**"
+path = "{{dir}}/unified.log"
+"#
+    )
+}
+
+/// Waits until the log has `n` lines containing `needle`; returns the last.
+fn wait_for_nth_log(lf: &Logferry, needle: &str, n: usize) -> String {
+    wait_until(needle, Duration::from_secs(30), || {
+        lf.log_text().matches(needle).count() >= n
+    });
+    let text = lf.log_text();
+    text.lines()
+        .filter(|l| l.contains(needle))
+        .nth(n - 1)
+        .unwrap()
+        .to_string()
+}
+
+/// A reload (SIGHUP) that changes a filter puts the new one in place for
+/// the running sources (the HTTP source is kept, not restarted); one that
+/// changes nothing is a no-op.
+#[test]
+fn a_reload_replaces_the_filters_of_running_sources() {
+    let mut lf = Logferry::start(&reload_config("a"));
+    let addr = lf.http_addr("in");
+    let lines = |range: std::ops::Range<usize>| -> String {
+        range.map(|i| format!("a-{i}\nb-{i}\n")).collect()
+    };
+    assert!(post(addr, "/app", &lines(0..100)).contains(" 200"));
+    lf.rewrite_config(&reload_config("b"));
+    lf.signal(libc::SIGHUP);
+    let summary = wait_for_nth_log(&lf, "configuration reloaded", 1);
+    assert!(summary.contains("filters: 1 in place"), "{summary}");
+    assert!(post(addr, "/app", &lines(100..200)).contains(" 200"));
+    // the same again: nothing to do
+    lf.signal(libc::SIGHUP);
+    let summary = wait_for_nth_log(&lf, "configuration reloaded", 2);
+    assert!(summary.contains("nothing changed"), "{summary}");
+    assert!(post(addr, "/app", &lines(200..300)).contains(" 200"));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let out = read_lines(&lf.path("unified.log"));
+    assert_eq!(numbers(&out, "a"), (100..300).collect::<Vec<_>>());
+    assert_eq!(numbers(&out, "b"), (0..100).collect::<Vec<_>>());
+}
