@@ -262,3 +262,69 @@ fn a_reload_replaces_the_filters_of_running_sources() {
     assert_eq!(numbers(&out, "a"), (100..300).collect::<Vec<_>>());
     assert_eq!(numbers(&out, "b"), (0..100).collect::<Vec<_>>());
 }
+
+/// grep then modify, from a tailed file to a JSON file: every kept line
+/// arrives once as a record with the fields the modify filter gave it,
+/// and none the grep filter dropped.
+#[test]
+fn grep_then_modify_writes_each_kept_line_once_with_its_new_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let out = dir.path().join("out.log");
+    let cfg = format!(
+        r#"
+[sources.tail]
+type = "tail"
+paths = ["{d}/logs/*.log"]
+tag = "app.web"
+read_from_head = true
+refresh_interval = "100ms"
+poll_interval = "50ms"
+checkpoint_dir = "{d}/state"
+
+[filters.quiet]
+type = "grep"
+match = "app.**"
+exclude = {{ message = "^noise-" }}
+
+[filters.enrich]
+type = "modify"
+match = "app.**"
+rename = {{ message = "msg" }}
+set = {{ service = "${{tag[1]}}", host = "${{hostname}}" }}
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{d}/out.log"
+format = "json"
+"#,
+        d = dir.path().display()
+    );
+    let mut lf = Logferry::start(&cfg);
+    let mut text = String::new();
+    for i in 0..3000 {
+        text.push_str(&format!("keep-{i}\nnoise-{i}\n"));
+    }
+    append(&logs.join("app.log"), text.as_bytes());
+    wait_for_lines(&out, 3000, Duration::from_secs(30));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let lines = read_lines(&out);
+    let mut got = Vec::new();
+    for line in &lines {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["tag"], "app.web", "{line}");
+        let v = &v["record"];
+        assert_eq!(v["service"], "web", "{line}");
+        assert!(v["host"].as_str().is_some_and(|h| !h.is_empty()), "{line}");
+        assert!(v.get("message").is_none(), "renamed: {line}");
+        got.push(v["msg"].as_str().unwrap().to_string());
+    }
+    assert_exactly(&got, "keep", 3000);
+    assert_eq!(
+        lf.final_counter("logferry_filter_records_total{filter=\"enrich\"}"),
+        3000,
+        "only what the grep filter kept reaches the next filter"
+    );
+}

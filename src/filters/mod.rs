@@ -10,7 +10,9 @@
 
 pub mod field;
 pub mod grep;
+pub mod modify;
 mod records;
+pub mod value;
 
 use crate::metrics::{Counter, Registry};
 

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
 use crate::filters::grep::{GrepConfig, GrepFilter};
+use crate::filters::modify::{ModifyConfig, ModifyFilter};
 use crate::metrics::Registry;
 use crate::router::{Filter, TagPattern};
 use crate::sinks::counter::{CounterSink, CounterSinkConfig};
@@ -276,15 +277,17 @@ pub fn build_sink(
 #[derive(Debug, Clone, PartialEq)]
 pub enum FilterKind {
     Grep(GrepConfig),
+    Modify(ModifyConfig),
 }
 
 /// Known filter `type` names, for error messages.
-const KNOWN_FILTERS: &str = "grep";
+const KNOWN_FILTERS: &str = "grep, modify";
 
 /// The typed config of a filter of `type = name`.
 pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
     Ok(match name {
         "grep" => FilterKind::Grep(table.parse()?),
+        "modify" => FilterKind::Modify(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN_FILTERS)),
     })
 }
@@ -293,6 +296,7 @@ impl FilterKind {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             FilterKind::Grep(c) => c.validate(),
+            FilterKind::Modify(c) => c.validate(),
         }
     }
 }
@@ -306,5 +310,6 @@ pub fn build_filter(
 ) -> Result<std::sync::Arc<dyn Filter>, String> {
     Ok(match kind {
         FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Modify(c) => std::sync::Arc::new(ModifyFilter::new(name, pattern, c, metrics)?),
     })
 }

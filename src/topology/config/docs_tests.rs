@@ -107,6 +107,10 @@ fn sections() -> Vec<Section> {
             "Filters > `grep`",
             probe::<crate::filters::grep::GrepConfig>(),
         ),
+        section(
+            "Filters > `modify`",
+            probe::<crate::filters::modify::ModifyConfig>(),
+        ),
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
         section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),

@@ -1,0 +1,278 @@
+//! `type = "modify"`: sets, removes and renames top-level fields
+//! (Fluent Bit's `modify` filter, Fluentd's `record_transformer`).
+//!
+//! ```toml
+//! [filters.enrich]
+//! type = "modify"
+//! match = "app.**"
+//! remove = ["password"]
+//! rename = { msg = "message" }
+//! set = { host = "${hostname}", service = "${tag[1]}" }
+//! ```
+//!
+//! A record it changes is written again as a msgpack map (a line becomes
+//! `{"message": LINE, …}`); a record it does not change keeps its bytes,
+//! and a batch none of whose records changed is passed on as it came.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::value::ValueTemplate;
+use crate::event::{Batch, EventTime, Records};
+use crate::metrics::{Counter, Registry};
+use crate::protocol::msgpack::{write, Reader, Value};
+use crate::router::{Filter, TagPattern};
+
+/// The keys of a modify filter's table. They apply in this order:
+/// `remove`, `rename`, `set`, `set_if_missing`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModifyConfig {
+    /// Fields to delete.
+    #[serde(default)]
+    pub remove: Vec<String>,
+    /// `{ OLD = "NEW" }`: fields to rename; a field already named `NEW`
+    /// is replaced.
+    #[serde(default)]
+    pub rename: BTreeMap<String, String>,
+    /// `{ FIELD = "VALUE" }`: fields to set (added, or replaced), as
+    /// strings; `${tag}`, `${tag[N]}` and `${hostname}` are filled in.
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+    /// Like `set`, only for records that do not have the field.
+    #[serde(default)]
+    pub set_if_missing: BTreeMap<String, String>,
+}
+
+impl ModifyConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.remove.is_empty()
+            && self.rename.is_empty()
+            && self.set.is_empty()
+            && self.set_if_missing.is_empty()
+        {
+            return Err(
+                "a modify filter needs `remove`, `rename`, `set` or `set_if_missing`".into(),
+            );
+        }
+        templates(&self.set, "set")?;
+        templates(&self.set_if_missing, "set_if_missing")?;
+        Ok(())
+    }
+}
+
+fn templates(
+    table: &BTreeMap<String, String>,
+    key: &str,
+) -> Result<Vec<(Vec<u8>, ValueTemplate)>, String> {
+    table
+        .iter()
+        .map(|(field, value)| {
+            let v = ValueTemplate::parse(value).map_err(|e| format!("{key}.{field}: {e}"))?;
+            Ok((field.as_bytes().to_vec(), v))
+        })
+        .collect()
+}
+
+/// A running modify filter.
+pub struct ModifyFilter {
+    /// `[filters.NAME]`.
+    name: String,
+    /// Which tags it applies to.
+    pattern: TagPattern,
+    remove: Vec<Vec<u8>>,
+    rename: Vec<(Vec<u8>, Vec<u8>)>,
+    set: Vec<(Vec<u8>, ValueTemplate)>,
+    set_if_missing: Vec<(Vec<u8>, ValueTemplate)>,
+    /// Filled in for `${hostname}`, read once.
+    hostname: String,
+    /// Records that reached the filter.
+    records: Counter,
+}
+
+/// A field of a record being changed: its key and its encoded value.
+type Field<'a> = (std::borrow::Cow<'a, [u8]>, std::borrow::Cow<'a, [u8]>);
+
+impl ModifyFilter {
+    pub fn new(
+        name: &str,
+        pattern: TagPattern,
+        config: &ModifyConfig,
+        metrics: &Registry,
+    ) -> Result<ModifyFilter, String> {
+        Ok(ModifyFilter {
+            name: name.to_string(),
+            pattern,
+            remove: config
+                .remove
+                .iter()
+                .map(|f| f.as_bytes().to_vec())
+                .collect(),
+            rename: config
+                .rename
+                .iter()
+                .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
+                .collect(),
+            set: templates(&config.set, "set")?,
+            set_if_missing: templates(&config.set_if_missing, "set_if_missing")?,
+            hostname: crate::format::hostname(),
+            records: super::records_counter(metrics, name),
+        })
+    }
+
+    /// The record's fields after the changes, or `None` if none applies.
+    fn change<'a>(
+        &self,
+        mut fields: Vec<Field<'a>>,
+        values: &'a [(Vec<u8>, Vec<u8>)],
+        if_missing: &'a [(Vec<u8>, Vec<u8>)],
+    ) -> Option<Vec<Field<'a>>> {
+        let before = fields.len();
+        fields.retain(|(k, _)| !self.remove.iter().any(|r| r.as_slice() == k.as_ref()));
+        let mut changed = fields.len() != before;
+        for (old, new) in &self.rename {
+            if let Some(i) = fields
+                .iter()
+                .position(|(k, _)| k.as_ref() == old.as_slice())
+            {
+                fields.retain(|(k, _)| k.as_ref() != new.as_slice());
+                let i = fields
+                    .iter()
+                    .position(|(k, _)| k.as_ref() == old.as_slice())
+                    .unwrap_or(i);
+                fields[i].0 = std::borrow::Cow::Owned(new.clone());
+                changed = true;
+            }
+        }
+        for (key, value) in values {
+            fields.retain(|(k, _)| k.as_ref() != key.as_slice());
+            fields.push((key.as_slice().into(), value.as_slice().into()));
+            changed = true;
+        }
+        for (key, value) in if_missing {
+            if !fields.iter().any(|(k, _)| k.as_ref() == key.as_slice()) {
+                fields.push((key.as_slice().into(), value.as_slice().into()));
+                changed = true;
+            }
+        }
+        changed.then_some(fields)
+    }
+}
+
+/// The key/value pairs of an encoded map; `None` if it is not one.
+fn map_fields(map: &[u8]) -> Option<Vec<Field<'_>>> {
+    let mut r = Reader::new(map);
+    let n = r.read_map_len().ok()?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let key = match r.read().ok()? {
+            Value::Str(k) | Value::Bin(k) => k,
+            // a key that is not a string cannot be named by a rule
+            _ => return None,
+        };
+        let start = r.pos();
+        r.skip().ok()?;
+        out.push((key.into(), map[start..r.pos()].into()));
+    }
+    Some(out)
+}
+
+fn write_map(out: &mut Vec<u8>, fields: &[Field<'_>]) {
+    write::map_len(out, fields.len());
+    for (k, v) in fields {
+        write::str(out, k);
+        out.extend_from_slice(v);
+    }
+}
+
+fn encoded(values: &[(Vec<u8>, ValueTemplate)], tag: &str, host: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    values
+        .iter()
+        .map(|(k, t)| {
+            let mut v = Vec::new();
+            write::str(&mut v, t.render(tag, host).as_bytes());
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+impl Filter for ModifyFilter {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn pattern(&self) -> &TagPattern {
+        &self.pattern
+    }
+
+    fn apply(&self, batch: Batch) -> Option<Batch> {
+        self.records.add(batch.count as u64);
+        // the values depend on the tag only: rendered once per batch
+        let values = encoded(&self.set, &batch.tag, &self.hostname);
+        let if_missing = encoded(&self.set_if_missing, &batch.tag, &self.hostname);
+        let mut out = Vec::with_capacity(batch.byte_len() + 64);
+        let mut any = false;
+        match &batch.records {
+            Records::Lines { data, time } => {
+                for line in data.split_inclusive(|c| *c == b'\n') {
+                    let line = line.strip_suffix(b"\n").unwrap_or(line);
+                    let mut message = Vec::new();
+                    write::str(&mut message, line);
+                    let fields = vec![(b"message".as_slice().into(), message.into())];
+                    write::array_len(&mut out, 2);
+                    write::event_time(&mut out, time.secs, time.nanos);
+                    match self.change(fields.clone(), &values, &if_missing) {
+                        Some(changed) => {
+                            any = true;
+                            write_map(&mut out, &changed);
+                        }
+                        None => write_map(&mut out, &fields),
+                    }
+                }
+            }
+            Records::Entries(data) => {
+                let mut r = Reader::new(data);
+                while !r.is_empty() {
+                    let entry = r.pos();
+                    let parts = r.read_array_len().ok().filter(|n| *n >= 2).and_then(|n| {
+                        let time = r.pos();
+                        EventTime::read(&mut r).ok()?;
+                        let record = r.pos();
+                        r.skip().ok()?;
+                        let end = r.pos();
+                        for _ in 2..n {
+                            r.skip().ok()?;
+                        }
+                        Some((time, record, end))
+                    });
+                    // a payload that does not decode passes as it came
+                    let Some((time, record, end)) = parts else {
+                        return Some(batch);
+                    };
+                    let changed = map_fields(&data[record..end])
+                        .and_then(|f| self.change(f, &values, &if_missing));
+                    match changed {
+                        Some(fields) => {
+                            any = true;
+                            write::array_len(&mut out, 2);
+                            out.extend_from_slice(&data[time..record]);
+                            write_map(&mut out, &fields);
+                        }
+                        None => out.extend_from_slice(&data[entry..r.pos()]),
+                    }
+                }
+            }
+        }
+        if !any {
+            return Some(batch);
+        }
+        Some(Batch {
+            records: Records::Entries(out.into()),
+            ..batch
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
