@@ -122,7 +122,8 @@ fn glob_to_regex(glob: &str) -> Result<String, String> {
 
 /// A filter of the pipeline, applied by every router to the batches whose
 /// tag matches its pattern, in the order of the configuration file, before
-/// the batch goes to the sinks. A filter keeps the batch's acknowledgement
+/// the batch goes to the sinks. A batch a filter gives a new tag goes on
+/// from the next filter with that tag, and the sinks match its final tag. A filter keeps the batch's acknowledgement
 /// and memory charge on what it returns: a record it drops settles with
 /// the rest of its batch, and a batch it drops whole settles at once (as
 /// filtered, never early: it goes to no sink).
@@ -131,9 +132,12 @@ pub trait Filter: Send + Sync {
     fn name(&self) -> &str;
     /// Which tags the filter applies to.
     fn pattern(&self) -> &TagPattern;
-    /// The batch as the next filter (or the sinks) should see it; `None`
-    /// when no record is left.
-    fn apply(&self, batch: Batch) -> Option<Batch>;
+    /// Puts in `out` what the next filters (or the sinks) should see of
+    /// `batch`: usually one batch, none when no record is left, several
+    /// when records go on under other tags. Every batch put out shares
+    /// `batch`'s acknowledgement, so the source's batch settles once all
+    /// of them have.
+    fn apply(&self, batch: Batch, out: &mut Vec<Batch>);
 }
 
 /// One route: a pattern and the queue of the sink that wants it.
@@ -289,32 +293,60 @@ impl Router {
     /// source. A batch that matches no sink is counted and acknowledged (no
     /// resend could ever deliver it). The filters whose pattern matches its
     /// tag apply first, in order.
-    pub async fn route(&mut self, mut batch: Batch) -> Result<(), SendError> {
+    pub async fn route(&mut self, batch: Batch) -> Result<(), SendError> {
         let table = read(&self.table);
         if table.generation != self.cache_generation {
             self.cache.clear();
             self.filter_cache.clear();
             self.cache_generation = table.generation;
         }
-        if !table.filters.is_empty() {
-            let filters = &table.filters;
-            let applying = cached(&mut self.filter_cache, &batch.tag, |tag| {
-                filters
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, f)| f.pattern().matches(tag))
-                    .map(|(i, _)| i)
-                    .collect()
-            });
-            for &i in applying.iter() {
-                match filters[i].apply(batch) {
-                    Some(b) => batch = b,
-                    // every record was filtered out: dropping the batch
-                    // settles it (the filter counted them)
-                    None => return Ok(()),
+        if table.filters.is_empty() {
+            return self.send(&table, batch).await;
+        }
+        let filters = &table.filters;
+        let first = cached(&mut self.filter_cache, &batch.tag, |tag| {
+            filters
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.pattern().matches(tag))
+                .map(|(i, _)| i)
+                .collect()
+        });
+        if first.is_empty() {
+            return self.send(&table, batch).await;
+        }
+        let tag = batch.tag.clone();
+        // (the index of the next filter to consider, a batch): a filter's
+        // output goes on from the filter after it, so no batch ever meets
+        // a filter twice, whatever its tags become
+        let mut work = vec![(0, batch)];
+        let mut out = Vec::new();
+        let mut done = Vec::new();
+        while let Some((from, b)) = work.pop() {
+            let next = if b.tag == tag {
+                first.iter().copied().find(|&i| i >= from)
+            } else {
+                (from..filters.len()).find(|&i| filters[i].pattern().matches(&b.tag))
+            };
+            match next {
+                None => done.push(b),
+                Some(i) => {
+                    filters[i].apply(b, &mut out);
+                    // popped in the order the filter gave them
+                    work.extend(out.drain(..).rev().map(|o| (i + 1, o)));
                 }
             }
         }
+        // a batch every record of which was filtered out is not here: it
+        // was dropped, which settles it (the filter counted its records)
+        for b in done {
+            self.send(&table, b).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends `batch` to every sink queue whose pattern matches its tag.
+    async fn send(&mut self, table: &RouteTable, batch: Batch) -> Result<(), SendError> {
         let routes = &table.routes;
         let targets = targets(&mut self.cache, routes, &batch.tag);
         match targets.len() {
@@ -565,6 +597,59 @@ mod tests {
         assert!(waiting.await.unwrap().is_err());
         drop(dead_rx.recv().await.unwrap());
         assert!(dead_rx.recv().await.is_none(), "the dead queue closed");
+    }
+
+    /// Gives every batch it sees tag `to`, and notes the tags it saw.
+    struct Retag {
+        pattern: TagPattern,
+        to: &'static str,
+        seen: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Filter for Retag {
+        fn name(&self) -> &str {
+            self.to
+        }
+        fn pattern(&self) -> &TagPattern {
+            &self.pattern
+        }
+        fn apply(&self, mut batch: Batch, out: &mut Vec<Batch>) {
+            self.seen.lock().unwrap().push(batch.tag.to_string());
+            batch.tag = self.to.into();
+            out.push(batch);
+        }
+    }
+
+    fn retag(pattern: &str, to: &'static str) -> Arc<Retag> {
+        Arc::new(Retag {
+            pattern: TagPattern::new(pattern).unwrap(),
+            to,
+            seen: Default::default(),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_new_tag_goes_on_from_the_next_filter_and_never_back() {
+        // b.* comes first in the file: a batch that becomes b.x after it
+        // does not meet it; c.* comes after and sees it
+        let to_a = retag("b.*", "a.y");
+        let to_b = retag("a.*", "b.x");
+        let to_c = retag("b.*", "c.z");
+        let (sink, mut rx) = route_to("out", "**");
+        let mut router = Router::new(vec![sink], Counter::detached());
+        let filters: Vec<Arc<dyn Filter>> = vec![to_a.clone(), to_b.clone(), to_c.clone()];
+        router.switch().set_filters(filters);
+        router.route(batch("a.1")).await.unwrap();
+        router.route(batch("other")).await.unwrap();
+        assert_eq!(&*to_a.seen.lock().unwrap(), &[] as &[String]);
+        assert_eq!(&*to_b.seen.lock().unwrap(), &["a.1"]);
+        assert_eq!(&*to_c.seen.lock().unwrap(), &["b.x"]);
+        assert_eq!(&*rx.try_recv().unwrap().batch().tag, "c.z");
+        assert_eq!(&*rx.try_recv().unwrap().batch().tag, "other");
+        // the same tag again, from the cache, the same way
+        router.route(batch("a.1")).await.unwrap();
+        assert_eq!(&*rx.try_recv().unwrap().batch().tag, "c.z");
+        assert_eq!(to_c.seen.lock().unwrap().len(), 2);
     }
 
     #[test]

@@ -328,3 +328,106 @@ format = "json"
         "only what the grep filter kept reaches the next filter"
     );
 }
+
+/// rewrite_tag sends errors to a sink of their own under a new tag; a
+/// filter on the new tag placed before it in the file never sees them, a
+/// filter after it does; with `keep`, a copy also goes on under the old
+/// tag. Every HTTP request is answered once all its copies are written,
+/// and every record arrives exactly once per copy.
+#[test]
+fn rewrite_tag_routes_records_by_content_and_keeps_acknowledgements() {
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+
+[filters.before]
+type = "grep"
+match = "alert.**"
+exclude = { message = "." }
+
+[filters.alerts]
+type = "rewrite_tag"
+match = "app.**"
+rules = [{ field = "message", regex = "^(error|fatal)-", tag = "alert.$1.${tag[1]}" }]
+
+[filters.audit]
+type = "rewrite_tag"
+match = "app.**"
+keep = true
+rules = [{ field = "message", regex = "^audit-", tag = "audit" }]
+
+[filters.after]
+type = "modify"
+match = "alert.**"
+set = { seen = "yes" }
+
+[sinks.alerts]
+type = "file"
+match = "alert.**"
+path = "{dir}/alerts.log"
+format = "json"
+
+[sinks.app]
+type = "file"
+match = "app.**"
+path = "{dir}/app.log"
+
+[sinks.audit]
+type = "file"
+match = "audit"
+path = "{dir}/audit.log"
+"#,
+    );
+    let addr = lf.http_addr("in");
+    let n = 600;
+    for r in 0..n / 100 {
+        let mut body = String::new();
+        for i in r * 100..(r + 1) * 100 {
+            let kind = ["error", "fatal", "info", "audit"][i % 4];
+            body.push_str(&format!("{kind}-{i}\n"));
+        }
+        let status = post(addr, "/app.web", &body);
+        assert!(status.contains(" 200"), "request {r}: {status}");
+    }
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let mut alerts = Vec::new();
+    for line in read_lines(&lf.path("alerts.log")) {
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let message = v["record"]["message"].as_str().unwrap().to_string();
+        let kind = message.split('-').next().unwrap().to_string();
+        assert_eq!(v["tag"], format!("alert.{kind}.web"), "{line}");
+        assert_eq!(v["record"]["seen"], "yes", "the filter after: {line}");
+        alerts.push(message);
+    }
+    let every =
+        |kinds: &[usize]| -> Vec<usize> { (0..n).filter(|i| kinds.contains(&(i % 4))).collect() };
+    let mut got = numbers(&alerts, "error");
+    got.extend(numbers(&alerts, "fatal"));
+    got.sort_unstable();
+    assert_eq!(
+        got,
+        every(&[0, 1]),
+        "each error and fatal once, in alerts only"
+    );
+    let app = read_lines(&lf.path("app.log"));
+    let mut got = numbers(&app, "info");
+    got.extend(numbers(&app, "audit"));
+    got.sort_unstable();
+    assert_eq!(got, every(&[2, 3]), "info, and audit kept under its tag");
+    assert!(numbers(&app, "error").is_empty() && numbers(&app, "fatal").is_empty());
+    assert_eq!(
+        numbers(&read_lines(&lf.path("audit.log")), "audit"),
+        every(&[3])
+    );
+    assert_eq!(
+        lf.final_counter("logferry_filter_records_total{filter=\"before\"}"),
+        0,
+        "a filter before the rewrite saw the new tag"
+    );
+    assert_eq!(
+        lf.final_counter("logferry_filter_retagged_records_total{filter=\"alerts\"}"),
+        (n / 2) as u64
+    );
+}

@@ -150,7 +150,14 @@ impl Filter for GrepFilter {
         &self.pattern
     }
 
-    fn apply(&self, batch: Batch) -> Option<Batch> {
+    fn apply(&self, batch: Batch, out: &mut Vec<Batch>) {
+        out.extend(self.filter(batch));
+    }
+}
+
+impl GrepFilter {
+    /// The batch with the filter applied; `None` when no record is left.
+    pub fn filter(&self, batch: Batch) -> Option<Batch> {
         let before = batch.count;
         self.records.add(before as u64);
         let out = retain(batch, |r| self.keeps(r));

@@ -12,6 +12,7 @@ pub mod field;
 pub mod grep;
 pub mod modify;
 mod records;
+pub mod rewrite_tag;
 pub mod value;
 
 use crate::metrics::{Counter, Registry};

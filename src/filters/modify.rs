@@ -206,7 +206,14 @@ impl Filter for ModifyFilter {
         &self.pattern
     }
 
-    fn apply(&self, batch: Batch) -> Option<Batch> {
+    fn apply(&self, batch: Batch, out: &mut Vec<Batch>) {
+        out.extend(self.filter(batch));
+    }
+}
+
+impl ModifyFilter {
+    /// The batch with the filter applied; `None` when no record is left.
+    pub fn filter(&self, batch: Batch) -> Option<Batch> {
         self.records.add(batch.count as u64);
         // the values depend on the tag only: rendered once per batch
         let values = encoded(&self.set, &batch.tag, &self.hostname);

@@ -73,3 +73,99 @@ pub(super) fn retain(batch: Batch, mut keep: impl FnMut(RecordRef<'_>) -> bool) 
         ..batch
     })
 }
+
+/// Gives records of `batch` other tags: `retag(record)` is the new tag of
+/// a record, or `None` to leave it. The records given a tag go on in one
+/// batch per tag, in their order; the others stay in `batch`, which with
+/// `keep` also keeps the retagged ones (they are copied). Every batch put
+/// in `out` shares `batch`'s acknowledgement and memory charge. Returns
+/// how many records were given a new tag.
+pub(super) fn retag(
+    batch: Batch,
+    keep: bool,
+    mut retag: impl FnMut(RecordRef<'_>) -> Option<String>,
+    out: &mut Vec<Batch>,
+) -> usize {
+    // (tag, payload, records) per new tag, in first-seen order
+    let mut groups: Vec<(String, BytesMut, usize)> = Vec::new();
+    let mut stay = BytesMut::new();
+    let mut stayed = 0;
+    let mut moved = 0;
+    let mut place = |tag: Option<String>, bytes: &[u8], newline: bool| {
+        let Some(tag) = tag else {
+            stay.extend_from_slice(bytes);
+            if newline {
+                stay.extend_from_slice(b"\n");
+            }
+            stayed += 1;
+            return;
+        };
+        moved += 1;
+        let i = match groups.iter().position(|(t, _, _)| *t == tag) {
+            Some(i) => i,
+            None => {
+                groups.push((tag, BytesMut::new(), 0));
+                groups.len() - 1
+            }
+        };
+        let (_, buf, n) = &mut groups[i];
+        buf.extend_from_slice(bytes);
+        if newline {
+            buf.extend_from_slice(b"\n");
+        }
+        *n += 1;
+    };
+    let time = match &batch.records {
+        Records::Lines { data, time } => {
+            for line in data.split_inclusive(|c| *c == b'\n') {
+                let text = line.strip_suffix(b"\n").unwrap_or(line);
+                // every line of a new batch ends in a newline
+                let newline = text.len() == line.len();
+                place(retag(RecordRef::Line(text)), line, newline);
+            }
+            Some(*time)
+        }
+        Records::Entries(data) => {
+            let mut r = Reader::new(data);
+            while !r.is_empty() {
+                let start = r.pos();
+                let Ok(record) = next_record(&mut r) else {
+                    // a payload that does not decode goes on as it came
+                    out.push(batch);
+                    return 0;
+                };
+                place(retag(RecordRef::Map(record)), &data[start..r.pos()], false);
+            }
+            None
+        }
+    };
+    if moved == 0 {
+        out.push(batch);
+        return 0;
+    }
+    let records = |buf: BytesMut| match time {
+        Some(time) => Records::Lines {
+            data: buf.freeze(),
+            time,
+        },
+        None => Records::Entries(buf.freeze()),
+    };
+    for (tag, buf, count) in groups {
+        out.push(Batch {
+            tag: tag.into(),
+            records: records(buf),
+            count,
+            ..batch.clone()
+        });
+    }
+    if keep {
+        out.push(batch);
+    } else if stayed > 0 {
+        out.push(Batch {
+            records: records(stay),
+            count: stayed,
+            ..batch
+        });
+    }
+    moved
+}

@@ -1,6 +1,7 @@
 //! Values a filter writes into records: text with `${tag}`, `${tag[N]}`
-//! (the Nth part of the tag, from 0) and `${hostname}`. Environment
-//! variables (`${VAR}`) were already substituted when the file was read.
+//! (the Nth part of the tag, from 0) and `${hostname}`, and for a new tag
+//! also `$1`…`$9`, a regex's captures. Environment variables (`${VAR}`)
+//! were already substituted when the file was read.
 
 /// One piece of a value.
 #[derive(Debug, Clone, PartialEq)]
@@ -9,6 +10,8 @@ enum Piece {
     Tag,
     TagPart(usize),
     Hostname,
+    /// `$N`: the Nth capture group of a rule's regex.
+    Capture(usize),
 }
 
 /// A parsed value.
@@ -26,6 +29,54 @@ impl ValueTemplate {
     /// assert!(ValueTemplate::parse("${nope}").is_err());
     /// ```
     pub fn parse(text: &str) -> Result<ValueTemplate, String> {
+        let template = Self::parse_with_captures(text)?;
+        if template.0.iter().any(|p| matches!(p, Piece::Capture(_))) {
+            // `$1` is text here: put it back as it was written
+            let pieces = template
+                .0
+                .into_iter()
+                .map(|p| match p {
+                    Piece::Capture(n) => Piece::Text(format!("${n}")),
+                    p => p,
+                })
+                .collect();
+            return Ok(ValueTemplate(pieces));
+        }
+        Ok(template)
+    }
+
+    /// Like [`ValueTemplate::parse`], with `$1`…`$9` standing for a
+    /// regex's captures (see [`ValueTemplate::render_with`]).
+    pub fn parse_with_captures(text: &str) -> Result<ValueTemplate, String> {
+        let mut pieces = Vec::new();
+        for (i, part) in text.split('$').enumerate() {
+            // `$` followed by a digit: a capture; the rest is parsed below
+            let digit = part
+                .as_bytes()
+                .first()
+                .filter(|c| c.is_ascii_digit() && i > 0);
+            if let Some(d) = digit {
+                pieces.push(Piece::Capture(usize::from(d - b'0')));
+                pieces.extend(Self::placeholders(&part[1..])?);
+            } else if i > 0 {
+                pieces.extend(Self::placeholders(&format!("${part}"))?);
+            } else {
+                pieces.extend(Self::placeholders(part)?);
+            }
+        }
+        // adjacent text pieces come from splitting: join them
+        let mut joined: Vec<Piece> = Vec::new();
+        for p in pieces {
+            match (joined.last_mut(), p) {
+                (Some(Piece::Text(a)), Piece::Text(b)) => a.push_str(&b),
+                (_, p) => joined.push(p),
+            }
+        }
+        Ok(ValueTemplate(joined))
+    }
+
+    /// The pieces of `text`, which holds no capture.
+    fn placeholders(text: &str) -> Result<Vec<Piece>, String> {
         let mut pieces = Vec::new();
         let mut rest = text;
         while let Some(start) = rest.find("${") {
@@ -58,12 +109,18 @@ impl ValueTemplate {
         if !rest.is_empty() {
             pieces.push(Piece::Text(rest.to_string()));
         }
-        Ok(ValueTemplate(pieces))
+        Ok(pieces)
     }
 
     /// The value for a record of tag `tag`; a tag part past the last is
     /// empty.
     pub fn render(&self, tag: &str, hostname: &str) -> String {
+        self.render_with(tag, hostname, &[])
+    }
+
+    /// Like [`ValueTemplate::render`], `$N` taking the Nth of `captures`
+    /// (empty when there is none; not UTF-8 is replaced).
+    pub fn render_with(&self, tag: &str, hostname: &str, captures: &[Option<&[u8]>]) -> String {
         let mut out = String::new();
         for p in &self.0 {
             match p {
@@ -71,6 +128,11 @@ impl ValueTemplate {
                 Piece::Tag => out.push_str(tag),
                 Piece::TagPart(n) => out.push_str(tag.split('.').nth(*n).unwrap_or("")),
                 Piece::Hostname => out.push_str(hostname),
+                Piece::Capture(n) => {
+                    if let Some(Some(c)) = captures.get(*n) {
+                        out.push_str(&String::from_utf8_lossy(c));
+                    }
+                }
             }
         }
         out

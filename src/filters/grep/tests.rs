@@ -59,7 +59,7 @@ fn messages(batch: &Batch) -> Vec<String> {
 fn lines_keep_what_include_matches_and_lose_what_exclude_matches() {
     let f = filter("include = { message = 'err' }\nexclude = { message = 'health' }");
     let out = f
-        .apply(lines("1 err\n2 ok\n3 err health\n4 err\n"))
+        .filter(lines("1 err\n2 ok\n3 err health\n4 err\n"))
         .unwrap();
     assert_eq!(out.count, 2);
     assert_eq!(messages(&out), ["1 err", "4 err"]);
@@ -72,7 +72,7 @@ fn a_batch_that_keeps_every_record_is_the_same_payload() {
     let f = filter("exclude = { message = 'never' }");
     let batch = lines("a\nb\n");
     let before = batch.records.bytes().as_ptr();
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     assert_eq!(out.records.bytes().as_ptr(), before, "not copied");
     assert_eq!(f.dropped.get(), 0);
 }
@@ -82,7 +82,7 @@ fn a_batch_with_nothing_left_settles_as_accepted_once_dropped() {
     let (tx, rx) = mpsc::channel();
     let f = filter("include = { message = '^keep' }");
     let batch = lines("a\nb\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
-    assert!(f.apply(batch).is_none());
+    assert!(f.filter(batch).is_none());
     assert_eq!(rx.try_recv().unwrap(), AckOutcome::Accepted);
     assert_eq!(f.dropped.get(), 2);
 }
@@ -92,7 +92,7 @@ fn the_records_left_keep_the_acknowledgement_of_their_batch() {
     let (tx, rx) = mpsc::channel();
     let f = filter("include = { message = 'b' }");
     let batch = lines("a\nb\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     assert!(rx.try_recv().is_err(), "not settled before the sinks");
     out.ack.reject();
     drop(out);
@@ -130,7 +130,7 @@ fn map_records_by_field_nested_field_and_value_type() {
             ("message", s("labels not a map")),
         ],
     ]);
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     assert_eq!(messages(&out), ["one"]);
     assert_eq!(f.dropped.get(), 3);
 }
@@ -145,7 +145,7 @@ fn non_utf8_values_are_matched_as_bytes_and_missing_fields_do_not_match() {
         &[("user", bad), ("message", s("odd bytes"))],
         &[("message", s("no user"))],
     ]);
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     assert_eq!(messages(&out), ["odd bytes", "no user"]);
 }
 
@@ -157,13 +157,13 @@ fn or_keeps_a_record_any_rule_matches() {
         &[("message", s("b1")), ("level", s("error"))],
         &[("message", s("b2")), ("level", s("info"))],
     ]);
-    assert_eq!(messages(&f.apply(batch).unwrap()), ["a1", "b1"]);
+    assert_eq!(messages(&f.filter(batch).unwrap()), ["a1", "b1"]);
     let f = filter("op = 'and'\nexclude = { message = '^a', level = 'error' }");
     let batch = entries(&[
         &[("message", s("a1")), ("level", s("error"))],
         &[("message", s("a2")), ("level", s("info"))],
     ]);
-    assert_eq!(messages(&f.apply(batch).unwrap()), ["a2"]);
+    assert_eq!(messages(&f.filter(batch).unwrap()), ["a2"]);
 }
 
 #[test]

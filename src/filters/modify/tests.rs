@@ -71,7 +71,7 @@ set_if_missing = { level = "info" }
 "#,
     );
     let out = f
-        .apply(entries(&[
+        .filter(entries(&[
             &[("msg", "hi"), ("password", "x"), ("level", "warn")],
             &[
                 ("message", "replaced by the rename"),
@@ -104,7 +104,7 @@ fn lines_become_maps_with_their_message_and_time() {
         },
         2,
     );
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     let got = show(&out);
     let host = crate::format::hostname();
     assert_eq!(
@@ -119,7 +119,7 @@ fn a_batch_it_does_not_change_is_passed_on_as_it_came() {
     let f = filter("remove = ['absent']\nrename = { nope = 'x' }\nset_if_missing = { a = '1' }");
     let batch = entries(&[&[("a", "0")], &[("a", "2"), ("b", "3")]]);
     let before = batch.records.bytes().as_ptr();
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     assert_eq!(out.records.bytes().as_ptr(), before, "not re-encoded");
 }
 
@@ -127,7 +127,7 @@ fn a_batch_it_does_not_change_is_passed_on_as_it_came() {
 fn unchanged_records_keep_their_bytes_beside_changed_ones() {
     let f = filter("remove = ['secret']");
     let batch = entries(&[&[("a", "0")], &[("secret", "s"), ("b", "1")], &[("c", "2")]]);
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     let got: Vec<String> = show(&out).into_iter().map(|(_, t)| t).collect();
     assert_eq!(got, ["a=0", "b=1", "c=2"]);
 }
@@ -137,7 +137,7 @@ fn the_acknowledgement_travels_with_the_changed_batch() {
     let (tx, rx) = std::sync::mpsc::channel();
     let f = filter("set = { a = 'b' }");
     let batch = entries(&[&[("x", "y")]]).with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
-    let out = f.apply(batch).unwrap();
+    let out = f.filter(batch).unwrap();
     assert!(rx.try_recv().is_err(), "not settled by the filter");
     drop(out);
     assert_eq!(rx.try_recv().unwrap(), AckOutcome::Accepted);

@@ -65,6 +65,14 @@ fn sections() -> Vec<Section> {
     forward_sink
         .inline
         .push(("servers", probe::<sinks::forward::ServerConfig>()));
+    let mut rewrite_tag = section(
+        "Filters > `rewrite_tag`",
+        probe::<crate::filters::rewrite_tag::RewriteTagConfig>(),
+    );
+    rewrite_tag.inline.push((
+        "rules",
+        probe::<crate::filters::rewrite_tag::RewriteRuleConfig>(),
+    ));
     let mut retry = section("Failed deliveries: `retry` and `dead_letter`", &[]);
     // `dead_letter` and `retry` are read by the loader itself, for every sink
     retry.keys = dotted(
@@ -111,6 +119,7 @@ fn sections() -> Vec<Section> {
             "Filters > `modify`",
             probe::<crate::filters::modify::ModifyConfig>(),
         ),
+        rewrite_tag,
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
         section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),
