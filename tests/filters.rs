@@ -431,3 +431,56 @@ path = "{dir}/audit.log"
         (n / 2) as u64
     );
 }
+
+/// Runs `logferry validate -c` on `config`; the exit code and stderr.
+fn validate(config: &str) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config.replace("{dir}", &dir.path().display().to_string());
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, config).unwrap();
+    let out = std::process::Command::new(BIN)
+        .args(["validate", "-c"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A sink that takes only tags a rewrite_tag filter gives is not "a sink
+/// that would never receive a record", and a source whose every record may
+/// be retagged needs no sink for its own tag; without such a filter both
+/// are still errors. A bad filter is an error naming its line and key.
+#[test]
+fn validate_knows_the_tags_filters_give() {
+    let generator = r#"
+[sources.gen]
+type = "generator"
+tag = "app.web"
+count = 1
+"#;
+    let retag = r#"
+[filters.alerts]
+type = "rewrite_tag"
+match = "app.**"
+rules = [{ field = "message", regex = ".", tag = "alert" }]
+"#;
+    let sink = "\n[sinks.alerts]\ntype = \"null\"\nmatch = \"alert\"\n";
+    let (code, err) = validate(&format!("{generator}{retag}{sink}"));
+    assert_eq!(code, Some(0), "{err}");
+    let (code, err) = validate(&format!("{generator}{sink}"));
+    assert_ne!(code, Some(0));
+    assert!(err.contains("never receive a record"), "{err}");
+    let bad = "\n[filters.g]\ntype = \"grep\"\nmatch = \"**\"\ninclude = { message = \"(\" }\n";
+    let (code, err) = validate(&format!("{generator}{bad}{sink}"));
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("[filters.g]") && err.contains("include.message"),
+        "{err}"
+    );
+    let unknown = "\n[filters.x]\ntype = \"lua\"\nmatch = \"**\"\n";
+    let (_, err) = validate(&format!("{generator}{unknown}{sink}"));
+    assert!(err.contains("grep, modify, rewrite_tag"), "{err}");
+}

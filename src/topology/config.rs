@@ -130,9 +130,11 @@ pub struct Checked {
     pub config: Option<Config>,
     /// Every problem found, in file order.
     pub errors: Vec<ConfigError>,
-    /// Some source did not parse (so the tags it would produce are unknown).
+    /// Some source or filter did not parse (so the tags it would produce
+    /// are unknown).
     pub sources_failed: bool,
-    /// Some sink did not parse (so the tags it would take are unknown).
+    /// Some sink or filter did not parse (so the tags it would take are
+    /// unknown).
     pub sinks_failed: bool,
     origin: String,
     text: String,
@@ -238,6 +240,9 @@ fn parse(
         match filter(p, name, table) {
             Ok(c) => config.filters.push(c),
             Err(e) => {
+                // a filter that did not parse may have given any tag, and
+                // taken any: neither end of a flow is known
+                failed.0 += 1;
                 failed.1 += 1;
                 errors.push(e)
             }

@@ -296,6 +296,11 @@ pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind,
 }
 
 impl FilterKind {
+    /// Whether the filter may give records another tag.
+    pub fn changes_tags(&self) -> bool {
+        matches!(self, FilterKind::RewriteTag(_))
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         match self {
             FilterKind::Grep(c) => c.validate(),
