@@ -2,7 +2,7 @@
 //! Fluent Bit's record accessor (`$kubernetes['labels']['app']`).
 
 use crate::event::{map_field_raw, RecordRef};
-use crate::protocol::msgpack::{Reader, Value};
+use crate::protocol::msgpack::{write, Reader, Value};
 
 /// The path to a field: one key, or the keys down nested maps.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,5 +90,34 @@ impl FieldValue<'_> {
             Value::Nil | Value::Array(_) | Value::Map(_) | Value::Ext(..) => return None,
         };
         Some(f(printed.as_bytes()))
+    }
+}
+
+/// A field of a record being changed: its key and its encoded value.
+pub type Field<'a> = (std::borrow::Cow<'a, [u8]>, std::borrow::Cow<'a, [u8]>);
+
+/// The key/value pairs of an encoded map; `None` if it is not one.
+pub fn map_fields(map: &[u8]) -> Option<Vec<Field<'_>>> {
+    let mut r = Reader::new(map);
+    let n = r.read_map_len().ok()?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let key = match r.read().ok()? {
+            Value::Str(k) | Value::Bin(k) => k,
+            // a key that is not a string cannot be named by a rule
+            _ => return None,
+        };
+        let start = r.pos();
+        r.skip().ok()?;
+        out.push((key.into(), map[start..r.pos()].into()));
+    }
+    Some(out)
+}
+
+pub fn write_map(out: &mut Vec<u8>, fields: &[Field<'_>]) {
+    write::map_len(out, fields.len());
+    for (k, v) in fields {
+        write::str(out, k);
+        out.extend_from_slice(v);
     }
 }

@@ -18,10 +18,12 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::field::{write_map, Field};
+use super::records::rewrite;
 use super::value::ValueTemplate;
-use crate::event::{Batch, EventTime, Records};
+use crate::event::Batch;
 use crate::metrics::{Counter, Registry};
-use crate::protocol::msgpack::{write, Reader, Value};
+use crate::protocol::msgpack::write;
 use crate::router::{Filter, TagPattern};
 
 /// The keys of a modify filter's table. They apply in this order:
@@ -91,9 +93,6 @@ pub struct ModifyFilter {
     records: Counter,
 }
 
-/// A field of a record being changed: its key and its encoded value.
-type Field<'a> = (std::borrow::Cow<'a, [u8]>, std::borrow::Cow<'a, [u8]>);
-
 impl ModifyFilter {
     pub fn new(
         name: &str,
@@ -160,32 +159,6 @@ impl ModifyFilter {
     }
 }
 
-/// The key/value pairs of an encoded map; `None` if it is not one.
-fn map_fields(map: &[u8]) -> Option<Vec<Field<'_>>> {
-    let mut r = Reader::new(map);
-    let n = r.read_map_len().ok()?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let key = match r.read().ok()? {
-            Value::Str(k) | Value::Bin(k) => k,
-            // a key that is not a string cannot be named by a rule
-            _ => return None,
-        };
-        let start = r.pos();
-        r.skip().ok()?;
-        out.push((key.into(), map[start..r.pos()].into()));
-    }
-    Some(out)
-}
-
-fn write_map(out: &mut Vec<u8>, fields: &[Field<'_>]) {
-    write::map_len(out, fields.len());
-    for (k, v) in fields {
-        write::str(out, k);
-        out.extend_from_slice(v);
-    }
-}
-
 fn encoded(values: &[(Vec<u8>, ValueTemplate)], tag: &str, host: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
     values
         .iter()
@@ -218,66 +191,15 @@ impl ModifyFilter {
         // the values depend on the tag only: rendered once per batch
         let values = encoded(&self.set, &batch.tag, &self.hostname);
         let if_missing = encoded(&self.set_if_missing, &batch.tag, &self.hostname);
-        let mut out = Vec::with_capacity(batch.byte_len() + 64);
-        let mut any = false;
-        match &batch.records {
-            Records::Lines { data, time } => {
-                for line in data.split_inclusive(|c| *c == b'\n') {
-                    let line = line.strip_suffix(b"\n").unwrap_or(line);
-                    let mut message = Vec::new();
-                    write::str(&mut message, line);
-                    let fields = vec![(b"message".as_slice().into(), message.into())];
-                    write::array_len(&mut out, 2);
-                    write::event_time(&mut out, time.secs, time.nanos);
-                    match self.change(fields.clone(), &values, &if_missing) {
-                        Some(changed) => {
-                            any = true;
-                            write_map(&mut out, &changed);
-                        }
-                        None => write_map(&mut out, &fields),
-                    }
+        Some(rewrite(batch, |fields, out| {
+            match self.change(fields, &values, &if_missing) {
+                Some(changed) => {
+                    write_map(out, &changed);
+                    true
                 }
+                None => false,
             }
-            Records::Entries(data) => {
-                let mut r = Reader::new(data);
-                while !r.is_empty() {
-                    let entry = r.pos();
-                    let parts = r.read_array_len().ok().filter(|n| *n >= 2).and_then(|n| {
-                        let time = r.pos();
-                        EventTime::read(&mut r).ok()?;
-                        let record = r.pos();
-                        r.skip().ok()?;
-                        let end = r.pos();
-                        for _ in 2..n {
-                            r.skip().ok()?;
-                        }
-                        Some((time, record, end))
-                    });
-                    // a payload that does not decode passes as it came
-                    let Some((time, record, end)) = parts else {
-                        return Some(batch);
-                    };
-                    let changed = map_fields(&data[record..end])
-                        .and_then(|f| self.change(f, &values, &if_missing));
-                    match changed {
-                        Some(fields) => {
-                            any = true;
-                            write::array_len(&mut out, 2);
-                            out.extend_from_slice(&data[time..record]);
-                            write_map(&mut out, &fields);
-                        }
-                        None => out.extend_from_slice(&data[entry..r.pos()]),
-                    }
-                }
-            }
-        }
-        if !any {
-            return Some(batch);
-        }
-        Some(Batch {
-            records: Records::Entries(out.into()),
-            ..batch
-        })
+        }))
     }
 }
 

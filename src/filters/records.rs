@@ -4,8 +4,9 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::event::{next_record, Batch, RecordRef, Records};
-use crate::protocol::msgpack::Reader;
+use super::field::{map_fields, write_map, Field};
+use crate::event::{next_record, Batch, EventTime, RecordRef, Records};
+use crate::protocol::msgpack::{write, Reader};
 
 /// The batch with only the records for which `keep` is true; `None` when
 /// none is left. A payload that does not decode is kept whole (a filter
@@ -168,4 +169,74 @@ pub(super) fn retag(
         });
     }
     moved
+}
+
+/// Writes records again: `change(fields, out)` writes a record's new map
+/// into `out` and returns true, or returns false (writing nothing) to keep
+/// the record as it is. A line is given as `{"message": LINE}`; a record
+/// whose keys are not all strings is kept as it is. The records changed
+/// are written as `[time, map]` entries with their time; the others keep
+/// their bytes, and a batch none of whose records changed is returned as
+/// it came (a line batch with a change becomes an entry batch).
+pub(super) fn rewrite(
+    batch: Batch,
+    mut change: impl FnMut(Vec<Field<'_>>, &mut Vec<u8>) -> bool,
+) -> Batch {
+    let mut out = Vec::with_capacity(batch.byte_len() + 64);
+    let mut any = false;
+    match &batch.records {
+        Records::Lines { data, time } => {
+            for line in data.split_inclusive(|c| *c == b'\n') {
+                let line = line.strip_suffix(b"\n").unwrap_or(line);
+                let mut message = Vec::new();
+                write::str(&mut message, line);
+                let fields: Vec<Field<'_>> = vec![(b"message".as_slice().into(), message.into())];
+                write::array_len(&mut out, 2);
+                write::event_time(&mut out, time.secs, time.nanos);
+                if change(fields.clone(), &mut out) {
+                    any = true;
+                } else {
+                    write_map(&mut out, &fields);
+                }
+            }
+        }
+        Records::Entries(data) => {
+            let mut r = Reader::new(data);
+            while !r.is_empty() {
+                let entry = r.pos();
+                let parts = r.read_array_len().ok().filter(|n| *n >= 2).and_then(|n| {
+                    let time = r.pos();
+                    EventTime::read(&mut r).ok()?;
+                    let record = r.pos();
+                    r.skip().ok()?;
+                    let end = r.pos();
+                    for _ in 2..n {
+                        r.skip().ok()?;
+                    }
+                    Some((time, record, end))
+                });
+                // a payload that does not decode passes as it came
+                let Some((time, record, end)) = parts else {
+                    return batch;
+                };
+                let mark = out.len();
+                write::array_len(&mut out, 2);
+                out.extend_from_slice(&data[time..record]);
+                let changed = map_fields(&data[record..end]).is_some_and(|f| change(f, &mut out));
+                if changed {
+                    any = true;
+                } else {
+                    out.truncate(mark);
+                    out.extend_from_slice(&data[entry..r.pos()]);
+                }
+            }
+        }
+    }
+    if !any {
+        return batch;
+    }
+    Batch {
+        records: Records::Entries(out.into()),
+        ..batch
+    }
 }

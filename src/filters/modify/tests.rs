@@ -2,6 +2,9 @@ use bytes::Bytes;
 
 use super::*;
 use crate::ack::{AckHandle, AckOutcome};
+use crate::event::{EventTime, Records};
+use crate::filters::field::map_fields;
+use crate::protocol::msgpack::{Reader, Value};
 
 fn filter(toml: &str) -> ModifyFilter {
     let config: ModifyConfig = toml::from_str(toml).unwrap();
