@@ -9,6 +9,7 @@ use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
 use crate::filters::grep::{GrepConfig, GrepFilter};
 use crate::filters::modify::{ModifyConfig, ModifyFilter};
+use crate::filters::parser::{ParserConfig, ParserFilter};
 use crate::filters::rewrite_tag::{RewriteTagConfig, RewriteTagFilter};
 use crate::metrics::Registry;
 use crate::router::{Filter, TagPattern};
@@ -279,17 +280,19 @@ pub fn build_sink(
 pub enum FilterKind {
     Grep(GrepConfig),
     Modify(ModifyConfig),
+    Parser(ParserConfig),
     RewriteTag(RewriteTagConfig),
 }
 
 /// Known filter `type` names, for error messages.
-const KNOWN_FILTERS: &str = "grep, modify, rewrite_tag";
+const KNOWN_FILTERS: &str = "grep, modify, parser, rewrite_tag";
 
 /// The typed config of a filter of `type = name`.
 pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
     Ok(match name {
         "grep" => FilterKind::Grep(table.parse()?),
         "modify" => FilterKind::Modify(table.parse()?),
+        "parser" => FilterKind::Parser(table.parse()?),
         "rewrite_tag" => FilterKind::RewriteTag(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN_FILTERS)),
     })
@@ -305,6 +308,7 @@ impl FilterKind {
         match self {
             FilterKind::Grep(c) => c.validate(),
             FilterKind::Modify(c) => c.validate(),
+            FilterKind::Parser(c) => c.validate(),
             FilterKind::RewriteTag(c) => c.validate(),
         }
     }
@@ -320,6 +324,7 @@ pub fn build_filter(
     Ok(match kind {
         FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
         FilterKind::Modify(c) => std::sync::Arc::new(ModifyFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Parser(c) => std::sync::Arc::new(ParserFilter::new(name, pattern, c, metrics)?),
         FilterKind::RewriteTag(c) => {
             std::sync::Arc::new(RewriteTagFilter::new(name, pattern, c, metrics)?)
         }

@@ -119,6 +119,10 @@ fn sections() -> Vec<Section> {
             "Filters > `modify`",
             probe::<crate::filters::modify::ModifyConfig>(),
         ),
+        section(
+            "Filters > `parser`",
+            probe::<crate::filters::parser::ParserConfig>(),
+        ),
         rewrite_tag,
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
