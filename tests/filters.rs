@@ -482,7 +482,10 @@ rules = [{ field = "message", regex = ".", tag = "alert" }]
     );
     let unknown = "\n[filters.x]\ntype = \"lua\"\nmatch = \"**\"\n";
     let (_, err) = validate(&format!("{generator}{unknown}{sink}"));
-    assert!(err.contains("grep, modify, parser, rewrite_tag"), "{err}");
+    assert!(
+        err.contains("grep, modify, parser, rewrite_tag, sample, throttle"),
+        "{err}"
+    );
 }
 
 /// An nginx access log written by the test, tailed, parsed with the
@@ -565,4 +568,69 @@ format = "json"
         got.into_iter().collect::<Vec<_>>(),
         (0..total).step_by(2).collect::<Vec<_>>()
     );
+}
+
+/// sample and throttle: what they keep arrives exactly once, what they
+/// drop is counted, the two add up to what was sent, and every request
+/// is answered (its dropped records settled with it).
+#[test]
+fn sample_and_throttle_keep_and_count_every_record_once() {
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+
+[filters.some]
+type = "sample"
+match = "sampled"
+rate = 3
+key = "message"
+
+[filters.slow]
+type = "throttle"
+match = "throttled"
+rate = 250
+window = "1h"
+
+[sinks.unified]
+type = "file"
+match = "**"
+path = "{dir}/unified.log"
+"#,
+    );
+    let addr = lf.http_addr("in");
+    for r in 0..10 {
+        for tag in ["sampled", "throttled"] {
+            let body: String = (r * 100..(r + 1) * 100)
+                .map(|i| format!("{tag}-{i}\n"))
+                .collect();
+            let status = post(addr, &format!("/{tag}"), &body);
+            assert!(status.contains(" 200"), "{tag} {r}: {status}");
+        }
+    }
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let lines = read_lines(&lf.path("unified.log"));
+    let sampled = numbers(&lines, "sampled");
+    let throttled = numbers(&lines, "throttled");
+    assert_eq!(
+        throttled,
+        (0..250).collect::<Vec<_>>(),
+        "the first 250, once each"
+    );
+    let mut distinct = sampled.clone();
+    distinct.dedup();
+    assert_eq!(distinct.len(), sampled.len(), "a sampled record twice");
+    assert!(
+        (200..480).contains(&sampled.len()),
+        "{} of 1000 sampled",
+        sampled.len()
+    );
+    let dropped = |f: &str| {
+        lf.final_counter(&format!(
+            "logferry_filter_dropped_records_total{{filter=\"{f}\"}}"
+        ))
+    };
+    assert_eq!(sampled.len() as u64 + dropped("some"), 1000);
+    assert_eq!(dropped("slow"), 750);
 }

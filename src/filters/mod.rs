@@ -14,6 +14,8 @@ pub mod modify;
 pub mod parser;
 mod records;
 pub mod rewrite_tag;
+pub mod sample;
+pub mod throttle;
 pub mod value;
 
 use crate::metrics::{Counter, Registry};

@@ -11,6 +11,8 @@ use crate::filters::grep::{GrepConfig, GrepFilter};
 use crate::filters::modify::{ModifyConfig, ModifyFilter};
 use crate::filters::parser::{ParserConfig, ParserFilter};
 use crate::filters::rewrite_tag::{RewriteTagConfig, RewriteTagFilter};
+use crate::filters::sample::{SampleConfig, SampleFilter};
+use crate::filters::throttle::{ThrottleConfig, ThrottleFilter};
 use crate::metrics::Registry;
 use crate::router::{Filter, TagPattern};
 use crate::sinks::counter::{CounterSink, CounterSinkConfig};
@@ -282,10 +284,12 @@ pub enum FilterKind {
     Modify(ModifyConfig),
     Parser(ParserConfig),
     RewriteTag(RewriteTagConfig),
+    Sample(SampleConfig),
+    Throttle(ThrottleConfig),
 }
 
 /// Known filter `type` names, for error messages.
-const KNOWN_FILTERS: &str = "grep, modify, parser, rewrite_tag";
+const KNOWN_FILTERS: &str = "grep, modify, parser, rewrite_tag, sample, throttle";
 
 /// The typed config of a filter of `type = name`.
 pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
@@ -294,6 +298,8 @@ pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind,
         "modify" => FilterKind::Modify(table.parse()?),
         "parser" => FilterKind::Parser(table.parse()?),
         "rewrite_tag" => FilterKind::RewriteTag(table.parse()?),
+        "sample" => FilterKind::Sample(table.parse()?),
+        "throttle" => FilterKind::Throttle(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN_FILTERS)),
     })
 }
@@ -310,6 +316,8 @@ impl FilterKind {
             FilterKind::Modify(c) => c.validate(),
             FilterKind::Parser(c) => c.validate(),
             FilterKind::RewriteTag(c) => c.validate(),
+            FilterKind::Sample(c) => c.validate(),
+            FilterKind::Throttle(c) => c.validate(),
         }
     }
 }
@@ -327,6 +335,10 @@ pub fn build_filter(
         FilterKind::Parser(c) => std::sync::Arc::new(ParserFilter::new(name, pattern, c, metrics)?),
         FilterKind::RewriteTag(c) => {
             std::sync::Arc::new(RewriteTagFilter::new(name, pattern, c, metrics)?)
+        }
+        FilterKind::Sample(c) => std::sync::Arc::new(SampleFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Throttle(c) => {
+            std::sync::Arc::new(ThrottleFilter::new(name, pattern, c, metrics)?)
         }
     })
 }

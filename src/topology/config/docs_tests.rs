@@ -124,6 +124,14 @@ fn sections() -> Vec<Section> {
             probe::<crate::filters::parser::ParserConfig>(),
         ),
         rewrite_tag,
+        section(
+            "Filters > `sample`",
+            probe::<crate::filters::sample::SampleConfig>(),
+        ),
+        section(
+            "Filters > `throttle`",
+            probe::<crate::filters::throttle::ThrottleConfig>(),
+        ),
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
         section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),
