@@ -91,11 +91,14 @@ path = "{dir}/unified.log"
         "only the unfiltered tag's"
     );
     let total = (requests * per * 3 + 2) as u64;
-    let seen =
-        |f: &str| lf.final_counter(&format!("logferry_filter_records_total{{filter=\"{f}\"}}"));
+    let seen = |f: &str| {
+        lf.final_counter(&format!(
+            "logferry_filter_records_total{{component=\"{f}\",component_type=\"grep\"}}"
+        ))
+    };
     let dropped = |f: &str| {
         lf.final_counter(&format!(
-            "logferry_filter_dropped_records_total{{filter=\"{f}\"}}"
+            "logferry_filter_dropped_records_total{{component=\"{f}\",component_type=\"grep\"}}"
         ))
     };
     assert_eq!(seen("z_first"), total, "{}", lf.log_text());
@@ -155,7 +158,9 @@ fn a_tail_source_moves_past_filtered_lines_and_loses_no_kept_one_at_a_kill() {
     assert!(lf.stop().success(), "{}", lf.log_text());
     assert_exactly(&read_lines(&out), "keep", 2000);
     assert_eq!(
-        lf.final_counter("logferry_filter_dropped_records_total{filter=\"quiet\"}"),
+        lf.final_counter(
+            "logferry_filter_dropped_records_total{component=\"quiet\",component_type=\"grep\"}"
+        ),
         12_000
     );
 
@@ -164,7 +169,9 @@ fn a_tail_source_moves_past_filtered_lines_and_loses_no_kept_one_at_a_kill() {
     std::thread::sleep(Duration::from_millis(1500));
     assert!(idle.stop().success(), "{}", idle.log_text());
     assert_eq!(
-        idle.final_counter("logferry_filter_records_total{filter=\"quiet\"}"),
+        idle.final_counter(
+            "logferry_filter_records_total{component=\"quiet\",component_type=\"grep\"}"
+        ),
         0,
         "lines read again after a restart"
     );
@@ -323,7 +330,9 @@ format = "json"
     }
     assert_exactly(&got, "keep", 3000);
     assert_eq!(
-        lf.final_counter("logferry_filter_records_total{filter=\"enrich\"}"),
+        lf.final_counter(
+            "logferry_filter_records_total{component=\"enrich\",component_type=\"modify\"}"
+        ),
         3000,
         "only what the grep filter kept reaches the next filter"
     );
@@ -422,12 +431,14 @@ path = "{dir}/audit.log"
         every(&[3])
     );
     assert_eq!(
-        lf.final_counter("logferry_filter_records_total{filter=\"before\"}"),
+        lf.final_counter(
+            "logferry_filter_records_total{component=\"before\",component_type=\"grep\"}"
+        ),
         0,
         "a filter before the rewrite saw the new tag"
     );
     assert_eq!(
-        lf.final_counter("logferry_filter_retagged_records_total{filter=\"alerts\"}"),
+        lf.final_counter("logferry_filter_retagged_records_total{component=\"alerts\",component_type=\"rewrite_tag\"}"),
         (n / 2) as u64
     );
 }
@@ -626,11 +637,11 @@ path = "{dir}/unified.log"
         "{} of 1000 sampled",
         sampled.len()
     );
-    let dropped = |f: &str| {
+    let dropped = |f: &str, kind: &str| {
         lf.final_counter(&format!(
-            "logferry_filter_dropped_records_total{{filter=\"{f}\"}}"
+            "logferry_filter_dropped_records_total{{component=\"{f}\",component_type=\"{kind}\"}}"
         ))
     };
-    assert_eq!(sampled.len() as u64 + dropped("some"), 1000);
-    assert_eq!(dropped("slow"), 750);
+    assert_eq!(sampled.len() as u64 + dropped("some", "sample"), 1000);
+    assert_eq!(dropped("slow", "throttle"), 750);
 }

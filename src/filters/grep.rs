@@ -122,8 +122,8 @@ impl GrepFilter {
             include: rules(&config.include, "include")?,
             exclude: rules(&config.exclude, "exclude")?,
             op: config.op,
-            records: super::records_counter(metrics, name),
-            dropped: super::dropped_counter(metrics, name),
+            records: super::records_counter(metrics, name, "grep"),
+            dropped: super::dropped_counter(metrics, name, "grep"),
         })
     }
 

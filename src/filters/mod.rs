@@ -20,20 +20,21 @@ pub mod value;
 
 use crate::metrics::{Counter, Registry};
 
-/// Records that reached filter `name`.
-fn records_counter(metrics: &Registry, name: &str) -> Counter {
+/// Records that reached filter `name` of type `kind`.
+fn records_counter(metrics: &Registry, name: &str, kind: &'static str) -> Counter {
     metrics.counter(
         "logferry_filter_records_total",
         "Records that reached the filter.",
-        &[("filter", name)],
+        &[("component", name), ("component_type", kind)],
     )
 }
 
-/// Records filter `name` dropped on purpose (settled as filtered).
-fn dropped_counter(metrics: &Registry, name: &str) -> Counter {
+/// Records filter `name` of type `kind` dropped on purpose (settled as
+/// filtered).
+fn dropped_counter(metrics: &Registry, name: &str, kind: &'static str) -> Counter {
     metrics.counter(
         "logferry_filter_dropped_records_total",
         "Records the filter dropped on purpose; they are acknowledged with their batch.",
-        &[("filter", name)],
+        &[("component", name), ("component_type", kind)],
     )
 }

@@ -116,7 +116,7 @@ impl ModifyFilter {
             set: templates(&config.set, "set")?,
             set_if_missing: templates(&config.set_if_missing, "set_if_missing")?,
             hostname: crate::format::hostname(),
-            records: super::records_counter(metrics, name),
+            records: super::records_counter(metrics, name, "modify"),
         })
     }
 

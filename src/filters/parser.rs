@@ -87,11 +87,11 @@ impl ParserFilter {
             parser: Parser::new(config.format, config.regex.as_deref())?,
             reserve_data: config.reserve_data,
             preserve_key: config.preserve_key,
-            records: super::records_counter(metrics, name),
+            records: super::records_counter(metrics, name, "parser"),
             failed: metrics.counter(
                 "logferry_filter_parse_failed_records_total",
                 "Records whose field a parser filter could not parse (missing, not text, or not in the format); they go on unchanged.",
-                &[("filter", name)],
+                &[("component", name), ("component_type", "parser")],
             ),
         })
     }

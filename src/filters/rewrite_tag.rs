@@ -105,11 +105,11 @@ impl RewriteTagFilter {
             rules: rules(&config.rules)?,
             keep: config.keep,
             hostname: crate::format::hostname(),
-            records: super::records_counter(metrics, name),
+            records: super::records_counter(metrics, name, "rewrite_tag"),
             retagged: metrics.counter(
                 "logferry_filter_retagged_records_total",
                 "Records a rewrite_tag filter gave a new tag.",
-                &[("filter", name)],
+                &[("component", name), ("component_type", "rewrite_tag")],
             ),
         })
     }

@@ -82,8 +82,8 @@ impl SampleFilter {
             rate: config.rate,
             key: config.key.as_deref().map(FieldPath::parse).transpose()?,
             seen: AtomicU64::new(0),
-            records: super::records_counter(metrics, name),
-            dropped: super::dropped_counter(metrics, name),
+            records: super::records_counter(metrics, name, "sample"),
+            dropped: super::dropped_counter(metrics, name, "sample"),
         })
     }
 

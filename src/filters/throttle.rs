@@ -94,8 +94,8 @@ impl ThrottleFilter {
             window: config.window,
             key: config.key.as_deref().map(FieldPath::parse).transpose()?,
             groups: Mutex::new(HashMap::new()),
-            records: super::records_counter(metrics, name),
-            dropped: super::dropped_counter(metrics, name),
+            records: super::records_counter(metrics, name, "throttle"),
+            dropped: super::dropped_counter(metrics, name, "throttle"),
         })
     }
 
