@@ -645,3 +645,93 @@ path = "{dir}/unified.log"
     assert_eq!(sampled.len() as u64 + dropped("some", "sample"), 1000);
     assert_eq!(dropped("slow", "throttle"), 750);
 }
+
+/// rewrite_tag with `keep`, then modify on the new tag, from a tailed
+/// file into two sinks, through a kill -9 and a restart: every line
+/// arrives at least once in the sink of its original tag, every matching
+/// line at least once, with its new field, in the sink of its new tag,
+/// and nothing anywhere else.
+#[test]
+fn retagged_copies_survive_a_kill_9_at_least_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let cfg = format!(
+        r#"
+[sources.tail]
+type = "tail"
+paths = ["{d}/logs/*.log"]
+tag = "app.web"
+read_from_head = true
+refresh_interval = "100ms"
+poll_interval = "50ms"
+checkpoint_dir = "{d}/state"
+
+[filters.copy_errors]
+type = "rewrite_tag"
+match = "app.**"
+keep = true
+rules = [{{ field = "message", regex = "^error-", tag = "alert" }}]
+
+[filters.mark]
+type = "modify"
+match = "alert"
+set = {{ alerted = "yes" }}
+
+[sinks.all]
+type = "file"
+match = "app.**"
+path = "{d}/all.log"
+
+[sinks.alerts]
+type = "file"
+match = "alert"
+path = "{d}/alerts.log"
+format = "json"
+"#,
+        d = dir.path().display()
+    );
+    let total = 40_000;
+    let text: String = (0..total)
+        .map(|i| {
+            let kind = if i % 5 == 0 { "error" } else { "info" };
+            format!("{kind}-{i}\n")
+        })
+        .collect();
+    let live = logs.join("app.log");
+    let all = dir.path().join("all.log");
+    let alerts = dir.path().join("alerts.log");
+    let mut lf = Logferry::start(&cfg);
+    append(&live, &text.as_bytes()[..text.len() / 2]);
+    wait_for_lines(&all, 3000, Duration::from_secs(30));
+    lf.kill();
+    append(&live, &text.as_bytes()[text.len() / 2..]);
+    let mut again = Logferry::start(&cfg);
+    let alerted = |lines: &[String]| -> std::collections::BTreeSet<usize> {
+        lines
+            .iter()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                assert_eq!(v["tag"], "alert", "{l}");
+                assert_eq!(v["record"]["alerted"], "yes", "{l}");
+                let m = v["record"]["message"].as_str().unwrap();
+                m.strip_prefix("error-").unwrap().parse().unwrap()
+            })
+            .collect()
+    };
+    let whole = |lines: &[String]| -> std::collections::BTreeSet<usize> {
+        lines
+            .iter()
+            .map(|l| l.split_once('-').unwrap().1.parse().unwrap())
+            .collect()
+    };
+    wait_until("every line in both sinks", Duration::from_secs(60), || {
+        whole(&read_lines(&all)).len() >= total && alerted(&read_lines(&alerts)).len() >= total / 5
+    });
+    assert!(again.stop().success(), "{}", again.log_text());
+    assert_eq!(whole(&read_lines(&all)), (0..total).collect());
+    assert_eq!(
+        alerted(&read_lines(&alerts)),
+        (0..total).step_by(5).collect()
+    );
+}
