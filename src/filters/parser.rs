@@ -12,8 +12,8 @@
 use serde::Deserialize;
 
 use super::field::{write_map, Field};
-use super::records::rewrite;
-use crate::event::Batch;
+use super::records::{rewrite_timed, Change};
+use crate::event::{Batch, EventTime};
 use crate::metrics::{Counter, Registry};
 use crate::protocol::msgpack::{Reader, Value};
 use crate::router::{Filter, TagPattern};
@@ -44,6 +44,15 @@ pub struct ParserConfig {
     /// Keep the parsed field itself too. Default false.
     #[serde(default)]
     pub preserve_key: bool,
+    /// A parsed field that holds the record's time: a string read with
+    /// `time_format`, or a number of seconds since the epoch.
+    pub time_key: Option<String>,
+    /// How `time_key` is written, in strptime notation (chrono's), e.g.
+    /// `"%d/%b/%Y:%H:%M:%S %z"`; without a zone (`%z`) the time is UTC.
+    pub time_format: Option<String>,
+    /// Keep the `time_key` field among the fields too. Default false.
+    #[serde(default)]
+    pub time_keep: bool,
 }
 
 fn default_key() -> String {
@@ -52,6 +61,17 @@ fn default_key() -> String {
 
 impl ParserConfig {
     pub fn validate(&self) -> Result<(), String> {
+        if self.time_key.is_none() && (self.time_format.is_some() || self.time_keep) {
+            return Err("`time_format` and `time_keep` go with `time_key`".into());
+        }
+        if let Some(f) = &self.time_format {
+            // chrono reports a bad directive only when parsing: try one
+            let bad = chrono::format::StrftimeItems::new(f)
+                .any(|i| matches!(i, chrono::format::Item::Error));
+            if bad {
+                return Err(format!("time_format {f:?}: not a strptime format"));
+            }
+        }
         Parser::new(self.format, self.regex.as_deref()).map(|_| ())
     }
 }
@@ -66,11 +86,17 @@ pub struct ParserFilter {
     parser: Parser,
     reserve_data: bool,
     preserve_key: bool,
+    time_key: Option<Vec<u8>>,
+    time_format: Option<String>,
+    time_keep: bool,
     /// Records that reached the filter.
     records: Counter,
     /// Records whose field did not parse (or was missing, or not text):
     /// passed on unchanged.
     failed: Counter,
+    /// Parsed records whose `time_key` was missing or not a time: they
+    /// keep the time they had.
+    bad_time: Counter,
 }
 
 impl ParserFilter {
@@ -87,41 +113,61 @@ impl ParserFilter {
             parser: Parser::new(config.format, config.regex.as_deref())?,
             reserve_data: config.reserve_data,
             preserve_key: config.preserve_key,
+            time_key: config.time_key.as_ref().map(|k| k.as_bytes().to_vec()),
+            time_format: config.time_format.clone(),
+            time_keep: config.time_keep,
             records: super::records_counter(metrics, name, "parser"),
             failed: metrics.counter(
                 "logferry_filter_parse_failed_records_total",
                 "Records whose field a parser filter could not parse (missing, not text, or not in the format); they go on unchanged.",
                 &[("component", name), ("component_type", "parser")],
             ),
+            bad_time: metrics.counter(
+                "logferry_filter_bad_time_records_total",
+                "Records a parser filter parsed whose time_key was missing or not a time in time_format; they keep the time they had.",
+                &[("component", name), ("component_type", "parser")],
+            ),
         })
     }
 
-    /// Writes the record's new map into `out`; false if the field does not
-    /// parse (nothing written).
-    fn parse(&self, fields: Vec<Field<'_>>, out: &mut Vec<u8>) -> bool {
+    /// Writes the record's new map into `out`, or nothing if the field
+    /// does not parse.
+    fn parse(&self, fields: Vec<Field<'_>>, out: &mut Vec<u8>) -> Change {
         let Some(i) = fields.iter().position(|(k, _)| k.as_ref() == self.key) else {
             self.failed.inc();
-            return false;
+            return Change::Kept;
         };
         let text = match Reader::new(&fields[i].1).read() {
             Ok(Value::Str(t) | Value::Bin(t)) => t,
             _ => {
                 self.failed.inc();
-                return false;
+                return Change::Kept;
             }
         };
         let mut parsed = Vec::new();
         let Some(n) = self.parser.parse(text, &mut parsed) else {
             self.failed.inc();
-            return false;
+            return Change::Kept;
         };
         let mut pairs = match super::field::map_fields(&parsed) {
             Some(p) if p.len() == n => p,
             _ => {
                 self.failed.inc();
-                return false;
+                return Change::Kept;
             }
         };
+        let mut time = None;
+        if let Some(key) = &self.time_key {
+            let at = pairs.iter().position(|(k, _)| k.as_ref() == key.as_slice());
+            time = at.and_then(|j| self.time_of(&pairs[j].1));
+            match (time, at) {
+                (None, _) => self.bad_time.inc(),
+                (Some(_), Some(j)) if !self.time_keep => {
+                    pairs.remove(j);
+                }
+                _ => {}
+            }
+        }
         let taken = |k: &[u8], pairs: &[Field<'_>]| pairs.iter().any(|(p, _)| p.as_ref() == k);
         let mut result: Vec<Field<'_>> = Vec::with_capacity(fields.len() + n);
         for (j, (k, v)) in fields.iter().enumerate() {
@@ -136,7 +182,36 @@ impl ParserFilter {
         }
         result.append(&mut pairs);
         write_map(out, &result);
-        true
+        match time {
+            Some(t) => Change::ChangedAt(t),
+            None => Change::Changed,
+        }
+    }
+
+    /// The time an encoded value stands for: a string in `time_format`,
+    /// or a number of seconds since the epoch.
+    fn time_of(&self, encoded: &[u8]) -> Option<EventTime> {
+        let (secs, nanos) = match Reader::new(encoded).read().ok()? {
+            Value::Str(t) | Value::Bin(t) => {
+                let text = std::str::from_utf8(t).ok()?;
+                let format = self.time_format.as_deref()?;
+                let at = chrono::DateTime::parse_from_str(text, format)
+                    .map(|t| t.to_utc())
+                    .or_else(|_| {
+                        chrono::NaiveDateTime::parse_from_str(text, format).map(|t| t.and_utc())
+                    })
+                    .ok()?;
+                (at.timestamp(), at.timestamp_subsec_nanos())
+            }
+            Value::UInt(u) => (i64::try_from(u).ok()?, 0),
+            Value::Int(i) => (i, 0),
+            Value::Float(f) if f.is_finite() && f >= 0.0 => (
+                f.trunc() as i64,
+                ((f.fract() * 1e9) as u32).min(999_999_999),
+            ),
+            _ => return None,
+        };
+        Some(EventTime::new(u32::try_from(secs).ok()?, nanos))
     }
 }
 
@@ -158,7 +233,7 @@ impl ParserFilter {
     /// The batch with every record's field parsed where it parses.
     pub fn filter(&self, batch: Batch) -> Batch {
         self.records.add(batch.count as u64);
-        rewrite(batch, |fields, out| self.parse(fields, out))
+        rewrite_timed(batch, |fields, out| self.parse(fields, out))
     }
 }
 

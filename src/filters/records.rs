@@ -182,6 +182,33 @@ pub(super) fn rewrite(
     batch: Batch,
     mut change: impl FnMut(Vec<Field<'_>>, &mut Vec<u8>) -> bool,
 ) -> Batch {
+    rewrite_timed(batch, |fields, out| match change(fields, out) {
+        true => Change::Changed,
+        false => Change::Kept,
+    })
+}
+
+/// What [`rewrite_timed`]'s `change` did with a record.
+pub(super) enum Change {
+    /// Nothing written: the record goes on as it was.
+    Kept,
+    /// Its new map was written.
+    Changed,
+    /// Its new map was written, and it takes this time.
+    ChangedAt(EventTime),
+}
+
+/// Like [`rewrite`], where a change may also give the record a new time.
+pub(super) fn rewrite_timed(
+    batch: Batch,
+    mut change: impl FnMut(Vec<Field<'_>>, &mut Vec<u8>) -> Change,
+) -> Batch {
+    // puts `t` in place of the encoded time at `at..end` of `out`
+    let retime = |out: &mut Vec<u8>, at: usize, end: usize, t: EventTime| {
+        let mut time = Vec::with_capacity(10);
+        write::event_time(&mut time, t.secs, t.nanos);
+        out.splice(at..end, time);
+    };
     let mut out = Vec::with_capacity(batch.byte_len() + 64);
     let mut any = false;
     match &batch.records {
@@ -192,11 +219,16 @@ pub(super) fn rewrite(
                 write::str(&mut message, line);
                 let fields: Vec<Field<'_>> = vec![(b"message".as_slice().into(), message.into())];
                 write::array_len(&mut out, 2);
+                let at = out.len();
                 write::event_time(&mut out, time.secs, time.nanos);
-                if change(fields.clone(), &mut out) {
-                    any = true;
-                } else {
-                    write_map(&mut out, &fields);
+                let end = out.len();
+                match change(fields.clone(), &mut out) {
+                    Change::Kept => write_map(&mut out, &fields),
+                    Change::Changed => any = true,
+                    Change::ChangedAt(t) => {
+                        any = true;
+                        retime(&mut out, at, end, t);
+                    }
                 }
             }
         }
@@ -221,13 +253,23 @@ pub(super) fn rewrite(
                 };
                 let mark = out.len();
                 write::array_len(&mut out, 2);
+                let at = out.len();
                 out.extend_from_slice(&data[time..record]);
-                let changed = map_fields(&data[record..end]).is_some_and(|f| change(f, &mut out));
-                if changed {
-                    any = true;
-                } else {
-                    out.truncate(mark);
-                    out.extend_from_slice(&data[entry..r.pos()]);
+                let time_end = out.len();
+                let changed = match map_fields(&data[record..end]) {
+                    Some(f) => change(f, &mut out),
+                    None => Change::Kept,
+                };
+                match changed {
+                    Change::Kept => {
+                        out.truncate(mark);
+                        out.extend_from_slice(&data[entry..r.pos()]);
+                    }
+                    Change::Changed => any = true,
+                    Change::ChangedAt(t) => {
+                        any = true;
+                        retime(&mut out, at, time_end, t);
+                    }
                 }
             }
         }

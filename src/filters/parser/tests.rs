@@ -165,3 +165,72 @@ fn bad_tables_are_config_errors() {
     assert!(bad("format = 'json'\nregex = 'x'").contains("only"));
     assert!(toml::from_str::<ParserConfig>("format = 'xml'").is_err());
 }
+
+/// Each record's time and fields.
+fn timed(batch: &Batch) -> Vec<(EventTime, serde_json::Value)> {
+    let mut times = Vec::new();
+    batch.for_each_record(|t, _| times.push(t)).unwrap();
+    times.into_iter().zip(show_any_time(batch)).collect()
+}
+
+/// Like [`show`], for records of any time.
+fn show_any_time(batch: &Batch) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    batch
+        .for_each_record(|_, r| {
+            let RecordRef::Map(m) = r else {
+                panic!("a line")
+            };
+            let mut obj = serde_json::Map::new();
+            for (k, v) in map_fields(m).unwrap() {
+                let v = match Reader::new(&v).read().unwrap() {
+                    Value::Str(s) => serde_json::Value::from(String::from_utf8_lossy(s)),
+                    other => format!("{other:?}").into(),
+                };
+                obj.insert(String::from_utf8_lossy(&k).into(), v);
+            }
+            out.push(obj.into());
+        })
+        .unwrap();
+    out
+}
+
+#[test]
+fn time_key_sets_the_record_time_with_and_without_a_zone() {
+    let f = filter("format = 'nginx'\ntime_key = 'time'\ntime_format = '%d/%b/%Y:%H:%M:%S %z'");
+    let out = f.filter(lines(
+        "1.2.3.4 - - [27/Nov/2026:10:00:00 +0200] \"GET / HTTP/1.1\" 200 1 \"-\" \"c\"\n\
+         1.2.3.4 - - [not a time] \"GET / HTTP/1.1\" 200 1 \"-\" \"c\"\n",
+    ));
+    let got = timed(&out);
+    // 2026-11-27T08:00:00Z
+    assert_eq!(got[0].0, EventTime::new(1_795_766_400, 0));
+    assert!(got[0].1.get("time").is_none(), "time_keep is false");
+    assert_eq!(
+        got[1].0,
+        EventTime::new(3, 4),
+        "a bad time keeps the old one"
+    );
+    assert_eq!(got[1].1["time"], "not a time");
+    assert_eq!(f.bad_time.get(), 1);
+    let f = filter(
+        "format = 'json'\ntime_key = 't'\ntime_format = '%Y-%m-%dT%H:%M:%S%.f'\ntime_keep = true",
+    );
+    let out = f.filter(lines(
+        "{\"t\": \"2026-11-27T08:00:00.250\", \"a\": \"b\"}\n{\"t\": 1795766401}\n",
+    ));
+    let got = timed(&out);
+    assert_eq!(got[0].0, EventTime::new(1_795_766_400, 250_000_000));
+    assert_eq!(got[0].1["t"], "2026-11-27T08:00:00.250", "time_keep");
+    assert_eq!(got[1].0, EventTime::new(1_795_766_401, 0), "epoch seconds");
+}
+
+#[test]
+fn time_options_without_time_key_or_with_a_bad_format_are_errors() {
+    let bad = |t: &str| {
+        let c: ParserConfig = toml::from_str(t).unwrap();
+        c.validate().unwrap_err()
+    };
+    assert!(bad("format = 'json'\ntime_format = '%s'").contains("time_key"));
+    assert!(bad("format = 'json'\ntime_key = 't'\ntime_format = '%Q'").contains("strptime"));
+}
