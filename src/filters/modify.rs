@@ -1,4 +1,5 @@
-//! `type = "modify"`: sets, removes and renames top-level fields
+//! `type = "modify"`: keeps, removes, renames, copies and sets top-level
+//! fields
 //! (Fluent Bit's `modify` filter, Fluentd's `record_transformer`).
 //!
 //! ```toml
@@ -27,10 +28,12 @@ use crate::protocol::msgpack::write;
 use crate::router::{Filter, TagPattern};
 
 /// The keys of a modify filter's table. They apply in this order:
-/// `remove`, `rename`, `set`, `set_if_missing`.
+/// `keep_only`, `remove`, `rename`, `copy`, `set`, `set_if_missing`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModifyConfig {
+    /// Delete every field but these (when given).
+    pub keep_only: Option<Vec<String>>,
     /// Fields to delete.
     #[serde(default)]
     pub remove: Vec<String>,
@@ -38,6 +41,10 @@ pub struct ModifyConfig {
     /// is replaced.
     #[serde(default)]
     pub rename: BTreeMap<String, String>,
+    /// `{ FROM = "TO" }`: fields to copy; a field already named `TO` is
+    /// replaced.
+    #[serde(default)]
+    pub copy: BTreeMap<String, String>,
     /// `{ FIELD = "VALUE" }`: fields to set (added, or replaced), as
     /// strings; `${tag}`, `${tag[N]}` and `${hostname}` are filled in.
     #[serde(default)]
@@ -49,13 +56,16 @@ pub struct ModifyConfig {
 
 impl ModifyConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.remove.is_empty()
+        if self.keep_only.is_none()
+            && self.remove.is_empty()
             && self.rename.is_empty()
+            && self.copy.is_empty()
             && self.set.is_empty()
             && self.set_if_missing.is_empty()
         {
             return Err(
-                "a modify filter needs `remove`, `rename`, `set` or `set_if_missing`".into(),
+                "a modify filter needs `keep_only`, `remove`, `rename`, `copy`, `set` or `set_if_missing`"
+                    .into(),
             );
         }
         templates(&self.set, "set")?;
@@ -83,8 +93,10 @@ pub struct ModifyFilter {
     name: String,
     /// Which tags it applies to.
     pattern: TagPattern,
+    keep_only: Option<Vec<Vec<u8>>>,
     remove: Vec<Vec<u8>>,
     rename: Vec<(Vec<u8>, Vec<u8>)>,
+    copy: Vec<(Vec<u8>, Vec<u8>)>,
     set: Vec<(Vec<u8>, ValueTemplate)>,
     set_if_missing: Vec<(Vec<u8>, ValueTemplate)>,
     /// Filled in for `${hostname}`, read once.
@@ -103,6 +115,15 @@ impl ModifyFilter {
         Ok(ModifyFilter {
             name: name.to_string(),
             pattern,
+            keep_only: config
+                .keep_only
+                .as_ref()
+                .map(|k| k.iter().map(|f| f.as_bytes().to_vec()).collect()),
+            copy: config
+                .copy
+                .iter()
+                .map(|(a, b)| (a.as_bytes().to_vec(), b.as_bytes().to_vec()))
+                .collect(),
             remove: config
                 .remove
                 .iter()
@@ -128,6 +149,9 @@ impl ModifyFilter {
         if_missing: &'a [(Vec<u8>, Vec<u8>)],
     ) -> Option<Vec<Field<'a>>> {
         let before = fields.len();
+        if let Some(keep) = &self.keep_only {
+            fields.retain(|(k, _)| keep.iter().any(|f| f.as_slice() == k.as_ref()));
+        }
         fields.retain(|(k, _)| !self.remove.iter().any(|r| r.as_slice() == k.as_ref()));
         let mut changed = fields.len() != before;
         for (old, new) in &self.rename {
@@ -141,6 +165,17 @@ impl ModifyFilter {
                     .position(|(k, _)| k.as_ref() == old.as_slice())
                     .unwrap_or(i);
                 fields[i].0 = std::borrow::Cow::Owned(new.clone());
+                changed = true;
+            }
+        }
+        for (from, to) in &self.copy {
+            if let Some(i) = fields
+                .iter()
+                .position(|(k, _)| k.as_ref() == from.as_slice())
+            {
+                let value = fields[i].1.clone();
+                fields.retain(|(k, _)| k.as_ref() != to.as_slice());
+                fields.push((std::borrow::Cow::Owned(to.clone()), value));
                 changed = true;
             }
         }

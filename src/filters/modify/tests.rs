@@ -157,3 +157,17 @@ fn bad_tables_are_config_errors() {
     assert!(bad("set = { a = '${tag' }").contains("closing"));
     assert!(toml::from_str::<ModifyConfig>("add = { a = 'x' }").is_err());
 }
+
+#[test]
+fn keep_only_then_copy() {
+    let f = filter("keep_only = ['a', 'b']\ncopy = { a = 'c', b = 'a' }");
+    let out = f
+        .filter(entries(&[
+            &[("a", "1"), ("b", "2"), ("x", "3")],
+            &[("x", "only x")],
+        ]))
+        .unwrap();
+    let got: Vec<String> = show(&out).into_iter().map(|(_, t)| t).collect();
+    // copies apply in key order: a → c, then b → a (replacing a)
+    assert_eq!(got, ["b=2 c=1 a=2", ""]);
+}
