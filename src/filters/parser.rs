@@ -30,8 +30,9 @@ pub struct ParserConfig {
     /// The top-level field to parse.
     #[serde(default = "default_key")]
     pub key: String,
-    /// How to parse it: `json`, `logfmt`, `regex`, or a built-in regex
-    /// (`apache`, `apache2`, `apache_error`, `nginx`).
+    /// How to parse it: `json`, `logfmt`, `regex`, a built-in regex
+    /// (`apache`, `apache2`, `apache_error`, `nginx`), or a container log
+    /// line (`cri`, `docker`; these set the record time from `time`).
     pub format: Format,
     /// With `format = "regex"`: the regex; its named captures become
     /// fields (as strings).
@@ -113,8 +114,15 @@ impl ParserFilter {
             parser: Parser::new(config.format, config.regex.as_deref())?,
             reserve_data: config.reserve_data,
             preserve_key: config.preserve_key,
-            time_key: config.time_key.as_ref().map(|k| k.as_bytes().to_vec()),
-            time_format: config.time_format.clone(),
+            time_key: config
+                .time_key
+                .as_deref()
+                .or(config.format.default_time().map(|(k, _)| k))
+                .map(|k| k.as_bytes().to_vec()),
+            time_format: match (&config.time_key, config.format.default_time()) {
+                (None, Some((_, f))) => Some(f.to_string()),
+                _ => config.time_format.clone(),
+            },
             time_keep: config.time_keep,
             records: super::records_counter(metrics, name, "parser"),
             failed: metrics.counter(

@@ -17,6 +17,21 @@ pub enum Format {
     Apache2,
     ApacheError,
     Nginx,
+    /// A CRI container log line: `TIME STREAM P|F MESSAGE`.
+    Cri,
+    /// Docker's json-file line: `{"log": …, "stream": …, "time": …}`.
+    Docker,
+}
+
+impl Format {
+    /// The `time_key` and `time_format` a format has unless told otherwise.
+    pub(super) fn default_time(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            // RFC 3339 with nanoseconds, as the container runtimes write it
+            Format::Cri | Format::Docker => Some(("time", "%+")),
+            _ => None,
+        }
+    }
 }
 
 // Fluent Bit's parsers.conf presets, so that a Fluent Bit user's fields
@@ -24,6 +39,7 @@ pub enum Format {
 const APACHE: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")?$"#;
 const APACHE2: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>.*)")?$"#;
 const APACHE_ERROR: &str = r#"^\[[^ ]* (?<time>[^\]]*)\] \[(?<level>[^\]]*)\](?: \[pid (?<pid>[^\]]*)\])?( \[client (?<client>[^\]]*)\])? (?<message>.*)$"#;
+const CRI: &str = r#"^(?<time>[^ ]+) (?<stream>stdout|stderr) (?<logtag>[^ ]*) (?<message>.*)$"#;
 const NGINX: &str = r#"^(?<remote>[^ ]*) (?<host>[^ ]*) (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^\"]*?)(?: +\S*)?)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")"#;
 
 /// A compiled format.
@@ -39,7 +55,8 @@ impl Parser {
             (Format::Regex, None) => return Err("format = \"regex\" needs `regex`".into()),
             (Format::Regex, Some(r)) => r,
             (_, Some(_)) => return Err("`regex` goes with format = \"regex\" only".into()),
-            (Format::Json, None) => return Ok(Parser::Json),
+            (Format::Json | Format::Docker, None) => return Ok(Parser::Json),
+            (Format::Cri, None) => CRI,
             (Format::Logfmt, None) => return Ok(Parser::Logfmt),
             (Format::Apache, None) => APACHE,
             (Format::Apache2, None) => APACHE2,

@@ -234,3 +234,31 @@ fn time_options_without_time_key_or_with_a_bad_format_are_errors() {
     assert!(bad("format = 'json'\ntime_format = '%s'").contains("time_key"));
     assert!(bad("format = 'json'\ntime_key = 't'\ntime_format = '%Q'").contains("strptime"));
 }
+
+#[test]
+fn container_lines_take_their_fields_and_their_time() {
+    let cri = filter("format = 'cri'");
+    let out = cri.filter(lines(
+        "2026-11-27T08:00:00.123456789Z stdout F GET /health 200\n\
+         2026-11-27T10:00:01+02:00 stderr P partial \n",
+    ));
+    let got = timed(&out);
+    assert_eq!(got[0].0, EventTime::new(1_795_766_400, 123_456_789));
+    assert_eq!(
+        got[0].1,
+        serde_json::json!({"stream": "stdout", "logtag": "F", "message": "GET /health 200"})
+    );
+    assert_eq!(got[1].0, EventTime::new(1_795_766_401, 0));
+    assert_eq!(got[1].1["logtag"], "P");
+    assert_eq!(got[1].1["message"], "partial ");
+    let docker = filter("format = 'docker'");
+    let out = docker.filter(lines(
+        "{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-27T08:00:00.5Z\"}\n",
+    ));
+    let got = timed(&out);
+    assert_eq!(got[0].0, EventTime::new(1_795_766_400, 500_000_000));
+    assert_eq!(
+        got[0].1,
+        serde_json::json!({"log": "hello\n", "stream": "stdout"})
+    );
+}
