@@ -233,7 +233,12 @@ fn parse(
     // filters apply in the order of the file; the table keeps keys sorted
     let mut filters: Vec<_> = filters
         .into_iter()
-        .map(|(name, table)| (p.locate(&["filters", name.as_str()], None), name, table))
+        .map(|(name, table)| {
+            let path = ["filters", name.as_str()];
+            // `[filters.NAME]`, or `NAME = { … }` inside `[filters]`
+            let line = p.locate(&path, None).or_else(|| p.locate_key_path(&path));
+            (line, name, table)
+        })
         .collect();
     filters.sort_by_key(|(line, _, _)| *line);
     for (_, name, table) in filters {
