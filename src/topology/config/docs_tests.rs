@@ -282,7 +282,11 @@ fn every_option_table_documents_exactly_the_keys_its_struct_accepts() {
 #[test]
 fn every_component_type_has_a_section() {
     let headings: BTreeSet<&str> = sections().iter().map(|s| s.heading).collect();
-    for (kind, title) in [("sources", "Sources"), ("sinks", "Sinks")] {
+    for (kind, title) in [
+        ("sources", "Sources"),
+        ("filters", "Filters"),
+        ("sinks", "Sinks"),
+    ] {
         for t in known_types(kind) {
             let heading = format!("{title} > `{t}`");
             assert!(
