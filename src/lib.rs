@@ -12,6 +12,7 @@ pub mod cli;
 pub mod component;
 pub mod config;
 pub mod event;
+pub mod filters;
 pub mod format;
 pub mod kafka_client;
 pub mod limits;

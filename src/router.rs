@@ -120,6 +120,26 @@ fn glob_to_regex(glob: &str) -> Result<String, String> {
     Ok(out.pop().unwrap_or_default())
 }
 
+/// A filter of the pipeline, applied by every router to the batches whose
+/// tag matches its pattern, in the order of the configuration file, before
+/// the batch goes to the sinks. A batch a filter gives a new tag goes on
+/// from the next filter with that tag, and the sinks match its final tag. A filter keeps the batch's acknowledgement
+/// and memory charge on what it returns: a record it drops settles with
+/// the rest of its batch, and a batch it drops whole settles at once (as
+/// filtered, never early: it goes to no sink).
+pub trait Filter: Send + Sync {
+    /// The filter's name (`[filters.NAME]`), for logs and counters.
+    fn name(&self) -> &str;
+    /// Which tags the filter applies to.
+    fn pattern(&self) -> &TagPattern;
+    /// Puts in `out` what the next filters (or the sinks) should see of
+    /// `batch`: usually one batch, none when no record is left, several
+    /// when records go on under other tags. Every batch put out shares
+    /// `batch`'s acknowledgement, so the source's batch settles once all
+    /// of them have.
+    fn apply(&self, batch: Batch, out: &mut Vec<Batch>);
+}
+
 /// One route: a pattern and the queue of the sink that wants it.
 #[derive(Clone)]
 pub struct Route {
@@ -138,6 +158,9 @@ pub struct Route {
 pub struct Router {
     table: Arc<RwLock<Arc<RouteTable>>>,
     cache: HashMap<Tag, Arc<[usize]>>,
+    /// The filters that apply to a tag, as indices into the table's
+    /// filters, cached per tag like the routes.
+    filter_cache: HashMap<Tag, Arc<[usize]>>,
     /// The table generation `cache` was computed for.
     cache_generation: u64,
     /// Batches whose tag matched no sink.
@@ -160,6 +183,8 @@ impl Released {
 /// The routes every router of a pipeline reads.
 struct RouteTable {
     routes: Vec<Route>,
+    /// Applied in order before the routes; empty costs nothing.
+    filters: Arc<[Arc<dyn Filter>]>,
     /// Bumped at each swap, so that routers drop their tag caches.
     generation: u64,
 }
@@ -181,12 +206,35 @@ impl RouteSwitch {
     pub fn replace(&self, routes: Vec<Route>) -> Vec<Route> {
         let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
         let generation = table.generation + 1;
-        let old = std::mem::replace(&mut *table, Arc::new(RouteTable { routes, generation }));
+        let filters = table.filters.clone();
+        let old = std::mem::replace(
+            &mut *table,
+            Arc::new(RouteTable {
+                routes,
+                filters,
+                generation,
+            }),
+        );
         drop(table);
         // a router routing right now may still hold `old`
         Arc::try_unwrap(old)
             .map(|t| t.routes)
             .unwrap_or_else(|shared| shared.routes.clone())
+    }
+}
+
+impl RouteSwitch {
+    /// Puts `filters` in place of the current ones, at once for every
+    /// router; a batch being routed finishes with the filters it started
+    /// with.
+    pub fn set_filters(&self, filters: Vec<Arc<dyn Filter>>) {
+        let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
+        let next = RouteTable {
+            routes: table.routes.clone(),
+            filters: filters.into(),
+            generation: table.generation + 1,
+        };
+        *table = Arc::new(next);
     }
 }
 
@@ -203,9 +251,11 @@ impl Router {
         Router {
             table: Arc::new(RwLock::new(Arc::new(RouteTable {
                 routes,
+                filters: Arc::new([]),
                 generation: 0,
             }))),
             cache: HashMap::new(),
+            filter_cache: HashMap::new(),
             cache_generation: 0,
             unrouted,
             _source: None,
@@ -218,6 +268,7 @@ impl Router {
         let (tx, rx) = mpsc::channel(1);
         let router = Router {
             cache: HashMap::new(),
+            filter_cache: HashMap::new(),
             _source: Some(tx),
             ..self.clone()
         };
@@ -240,13 +291,62 @@ impl Router {
     /// Routes `batch` to every matching sink queue. Waits while a queue with
     /// `when_full = "block"` is full: this is how backpressure reaches the
     /// source. A batch that matches no sink is counted and acknowledged (no
-    /// resend could ever deliver it).
+    /// resend could ever deliver it). The filters whose pattern matches its
+    /// tag apply first, in order.
     pub async fn route(&mut self, batch: Batch) -> Result<(), SendError> {
         let table = read(&self.table);
         if table.generation != self.cache_generation {
             self.cache.clear();
+            self.filter_cache.clear();
             self.cache_generation = table.generation;
         }
+        if table.filters.is_empty() {
+            return self.send(&table, batch).await;
+        }
+        let filters = &table.filters;
+        let first = cached(&mut self.filter_cache, &batch.tag, |tag| {
+            filters
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.pattern().matches(tag))
+                .map(|(i, _)| i)
+                .collect()
+        });
+        if first.is_empty() {
+            return self.send(&table, batch).await;
+        }
+        let tag = batch.tag.clone();
+        // (the index of the next filter to consider, a batch): a filter's
+        // output goes on from the filter after it, so no batch ever meets
+        // a filter twice, whatever its tags become
+        let mut work = vec![(0, batch)];
+        let mut out = Vec::new();
+        let mut done = Vec::new();
+        while let Some((from, b)) = work.pop() {
+            let next = if b.tag == tag {
+                first.iter().copied().find(|&i| i >= from)
+            } else {
+                (from..filters.len()).find(|&i| filters[i].pattern().matches(&b.tag))
+            };
+            match next {
+                None => done.push(b),
+                Some(i) => {
+                    filters[i].apply(b, &mut out);
+                    // popped in the order the filter gave them
+                    work.extend(out.drain(..).rev().map(|o| (i + 1, o)));
+                }
+            }
+        }
+        // a batch every record of which was filtered out is not here: it
+        // was dropped, which settles it (the filter counted its records)
+        for b in done {
+            self.send(&table, b).await?;
+        }
+        Ok(())
+    }
+
+    /// Sends `batch` to every sink queue whose pattern matches its tag.
+    async fn send(&mut self, table: &RouteTable, batch: Batch) -> Result<(), SendError> {
         let routes = &table.routes;
         let targets = targets(&mut self.cache, routes, &batch.tag);
         match targets.len() {
@@ -268,15 +368,26 @@ impl Router {
 
 /// The indices of the routes whose pattern matches `tag`, cached per tag.
 fn targets(cache: &mut HashMap<Tag, Arc<[usize]>>, routes: &[Route], tag: &Tag) -> Arc<[usize]> {
+    cached(cache, tag, |tag| {
+        routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.pattern.matches(tag))
+            .map(|(i, _)| i)
+            .collect()
+    })
+}
+
+/// `compute(tag)`, remembered per tag (up to [`MAX_CACHED_TAGS`]).
+fn cached(
+    cache: &mut HashMap<Tag, Arc<[usize]>>,
+    tag: &Tag,
+    compute: impl FnOnce(&str) -> Arc<[usize]>,
+) -> Arc<[usize]> {
     if let Some(t) = cache.get(tag) {
         return t.clone();
     }
-    let t: Arc<[usize]> = routes
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.pattern.matches(tag))
-        .map(|(i, _)| i)
-        .collect();
+    let t = compute(tag);
     if cache.len() >= MAX_CACHED_TAGS {
         cache.clear();
     }
@@ -486,6 +597,59 @@ mod tests {
         assert!(waiting.await.unwrap().is_err());
         drop(dead_rx.recv().await.unwrap());
         assert!(dead_rx.recv().await.is_none(), "the dead queue closed");
+    }
+
+    /// Gives every batch it sees tag `to`, and notes the tags it saw.
+    struct Retag {
+        pattern: TagPattern,
+        to: &'static str,
+        seen: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Filter for Retag {
+        fn name(&self) -> &str {
+            self.to
+        }
+        fn pattern(&self) -> &TagPattern {
+            &self.pattern
+        }
+        fn apply(&self, mut batch: Batch, out: &mut Vec<Batch>) {
+            self.seen.lock().unwrap().push(batch.tag.to_string());
+            batch.tag = self.to.into();
+            out.push(batch);
+        }
+    }
+
+    fn retag(pattern: &str, to: &'static str) -> Arc<Retag> {
+        Arc::new(Retag {
+            pattern: TagPattern::new(pattern).unwrap(),
+            to,
+            seen: Default::default(),
+        })
+    }
+
+    #[tokio::test]
+    async fn a_new_tag_goes_on_from_the_next_filter_and_never_back() {
+        // b.* comes first in the file: a batch that becomes b.x after it
+        // does not meet it; c.* comes after and sees it
+        let to_a = retag("b.*", "a.y");
+        let to_b = retag("a.*", "b.x");
+        let to_c = retag("b.*", "c.z");
+        let (sink, mut rx) = route_to("out", "**");
+        let mut router = Router::new(vec![sink], Counter::detached());
+        let filters: Vec<Arc<dyn Filter>> = vec![to_a.clone(), to_b.clone(), to_c.clone()];
+        router.switch().set_filters(filters);
+        router.route(batch("a.1")).await.unwrap();
+        router.route(batch("other")).await.unwrap();
+        assert_eq!(&*to_a.seen.lock().unwrap(), &[] as &[String]);
+        assert_eq!(&*to_b.seen.lock().unwrap(), &["a.1"]);
+        assert_eq!(&*to_c.seen.lock().unwrap(), &["b.x"]);
+        assert_eq!(&*rx.try_recv().unwrap().batch().tag, "c.z");
+        assert_eq!(&*rx.try_recv().unwrap().batch().tag, "other");
+        // the same tag again, from the cache, the same way
+        router.route(batch("a.1")).await.unwrap();
+        assert_eq!(&*rx.try_recv().unwrap().batch().tag, "c.z");
+        assert_eq!(to_c.seen.lock().unwrap().len(), 2);
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub struct TopArgs {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Row {
     pub component_type: String,
-    /// `source` or `sink`.
+    /// `source`, `filter` or `sink`.
     pub role: &'static str,
     pub records_in: f64,
     pub records_out: f64,
@@ -95,9 +95,13 @@ pub fn parse(text: &str) -> Reading {
                 row.role = "sink";
                 row.fill_ratio = Some(value);
             }
-            "logferry_buffer_dropped_records_total" | "logferry_sink_rejected_records_total" => {
-                row.dropped += value
+            "logferry_filter_records_total" => {
+                row.role = "filter";
+                row.records_in += value;
             }
+            "logferry_buffer_dropped_records_total"
+            | "logferry_sink_rejected_records_total"
+            | "logferry_filter_dropped_records_total" => row.dropped += value,
             n if n.ends_with("errors_total") => row.errors += value,
             _ => {}
         }
@@ -135,6 +139,13 @@ pub fn table(before: &Reading, now: &Reading, elapsed: Duration) -> String {
                 rate(name, |r| r.bytes_in),
                 row.records_in,
             )
+        } else if row.role == "filter" {
+            // what goes on past the filter; what reaches it is IN/S
+            (
+                rate(name, |r| r.records_in - r.dropped),
+                0.0,
+                row.records_in - row.dropped,
+            )
         } else {
             (
                 rate(name, |r| r.records_out),
@@ -146,11 +157,12 @@ pub fn table(before: &Reading, now: &Reading, elapsed: Duration) -> String {
             .fill_ratio
             .map(|f| format!("{:.0}%", f * 100.0))
             .unwrap_or_else(|| "-".into());
-        // what a sink was handed, next to what it wrote
-        let received = if row.role == "sink" {
-            format!("{:.0}", rate(name, |r| r.records_received))
-        } else {
-            "-".into()
+        // what a sink was handed, next to what it wrote; what reached a
+        // filter, next to what went on
+        let received = match row.role {
+            "sink" => format!("{:.0}", rate(name, |r| r.records_received)),
+            "filter" => format!("{:.0}", rate(name, |r| r.records_in)),
+            _ => "-".into(),
         };
         s.push_str(&format!(
             "{:<20} {:<10} {:<6} {:>12.0} {:>12} {:>12.0} {:>10.0} {:>10.0} {:>7} {:>12}\n",
@@ -327,5 +339,31 @@ logferry_accept_errors_total{component=\"api\",kind=\"emfile\"} 3\n\
         assert_eq!(line("out")[8], "25%", "{t}");
         assert_eq!(line("out")[9], "60", "what the sink was handed: {t}");
         assert_eq!(line("in")[9], "-", "{t}");
+    }
+
+    #[test]
+    fn a_filter_shows_what_reached_it_what_went_on_and_what_it_dropped() {
+        let text = |seen: u32, dropped: u32| {
+            format!(
+                "logferry_filter_records_total{{component=\"quiet\",component_type=\"grep\"}} {seen}\n\
+                 logferry_filter_dropped_records_total{{component=\"quiet\",component_type=\"grep\"}} {dropped}\n"
+            )
+        };
+        let before = parse(&text(100, 40));
+        assert_eq!(before["quiet"].role, "filter");
+        let now = parse(&text(300, 100));
+        let t = table(&before, &now, Duration::from_secs(2));
+        let line: Vec<&str> = t
+            .lines()
+            .find(|l| l.starts_with("quiet"))
+            .unwrap_or_else(|| panic!("no filter row:\n{t}"))
+            .split_whitespace()
+            .collect();
+        // out/s, total gone on, dropped, in/s
+        assert_eq!(
+            [line[1], line[2], line[3], line[5], line[7], line[9]],
+            ["grep", "filter", "70", "200", "100", "100"],
+            "{t}"
+        );
     }
 }

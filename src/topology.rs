@@ -24,7 +24,7 @@ use crate::component::{shutdown_channel, Shutdown, ShutdownTrigger, SourceContex
 use crate::metrics::Registry;
 use crate::router::{Route, RouteSwitch, Router};
 use crate::sinks;
-use config::{Config, SinkConfig, SourceConfig};
+use config::{Config, FilterConfig, SinkConfig, SourceConfig};
 
 /// Why a pipeline stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,6 +198,7 @@ impl Pipeline {
             metrics,
             config: Config {
                 sources: Vec::new(),
+                filters: Vec::new(),
                 sinks: Vec::new(),
                 api: config.api.clone(),
                 limits: config.limits.clone(),
@@ -226,6 +227,7 @@ impl Pipeline {
             pipeline.config.sinks.push(s);
         }
         drop(pipeline.switch.replace(routes));
+        pipeline.set_filters(config.filters)?;
         for s in config.sources {
             pipeline.start_source(&s).await?;
             pipeline.config.sources.push(s);
@@ -245,6 +247,20 @@ impl Pipeline {
 
     /// Opens the queue of sink `s` and starts it on its thread; returns
     /// its route.
+    /// Builds `filters` and puts them in place for every router at once.
+    fn set_filters(&mut self, filters: Vec<FilterConfig>) -> Result<(), String> {
+        let built = filters
+            .iter()
+            .map(|f| {
+                kinds::build_filter(&f.name, f.pattern.clone(), &f.kind, &self.metrics)
+                    .map_err(|e| format!("[filters.{}]: {e}", f.name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.switch.set_filters(built);
+        self.config.filters = filters;
+        Ok(())
+    }
+
     fn start_sink(&mut self, s: &SinkConfig) -> Result<Route, String> {
         self.metrics.register_component(&s.name, s.kind.type_name());
         let sink = kinds::build_sink(&s.name, s.kind.clone(), &s.settle, &self.metrics)

@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["cli"],
     &["bench"],
     &["topology", "top"],
-    &["sources", "sinks"],
+    &["sources", "filters", "sinks"],
     &["api"],
     &["net"],
     &["component"],

@@ -7,7 +7,7 @@
 //! left alone: it is the per-record tag placeholder of sink paths, not an
 //! environment variable; so are `${topic}`, the Kafka source's tag
 //! placeholder, and `${record.FIELD}`, the Kafka sink's topic placeholder
-//! for a record field.
+//! for a record field; and `${hostname}`, filled in by filters.
 
 use std::fmt;
 
@@ -72,6 +72,7 @@ pub fn interpolate(
         };
         if name == "tag"
             || name.starts_with("tag[")
+            || name == "hostname"
             || name == "topic"
             || name.starts_with("record.")
         {

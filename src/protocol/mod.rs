@@ -1,4 +1,5 @@
 //! Wire formats logferry speaks.
 
 pub mod forward;
+pub mod json;
 pub mod msgpack;

@@ -22,7 +22,7 @@ use std::path::Path;
 
 use toml::{Table, Value};
 
-use super::kinds::{self, SinkKind, SourceKind};
+use super::kinds::{self, FilterKind, SinkKind, SourceKind};
 use crate::api::ApiConfig;
 use crate::buffer::BufferConfig;
 use crate::config::{ConfigError, Parser};
@@ -38,6 +38,9 @@ pub const DEFAULT_CONFIG: &str = include_str!("default.toml");
 #[derive(Debug, Clone)]
 pub struct Config {
     pub sources: Vec<SourceConfig>,
+    /// The `[filters]` tables, in the order of the file (the order they
+    /// apply in).
+    pub filters: Vec<FilterConfig>,
     pub sinks: Vec<SinkConfig>,
     pub api: Option<ApiConfig>,
     /// The `[limits]` table: process-wide limits.
@@ -51,6 +54,14 @@ pub struct Config {
 pub struct SourceConfig {
     pub name: String,
     pub kind: SourceKind,
+}
+
+#[derive(Debug, Clone)]
+pub struct FilterConfig {
+    pub name: String,
+    /// Which tags the filter applies to.
+    pub pattern: TagPattern,
+    pub kind: FilterKind,
 }
 
 #[derive(Debug, Clone)]
@@ -119,9 +130,11 @@ pub struct Checked {
     pub config: Option<Config>,
     /// Every problem found, in file order.
     pub errors: Vec<ConfigError>,
-    /// Some source did not parse (so the tags it would produce are unknown).
+    /// Some source or filter did not parse (so the tags it would produce
+    /// are unknown).
     pub sources_failed: bool,
-    /// Some sink did not parse (so the tags it would take are unknown).
+    /// Some sink or filter did not parse (so the tags it would take are
+    /// unknown).
     pub sinks_failed: bool,
     origin: String,
     text: String,
@@ -169,6 +182,7 @@ fn parse(
     let mut root = p.read(raw)?;
     let document = root.clone();
     let sources = p.section(&mut root, "sources")?;
+    let filters = p.section(&mut root, "filters")?;
     let sinks = p.section(&mut root, "sinks")?;
     let api = match root.remove("api") {
         Some(v) => {
@@ -193,12 +207,13 @@ fn parse(
         return Err(p.error(
             p.locate(&[], Some(key)),
             format!(
-                "unknown top-level key `{key}` (expected `sources`, `sinks`, `api` or `limits`)"
+                "unknown top-level key `{key}` (expected `sources`, `filters`, `sinks`, `api` or `limits`)"
             ),
         ));
     }
     let mut config = Config {
         sources: Vec::new(),
+        filters: Vec::new(),
         sinks: Vec::new(),
         api,
         limits,
@@ -211,6 +226,29 @@ fn parse(
             Ok(c) => config.sources.push(c),
             Err(e) => {
                 failed.0 += 1;
+                errors.push(e)
+            }
+        }
+    }
+    // filters apply in the order of the file; the table keeps keys sorted
+    let mut filters: Vec<_> = filters
+        .into_iter()
+        .map(|(name, table)| {
+            let path = ["filters", name.as_str()];
+            // `[filters.NAME]`, or `NAME = { … }` inside `[filters]`
+            let line = p.locate(&path, None).or_else(|| p.locate_key_path(&path));
+            (line, name, table)
+        })
+        .collect();
+    filters.sort_by_key(|(line, _, _)| *line);
+    for (_, name, table) in filters {
+        match filter(p, name, table) {
+            Ok(c) => config.filters.push(c),
+            Err(e) => {
+                // a filter that did not parse may have given any tag, and
+                // taken any: neither end of a flow is known
+                failed.0 += 1;
+                failed.1 += 1;
                 errors.push(e)
             }
         }
@@ -267,31 +305,55 @@ fn source(p: &Parser<'_>, name: String, table: Table) -> Result<SourceConfig, Co
     Ok(SourceConfig { name, kind })
 }
 
-fn sink(p: &Parser<'_>, name: String, table: Table) -> Result<SinkConfig, ConfigError> {
-    let path = ["sinks", name.as_str()];
+fn filter(p: &Parser<'_>, name: String, table: Table) -> Result<FilterConfig, ConfigError> {
+    let path = ["filters", name.as_str()];
     let (kind, mut rest) = p.component_type(table, &path)?;
-    let pattern = match rest.remove("match") {
+    let pattern = pattern(p, &mut rest, &path)?;
+    let kind = p.component(
+        &path,
+        &kind,
+        rest,
+        kinds::parse_filter,
+        FilterKind::validate,
+    )?;
+    Ok(FilterConfig {
+        name,
+        pattern,
+        kind,
+    })
+}
+
+/// The `match` key of a filter or a sink.
+fn pattern(p: &Parser<'_>, rest: &mut Table, path: &[&str; 2]) -> Result<TagPattern, ConfigError> {
+    let [section, name] = *path;
+    Ok(match rest.remove("match") {
         Some(Value::String(pattern)) => TagPattern::new(&pattern).map_err(|e| {
             p.error(
-                p.locate(&path, Some("match")),
-                format!("[sinks.{name}].match: {e}"),
+                p.locate(path, Some("match")),
+                format!("[{section}.{name}].match: {e}"),
             )
         })?,
         Some(_) => {
             return Err(p.error(
-                p.locate(&path, Some("match")),
-                format!("[sinks.{name}].match must be a string"),
+                p.locate(path, Some("match")),
+                format!("[{section}.{name}].match must be a string"),
             ))
         }
         None => {
             return Err(p.error(
-                p.locate(&path, None),
+                p.locate(path, None),
                 format!(
-                "[sinks.{name}] needs `match`, the tag pattern it receives (e.g. match = \"**\")"
+                "[{section}.{name}] needs `match`, the tag pattern it receives (e.g. match = \"**\")"
             ),
             ))
         }
-    };
+    })
+}
+
+fn sink(p: &Parser<'_>, name: String, table: Table) -> Result<SinkConfig, ConfigError> {
+    let path = ["sinks", name.as_str()];
+    let (kind, mut rest) = p.component_type(table, &path)?;
+    let pattern = pattern(p, &mut rest, &path)?;
     let buffer = match rest.remove("buffer") {
         Some(v) => p.typed::<BufferConfig>(v, &["sinks", name.as_str(), "buffer"])?,
         None => BufferConfig::default(),

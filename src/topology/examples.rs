@@ -6,10 +6,11 @@
 
 use std::process::ExitCode;
 
-/// Whether a component is a source or a sink.
+/// Whether a component is a source, a filter or a sink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ComponentKind {
     Source,
+    Filter,
     Sink,
 }
 
@@ -17,6 +18,7 @@ impl ComponentKind {
     fn name(self) -> &'static str {
         match self {
             ComponentKind::Source => "source",
+            ComponentKind::Filter => "filter",
             ComponentKind::Sink => "sink",
         }
     }
@@ -25,7 +27,7 @@ impl ComponentKind {
 /// Arguments of `logferry config example`.
 #[derive(Debug, clap::Args)]
 pub struct ExampleArgs {
-    /// `source` or `sink`.
+    /// `source`, `filter` or `sink`.
     #[arg(value_enum, required_unless_present = "list")]
     pub kind: Option<ComponentKind>,
     /// The component type: `forward`, `tail`, `kafka`, `file`, … (see --list).
@@ -41,8 +43,8 @@ pub struct Example {
     pub kind: ComponentKind,
     /// The `type` value.
     pub type_name: &'static str,
-    /// The commented TOML: one `[sources.NAME]` or `[sinks.NAME]` table
-    /// (with its sub-tables).
+    /// The commented TOML: one `[sources.NAME]`, `[filters.NAME]` or
+    /// `[sinks.NAME]` table (with its sub-tables).
     pub text: &'static str,
 }
 
@@ -56,7 +58,7 @@ macro_rules! example {
     };
 }
 
-/// Every example, sources first.
+/// Every example, sources first, then filters.
 pub const EXAMPLES: &[Example] = &[
     example!(Source, "forward", "source-forward.toml"),
     example!(Source, "fuse", "source-fuse.toml"),
@@ -65,6 +67,12 @@ pub const EXAMPLES: &[Example] = &[
     example!(Source, "kafka", "source-kafka.toml"),
     example!(Source, "tail", "source-tail.toml"),
     example!(Source, "tcp", "source-tcp.toml"),
+    example!(Filter, "grep", "filter-grep.toml"),
+    example!(Filter, "modify", "filter-modify.toml"),
+    example!(Filter, "parser", "filter-parser.toml"),
+    example!(Filter, "rewrite_tag", "filter-rewrite_tag.toml"),
+    example!(Filter, "sample", "filter-sample.toml"),
+    example!(Filter, "throttle", "filter-throttle.toml"),
     example!(Sink, "counter", "sink-counter.toml"),
     example!(Sink, "file", "sink-file.toml"),
     example!(Sink, "forward", "sink-forward.toml"),
@@ -164,6 +172,10 @@ mod tests {
                 "[sources.example_in]\ntype = \"generator\"\ncount = 1\n\n{}",
                 e.text
             ),
+            ComponentKind::Filter => format!(
+                "[sources.example_in]\ntype = \"generator\"\ncount = 1\n\n{}\n[sinks.example_out]\ntype = \"null\"\nmatch = \"**\"\n",
+                e.text
+            ),
         }
     }
 
@@ -175,10 +187,13 @@ mod tests {
                 .unwrap_or_else(|err| panic!("example {origin} does not load: {err}"));
             let type_of = match e.kind {
                 ComponentKind::Source => format!("{:?}", config.sources[0].kind),
+                ComponentKind::Filter => format!("{:?}", config.filters[0].kind),
                 ComponentKind::Sink => format!("{:?}", config.sinks[0].kind),
             };
             assert!(
-                type_of.to_lowercase().starts_with(e.type_name),
+                type_of
+                    .to_lowercase()
+                    .starts_with(&e.type_name.replace('_', "")),
                 "example {origin} is a {type_of}"
             );
         }
@@ -186,7 +201,11 @@ mod tests {
 
     #[test]
     fn every_known_type_has_an_example_and_no_other_does() {
-        for kind in [ComponentKind::Source, ComponentKind::Sink] {
+        for kind in [
+            ComponentKind::Source,
+            ComponentKind::Filter,
+            ComponentKind::Sink,
+        ] {
             let mut known = known_types(&format!("{}s", kind.name()));
             known.sort();
             let mut examples: Vec<String> = EXAMPLES
@@ -201,8 +220,16 @@ mod tests {
 
     /// The keys each type accepts (its config struct).
     fn keys(e: &Example) -> &'static [&'static str] {
-        use crate::{sinks, sources};
+        use crate::{filters, sinks, sources};
         match (e.kind, e.type_name) {
+            (ComponentKind::Filter, "grep") => keys_of::<filters::grep::GrepConfig>(),
+            (ComponentKind::Filter, "modify") => keys_of::<filters::modify::ModifyConfig>(),
+            (ComponentKind::Filter, "parser") => keys_of::<filters::parser::ParserConfig>(),
+            (ComponentKind::Filter, "rewrite_tag") => {
+                keys_of::<filters::rewrite_tag::RewriteTagConfig>()
+            }
+            (ComponentKind::Filter, "sample") => keys_of::<filters::sample::SampleConfig>(),
+            (ComponentKind::Filter, "throttle") => keys_of::<filters::throttle::ThrottleConfig>(),
             (ComponentKind::Source, "forward") => {
                 keys_of::<sources::forward::ForwardSourceConfig>()
             }

@@ -1,4 +1,4 @@
-//! The table of kinds: which `type = "..."` is which source or sink, how
+//! The table of kinds: which `type = "..."` is which source, filter or sink, how
 //! its table is parsed, and how it is started. The only place (with the
 //! checks in [`super::validate`] and [`super::limits`]) that knows every
 //! kind; adding one means a line in each match here.
@@ -7,7 +7,14 @@ use std::time::Duration;
 
 use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
+use crate::filters::grep::{GrepConfig, GrepFilter};
+use crate::filters::modify::{ModifyConfig, ModifyFilter};
+use crate::filters::parser::{ParserConfig, ParserFilter};
+use crate::filters::rewrite_tag::{RewriteTagConfig, RewriteTagFilter};
+use crate::filters::sample::{SampleConfig, SampleFilter};
+use crate::filters::throttle::{ThrottleConfig, ThrottleFilter};
 use crate::metrics::Registry;
+use crate::router::{Filter, TagPattern};
 use crate::sinks::counter::{CounterSink, CounterSinkConfig};
 use crate::sinks::file::{FileSink, FileSinkConfig};
 use crate::sinks::forward::{ForwardSink, ForwardSinkConfig};
@@ -266,6 +273,72 @@ pub fn build_sink(
                 m,
                 kafka,
             )?))
+        }
+    })
+}
+
+/// The configured type of a filter.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FilterKind {
+    Grep(GrepConfig),
+    Modify(ModifyConfig),
+    Parser(ParserConfig),
+    RewriteTag(RewriteTagConfig),
+    Sample(SampleConfig),
+    Throttle(ThrottleConfig),
+}
+
+/// Known filter `type` names, for error messages.
+const KNOWN_FILTERS: &str = "grep, modify, parser, rewrite_tag, sample, throttle";
+
+/// The typed config of a filter of `type = name`.
+pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
+    Ok(match name {
+        "grep" => FilterKind::Grep(table.parse()?),
+        "modify" => FilterKind::Modify(table.parse()?),
+        "parser" => FilterKind::Parser(table.parse()?),
+        "rewrite_tag" => FilterKind::RewriteTag(table.parse()?),
+        "sample" => FilterKind::Sample(table.parse()?),
+        "throttle" => FilterKind::Throttle(table.parse()?),
+        _ => return Err(KindError::Unknown(KNOWN_FILTERS)),
+    })
+}
+
+impl FilterKind {
+    /// Whether the filter may give records another tag.
+    pub fn changes_tags(&self) -> bool {
+        matches!(self, FilterKind::RewriteTag(_))
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            FilterKind::Grep(c) => c.validate(),
+            FilterKind::Modify(c) => c.validate(),
+            FilterKind::Parser(c) => c.validate(),
+            FilterKind::RewriteTag(c) => c.validate(),
+            FilterKind::Sample(c) => c.validate(),
+            FilterKind::Throttle(c) => c.validate(),
+        }
+    }
+}
+
+/// The running filter `name`, applied to the tags `pattern` matches.
+pub fn build_filter(
+    name: &str,
+    pattern: TagPattern,
+    kind: &FilterKind,
+    metrics: &Registry,
+) -> Result<std::sync::Arc<dyn Filter>, String> {
+    Ok(match kind {
+        FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Modify(c) => std::sync::Arc::new(ModifyFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Parser(c) => std::sync::Arc::new(ParserFilter::new(name, pattern, c, metrics)?),
+        FilterKind::RewriteTag(c) => {
+            std::sync::Arc::new(RewriteTagFilter::new(name, pattern, c, metrics)?)
+        }
+        FilterKind::Sample(c) => std::sync::Arc::new(SampleFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Throttle(c) => {
+            std::sync::Arc::new(ThrottleFilter::new(name, pattern, c, metrics)?)
         }
     })
 }

@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use super::config::{Config, SinkConfig, DEFAULT_CONFIG};
+use super::config::{Config, FilterConfig, SinkConfig, DEFAULT_CONFIG};
 use super::{bounded, Pipeline};
 use crate::component::Shutdown;
 use crate::event::Batch;
@@ -66,6 +66,8 @@ struct Plan {
     stop_sources: Vec<String>,
     /// Running sinks to drain and stop (changed or removed).
     stop_sinks: Vec<String>,
+    /// The `[filters]` differ (they are replaced together, at once).
+    filters_changed: bool,
     /// Nothing to do: every component is as it runs.
     unchanged: bool,
     summary: String,
@@ -78,10 +80,19 @@ fn same_sink(a: &SinkConfig, b: &SinkConfig) -> bool {
         && a.kind == b.kind
 }
 
+/// The same filters, in the same order.
+fn same_filters(a: &[FilterConfig], b: &[FilterConfig]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(a, b)| {
+            a.name == b.name && a.pattern.as_str() == b.pattern.as_str() && a.kind == b.kind
+        })
+}
+
 impl Plan {
     fn new(old: &Config, new: &Config) -> Plan {
         let mut plan = Plan::default();
         let mut parts = Vec::new();
+        plan.filters_changed = !same_filters(&old.filters, &new.filters);
         let sources = diff(
             &old.sources,
             &new.sources,
@@ -98,7 +109,11 @@ impl Plan {
                 d.removed.len()
             ));
         }
-        plan.unchanged = sources.added == 0
+        if plan.filters_changed {
+            parts.push(format!("filters: {} in place", new.filters.len()));
+        }
+        plan.unchanged = !plan.filters_changed
+            && sources.added == 0
             && sinks.added == 0
             && sources.changed.is_empty()
             && sources.removed.is_empty()
@@ -288,6 +303,11 @@ impl Pipeline {
             }
         }
         drop(self.switch.replace(table));
+        if plan.filters_changed {
+            if let Err(e) = self.set_filters(new.filters.clone()) {
+                failures.push(e);
+            }
+        }
         // what the replaced sinks hold and do not deliver goes to their
         // replacements; a send waiting on one of their queues goes at once
         let mut handovers = HashMap::new();

@@ -284,7 +284,19 @@ fn writable(dir: &Path) -> Result<(), std::io::Error> {
 }
 
 fn flow(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>) {
-    let tags: Vec<Option<&str>> = config.sources.iter().map(|s| known_tag(&s.kind)).collect();
+    // a source's records may leave a filter that gives new tags under any
+    // tag: what they become is not known
+    let retagged = |tag: &str| {
+        config
+            .filters
+            .iter()
+            .any(|f| f.kind.changes_tags() && f.pattern.matches(tag))
+    };
+    let tags: Vec<Option<&str>> = config
+        .sources
+        .iter()
+        .map(|s| known_tag(&s.kind).filter(|t| !retagged(t)))
+        .collect();
     // a component that did not parse could be the missing end of a flow
     let sinks_known = !checked.sinks_failed;
     for (s, tag) in config.sources.iter().zip(&tags).filter(|_| sinks_known) {

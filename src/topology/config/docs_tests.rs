@@ -65,6 +65,14 @@ fn sections() -> Vec<Section> {
     forward_sink
         .inline
         .push(("servers", probe::<sinks::forward::ServerConfig>()));
+    let mut rewrite_tag = section(
+        "Filters > `rewrite_tag`",
+        probe::<crate::filters::rewrite_tag::RewriteTagConfig>(),
+    );
+    rewrite_tag.inline.push((
+        "rules",
+        probe::<crate::filters::rewrite_tag::RewriteRuleConfig>(),
+    ));
     let mut retry = section("Failed deliveries: `retry` and `dead_letter`", &[]);
     // `dead_letter` and `retry` are read by the loader itself, for every sink
     retry.keys = dotted(
@@ -102,6 +110,27 @@ fn sections() -> Vec<Section> {
         section(
             "Sources > `generator`",
             probe::<sources::generator::GeneratorConfig>(),
+        ),
+        section(
+            "Filters > `grep`",
+            probe::<crate::filters::grep::GrepConfig>(),
+        ),
+        section(
+            "Filters > `modify`",
+            probe::<crate::filters::modify::ModifyConfig>(),
+        ),
+        section(
+            "Filters > `parser`",
+            probe::<crate::filters::parser::ParserConfig>(),
+        ),
+        rewrite_tag,
+        section(
+            "Filters > `sample`",
+            probe::<crate::filters::sample::SampleConfig>(),
+        ),
+        section(
+            "Filters > `throttle`",
+            probe::<crate::filters::throttle::ThrottleConfig>(),
         ),
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
@@ -253,7 +282,11 @@ fn every_option_table_documents_exactly_the_keys_its_struct_accepts() {
 #[test]
 fn every_component_type_has_a_section() {
     let headings: BTreeSet<&str> = sections().iter().map(|s| s.heading).collect();
-    for (kind, title) in [("sources", "Sources"), ("sinks", "Sinks")] {
+    for (kind, title) in [
+        ("sources", "Sources"),
+        ("filters", "Filters"),
+        ("sinks", "Sinks"),
+    ] {
         for t in known_types(kind) {
             let heading = format!("{title} > `{t}`");
             assert!(

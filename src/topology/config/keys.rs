@@ -30,6 +30,7 @@ pub fn keys_of<T: for<'de> Deserialize<'de>>() -> &'static [&'static str] {
 pub fn known_types(kind: &str) -> Vec<String> {
     let text = match kind {
         "sources" => "[sources.x]\ntype = \"no-such-type\"\n".to_string(),
+        "filters" => "[sources.x]\ntype = \"generator\"\n[filters.x]\ntype = \"no-such-type\"\nmatch = \"**\"\n".to_string(),
         _ => "[sources.x]\ntype = \"generator\"\n[sinks.x]\ntype = \"no-such-type\"\nmatch = \"**\"\n".to_string(),
     };
     let err = super::Config::parse(&text, "probe").unwrap_err().message;

@@ -347,3 +347,24 @@ fn disk_buffer_mistakes_are_named() {
         "{e}"
     );
 }
+
+#[test]
+fn filters_keep_the_order_of_the_file_in_either_table_form() {
+    let base =
+        "[sources.gen]\ntype = \"generator\"\n\n[sinks.out]\ntype = \"null\"\nmatch = \"**\"\n\n";
+    let grep = "type = \"grep\"\nmatch = \"**\"\ninclude = { message = \"x\" }\n";
+    let headers = format!("{base}[filters.z]\n{grep}\n[filters.a]\n{grep}\n[filters.m]\n{grep}");
+    let names = |c: Config| c.filters.into_iter().map(|f| f.name).collect::<Vec<_>>();
+    assert_eq!(names(parse(&headers).unwrap()), ["z", "a", "m"]);
+    let inline = format!(
+        "{base}[filters]\nz = {{ type = \"grep\", match = \"**\", exclude = {{ message = \"x\" }} }}\n\
+         a = {{ type = \"grep\", match = \"**\", exclude = {{ message = \"y\" }} }}\n"
+    );
+    assert_eq!(names(parse(&inline).unwrap()), ["z", "a"]);
+    let e = parse(&format!(
+        "{base}[filters.f]\ntype = \"grep\"\ninclude = {{ a = \"b\" }}\n"
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("[filters.f] needs `match`"), "{e}");
+    assert_eq!(e.line, Some(8), "the header of the filter");
+}

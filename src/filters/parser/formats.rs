@@ -1,0 +1,172 @@
+//! The formats a parser filter reads: each turns a field's text into an
+//! encoded msgpack map.
+
+use regex::bytes::Regex;
+use serde::Deserialize;
+
+use crate::protocol::msgpack::write;
+
+/// The `format` of a parser filter.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Json,
+    Logfmt,
+    Regex,
+    Apache,
+    Apache2,
+    ApacheError,
+    Nginx,
+    /// A CRI container log line: `TIME STREAM P|F MESSAGE`.
+    Cri,
+    /// Docker's json-file line: `{"log": …, "stream": …, "time": …}`.
+    Docker,
+}
+
+impl Format {
+    /// The `time_key` and `time_format` a format has unless told otherwise.
+    pub(super) fn default_time(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            // RFC 3339 with nanoseconds, as the container runtimes write it
+            Format::Cri | Format::Docker => Some(("time", "%+")),
+            _ => None,
+        }
+    }
+}
+
+// Fluent Bit's parsers.conf presets, so that a Fluent Bit user's fields
+// keep their names.
+const APACHE: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")?$"#;
+const APACHE2: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>.*)")?$"#;
+const APACHE_ERROR: &str = r#"^\[[^ ]* (?<time>[^\]]*)\] \[(?<level>[^\]]*)\](?: \[pid (?<pid>[^\]]*)\])?( \[client (?<client>[^\]]*)\])? (?<message>.*)$"#;
+const CRI: &str = r#"^(?<time>[^ ]+) (?<stream>stdout|stderr) (?<logtag>[^ ]*) (?<message>.*)$"#;
+const NGINX: &str = r#"^(?<remote>[^ ]*) (?<host>[^ ]*) (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^\"]*?)(?: +\S*)?)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")"#;
+
+/// A compiled format.
+pub(super) enum Parser {
+    Json,
+    Logfmt,
+    Regex(Regex),
+}
+
+impl Parser {
+    pub(super) fn new(format: Format, regex: Option<&str>) -> Result<Parser, String> {
+        let preset = match (format, regex) {
+            (Format::Regex, None) => return Err("format = \"regex\" needs `regex`".into()),
+            (Format::Regex, Some(r)) => r,
+            (_, Some(_)) => return Err("`regex` goes with format = \"regex\" only".into()),
+            (Format::Json | Format::Docker, None) => return Ok(Parser::Json),
+            (Format::Cri, None) => CRI,
+            (Format::Logfmt, None) => return Ok(Parser::Logfmt),
+            (Format::Apache, None) => APACHE,
+            (Format::Apache2, None) => APACHE2,
+            (Format::ApacheError, None) => APACHE_ERROR,
+            (Format::Nginx, None) => NGINX,
+        };
+        let re = Regex::new(preset).map_err(|e| format!("regex: {e}"))?;
+        if re.capture_names().flatten().next().is_none() {
+            return Err("regex: no named capture, so no field (name them: (?<level>\\w+))".into());
+        }
+        Ok(Parser::Regex(re))
+    }
+
+    /// Writes `text` parsed as a msgpack map into `out` (empty) and returns its
+    /// number of fields; `None` if it does not parse (`out` may then hold
+    /// part of it: the caller drops it).
+    pub(super) fn parse(&self, text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+        match self {
+            Parser::Json => {
+                crate::protocol::json::object_to_msgpack(out, text).ok()?;
+                // the map header says how many (`out` holds only this map)
+                crate::protocol::msgpack::Reader::new(out)
+                    .read_map_len()
+                    .ok()
+            }
+            Parser::Logfmt => logfmt(text, out),
+            Parser::Regex(re) => {
+                let caps = re.captures(text)?;
+                let fields: Vec<(&str, &[u8])> = re
+                    .capture_names()
+                    .enumerate()
+                    .filter_map(|(i, name)| Some((name?, caps.get(i)?.as_bytes())))
+                    .collect();
+                write::map_len(out, fields.len());
+                for (name, value) in &fields {
+                    write::str(out, name.as_bytes());
+                    write::str(out, value);
+                }
+                Some(fields.len())
+            }
+        }
+    }
+}
+
+/// `key=value key="quoted \" value" flag` as a map of strings; a key
+/// without `=` is `true`. `None` for text with no key, or an unclosed
+/// quote.
+fn logfmt(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let mut pairs: Vec<(&[u8], Option<Vec<u8>>)> = Vec::new();
+    let mut i = 0;
+    let n = text.len();
+    while i < n {
+        while i < n && text[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if i == n {
+            break;
+        }
+        let start = i;
+        while i < n && text[i] != b'=' && !text[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let key = &text[start..i];
+        if key.is_empty() {
+            return None;
+        }
+        if i < n && text[i] == b'=' {
+            i += 1;
+            let mut value = Vec::new();
+            if i < n && text[i] == b'"' {
+                i += 1;
+                loop {
+                    match text.get(i) {
+                        None => return None,
+                        Some(b'"') => {
+                            i += 1;
+                            break;
+                        }
+                        Some(b'\\') if i + 1 < n => {
+                            value.push(text[i + 1]);
+                            i += 2;
+                        }
+                        Some(c) => {
+                            value.push(*c);
+                            i += 1;
+                        }
+                    }
+                }
+            } else {
+                let vs = i;
+                while i < n && !text[i].is_ascii_whitespace() {
+                    i += 1;
+                }
+                value.extend_from_slice(&text[vs..i]);
+            }
+            pairs.push((key, Some(value)));
+        } else {
+            pairs.push((key, None));
+        }
+    }
+    if pairs.is_empty() {
+        return None;
+    }
+    write::map_len(out, pairs.len());
+    for (k, v) in &pairs {
+        write::str(out, k);
+        match v {
+            Some(v) => write::str(out, v),
+            None => out.push(0xc3),
+        }
+    }
+    Some(pairs.len())
+}
