@@ -43,6 +43,8 @@ pub struct Watcher {
     /// meanwhile do not wake its thread. Declared before `fd`: it is
     /// dropped (deregistered) before the descriptor is closed.
     waiting: Option<AsyncFd<RawFd>>,
+    /// The last registration failed (said once, not at every turn).
+    unregistered: bool,
     fd: OwnedFd,
     dirs: HashMap<i32, PathBuf>,
     by_dir: HashMap<PathBuf, i32>,
@@ -72,6 +74,7 @@ impl Watcher {
         Ok(Watcher {
             fd,
             waiting: None,
+            unregistered: false,
             dirs: HashMap::new(),
             by_dir: HashMap::new(),
             buf: vec![0; 256 * 1024],
@@ -110,11 +113,17 @@ impl Watcher {
             match unsafe {
                 AsyncFd::register_with_interest(self.fd.as_raw_fd(), Interest::READABLE)
             } {
-                Ok(fd) => self.waiting = Some(fd),
+                Ok(fd) => {
+                    self.waiting = Some(fd);
+                    self.unregistered = false;
+                }
                 Err(e) => {
                     let e = e.into_parts().1;
-                    // the timers (rescans, polls) still find the changes
-                    tracing::warn!(error = %e, "cannot wait for file events; polling only");
+                    // the timers (rescans, polls) still find the changes;
+                    // the next turn tries again
+                    if !std::mem::replace(&mut self.unregistered, true) {
+                        tracing::warn!(error = %e, "cannot wait for file events; polling until that works again");
+                    }
                     return std::future::pending().await;
                 }
             }
