@@ -113,7 +113,7 @@ fn socket_copy(
         }
     });
     let start = Instant::now();
-    send_frames(addr, frame, chunks, None).map_err(|e| format!("baseline sender: {e}"))?;
+    send_frames(addr, &[frame], chunks, None).map_err(|e| format!("baseline sender: {e}"))?;
     receiver
         .join()
         .map_err(|_| "baseline receiver panicked".to_string())?
@@ -160,7 +160,7 @@ fn logferry(
     let addr = p.address("source=in ")?;
     let frame = frame.to_vec();
     let run = measure_run(&mut [&mut p], 0, &out, out_bytes, records, || {
-        std::thread::spawn(move || send_frames(addr, &frame, chunks, None))
+        std::thread::spawn(move || send_frames(addr, &[&frame], chunks, None))
     });
     drop(p);
     let _ = std::fs::remove_file(&out);

@@ -677,7 +677,7 @@ fn forward_run(
     let ca = pki.map(|p| p.ca.clone());
     let sender = std::thread::spawn(move || {
         let cpu = thread_cpu();
-        send_frames(addr, &frame, chunks, ca.as_deref()).map(|()| thread_cpu() - cpu)
+        send_frames(addr, &[&frame], chunks, ca.as_deref()).map(|()| thread_cpu() - cpu)
     });
     let reached = broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
     let seconds = (reached - start).as_secs_f64();

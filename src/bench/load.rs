@@ -24,18 +24,18 @@ pub fn packed_frame(tag: &str, records: usize, size: usize) -> Vec<u8> {
     frame
 }
 
-/// Connects to `addr` (over TLS if `ca` is given) and writes `frame`
-/// `times` times.
+/// Connects to `addr` (over TLS if `ca` is given) and writes `times`
+/// frames, taking `frames` in turn.
 pub fn send_frames(
     addr: SocketAddr,
-    frame: &[u8],
+    frames: &[&[u8]],
     times: usize,
     ca: Option<&Path>,
 ) -> Result<(), String> {
     let tcp = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
     tcp.set_nodelay(true).map_err(|e| e.to_string())?;
     let send = |out: &mut dyn Write| -> std::io::Result<()> {
-        for _ in 0..times {
+        for frame in frames.iter().cycle().take(times) {
             out.write_all(frame)?;
         }
         out.flush()

@@ -9,7 +9,8 @@
 //! - `process.rs`: logferry processes under measurement;
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
-//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`: the scenarios;
+//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`:
+//!   the scenarios;
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
@@ -29,6 +30,7 @@
 //! - `forward_writer.rs`, `http_writer.rs` (with `http_client.rs`, shared
 //!   with `kafka.rs`): forward-protocol and HTTP clients.
 
+mod filters;
 mod forward_file;
 mod forward_writer;
 mod gen;
@@ -77,6 +79,11 @@ pub enum Scenario {
     /// A file written before the start, tailed into a raw file. Baseline:
     /// `cat in > out`.
     TailFile(tail_file::TailFileArgs),
+    /// What processing costs: tail → apache2 parse → file, forward → JSON
+    /// parse + grep + modify → file, against Fluent Bit doing the same
+    /// work in the same run; or forward/tail → file with five filters that
+    /// match nothing against none (`--workload pass-through`).
+    Filters(filters::FiltersArgs),
     /// One forward connection → Kafka sink → a real broker, timed until the
     /// topic holds every record (`--tls`: also with TLS on the forward
     /// hop). Baseline: `kcat -P` producing the same records.
@@ -119,6 +126,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::Relay(a) => relay::relay(a),
         Scenario::ForwardSink(a) => relay::forward_sink(a),
         Scenario::TailFile(a) => tail_file::run(a),
+        Scenario::Filters(a) => filters::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),
         Scenario::Monitor(a) => monitor::run(a),

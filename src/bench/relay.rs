@@ -118,7 +118,7 @@ pub fn relay(a: RelayArgs) -> Result<(), String> {
     let send = |addr: SocketAddr| {
         let frame = frame.clone();
         let ca = ca.clone();
-        std::thread::spawn(move || send_frames(addr, &frame, chunks, ca.as_deref()))
+        std::thread::spawn(move || send_frames(addr, &[&frame], chunks, ca.as_deref()))
     };
     let mut direct = Vec::new();
     let mut relayed = Vec::new();

@@ -9,6 +9,8 @@
 //! reserve_data = true
 //! ```
 
+use std::sync::Mutex;
+
 use serde::Deserialize;
 
 use super::field::{write_map, Field};
@@ -20,8 +22,8 @@ use crate::router::{Filter, TagPattern};
 
 mod formats;
 
-pub use formats::Format;
 use formats::Parser;
+pub use formats::{Format, APACHE2};
 
 /// The keys of a parser filter's table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -90,6 +92,10 @@ pub struct ParserFilter {
     time_key: Option<Vec<u8>>,
     time_format: Option<String>,
     time_keep: bool,
+    /// The last time text read and what it stood for: the lines of a log
+    /// mostly share their second with the line before, and reading a date
+    /// costs far more than comparing a few bytes.
+    last_time: Mutex<(Vec<u8>, Option<EventTime>)>,
     /// Records that reached the filter.
     records: Counter,
     /// Records whose field did not parse (or was missing, or not text):
@@ -124,6 +130,7 @@ impl ParserFilter {
                 _ => config.time_format.clone(),
             },
             time_keep: config.time_keep,
+            last_time: Mutex::new((Vec::new(), None)),
             records: super::records_counter(metrics, name, "parser"),
             failed: metrics.counter(
                 "logferry_filter_parse_failed_records_total",
@@ -201,15 +208,15 @@ impl ParserFilter {
     fn time_of(&self, encoded: &[u8]) -> Option<EventTime> {
         let (secs, nanos) = match Reader::new(encoded).read().ok()? {
             Value::Str(t) | Value::Bin(t) => {
-                let text = std::str::from_utf8(t).ok()?;
-                let format = self.time_format.as_deref()?;
-                let at = chrono::DateTime::parse_from_str(text, format)
-                    .map(|t| t.to_utc())
-                    .or_else(|_| {
-                        chrono::NaiveDateTime::parse_from_str(text, format).map(|t| t.and_utc())
-                    })
-                    .ok()?;
-                (at.timestamp(), at.timestamp_subsec_nanos())
+                let mut last = self.last_time.lock().unwrap_or_else(|e| e.into_inner());
+                if !last.0.is_empty() && last.0 == t {
+                    return last.1;
+                }
+                let time = self.read_time(t);
+                last.0.clear();
+                last.0.extend_from_slice(t);
+                last.1 = time;
+                return time;
             }
             Value::UInt(u) => (i64::try_from(u).ok()?, 0),
             Value::Int(i) => (i, 0),
@@ -220,6 +227,20 @@ impl ParserFilter {
             _ => return None,
         };
         Some(EventTime::new(u32::try_from(secs).ok()?, nanos))
+    }
+
+    /// The time `t` stands for in `time_format`.
+    fn read_time(&self, t: &[u8]) -> Option<EventTime> {
+        let text = std::str::from_utf8(t).ok()?;
+        let format = self.time_format.as_deref()?;
+        let at = chrono::DateTime::parse_from_str(text, format)
+            .map(|t| t.to_utc())
+            .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, format).map(|t| t.and_utc()))
+            .ok()?;
+        Some(EventTime::new(
+            u32::try_from(at.timestamp()).ok()?,
+            at.timestamp_subsec_nanos(),
+        ))
     }
 }
 

@@ -10,12 +10,31 @@ const MAX_DEPTH: usize = 64;
 /// is always valid JSON.
 pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
+    // most strings are printable ASCII with nothing to escape: one pass
+    // over them, and one copy
+    if s.iter().all(|&b| PLAIN[b as usize]) {
+        out.extend_from_slice(s);
+        out.push(b'"');
+        return;
+    }
     match std::str::from_utf8(s) {
         Ok(text) => escape_into(out, text),
         Err(_) => escape_into(out, &String::from_utf8_lossy(s)),
     }
     out.push(b'"');
 }
+
+/// The bytes a JSON string holds as they are, that are also one character
+/// alone: printable ASCII but `"` and `\\`.
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7f {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
 
 fn escape_into(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
@@ -102,10 +121,27 @@ struct Open {
     done: usize,
 }
 
+thread_local! {
+    /// The open containers' stack of [`write_value`], kept between calls
+    /// so that converting a record allocates nothing.
+    static STACK: std::cell::Cell<Vec<Open>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// Converts the next complete value of `r` to JSON. Iterative, so nesting
 /// depth costs no stack.
 pub fn write_value(out: &mut Vec<u8>, r: &mut Reader<'_>) -> msgpack::Result<()> {
-    let mut stack: Vec<Open> = Vec::new();
+    let mut stack = STACK.take();
+    stack.clear();
+    let written = write_value_with(out, r, &mut stack);
+    STACK.set(stack);
+    written
+}
+
+fn write_value_with(
+    out: &mut Vec<u8>,
+    r: &mut Reader<'_>,
+    stack: &mut Vec<Open>,
+) -> msgpack::Result<()> {
     loop {
         let mut is_key = false;
         if let Some(top) = stack.last_mut() {

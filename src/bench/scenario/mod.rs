@@ -31,8 +31,8 @@ mod file_transfer;
 mod forward_kafka;
 mod http_kafka;
 mod kafka;
-mod peers;
-mod template;
+pub(super) mod peers;
+pub(super) mod template;
 mod topology;
 
 use std::io::IsTerminal;
