@@ -200,3 +200,31 @@ address = "127.0.0.1:0"
     );
     drop(stuck);
 }
+
+/// `logferry top` has a row for a filter: what reached it (IN/S), what
+/// went on (RECORDS/S) and what it dropped on purpose (DROPPED).
+#[test]
+fn top_shows_a_filter_with_what_reached_it_went_on_and_was_dropped() {
+    let mut lf = Logferry::start(&TWO_TAGS.replace("^from", "^from a"));
+    let api = lf.address("api listening");
+    std::thread::sleep(Duration::from_millis(300));
+    let out = Command::new(BIN)
+        .args(["top", "--once", "--interval", "1s", "--api"])
+        .arg(api.to_string())
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}");
+    let row: Vec<&str> = table
+        .lines()
+        .find(|l| l.starts_with("keep "))
+        .unwrap_or_else(|| panic!("no filter row:\n{table}"))
+        .split_whitespace()
+        .collect();
+    assert_eq!(&row[1..3], ["grep", "filter"], "{table}");
+    let number = |i: usize| row[i].parse::<f64>().unwrap();
+    let (went_on, dropped, reached) = (number(3), number(7), number(9));
+    assert!(went_on > 0.0 && dropped > 0.0, "{table}");
+    assert!(reached > went_on, "{table}");
+    lf.stop();
+}
