@@ -517,6 +517,8 @@ mod tests {
         );
         let get = |path| a.check(&Method::GET, path, &HeaderMap::new(), l);
         assert_eq!(get("/config"), Err(Refusal::NoToken));
+        // a tap shows the records themselves
+        assert_eq!(get("/tap"), Err(Refusal::NoToken));
         for open in ["/metrics", "/health", "/ready"] {
             assert_eq!(get(open), Ok(()), "{open}");
         }

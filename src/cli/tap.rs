@@ -162,3 +162,55 @@ async fn tap(api: &str, token: Option<&Secret>, args: &TapArgs) -> Result<(), St
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn args(line: &[&str]) -> TapArgs {
+        match crate::cli::Cli::parse_from(line).command {
+            crate::cli::Command::Tap(a) => a,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_address_and_token_come_from_the_flags_or_the_file() {
+        let a = args(&[
+            "logferry",
+            "tap",
+            "x",
+            "--api",
+            "http://10.0.0.1:9/",
+            "--token",
+            "t",
+        ]);
+        let (api, token) = target(&a).unwrap();
+        assert_eq!(api, "10.0.0.1:9");
+        assert_eq!(token.unwrap().expose(), "t");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\
+             [sinks.out]\ntype = \"null\"\nmatch = \"**\"\n\
+             [api]\naddress = \"127.0.0.1:8687\"\ntoken = \"from-file\"\n",
+        )
+        .unwrap();
+        let c = path.to_str().unwrap();
+        let (api, token) = target(&args(&["logferry", "tap", "x", "--config", c])).unwrap();
+        assert_eq!(api, "127.0.0.1:8687");
+        assert_eq!(token.unwrap().expose(), "from-file");
+        // a file without [api] cannot be tapped through
+        std::fs::write(
+            &path,
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\
+             [sinks.out]\ntype = \"null\"\nmatch = \"**\"\n",
+        )
+        .unwrap();
+        let e = target(&args(&["logferry", "tap", "x", "--config", c])).unwrap_err();
+        assert!(e.contains("no [api] table"), "{e}");
+        assert_eq!(encode("app.** x/y"), "app.%2A%2A%20x%2Fy");
+    }
+}
