@@ -115,10 +115,18 @@ fn a_tap_shows_one_component_one_tag_pattern_within_its_rate() {
     assert!(lines.iter().all(|l| l["component"] == "keep"), "{lines:?}");
     // a sink's tap shows what it receives, a source's what it read
     let lines = tap_lines(
-        &["out", "--api", &api, "--rate", "50"],
+        &["out", "--api", &api, "--tag", "app.b", "--rate", "50"],
         Duration::from_secs(2),
     );
-    assert!(lines.iter().any(|l| l["tag"] == "app.b"), "{lines:?}");
+    let records: Vec<&serde_json::Value> =
+        lines.iter().filter(|l| l["record"].is_object()).collect();
+    assert!(!records.is_empty(), "{lines:?}");
+    assert!(
+        records.iter().all(|l| l["tag"] == "app.b"
+            && l["component"] == "out"
+            && l["record"]["message"] == "from b"),
+        "{lines:?}"
+    );
     let lines = tap_lines(&["gen_b", "--api", &api], Duration::from_secs(2));
     let tags: Vec<&serde_json::Value> = lines.iter().filter_map(|l| l.get("tag")).collect();
     assert!(
