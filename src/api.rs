@@ -7,7 +7,9 @@
 //!   within its limit, else 503; the body says why, per sink (JSON);
 //! - `GET /config`: the running configuration (TOML), secrets as `"***"`;
 //! - `POST /reload`: reloads the configuration file (200 with a summary,
-//!   or 422 with every reason it was refused).
+//!   or 422 with every reason it was refused);
+//! - `GET /tap?component=NAME`: the records passing a component, live
+//!   ([`tap`]).
 //!
 //! Routes live in [`route`]: one `match` to extend. Who may use which
 //! route (a token, refusing what a web page of another site could send):
@@ -15,13 +17,15 @@
 
 pub mod access;
 pub mod reload;
+pub mod tap;
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE, WWW_AUTHENTICATE};
 use hyper::server::conn::http1;
@@ -93,6 +97,8 @@ pub struct ApiState {
     pub config: Arc<std::sync::Mutex<String>>,
     /// Where `POST /reload` asks the running pipeline to reload.
     pub reload: Option<reload::ReloadHandle>,
+    /// What `GET /tap` attaches to.
+    pub taps: Option<crate::router::tap::Taps>,
 }
 
 /// Binds the endpoint; the returned future serves it until shutdown. The
@@ -109,7 +115,7 @@ pub async fn start(
         .map_err(|e| format!("api: cannot listen on {address}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     tracing::info!(address = %local, token = token.is_some(),
-        "api listening (GET /metrics, /health, /ready, /config; POST /reload)");
+        "api listening (GET /metrics, /health, /ready, /config, /tap; POST /reload)");
     if let Some(warning) = access::open_to_network(config) {
         crate::telemetry::startup_warning(&state.metrics, "api_without_token", "api", &warning);
     }
@@ -130,16 +136,25 @@ pub async fn start(
                         let Ok(local) = stream.local_addr() else { continue };
                         tokio::spawn(async move {
                             let _ = stream.set_nodelay(true);
+                            // a tap streams for as long as its client
+                            // reads: no time limit for that connection
+                            let streaming = Arc::new(AtomicBool::new(false));
+                            let tapping = streaming.clone();
                             let service = service_fn(move |req: Request<Incoming>| {
                                 let state = state.clone();
                                 let access = access.clone();
+                                let tapping = tapping.clone();
                                 async move {
                                     let (method, path) = (req.method().clone(), req.uri().path().to_string());
                                     let answer = match access.check(&method, &path, req.headers(), local) {
-                                        Ok(()) => route(&state, req).await,
+                                        Ok(()) if method == Method::GET && path == "/tap" => {
+                                            tapping.store(true, Ordering::Relaxed);
+                                            tap::answer(&state, req.uri().query())
+                                        }
+                                        Ok(()) => route(&state, req).await.map(BodyExt::boxed),
                                         Err(why) => {
                                             access.refused(why, &method, &path, peer);
-                                            refusal(why)
+                                            refusal(why).map(BodyExt::boxed)
                                         }
                                     };
                                     Ok::<_, Infallible>(answer)
@@ -153,7 +168,11 @@ pub async fn start(
                                 .header_read_timeout(HEADER_TIMEOUT)
                                 .max_buf_size(8 * 1024)
                                 .serve_connection(TokioIo::new(stream), service);
-                            let _ = tokio::time::timeout(CONNECTION_TIMEOUT, conn).await;
+                            tokio::pin!(conn);
+                            let timed_out = tokio::time::timeout(CONNECTION_TIMEOUT, conn.as_mut()).await.is_err();
+                            if timed_out && streaming.load(Ordering::Relaxed) {
+                                let _ = conn.await;
+                            }
                         });
                     }
                     // a pending connection keeps the listener readable:
@@ -438,6 +457,7 @@ mod tests {
             sinks: Arc::new(std::sync::Mutex::new(vec![local.clone(), mem.clone()])),
             config: Arc::default(),
             reload: None,
+            taps: None,
         };
         assert!(readiness(&state).0);
         mem_up.dec();

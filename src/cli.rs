@@ -1,8 +1,9 @@
-//! Command line: `logferry run`, `logferry validate`, `logferry bench`,
-//! `logferry replay`, `logferry buffer`, `logferry config`, `logferry completions`,
-//! `logferry man`.
+//! Command line: `logferry run`, `logferry validate`, `logferry test`,
+//! `logferry bench`, `logferry replay`, `logferry buffer`, `logferry top`,
+//! `logferry tap`, `logferry config`, `logferry completions`, `logferry man`.
 
 pub mod manual;
+pub mod tap;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -46,6 +47,14 @@ pub enum Command {
         #[arg(short, long)]
         config: PathBuf,
     },
+    /// Run the `[[tests]]` of a configuration file: feed their inputs
+    /// through the file's filters and routes, compare what arrives. Exit
+    /// status 1 if a test fails, 2 if the file or a test is invalid.
+    Test {
+        /// Configuration file (TOML) with `[[tests]]` tables.
+        #[arg(short, long)]
+        config: PathBuf,
+    },
     /// Measure a whole pipeline on this machine (see docs/BENCHMARKS.md).
     Bench(crate::bench::BenchArgs),
     /// Print the embedded default configuration.
@@ -57,6 +66,9 @@ pub enum Command {
     Buffer(BufferCommand),
     /// Live view of a running logferry's components, read from its [api].
     Top(crate::top::TopArgs),
+    /// Print the records passing a component of a running logferry, live,
+    /// read from its [api] (sampled: at most --rate records a second).
+    Tap(tap::TapArgs),
     /// Help with configuration files.
     #[command(subcommand)]
     Config(ConfigCommand),
@@ -127,6 +139,8 @@ pub fn main() -> ExitCode {
             };
             run(config, from)
         }
+        Command::Test { config } => unit_tests(&config),
+        Command::Tap(args) => tap::main(args),
         Command::Bench(args) => crate::bench::main(args),
         Command::DefaultConfig => {
             print!("{}", crate::topology::config::DEFAULT_CONFIG);
@@ -163,6 +177,40 @@ fn validated(
             eprintln!("{}: {} problem(s) found", path.display(), errors.len());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `logferry test`: 0 when every test passes, 1 when one fails, 2 when
+/// the file or a test cannot be run.
+fn unit_tests(path: &std::path::Path) -> ExitCode {
+    use crate::topology::unit_test;
+    let config = match Config::load(path) {
+        Ok(c) => c,
+        Err(e) => {
+            // the message must not quote a secret (as validate's)
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            for e in crate::topology::validate::redact(&text, vec![e]) {
+                eprintln!("error: {e}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    let specs = match unit_test::specs(&config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {}: {e}", path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let Some(rt) = runtime(tokio::runtime::Builder::new_current_thread()) else {
+        return ExitCode::from(2);
+    };
+    let outcomes = rt.block_on(unit_test::run_all(&config, &specs));
+    print!("{}", unit_test::report(&outcomes));
+    if outcomes.iter().all(|o| o.passed()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
 

@@ -8,6 +8,8 @@
 //! - `{x,y}` matches either alternative, each itself a pattern;
 //! - several patterns separated by spaces match if any does.
 
+pub mod tap;
+
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -165,6 +167,11 @@ pub struct Router {
     cache_generation: u64,
     /// Batches whose tag matched no sink.
     unrouted: Counter,
+    /// The live views on components (`GET /tap`, `logferry test`),
+    /// shared by every clone.
+    taps: tap::Taps,
+    /// The source this clone routes for, as its taps name it.
+    source_name: Option<Arc<str>>,
     /// Held by every clone given to one source (see [`Router::for_source`]).
     _source: Option<mpsc::Sender<()>>,
 }
@@ -258,21 +265,29 @@ impl Router {
             filter_cache: HashMap::new(),
             cache_generation: 0,
             unrouted,
+            taps: tap::Taps::default(),
+            source_name: None,
             _source: None,
         }
     }
 
-    /// A router for one source, and what tells when that source and
+    /// A router for source `name`, and what tells when that source and
     /// every clone it made have let go of it.
-    pub fn for_source(&self) -> (Router, Released) {
+    pub fn for_source(&self, name: &str) -> (Router, Released) {
         let (tx, rx) = mpsc::channel(1);
         let router = Router {
             cache: HashMap::new(),
             filter_cache: HashMap::new(),
+            source_name: Some(Arc::from(name)),
             _source: Some(tx),
             ..self.clone()
         };
         (router, Released(rx))
+    }
+
+    /// The taps on this router's components (and every clone's).
+    pub fn taps(&self) -> tap::Taps {
+        self.taps.clone()
     }
 
     /// This clone routes nothing more for its source: once every clone of
@@ -294,13 +309,33 @@ impl Router {
     /// resend could ever deliver it). The filters whose pattern matches its
     /// tag apply first, in order.
     pub async fn route(&mut self, batch: Batch) -> Result<(), SendError> {
+        if let Some(name) = &self.source_name {
+            self.taps.offer(name, &batch);
+        }
+        self.route_from(0, batch).await
+    }
+
+    /// Routes `batch` as if filter `filter` had just put it out: it goes
+    /// on from the next filter in the file (`logferry test`'s inputs
+    /// inserted after a filter). `false` if there is no such filter.
+    pub async fn route_after(&mut self, filter: &str, batch: Batch) -> Result<bool, SendError> {
+        let table = read(&self.table);
+        let Some(i) = table.filters.iter().position(|f| f.name() == filter) else {
+            return Ok(false);
+        };
+        self.route_from(i + 1, batch).await.map(|()| true)
+    }
+
+    /// Routes `batch` through the filters from index `start` on, then to
+    /// the sinks.
+    async fn route_from(&mut self, start: usize, batch: Batch) -> Result<(), SendError> {
         let table = read(&self.table);
         if table.generation != self.cache_generation {
             self.cache.clear();
             self.filter_cache.clear();
             self.cache_generation = table.generation;
         }
-        if table.filters.is_empty() {
+        if table.filters.len() <= start {
             return self.send(&table, batch).await;
         }
         let filters = &table.filters;
@@ -319,7 +354,7 @@ impl Router {
         // (the index of the next filter to consider, a batch): a filter's
         // output goes on from the filter after it, so no batch ever meets
         // a filter twice, whatever its tags become
-        let mut work = vec![(0, batch)];
+        let mut work = vec![(start, batch)];
         let mut out = Vec::new();
         let mut done = Vec::new();
         while let Some((from, b)) = work.pop() {
@@ -332,6 +367,11 @@ impl Router {
                 None => done.push(b),
                 Some(i) => {
                     filters[i].apply(b, &mut out);
+                    if self.taps.active() {
+                        for o in &out {
+                            self.taps.offer(filters[i].name(), o);
+                        }
+                    }
                     // popped in the order the filter gave them
                     work.extend(out.drain(..).rev().map(|o| (i + 1, o)));
                 }
@@ -349,6 +389,11 @@ impl Router {
     async fn send(&mut self, table: &RouteTable, batch: Batch) -> Result<(), SendError> {
         let routes = &table.routes;
         let targets = targets(&mut self.cache, routes, &batch.tag);
+        if self.taps.active() {
+            for &i in targets.iter() {
+                self.taps.offer(&routes[i].sink, &batch);
+            }
+        }
         match targets.len() {
             0 => {
                 self.unrouted.add(batch.count as u64);

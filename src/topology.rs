@@ -10,6 +10,7 @@ pub mod examples;
 pub mod kinds;
 pub mod limits;
 pub mod reload;
+pub mod unit_test;
 pub mod validate;
 
 use std::collections::HashMap;
@@ -85,6 +86,21 @@ async fn bounded<F: Future>(bound: Duration, stopping: &mut Shutdown, f: F) -> b
         _ = tokio::time::sleep(bound) => false,
         _ = stopping.wait() => false,
     }
+}
+
+/// The running filters of `filters`, in their order: what `run` puts in
+/// every router, and what `logferry test` feeds.
+pub fn build_filters(
+    filters: &[FilterConfig],
+    metrics: &Registry,
+) -> Result<Vec<Arc<dyn crate::router::Filter>>, String> {
+    filters
+        .iter()
+        .map(|f| {
+            kinds::build_filter(&f.name, f.pattern.clone(), &f.kind, metrics)
+                .map_err(|e| format!("[filters.{}]: {e}", f.name))
+        })
+        .collect()
 }
 
 /// A started pipeline.
@@ -238,6 +254,7 @@ impl Pipeline {
                 sinks: pipeline.probes.clone(),
                 config: config_text.clone(),
                 reload: Some(pipeline.reload_handle.clone()),
+                taps: Some(pipeline.router.taps()),
             };
             let serve = crate::api::start(api, state, api_shutdown).await?;
             tokio::spawn(serve);
@@ -249,13 +266,7 @@ impl Pipeline {
     /// its route.
     /// Builds `filters` and puts them in place for every router at once.
     fn set_filters(&mut self, filters: Vec<FilterConfig>) -> Result<(), String> {
-        let built = filters
-            .iter()
-            .map(|f| {
-                kinds::build_filter(&f.name, f.pattern.clone(), &f.kind, &self.metrics)
-                    .map_err(|e| format!("[filters.{}]: {e}", f.name))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let built = build_filters(&filters, &self.metrics)?;
         self.switch.set_filters(built);
         self.config.filters = filters;
         Ok(())
@@ -340,7 +351,7 @@ impl Pipeline {
     async fn start_source(&mut self, s: &SourceConfig) -> Result<(), String> {
         self.metrics.register_component(&s.name, s.kind.type_name());
         let (trigger, shutdown) = shutdown_channel();
-        let (router, released) = self.router.for_source();
+        let (router, released) = self.router.for_source(&s.name);
         let cx = SourceContext {
             name: Arc::from(s.name.as_str()),
             router,

@@ -4,7 +4,8 @@
 //!   address: monitoring reads them.
 //! - With a token configured (`token_file`, `token_env` or `token`),
 //!   every request that changes something (any method but `GET`, today
-//!   `POST /reload`) and `GET /config` (it shows the whole topology) need
+//!   `POST /reload`), `GET /config` (it shows the whole topology) and
+//!   `GET /tap` (it shows the records themselves) need
 //!   `Authorization: Bearer <token>`; otherwise 401 with
 //!   `WWW-Authenticate: Bearer`. The token is compared in constant time.
 //! - Whatever the token, a request that changes something is refused if a
@@ -261,7 +262,8 @@ impl Access {
         if mutating {
             browser_check(headers, local, self.host_name.as_deref())?;
         }
-        if mutating || path == "/config" {
+        // a tap shows records as they pass: as private as the topology
+        if mutating || path == "/config" || path == "/tap" {
             if let Some(want) = &self.token {
                 token_check(headers, want)?;
             }
@@ -515,6 +517,8 @@ mod tests {
         );
         let get = |path| a.check(&Method::GET, path, &HeaderMap::new(), l);
         assert_eq!(get("/config"), Err(Refusal::NoToken));
+        // a tap shows the records themselves
+        assert_eq!(get("/tap"), Err(Refusal::NoToken));
         for open in ["/metrics", "/health", "/ready"] {
             assert_eq!(get(open), Ok(()), "{open}");
         }

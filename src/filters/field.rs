@@ -45,6 +45,11 @@ impl FieldPath {
         Ok(FieldPath(keys))
     }
 
+    /// The keys from the top-level field down.
+    pub fn keys(&self) -> &[Vec<u8>] {
+        &self.0
+    }
+
     /// The encoded msgpack value at this path in `record`, or for a line
     /// (which stands for `{"message": line}`) the line itself as text.
     pub fn lookup<'a>(&self, record: RecordRef<'a>) -> Option<FieldValue<'a>> {

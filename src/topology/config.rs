@@ -203,11 +203,13 @@ fn parse(
         }
         None => LimitsConfig::default(),
     };
+    // `[[tests]]` is read by `logferry test` alone (from `tree`)
+    root.remove("tests");
     if let Some(key) = root.keys().next() {
         return Err(p.error(
             p.locate(&[], Some(key)),
             format!(
-                "unknown top-level key `{key}` (expected `sources`, `filters`, `sinks`, `api` or `limits`)"
+                "unknown top-level key `{key}` (expected `sources`, `filters`, `sinks`, `api`, `limits` or `tests`)"
             ),
         ));
     }

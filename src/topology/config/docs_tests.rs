@@ -73,6 +73,14 @@ fn sections() -> Vec<Section> {
         "rules",
         probe::<crate::filters::rewrite_tag::RewriteRuleConfig>(),
     ));
+    use crate::topology::unit_test::spec as tests;
+    let mut outputs = section(
+        "Tests: `[[tests]]` > `[[tests.outputs]]`",
+        probe::<tests::OutputSpec>(),
+    );
+    outputs
+        .inline
+        .push(("conditions", probe::<tests::Condition>()));
     let mut retry = section("Failed deliveries: `retry` and `dead_letter`", &[]);
     // `dead_letter` and `retry` are read by the loader itself, for every sink
     retry.keys = dotted(
@@ -149,6 +157,12 @@ fn sections() -> Vec<Section> {
         section("TLS > Clients", probe::<crate::tls::ClientTlsConfig>()),
         section("`[limits]`", probe::<crate::limits::LimitsConfig>()),
         section("`[api]`", probe::<super::ApiConfig>()),
+        section("Tests: `[[tests]]`", probe::<tests::TestSpec>()),
+        section(
+            "Tests: `[[tests]]` > `[[tests.inputs]]`",
+            probe::<tests::InputSpec>(),
+        ),
+        outputs,
     ]
 }
 
