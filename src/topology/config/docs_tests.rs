@@ -73,6 +73,16 @@ fn sections() -> Vec<Section> {
         "rules",
         probe::<crate::filters::rewrite_tag::RewriteRuleConfig>(),
     ));
+    let mut modify = section(
+        "Filters > `modify`",
+        probe::<crate::filters::modify::ModifyConfig>(),
+    );
+    modify
+        .inline
+        .push(("nest", probe::<crate::filters::modify::NestConfig>()));
+    modify
+        .inline
+        .push(("lift", probe::<crate::filters::modify::LiftConfig>()));
     let mut retry = section("Failed deliveries: `retry` and `dead_letter`", &[]);
     // `dead_letter` and `retry` are read by the loader itself, for every sink
     retry.keys = dotted(
@@ -115,10 +125,7 @@ fn sections() -> Vec<Section> {
             "Filters > `grep`",
             probe::<crate::filters::grep::GrepConfig>(),
         ),
-        section(
-            "Filters > `modify`",
-            probe::<crate::filters::modify::ModifyConfig>(),
-        ),
+        modify,
         section(
             "Filters > `parser`",
             probe::<crate::filters::parser::ParserConfig>(),
