@@ -484,6 +484,10 @@ rules = [{ field = "message", regex = ".", tag = "alert" }]
     let (code, err) = validate(&format!("{generator}{sink}"));
     assert_ne!(code, Some(0));
     assert!(err.contains("never receive a record"), "{err}");
+    // a parser's failed_tag is a tag records may take
+    let parser = "\n[filters.p]\ntype = \"parser\"\nmatch = \"app.**\"\nformat = \"json\"\nfailed_tag = \"alert\"\n";
+    let (code, err) = validate(&format!("{generator}{parser}{sink}"));
+    assert_eq!(code, Some(0), "{err}");
     let bad = "\n[filters.g]\ntype = \"grep\"\nmatch = \"**\"\ninclude = { message = \"(\" }\n";
     let (code, err) = validate(&format!("{generator}{bad}{sink}"));
     assert_ne!(code, Some(0));

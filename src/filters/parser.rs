@@ -15,6 +15,7 @@
 //! goes on under that tag instead (Fluentd's
 //! `emit_invalid_record_to_error`, which sends it to `@ERROR`).
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -131,6 +132,7 @@ pub struct ParserFilter {
     time_key: Option<Vec<u8>>,
     time_format: Option<String>,
     time_keep: bool,
+    /// Parsed values to write as numbers or booleans (`types`).
     types: Types,
     /// Where records that do not parse go (`failed_tag`).
     failed_tag: Option<ValueTemplate>,
@@ -200,7 +202,12 @@ impl ParserFilter {
 
     /// Writes the record's new map into `out`, or nothing (returning
     /// `None`) if the field does not parse.
-    fn parse(&self, fields: Vec<Field<'_>>, clock: &Clock, out: &mut Vec<u8>) -> Option<Change> {
+    fn parse(
+        &self,
+        fields: Vec<Field<'_>>,
+        clock: &OnceCell<Clock>,
+        out: &mut Vec<u8>,
+    ) -> Option<Change> {
         let i = fields.iter().position(|(k, _)| k.as_ref() == self.key)?;
         let text = match Reader::new(&fields[i].1).read() {
             Ok(Value::Str(t) | Value::Bin(t)) => t,
@@ -315,8 +322,9 @@ impl ParserFilter {
     /// The batch parsed, and which of its records did not parse.
     fn parse_batch(&self, batch: Batch) -> (Batch, Vec<bool>) {
         self.records.add(batch.count as u64);
-        // the year of an RFC 3164 timestamp and the zone: once per batch
-        let clock = Clock::new(EventTime::now());
+        // the year of an RFC 3164 timestamp and the zone: once per batch,
+        // and only for syslog
+        let clock = OnceCell::new();
         // true until the record parsed; a record `rewrite_timed` never
         // shows (a map with keys that are not text) has no field to parse
         let mut failed = vec![true; batch.count];

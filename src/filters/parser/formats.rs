@@ -1,6 +1,8 @@
 //! The formats a parser filter reads: each turns a field's text into an
 //! encoded msgpack map.
 
+use std::cell::OnceCell;
+
 use regex::bytes::Regex;
 use serde::Deserialize;
 
@@ -122,10 +124,17 @@ impl Parser {
     /// Writes `text` parsed as a msgpack map into `out` (empty) and says
     /// how many fields it has; `None` if it does not parse (`out` may then
     /// hold part of it: the caller drops it). `clock` is the time of the
-    /// batch, for syslog timestamps without a year.
-    pub(super) fn parse(&self, text: &[u8], clock: &Clock, out: &mut Vec<u8>) -> Option<Parsed> {
+    /// batch, for syslog timestamps without a year, worked out by the
+    /// first syslog message that needs it.
+    pub(super) fn parse(
+        &self,
+        text: &[u8],
+        clock: &OnceCell<Clock>,
+        out: &mut Vec<u8>,
+    ) -> Option<Parsed> {
         let fields = match self {
             Parser::Syslog(rfc) => {
+                let clock = clock.get_or_init(|| Clock::new(EventTime::now()));
                 let (fields, time) = super::syslog::parse(text, *rfc, clock, out)?;
                 return Some(Parsed { fields, time });
             }
