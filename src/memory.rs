@@ -16,6 +16,12 @@
 //! starved by small ones, and a request larger than the whole budget goes
 //! alone once everything else is returned.
 //!
+//! A filter that makes records larger (a parser adding fields, a modify
+//! setting them) charges the growth to the budget its batch is charged
+//! to ([`SharedCharge::grown`]). A filter cannot wait, so it takes what
+//! room there is and goes over the budget by the rest; sources then wait
+//! until the grown batches are settled.
+//!
 //! One case would otherwise wait for ever: every charged byte belongs to a
 //! connection that holds part of a frame and waits, either for budget to
 //! read the rest or for the client to send it (a client that writes to
@@ -192,6 +198,7 @@ impl MemoryBudget {
                         inner: Some(inner.clone()),
                         bytes: n,
                         permits: 0,
+                        base: SharedCharge::default(),
                     };
                 }
             }
@@ -213,6 +220,26 @@ impl Inner {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Charges `n` bytes at once: the room there is, and over the budget
+    /// by the rest (for a caller that cannot wait).
+    fn charge_now(self: &Arc<Self>, n: usize) -> MemoryCharge {
+        let free = self
+            .permits
+            .available_permits()
+            .min(n)
+            .min(self.limit)
+            .min(MAX_ACQUIRE);
+        // another taker may have come first: then it is all over budget
+        let permits = match self.permits.try_acquire_many(free as u32) {
+            Ok(p) if free > 0 => {
+                p.forget();
+                free
+            }
+            _ => 0,
+        };
+        self.charged(n, permits)
+    }
+
     /// Records `bytes` charged, `permits` of them taken from the semaphore.
     fn charged(self: &Arc<Self>, bytes: usize, permits: usize) -> MemoryCharge {
         let mut s = self.lock();
@@ -222,6 +249,7 @@ impl Inner {
             inner: Some(self.clone()),
             bytes,
             permits,
+            base: SharedCharge::default(),
         }
     }
 
@@ -291,6 +319,9 @@ pub struct MemoryCharge {
     /// How many of them hold a permit (the rest are an overdraft, or the
     /// part of a request larger than the whole budget).
     permits: usize,
+    /// The charge this one adds to (a batch's, which a filter made
+    /// larger), held as long as this one is.
+    base: SharedCharge,
 }
 
 impl std::fmt::Debug for MemoryCharge {
@@ -330,6 +361,7 @@ impl MemoryCharge {
             inner: self.inner.clone(),
             bytes: n,
             permits,
+            base: SharedCharge::default(),
         }
     }
 
@@ -364,9 +396,24 @@ impl Drop for MemoryCharge {
 pub struct SharedCharge(Option<Arc<MemoryCharge>>);
 
 impl SharedCharge {
-    /// Bytes charged.
+    /// Bytes charged (with the charges this one adds to).
     pub fn bytes(&self) -> usize {
-        self.0.as_ref().map_or(0, |c| c.bytes)
+        self.0.as_ref().map_or(0, |c| c.bytes + c.base.bytes())
+    }
+
+    /// This charge and `extra` bytes more, from the same budget, charged
+    /// at once (over the budget if it has no room: see the module docs).
+    /// A batch charged to no budget stays so.
+    pub fn grown(&self, extra: usize) -> SharedCharge {
+        let Some(inner) = self.0.as_ref().and_then(|c| c.inner.as_ref()) else {
+            return self.clone();
+        };
+        if extra == 0 {
+            return self.clone();
+        }
+        let mut charge = inner.charge_now(extra);
+        charge.base = self.clone();
+        SharedCharge(Some(Arc::new(charge)))
     }
 }
 

@@ -484,6 +484,10 @@ rules = [{ field = "message", regex = ".", tag = "alert" }]
     let (code, err) = validate(&format!("{generator}{sink}"));
     assert_ne!(code, Some(0));
     assert!(err.contains("never receive a record"), "{err}");
+    // a parser's failed_tag is a tag records may take
+    let parser = "\n[filters.p]\ntype = \"parser\"\nmatch = \"app.**\"\nformat = \"json\"\nfailed_tag = \"alert\"\n";
+    let (code, err) = validate(&format!("{generator}{parser}{sink}"));
+    assert_eq!(code, Some(0), "{err}");
     let bad = "\n[filters.g]\ntype = \"grep\"\nmatch = \"**\"\ninclude = { message = \"(\" }\n";
     let (code, err) = validate(&format!("{generator}{bad}{sink}"));
     assert_ne!(code, Some(0));
@@ -733,5 +737,264 @@ format = "json"
     assert_eq!(
         alerted(&read_lines(&alerts)),
         (0..total).step_by(5).collect()
+    );
+}
+
+/// A tailed `app.log` through `filter` (a TOML table matching `app`) to
+/// `out.log`; the line `end`, written last, is given the tag `end` before
+/// the filter, so it passes it untouched: once it has arrived, every line
+/// before it has been through the filter and what it let through was
+/// written.
+fn tail_through(dir: &Path, filter: &str) -> String {
+    format!(
+        r#"
+[sources.tail]
+type = "tail"
+paths = ["{d}/logs/app.log"]
+tag = "app"
+read_from_head = true
+refresh_interval = "100ms"
+poll_interval = "50ms"
+checkpoint_dir = "{d}/state"
+
+[filters.last]
+type = "rewrite_tag"
+match = "app"
+rules = [{{ field = "message", regex = "^end$", tag = "end" }}]
+
+{filter}
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{d}/out.log"
+"#,
+        d = dir.display()
+    )
+}
+
+/// Writes half of `rec-0..total` to a tailed file, kills logferry -9 once
+/// `first` lines arrived and a checkpoint interval passed, writes the
+/// rest and `end`, and runs it again until `end` arrives. Returns the
+/// lines that arrived (`end` left out) and the stopped second run.
+fn kill_mid_run(dir: &Path, filter: &str, total: usize, first: usize) -> (Vec<String>, Logferry) {
+    let logs = dir.join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    let out = dir.join("out.log");
+    let cfg = tail_through(dir, filter);
+    let text = numbered("rec", 0..total);
+    let mut lf = Logferry::start(&cfg);
+    append(&live, &text.as_bytes()[..text.len() / 2]);
+    wait_for_lines(&out, first, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(1500)); // a checkpoint interval
+    lf.kill();
+    append(&live, &text.as_bytes()[text.len() / 2..]);
+    append(&live, b"end\n");
+    let mut again = Logferry::start(&cfg);
+    wait_until("the last line", Duration::from_secs(60), || {
+        read_lines(&out).iter().any(|l| l == "end")
+    });
+    assert!(again.stop().success(), "{}", again.log_text());
+    let lines: Vec<String> = read_lines(&out)
+        .into_iter()
+        .filter(|l| l != "end")
+        .collect();
+    assert!(lines.iter().all(|l| l.starts_with("rec-")), "{lines:?}");
+    (lines, again)
+}
+
+/// Fails with the first few numbers `got` lacks and has too many.
+fn assert_same_numbers(got: &[usize], want: &[usize], what: &str) {
+    let got: std::collections::BTreeSet<usize> = got.iter().copied().collect();
+    let want: std::collections::BTreeSet<usize> = want.iter().copied().collect();
+    let missing: Vec<_> = want.difference(&got).take(10).collect();
+    let extra: Vec<_> = got.difference(&want).take(10).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "{what}: missing {missing:?}…, not expected {extra:?}… ({} arrived, {} expected)",
+        got.len(),
+        want.len()
+    );
+}
+
+fn filter_counter(lf: &Logferry, metric: &str, name: &str, kind: &str) -> usize {
+    lf.final_counter(&format!(
+        "{metric}{{component=\"{name}\",component_type=\"{kind}\"}}"
+    )) as usize
+}
+
+/// sample by key through a kill -9: the choice follows the value's
+/// FNV-1a hash, so the restarted process keeps exactly what the first
+/// one would have. Every kept line arrives (at least once: only lines
+/// the restart read again come twice), no dropped line ever, and the
+/// restarted process's counts add up: what it read is what it let
+/// through plus what it dropped.
+#[test]
+fn sample_keeps_the_same_records_through_a_kill_9_and_loses_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let total = 30_000;
+    let (lines, again) = kill_mid_run(
+        dir.path(),
+        "[filters.some]\ntype = \"sample\"\nmatch = \"app\"\nrate = 3\nkey = \"message\"",
+        total,
+        1000,
+    );
+    let fnv1a = |b: &[u8]| {
+        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+            (h ^ u64::from(*c)).wrapping_mul(0x0000_0100_0000_01b3)
+        })
+    };
+    let kept: Vec<usize> = (0..total)
+        .filter(|i| fnv1a(format!("rec-{i}").as_bytes()) % 3 == 0)
+        .collect();
+    assert!((9000..11_000).contains(&kept.len()), "{}", kept.len());
+    let got = numbers(&lines, "rec");
+    assert_same_numbers(&got, &kept, "every kept line, and no dropped one");
+    // the second run read the lines from its checkpoint to the end
+    let read = filter_counter(&again, "logferry_filter_records_total", "some", "sample");
+    let dropped = filter_counter(
+        &again,
+        "logferry_filter_dropped_records_total",
+        "some",
+        "sample",
+    );
+    assert!(read > 0 && read <= total, "{read}");
+    let from = total - read;
+    let kept_again = kept.iter().filter(|i| **i >= from).count();
+    assert_eq!(read - dropped, kept_again, "read = let through + dropped");
+    // only lines read again come twice
+    let twice: Vec<usize> = got
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    assert!(twice.iter().all(|i| *i >= from), "{twice:?} before {from}");
+}
+
+/// throttle (per tag, a window longer than the test) through a kill -9:
+/// the first process lets the first `rate` lines through, the restarted
+/// one the first `rate` of what it reads again from its checkpoint.
+/// Exactly those arrive (at least once), no other line ever, and the
+/// restarted process's counts add up.
+#[test]
+fn throttle_loses_nothing_it_let_through_at_a_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let (total, rate) = (40_000, 5000);
+    let (lines, again) = kill_mid_run(
+        dir.path(),
+        "[filters.slow]\ntype = \"throttle\"\nmatch = \"app\"\nrate = 5000\nwindow = \"1h\"",
+        total,
+        rate,
+    );
+    let read = filter_counter(&again, "logferry_filter_records_total", "slow", "throttle");
+    let dropped = filter_counter(
+        &again,
+        "logferry_filter_dropped_records_total",
+        "slow",
+        "throttle",
+    );
+    assert!(read > 0 && read <= total, "{read}");
+    let from = total - read;
+    assert_eq!(
+        read - dropped,
+        rate.min(read),
+        "read = let through + dropped"
+    );
+    let mut want: Vec<usize> = (0..rate.min(from)).collect();
+    want.extend(from..(from + rate).min(total));
+    let got = numbers(&lines, "rec");
+    assert_same_numbers(&got, &want, &format!("read again from {from}"));
+    let twice: Vec<usize> = got
+        .windows(2)
+        .filter(|w| w[0] == w[1])
+        .map(|w| w[0])
+        .collect();
+    assert!(
+        twice.iter().all(|i| *i >= from && *i < rate),
+        "{twice:?} not read again"
+    );
+}
+
+/// Syslog lines of both RFCs, and lines that are not syslog, posted over
+/// HTTP through a `format = "syslog"` parser with `types` and
+/// `failed_tag`: each parsed record arrives once, with Fluent Bit's field
+/// names, its time and `pri` as a number; each other line arrives once,
+/// unchanged, in the sink of the failure tag; the failures are counted.
+#[test]
+fn syslog_lines_are_parsed_and_the_rest_go_on_under_failed_tag() {
+    let mut lf = Logferry::start(
+        r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+
+[filters.syslog]
+type = "parser"
+match = "syslog"
+format = "syslog"
+types = { pri = "int" }
+failed_tag = "unparsed.${tag}"
+
+[sinks.parsed]
+type = "file"
+match = "syslog"
+path = "{dir}/parsed.log"
+format = "json"
+
+[sinks.unparsed]
+type = "file"
+match = "unparsed.**"
+path = "{dir}/unparsed.log"
+"#,
+    );
+    let addr = lf.http_addr("in");
+    let total = 600;
+    for r in 0..6 {
+        let body: String = (r * 100..(r + 1) * 100)
+            .map(|i| match i % 3 {
+                0 => format!("<165>1 2026-11-27T10:00:00.5+02:00 web app {i} ID1 - m-{i}\n"),
+                1 => format!("<13>Nov 27 10:00:00 web app[{i}]: m-{i}\n"),
+                _ => format!("plain-{i}\n"),
+            })
+            .collect();
+        let status = post(addr, "/syslog", &body);
+        assert!(status.contains(" 200"), "{r}: {status}");
+    }
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let mut parsed: Vec<usize> = read_lines(&lf.path("parsed.log"))
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let r = &v["record"];
+            let i: usize = r["message"].as_str().unwrap()[2..].parse().unwrap();
+            assert_eq!(r["pid"], i.to_string(), "{l}");
+            assert_eq!(
+                (&r["host"], &r["ident"]),
+                (&"web".into(), &"app".into()),
+                "{l}"
+            );
+            if i % 3 == 0 {
+                assert_eq!(r["pri"], 165, "{l}");
+                assert_eq!(r["msgid"], "ID1", "{l}");
+                assert_eq!(v["time"], "2026-11-27T08:00:00.500000000Z", "{l}");
+            } else {
+                assert_eq!(r["pri"], 13, "{l}");
+                assert_eq!(r["time"], "Nov 27 10:00:00", "{l}");
+            }
+            i
+        })
+        .collect();
+    parsed.sort_unstable();
+    let want: Vec<usize> = (0..total).filter(|i| i % 3 != 2).collect();
+    assert_eq!(parsed, want, "each parsed record once");
+    let unparsed = numbers(&read_lines(&lf.path("unparsed.log")), "plain");
+    let want: Vec<usize> = (0..total).filter(|i| i % 3 == 2).collect();
+    assert_eq!(unparsed, want, "each other line once, unchanged");
+    assert_eq!(
+        lf.final_counter(
+            "logferry_filter_parse_failed_records_total{component=\"syslog\",component_type=\"parser\"}"
+        ),
+        (total / 3) as u64
     );
 }

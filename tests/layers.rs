@@ -8,8 +8,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Top to bottom. Modules in one row do not import each other; a path is
-/// placed by its longest prefix in this table (so `protocol::forward`,
-/// which reads events, sits above `event`, and the rest of `protocol`,
+/// placed by its longest prefix in this table (so `protocol::forward` and
+/// `protocol::syslog`, which read events, sit above `event`, and the rest of `protocol`,
 /// msgpack, below it).
 const LAYERS: &[&[&str]] = &[
     &["cli"],
@@ -22,7 +22,7 @@ const LAYERS: &[&[&str]] = &[
     &["router"],
     &["buffer"],
     &["limits", "format", "kafka_client", "backoff"],
-    &["config", "tls", "protocol::forward"],
+    &["config", "tls", "protocol::forward", "protocol::syslog"],
     &["event"],
     &["memory", "ack", "protocol", "logging"],
     &["telemetry"],

@@ -2,9 +2,9 @@
 //! a client wrote (a tailed line, a forwarded record's `message`).
 //!
 //! Byte 0 picks the format (json, logfmt, a regex, the apache / nginx
-//! presets, cri, docker) and whether the other fields and the parsed key
-//! are kept (one of 36 filters); the rest is the text, one line per
-//! record.
+//! presets, cri, docker, the syslog ones, csv with types) and whether the
+//! other fields and the parsed key are kept (one of 52 filters); the rest
+//! is the text, one line per record.
 //!
 //! Checked: nothing panics, nothing recurses past the small stack, and
 //! every record the filter puts out is one valid msgpack `[time, map]`
@@ -24,7 +24,7 @@ use logferry::router::{Filter, TagPattern};
 
 mod common;
 
-const FORMATS: [&str; 9] = [
+const FORMATS: [&str; 13] = [
     "json",
     "logfmt",
     "regex",
@@ -34,6 +34,10 @@ const FORMATS: [&str; 9] = [
     "nginx",
     "cri",
     "docker",
+    "syslog",
+    "syslog_rfc3164",
+    "syslog_rfc5424",
+    "csv",
 ];
 
 fuzz_target!(|data: &[u8]| common::on_small_stack(|| check(data)));
@@ -46,10 +50,10 @@ fn filters() -> &'static [ParserFilter] {
         let mut all = Vec::new();
         for kept in 0..4u8 {
             for format in FORMATS {
-                let regex = if format == "regex" {
-                    r#"regex = '^(?<level>\w+) (?<rest>.*)$'"#
-                } else {
-                    ""
+                let regex = match format {
+                    "regex" => r#"regex = '^(?<level>\w+) (?<rest>.*)$'"#,
+                    "csv" => "columns = ['a', 'b', 'c']\ntypes = { a = 'int', b = 'float', c = 'bool' }",
+                    _ => "",
                 };
                 let toml = format!(
                     "format = \"{format}\"\n{regex}\nreserve_data = {}\npreserve_key = {}\n",

@@ -1,6 +1,7 @@
 //! `type = "modify"`: keeps, removes, renames, copies and sets top-level
-//! fields
-//! (Fluent Bit's `modify` filter, Fluentd's `record_transformer`).
+//! fields, nests fields in a map and lifts a map's fields up
+//! (Fluent Bit's `modify` and `nest` filters, Fluentd's
+//! `record_transformer`).
 //!
 //! ```toml
 //! [filters.enrich]
@@ -23,15 +24,23 @@ use super::field::{write_map, Field};
 use super::records::rewrite;
 use super::value::ValueTemplate;
 use crate::event::Batch;
+
+mod nest;
+
 use crate::metrics::{Counter, Registry};
 use crate::protocol::msgpack::write;
 use crate::router::{Filter, TagPattern};
+pub use nest::{LiftConfig, NestConfig};
 
 /// The keys of a modify filter's table. They apply in this order:
-/// `keep_only`, `remove`, `rename`, `copy`, `set`, `set_if_missing`.
+/// `lift`, `keep_only`, `remove`, `rename`, `copy`, `set`,
+/// `set_if_missing`, `nest`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModifyConfig {
+    /// Move the fields of a map up to the top level (first, so the other
+    /// changes see them).
+    pub lift: Option<LiftConfig>,
     /// Delete every field but these (when given).
     pub keep_only: Option<Vec<String>>,
     /// Fields to delete.
@@ -52,6 +61,9 @@ pub struct ModifyConfig {
     /// Like `set`, only for records that do not have the field.
     #[serde(default)]
     pub set_if_missing: BTreeMap<String, String>,
+    /// Move top-level fields into a map under one key (last, so it can
+    /// nest fields the other changes set).
+    pub nest: Option<NestConfig>,
 }
 
 impl ModifyConfig {
@@ -62,11 +74,19 @@ impl ModifyConfig {
             && self.copy.is_empty()
             && self.set.is_empty()
             && self.set_if_missing.is_empty()
+            && self.nest.is_none()
+            && self.lift.is_none()
         {
             return Err(
-                "a modify filter needs `keep_only`, `remove`, `rename`, `copy`, `set` or `set_if_missing`"
+                "a modify filter needs `keep_only`, `remove`, `rename`, `copy`, `set`, `set_if_missing`, `nest` or `lift`"
                     .into(),
             );
+        }
+        if let Some(n) = &self.nest {
+            n.validate()?;
+        }
+        if let Some(l) = &self.lift {
+            l.validate()?;
         }
         templates(&self.set, "set")?;
         templates(&self.set_if_missing, "set_if_missing")?;
@@ -99,6 +119,10 @@ pub struct ModifyFilter {
     copy: Vec<(Vec<u8>, Vec<u8>)>,
     set: Vec<(Vec<u8>, ValueTemplate)>,
     set_if_missing: Vec<(Vec<u8>, ValueTemplate)>,
+    /// Fields to move into a map, applied last.
+    nest: Option<NestConfig>,
+    /// A map whose fields move up, applied first.
+    lift: Option<LiftConfig>,
     /// Filled in for `${hostname}`, read once.
     hostname: String,
     /// Records that reached the filter.
@@ -136,6 +160,8 @@ impl ModifyFilter {
                 .collect(),
             set: templates(&config.set, "set")?,
             set_if_missing: templates(&config.set_if_missing, "set_if_missing")?,
+            nest: config.nest.clone(),
+            lift: config.lift.clone(),
             hostname: crate::format::hostname(),
             records: super::records_counter(metrics, name, "modify"),
         })
@@ -148,12 +174,16 @@ impl ModifyFilter {
         values: &'a [(Vec<u8>, Vec<u8>)],
         if_missing: &'a [(Vec<u8>, Vec<u8>)],
     ) -> Option<Vec<Field<'a>>> {
+        let lifted = self
+            .lift
+            .as_ref()
+            .is_some_and(|l| nest::lift(l, &mut fields));
         let before = fields.len();
         if let Some(keep) = &self.keep_only {
             fields.retain(|(k, _)| keep.iter().any(|f| f.as_slice() == k.as_ref()));
         }
         fields.retain(|(k, _)| !self.remove.iter().any(|r| r.as_slice() == k.as_ref()));
-        let mut changed = fields.len() != before;
+        let mut changed = lifted || fields.len() != before;
         for (old, new) in &self.rename {
             if let Some(i) = fields
                 .iter()
@@ -189,6 +219,9 @@ impl ModifyFilter {
                 fields.push((key.as_slice().into(), value.as_slice().into()));
                 changed = true;
             }
+        }
+        if let Some(n) = &self.nest {
+            changed |= nest::nest(n, &mut fields);
         }
         changed.then_some(fields)
     }

@@ -8,22 +8,37 @@
 //! format = "nginx"
 //! reserve_data = true
 //! ```
+//!
+//! A record whose field does not parse (missing, not text, not in the
+//! format) goes on unchanged and is counted
+//! (`logferry_filter_parse_failed_records_total`); with `failed_tag` it
+//! goes on under that tag instead (Fluentd's
+//! `emit_invalid_record_to_error`, which sends it to `@ERROR`).
 
+use std::cell::OnceCell;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use serde::Deserialize;
 
 use super::field::{write_map, Field};
-use super::records::{rewrite_timed, Change};
+use super::records::{retag, rewrite_timed, Change};
+use super::value::ValueTemplate;
 use crate::event::{Batch, EventTime};
 use crate::metrics::{Counter, Registry};
 use crate::protocol::msgpack::{Reader, Value};
+use crate::protocol::syslog::Clock;
 use crate::router::{Filter, TagPattern};
 
+mod csv;
 mod formats;
+mod syslog;
+mod types;
 
 use formats::Parser;
 pub use formats::{Format, APACHE2};
+pub use types::FieldType;
+use types::Types;
 
 /// The keys of a parser filter's table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -33,12 +48,28 @@ pub struct ParserConfig {
     #[serde(default = "default_key")]
     pub key: String,
     /// How to parse it: `json`, `logfmt`, `regex`, a built-in regex
-    /// (`apache`, `apache2`, `apache_error`, `nginx`), or a container log
-    /// line (`cri`, `docker`; these set the record time from `time`).
+    /// (`apache`, `apache2`, `apache_error`, `nginx`), a container log
+    /// line (`cri`, `docker`; these set the record time from `time`), a
+    /// syslog message (`syslog`: RFC 5424 or 3164, told apart by the
+    /// message; `syslog_rfc3164`, `syslog_rfc5424`: one of them; these
+    /// set the record time from the message's timestamp), or `csv`.
     pub format: Format,
     /// With `format = "regex"`: the regex; its named captures become
     /// fields (as strings).
     pub regex: Option<String>,
+    /// With `format = "csv"`: the names of the values, in order. A line
+    /// with another number of values does not parse.
+    pub columns: Option<Vec<String>>,
+    /// `{ FIELD = "int" | "float" | "bool" }`: parsed text values written
+    /// as numbers or booleans. A value that does not convert stays text
+    /// and is counted (`logferry_filter_type_failed_fields_total`); the
+    /// record is still parsed.
+    #[serde(default)]
+    pub types: BTreeMap<String, FieldType>,
+    /// The tag a record whose field does not parse goes on with (it is
+    /// still unchanged and counted); `${tag}`, `${tag[N]}` and
+    /// `${hostname}` are filled in. Default: it keeps its tag.
+    pub failed_tag: Option<String>,
     /// Keep the record's other fields beside the parsed ones (a parsed
     /// field replaces one of the same name). Default false: the record is
     /// the parsed fields only, as in Fluent Bit.
@@ -75,8 +106,18 @@ impl ParserConfig {
                 return Err(format!("time_format {f:?}: not a strptime format"));
             }
         }
-        Parser::new(self.format, self.regex.as_deref()).map(|_| ())
+        if let Some(t) = &self.failed_tag {
+            failed_tag(t)?;
+        }
+        Parser::new(self.format, self.regex.as_deref(), self.columns.as_deref()).map(|_| ())
     }
+}
+
+fn failed_tag(text: &str) -> Result<ValueTemplate, String> {
+    if text.trim().is_empty() {
+        return Err("failed_tag is empty".into());
+    }
+    ValueTemplate::parse(text).map_err(|e| format!("failed_tag: {e}"))
 }
 
 /// A running parser filter.
@@ -96,6 +137,12 @@ pub struct ParserFilter {
     /// mostly share their second with the line before, and reading a date
     /// costs far more than comparing a few bytes.
     last_time: Mutex<(Vec<u8>, Option<EventTime>)>,
+    /// Parsed values to write as numbers or booleans (`types`).
+    types: Types,
+    /// Where records that do not parse go (`failed_tag`).
+    failed_tag: Option<ValueTemplate>,
+    /// Filled in for `${hostname}` in `failed_tag`, read once.
+    hostname: String,
     /// Records that reached the filter.
     records: Counter,
     /// Records whose field did not parse (or was missing, or not text):
@@ -104,6 +151,8 @@ pub struct ParserFilter {
     /// Parsed records whose `time_key` was missing or not a time: they
     /// keep the time they had.
     bad_time: Counter,
+    /// Values `types` could not convert: they stay text.
+    type_failed: Counter,
 }
 
 impl ParserFilter {
@@ -117,7 +166,11 @@ impl ParserFilter {
             name: name.to_string(),
             pattern,
             key: config.key.as_bytes().to_vec(),
-            parser: Parser::new(config.format, config.regex.as_deref())?,
+            parser: Parser::new(
+                config.format,
+                config.regex.as_deref(),
+                config.columns.as_deref(),
+            )?,
             reserve_data: config.reserve_data,
             preserve_key: config.preserve_key,
             time_key: config
@@ -131,6 +184,9 @@ impl ParserFilter {
             },
             time_keep: config.time_keep,
             last_time: Mutex::new((Vec::new(), None)),
+            types: Types::new(&config.types),
+            failed_tag: config.failed_tag.as_deref().map(failed_tag).transpose()?,
+            hostname: crate::format::hostname(),
             records: super::records_counter(metrics, name, "parser"),
             failed: metrics.counter(
                 "logferry_filter_parse_failed_records_total",
@@ -142,36 +198,37 @@ impl ParserFilter {
                 "Records a parser filter parsed whose time_key was missing or not a time in time_format; they keep the time they had.",
                 &[("component", name), ("component_type", "parser")],
             ),
+            type_failed: metrics.counter(
+                "logferry_filter_type_failed_fields_total",
+                "Parsed values a parser filter's `types` could not convert (not an int, float or bool); they stay text.",
+                &[("component", name), ("component_type", "parser")],
+            ),
         })
     }
 
-    /// Writes the record's new map into `out`, or nothing if the field
-    /// does not parse.
-    fn parse(&self, fields: Vec<Field<'_>>, out: &mut Vec<u8>) -> Change {
-        let Some(i) = fields.iter().position(|(k, _)| k.as_ref() == self.key) else {
-            self.failed.inc();
-            return Change::Kept;
-        };
+    /// Writes the record's new map into `out`, or nothing (returning
+    /// `None`) if the field does not parse.
+    fn parse(
+        &self,
+        fields: Vec<Field<'_>>,
+        clock: &OnceCell<Clock>,
+        out: &mut Vec<u8>,
+    ) -> Option<Change> {
+        let i = fields.iter().position(|(k, _)| k.as_ref() == self.key)?;
         let text = match Reader::new(&fields[i].1).read() {
             Ok(Value::Str(t) | Value::Bin(t)) => t,
-            _ => {
-                self.failed.inc();
-                return Change::Kept;
-            }
+            _ => return None,
         };
         let mut parsed = Vec::new();
-        let Some(n) = self.parser.parse(text, &mut parsed) else {
-            self.failed.inc();
-            return Change::Kept;
-        };
-        let mut pairs = match super::field::map_fields(&parsed) {
-            Some(p) if p.len() == n => p,
-            _ => {
-                self.failed.inc();
-                return Change::Kept;
-            }
-        };
-        let mut time = None;
+        let formats::Parsed {
+            fields: n,
+            time: format_time,
+        } = self.parser.parse(text, clock, &mut parsed)?;
+        let mut pairs = super::field::map_fields(&parsed).filter(|p| p.len() == n)?;
+        if !self.types.is_empty() {
+            self.type_failed.add(self.types.apply(&mut pairs) as u64);
+        }
+        let mut time = format_time;
         if let Some(key) = &self.time_key {
             let at = pairs.iter().position(|(k, _)| k.as_ref() == key.as_slice());
             time = at.and_then(|j| self.time_of(&pairs[j].1));
@@ -197,10 +254,10 @@ impl ParserFilter {
         }
         result.append(&mut pairs);
         write_map(out, &result);
-        match time {
+        Some(match time {
             Some(t) => Change::ChangedAt(t),
             None => Change::Changed,
-        }
+        })
     }
 
     /// The time an encoded value stands for: a string in `time_format`,
@@ -254,15 +311,55 @@ impl Filter for ParserFilter {
     }
 
     fn apply(&self, batch: Batch, out: &mut Vec<Batch>) {
-        out.push(self.filter(batch));
+        let (batch, failed) = self.parse_batch(batch);
+        let Some(tag) = self.failed_tag.as_ref().filter(|_| failed.contains(&true)) else {
+            out.push(batch);
+            return;
+        };
+        let tag = tag.render(&batch.tag, &self.hostname);
+        let mut at = 0;
+        retag(
+            batch,
+            false,
+            |_| {
+                let f = failed.get(at).copied().unwrap_or(false);
+                at += 1;
+                f.then(|| tag.clone())
+            },
+            out,
+        );
     }
 }
 
 impl ParserFilter {
-    /// The batch with every record's field parsed where it parses.
+    /// The batch with every record's field parsed where it parses; the
+    /// records that do not parse stay in it unchanged (`failed_tag` is
+    /// [`Filter::apply`]'s).
     pub fn filter(&self, batch: Batch) -> Batch {
+        self.parse_batch(batch).0
+    }
+
+    /// The batch parsed, and which of its records did not parse.
+    fn parse_batch(&self, batch: Batch) -> (Batch, Vec<bool>) {
         self.records.add(batch.count as u64);
-        rewrite_timed(batch, |fields, out| self.parse(fields, out))
+        // the year of an RFC 3164 timestamp and the zone: once per batch,
+        // and only for syslog
+        let clock = OnceCell::new();
+        // true until the record parsed; a record `rewrite_timed` never
+        // shows (a map with keys that are not text) has no field to parse
+        let mut failed = vec![true; batch.count];
+        let batch = rewrite_timed(batch, |at, fields, out| {
+            let change = self.parse(fields, &clock, out);
+            if change.is_some() {
+                if let Some(f) = failed.get_mut(at) {
+                    *f = false;
+                }
+            }
+            change.unwrap_or(Change::Kept)
+        });
+        self.failed
+            .add(failed.iter().filter(|f| **f).count() as u64);
+        (batch, failed)
     }
 }
 

@@ -182,7 +182,7 @@ pub(super) fn rewrite(
     batch: Batch,
     mut change: impl FnMut(Vec<Field<'_>>, &mut Vec<u8>) -> bool,
 ) -> Batch {
-    rewrite_timed(batch, |fields, out| match change(fields, out) {
+    rewrite_timed(batch, |_, fields, out| match change(fields, out) {
         true => Change::Changed,
         false => Change::Kept,
     })
@@ -198,10 +198,11 @@ pub(super) enum Change {
     ChangedAt(EventTime),
 }
 
-/// Like [`rewrite`], where a change may also give the record a new time.
+/// Like [`rewrite`], where a change may also give the record a new time;
+/// `change` is also given the record's place in the batch (from 0).
 pub(super) fn rewrite_timed(
     batch: Batch,
-    mut change: impl FnMut(Vec<Field<'_>>, &mut Vec<u8>) -> Change,
+    mut change: impl FnMut(usize, Vec<Field<'_>>, &mut Vec<u8>) -> Change,
 ) -> Batch {
     // puts `t` in place of the encoded time at `at..end` of `out`
     let retime = |out: &mut Vec<u8>, at: usize, end: usize, t: EventTime| {
@@ -213,7 +214,7 @@ pub(super) fn rewrite_timed(
     let mut any = false;
     match &batch.records {
         Records::Lines { data, time } => {
-            for line in data.split_inclusive(|c| *c == b'\n') {
+            for (place, line) in data.split_inclusive(|c| *c == b'\n').enumerate() {
                 let line = line.strip_suffix(b"\n").unwrap_or(line);
                 let mut message = Vec::new();
                 write::str(&mut message, line);
@@ -222,7 +223,7 @@ pub(super) fn rewrite_timed(
                 let at = out.len();
                 write::event_time(&mut out, time.secs, time.nanos);
                 let end = out.len();
-                match change(fields.clone(), &mut out) {
+                match change(place, fields.clone(), &mut out) {
                     Change::Kept => write_map(&mut out, &fields),
                     Change::Changed => any = true,
                     Change::ChangedAt(t) => {
@@ -234,6 +235,7 @@ pub(super) fn rewrite_timed(
         }
         Records::Entries(data) => {
             let mut r = Reader::new(data);
+            let mut place = 0;
             while !r.is_empty() {
                 let entry = r.pos();
                 let parts = r.read_array_len().ok().filter(|n| *n >= 2).and_then(|n| {
@@ -257,9 +259,10 @@ pub(super) fn rewrite_timed(
                 out.extend_from_slice(&data[time..record]);
                 let time_end = out.len();
                 let changed = match map_fields(&data[record..end]) {
-                    Some(f) => change(f, &mut out),
+                    Some(f) => change(place, f, &mut out),
                     None => Change::Kept,
                 };
+                place += 1;
                 match changed {
                     Change::Kept => {
                         out.truncate(mark);
@@ -277,8 +280,14 @@ pub(super) fn rewrite_timed(
     if !any {
         return batch;
     }
+    // a record made larger holds more memory than its source charged:
+    // the growth is charged too, for as long as the batch lives
+    let memory = batch
+        .memory
+        .grown(out.len().saturating_sub(batch.byte_len()));
     Batch {
         records: Records::Entries(out.into()),
+        memory,
         ..batch
     }
 }

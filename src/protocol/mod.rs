@@ -3,3 +3,4 @@
 pub mod forward;
 pub mod json;
 pub mod msgpack;
+pub mod syslog;

@@ -307,7 +307,11 @@ pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind,
 impl FilterKind {
     /// Whether the filter may give records another tag.
     pub fn changes_tags(&self) -> bool {
-        matches!(self, FilterKind::RewriteTag(_))
+        match self {
+            FilterKind::RewriteTag(_) => true,
+            FilterKind::Parser(c) => c.failed_tag.is_some(),
+            _ => false,
+        }
     }
 
     pub fn validate(&self) -> Result<(), String> {

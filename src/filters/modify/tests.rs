@@ -171,3 +171,5 @@ fn keep_only_then_copy() {
     // copies apply in key order: a → c, then b → a (replacing a)
     assert_eq!(got, ["b=2 c=1 a=2", ""]);
 }
+
+mod nest_lift;

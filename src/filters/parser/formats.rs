@@ -1,10 +1,15 @@
 //! The formats a parser filter reads: each turns a field's text into an
 //! encoded msgpack map.
 
+use std::cell::OnceCell;
+
 use regex::bytes::Regex;
 use serde::Deserialize;
 
+use super::syslog::Rfc;
+use crate::event::EventTime;
 use crate::protocol::msgpack::write;
+use crate::protocol::syslog::Clock;
 
 /// The `format` of a parser filter.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
@@ -21,6 +26,17 @@ pub enum Format {
     Cri,
     /// Docker's json-file line: `{"log": …, "stream": …, "time": …}`.
     Docker,
+    /// A syslog message, RFC 5424 or RFC 3164 (told apart by the `1`
+    /// after `<PRI>`); sets the record time from its timestamp.
+    Syslog,
+    /// RFC 3164 only (Fluent Bit's `syslog-rfc3164`).
+    #[serde(alias = "syslog-rfc3164")]
+    SyslogRfc3164,
+    /// RFC 5424 only (Fluent Bit's `syslog-rfc5424`).
+    #[serde(alias = "syslog-rfc5424")]
+    SyslogRfc5424,
+    /// Comma-separated values, named by `columns`.
+    Csv,
 }
 
 impl Format {
@@ -47,14 +63,49 @@ pub(super) enum Parser {
     Json,
     Logfmt,
     Regex(Regex),
+    Syslog(Rfc),
+    /// The column names.
+    Csv(Vec<String>),
+}
+
+/// What a parsed field's text gave.
+pub(super) struct Parsed {
+    /// How many fields the written map has.
+    pub(super) fields: usize,
+    /// The record's time, for formats that carry one in a known layout
+    /// (syslog).
+    pub(super) time: Option<EventTime>,
 }
 
 impl Parser {
-    pub(super) fn new(format: Format, regex: Option<&str>) -> Result<Parser, String> {
+    pub(super) fn new(
+        format: Format,
+        regex: Option<&str>,
+        columns: Option<&[String]>,
+    ) -> Result<Parser, String> {
+        match (format, columns) {
+            (Format::Csv, None) => {
+                return Err("format = \"csv\" needs `columns` (the field names, in order)".into())
+            }
+            (Format::Csv, Some([])) => return Err("`columns` is empty".into()),
+            (Format::Csv, Some(c)) if regex.is_none() => {
+                if let Some(dup) = c.iter().enumerate().find(|(i, n)| c[..*i].contains(n)) {
+                    return Err(format!("columns: {:?} twice", dup.1));
+                }
+                return Ok(Parser::Csv(c.to_vec()));
+            }
+            (Format::Csv, Some(_)) => {}
+            (_, Some(_)) => return Err("`columns` goes with format = \"csv\" only".into()),
+            (_, None) => {}
+        }
         let preset = match (format, regex) {
             (Format::Regex, None) => return Err("format = \"regex\" needs `regex`".into()),
             (Format::Regex, Some(r)) => r,
             (_, Some(_)) => return Err("`regex` goes with format = \"regex\" only".into()),
+            (Format::Syslog, None) => return Ok(Parser::Syslog(Rfc::Any)),
+            (Format::SyslogRfc3164, None) => return Ok(Parser::Syslog(Rfc::Rfc3164)),
+            (Format::SyslogRfc5424, None) => return Ok(Parser::Syslog(Rfc::Rfc5424)),
+            (Format::Csv, None) => return Err("format = \"csv\" needs `columns`".into()),
             (Format::Json | Format::Docker, None) => return Ok(Parser::Json),
             (Format::Cri, None) => CRI,
             (Format::Logfmt, None) => return Ok(Parser::Logfmt),
@@ -70,19 +121,32 @@ impl Parser {
         Ok(Parser::Regex(re))
     }
 
-    /// Writes `text` parsed as a msgpack map into `out` (empty) and returns its
-    /// number of fields; `None` if it does not parse (`out` may then hold
-    /// part of it: the caller drops it).
-    pub(super) fn parse(&self, text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
-        match self {
+    /// Writes `text` parsed as a msgpack map into `out` (empty) and says
+    /// how many fields it has; `None` if it does not parse (`out` may then
+    /// hold part of it: the caller drops it). `clock` is the time of the
+    /// batch, for syslog timestamps without a year, worked out by the
+    /// first syslog message that needs it.
+    pub(super) fn parse(
+        &self,
+        text: &[u8],
+        clock: &OnceCell<Clock>,
+        out: &mut Vec<u8>,
+    ) -> Option<Parsed> {
+        let fields = match self {
+            Parser::Syslog(rfc) => {
+                let clock = clock.get_or_init(|| Clock::new(EventTime::now()));
+                let (fields, time) = super::syslog::parse(text, *rfc, clock, out)?;
+                return Some(Parsed { fields, time });
+            }
+            Parser::Csv(columns) => super::csv::parse(text, columns, out)?,
             Parser::Json => {
                 crate::protocol::json::object_to_msgpack(out, text).ok()?;
                 // the map header says how many (`out` holds only this map)
                 crate::protocol::msgpack::Reader::new(out)
                     .read_map_len()
-                    .ok()
+                    .ok()?
             }
-            Parser::Logfmt => logfmt(text, out),
+            Parser::Logfmt => logfmt(text, out)?,
             Parser::Regex(re) => {
                 let caps = re.captures(text)?;
                 let fields: Vec<(&str, &[u8])> = re
@@ -95,9 +159,10 @@ impl Parser {
                     write::str(out, name.as_bytes());
                     write::str(out, value);
                 }
-                Some(fields.len())
+                fields.len()
             }
-        }
+        };
+        Some(Parsed { fields, time: None })
     }
 }
 

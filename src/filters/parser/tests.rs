@@ -262,3 +262,6 @@ fn container_lines_take_their_fields_and_their_time() {
         serde_json::json!({"log": "hello\n", "stream": "stdout"})
     );
 }
+
+mod failures;
+mod syslog_csv;

@@ -1,8 +1,8 @@
 //! Messages into forward-protocol entries (`[time, record]` in msgpack).
 
-use super::syslog::{Syslog, FACILITIES, SEVERITIES};
 use crate::event::EventTime;
 use crate::protocol::msgpack::write;
+use crate::protocol::syslog::{Syslog, FACILITIES, SEVERITIES};
 
 /// `[time, {"message": msg}]`.
 pub fn message(out: &mut Vec<u8>, time: EventTime, msg: &[u8]) {
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn syslog_fields() {
-        let p = super::super::syslog::parse(
+        let p = crate::protocol::syslog::parse(
             br#"<165>1 2003-10-11T22:14:15.003Z host app 42 ID7 [a@1 k="v"] text"#,
             EventTime::new(2_000_000_000, 0),
         )

@@ -3,7 +3,8 @@
 //!
 //! - `config.rs`: the settings and their limits;
 //! - `framing.rs`: splitting the byte stream into messages;
-//! - `syslog.rs`: RFC 5424 / RFC 3164 parsing;
+//! - syslog parsing (RFC 5424 / RFC 3164) lives in `crate::protocol::syslog`,
+//!   shared with the parser filter;
 //! - `encode.rs`: messages into forward-protocol entries;
 //! - `conn.rs`: one connection: read, frame, route;
 //! - this file: how the shared listener (`crate::net::Listener`) serves
@@ -13,7 +14,8 @@ mod config;
 mod conn;
 pub mod encode;
 pub mod framing;
-pub mod syslog;
+
+use crate::protocol::syslog;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

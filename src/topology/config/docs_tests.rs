@@ -81,6 +81,16 @@ fn sections() -> Vec<Section> {
     outputs
         .inline
         .push(("conditions", probe::<tests::Condition>()));
+    let mut modify = section(
+        "Filters > `modify`",
+        probe::<crate::filters::modify::ModifyConfig>(),
+    );
+    modify
+        .inline
+        .push(("nest", probe::<crate::filters::modify::NestConfig>()));
+    modify
+        .inline
+        .push(("lift", probe::<crate::filters::modify::LiftConfig>()));
     let mut retry = section("Failed deliveries: `retry` and `dead_letter`", &[]);
     // `dead_letter` and `retry` are read by the loader itself, for every sink
     retry.keys = dotted(
@@ -123,10 +133,7 @@ fn sections() -> Vec<Section> {
             "Filters > `grep`",
             probe::<crate::filters::grep::GrepConfig>(),
         ),
-        section(
-            "Filters > `modify`",
-            probe::<crate::filters::modify::ModifyConfig>(),
-        ),
+        modify,
         section(
             "Filters > `parser`",
             probe::<crate::filters::parser::ParserConfig>(),

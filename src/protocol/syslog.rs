@@ -1,4 +1,6 @@
-//! Syslog messages (RFC 5424 and RFC 3164) into record fields.
+//! Syslog messages (RFC 5424 and RFC 3164) into their parts, for the TCP
+//! source (`parser = "syslog"`) and the parser filter (`format = "syslog"`),
+//! which name the parts differently.
 //!
 //! A message starts with `<PRI>`; `1 ` after it means RFC 5424, anything
 //! else is read as RFC 3164, whose layout senders vary: the timestamp and
@@ -23,6 +25,8 @@ pub struct Syslog<'a> {
     pub time: Option<EventTime>,
     /// The timestamp text when it did not parse (kept, not lost).
     pub timestamp: Option<&'a [u8]>,
+    /// The timestamp as written, parsed or not.
+    pub time_text: Option<&'a [u8]>,
     pub hostname: Option<&'a [u8]>,
     /// RFC 5424 APP-NAME, or RFC 3164's tag (ident).
     pub app_name: Option<&'a [u8]>,
@@ -31,6 +35,9 @@ pub struct Syslog<'a> {
     pub msgid: Option<&'a [u8]>,
     /// RFC 5424 STRUCTURED-DATA: SD-ID → (PARAM-NAME, unescaped value).
     pub structured_data: Vec<SdElement<'a>>,
+    /// RFC 5424 STRUCTURED-DATA as it was written (`[id k="v"]…`), for
+    /// those who keep it as one text (Fluent Bit's `extradata`).
+    pub structured_data_text: Option<&'a [u8]>,
     pub message: &'a [u8],
 }
 
@@ -179,6 +186,7 @@ fn rfc5424<'a>(out: &mut Syslog<'a>, mut rest: &'a [u8]) -> Result<(), SyslogErr
         SyslogError::BadHeader("expected TIMESTAMP HOSTNAME APP-NAME PROCID MSGID STRUCTURED-DATA");
     let ts = field(&mut rest).ok_or(missing)?;
     if let Some(ts) = nil(ts) {
+        out.time_text = Some(ts);
         match rfc3339(ts) {
             Some(t) => out.time = Some(t),
             None => out.timestamp = Some(ts),
@@ -191,7 +199,9 @@ fn rfc5424<'a>(out: &mut Syslog<'a>, mut rest: &'a [u8]) -> Result<(), SyslogErr
     if rest.starts_with(b"-") {
         rest = &rest[1..];
     } else if rest.starts_with(b"[") {
+        let start = rest;
         rest = structured_data(out, rest)?;
+        out.structured_data_text = Some(&start[..start.len() - rest.len()]);
     } else {
         return Err(SyslogError::BadHeader(
             "STRUCTURED-DATA must be \"-\" or start with '['",
@@ -290,6 +300,7 @@ fn rfc3164<'a>(out: &mut Syslog<'a>, mut rest: &'a [u8], clock: &Clock) {
     if rest.len() >= 16 && rest[15] == b' ' {
         if let Some(t) = bsd_timestamp(&rest[..15], clock) {
             out.time = Some(t);
+            out.time_text = Some(&rest[..15]);
             rest = &rest[16..];
             rest = host_then_tag(out, rest);
             out.message = rest;
@@ -299,8 +310,10 @@ fn rfc3164<'a>(out: &mut Syslog<'a>, mut rest: &'a [u8], clock: &Clock) {
     // some senders (rsyslog's high-precision format) use RFC 3339 here
     if rest.first().is_some_and(u8::is_ascii_digit) {
         let mut r = rest;
-        if let Some(t) = field(&mut r).and_then(rfc3339) {
+        let ts = field(&mut r).unwrap_or_default();
+        if let Some(t) = rfc3339(ts) {
             out.time = Some(t);
+            out.time_text = Some(ts);
             rest = host_then_tag(out, r);
             out.message = rest;
             return;
