@@ -30,6 +30,7 @@ use crate::protocol::msgpack::{Reader, Value};
 use crate::protocol::syslog::Clock;
 use crate::router::{Filter, TagPattern};
 
+mod access_log;
 mod csv;
 mod formats;
 mod syslog;
@@ -178,10 +179,15 @@ impl ParserFilter {
                 .as_deref()
                 .or(config.format.default_time().map(|(k, _)| k))
                 .map(|k| k.as_bytes().to_vec()),
-            time_format: match (&config.time_key, config.format.default_time()) {
-                (None, Some((_, f))) => Some(f.to_string()),
-                _ => config.time_format.clone(),
-            },
+            // a format's own time key is read in its own layout unless
+            // told otherwise
+            time_format: config.time_format.clone().or_else(|| {
+                match (config.time_key.as_deref(), config.format.default_time()) {
+                    (None, Some((_, f))) => Some(f.to_string()),
+                    (Some(k), Some((own, f))) if k == own => Some(f.to_string()),
+                    _ => None,
+                }
+            }),
             time_keep: config.time_keep,
             last_time: Mutex::new((Vec::new(), None)),
             types: Types::new(&config.types),

@@ -6,6 +6,7 @@ use std::cell::OnceCell;
 use regex::bytes::Regex;
 use serde::Deserialize;
 
+use super::access_log::Preset;
 use super::syslog::Rfc;
 use crate::event::EventTime;
 use crate::protocol::msgpack::write;
@@ -45,6 +46,10 @@ impl Format {
         match self {
             // RFC 3339 with nanoseconds, as the container runtimes write it
             Format::Cri | Format::Docker => Some(("time", "%+")),
+            // as Fluent Bit's presets read them
+            Format::Apache | Format::Apache2 | Format::Nginx => {
+                Some(("time", "%d/%b/%Y:%H:%M:%S %z"))
+            }
             _ => None,
         }
     }
@@ -52,7 +57,7 @@ impl Format {
 
 // Fluent Bit's parsers.conf presets, so that a Fluent Bit user's fields
 // keep their names.
-const APACHE: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")?$"#;
+pub(super) const APACHE: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")?$"#;
 pub const APACHE2: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>.*)")?$"#;
 const APACHE_ERROR: &str = r#"^\[[^ ]* (?<time>[^\]]*)\] \[(?<level>[^\]]*)\](?: \[pid (?<pid>[^\]]*)\])?( \[client (?<client>[^\]]*)\])? (?<message>.*)$"#;
 const CRI: &str = r#"^(?<time>[^ ]+) (?<stream>stdout|stderr) (?<logtag>[^ ]*) (?<message>.*)$"#;
@@ -63,6 +68,9 @@ pub(super) enum Parser {
     Json,
     Logfmt,
     Regex(Regex),
+    /// An Apache access-log preset: the scanner where it can, else the
+    /// regex.
+    AccessLog(Preset, Regex),
     Syslog(Rfc),
     /// The column names.
     Csv(Vec<String>),
@@ -118,7 +126,11 @@ impl Parser {
         if re.capture_names().flatten().next().is_none() {
             return Err("regex: no named capture, so no field (name them: (?<level>\\w+))".into());
         }
-        Ok(Parser::Regex(re))
+        Ok(match format {
+            Format::Apache => Parser::AccessLog(Preset::Apache, re),
+            Format::Apache2 => Parser::AccessLog(Preset::Apache2, re),
+            _ => Parser::Regex(re),
+        })
     }
 
     /// Writes `text` parsed as a msgpack map into `out` (empty) and says
@@ -147,23 +159,45 @@ impl Parser {
                     .ok()?
             }
             Parser::Logfmt => logfmt(text, out)?,
-            Parser::Regex(re) => {
-                let caps = re.captures(text)?;
-                let fields: Vec<(&str, &[u8])> = re
-                    .capture_names()
-                    .enumerate()
-                    .filter_map(|(i, name)| Some((name?, caps.get(i)?.as_bytes())))
-                    .collect();
-                write::map_len(out, fields.len());
-                for (name, value) in &fields {
-                    write::str(out, name.as_bytes());
-                    write::str(out, value);
+            Parser::AccessLog(preset, re) => match super::access_log::scan(text, *preset) {
+                Some(fields) => {
+                    const NAMES: [&str; 9] = [
+                        "host", "user", "time", "method", "path", "code", "size", "referer",
+                        "agent",
+                    ];
+                    let n = fields.iter().flatten().count();
+                    write::map_len(out, n);
+                    for (name, value) in NAMES.iter().zip(fields) {
+                        if let Some(value) = value {
+                            write::str(out, name.as_bytes());
+                            write::str(out, value);
+                        }
+                    }
+                    n
                 }
-                fields.len()
-            }
+                None => regex_fields(re, text, out)?,
+            },
+            Parser::Regex(re) => regex_fields(re, text, out)?,
         };
         Some(Parsed { fields, time: None })
     }
+}
+
+/// The named captures of `re` in `text` as a map of strings; `None` if it
+/// does not match.
+fn regex_fields(re: &Regex, text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
+    let caps = re.captures(text)?;
+    let fields: Vec<(&str, &[u8])> = re
+        .capture_names()
+        .enumerate()
+        .filter_map(|(i, name)| Some((name?, caps.get(i)?.as_bytes())))
+        .collect();
+    write::map_len(out, fields.len());
+    for (name, value) in &fields {
+        write::str(out, name.as_bytes());
+        write::str(out, value);
+    }
+    Some(fields.len())
 }
 
 /// `key=value key="quoted \" value" flag` as a map of strings; a key

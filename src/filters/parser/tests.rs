@@ -108,17 +108,25 @@ fn reserve_data_and_preserve_key_keep_the_other_fields_and_the_key() {
 #[test]
 fn the_built_in_formats_read_real_access_and_error_lines() {
     let nginx = filter("format = 'nginx'");
-    let got = show(&nginx.filter(lines(
+    let got = timed(&nginx.filter(lines(
         "192.168.1.5 - alice [27/Nov/2026:10:00:00 +0000] \"GET /index.html?q=1 HTTP/1.1\" 200 612 \"-\" \"curl/8.5.0\"\n",
     )));
+    // as Fluent Bit's preset: the time becomes the record's
+    assert_eq!(got[0].0, EventTime::new(1_795_773_600, 0));
     assert_eq!(
-        got[0],
+        got[0].1,
         serde_json::json!({"remote": "192.168.1.5", "host": "-", "user": "alice",
-            "time": "27/Nov/2026:10:00:00 +0000", "method": "GET", "path": "/index.html?q=1",
+            "method": "GET", "path": "/index.html?q=1",
             "code": "200", "size": "612", "referer": "-", "agent": "curl/8.5.0"})
     );
+    let kept = filter("format = 'nginx'\ntime_key = 'time'\ntime_keep = true");
+    let got = timed(&kept.filter(lines(
+        "192.168.1.5 - alice [27/Nov/2026:10:00:00 +0000] \"GET / HTTP/1.1\" 200 612 \"-\" \"c\"\n",
+    )));
+    assert_eq!(got[0].0, EventTime::new(1_795_773_600, 0));
+    assert_eq!(got[0].1["time"], "27/Nov/2026:10:00:00 +0000");
     let apache2 = filter("format = 'apache2'");
-    let got = show(&apache2.filter(lines(
+    let got = show_any_time(&apache2.filter(lines(
         "10.0.0.1 - - [27/Nov/2026:10:00:00 +0000] \"POST /api HTTP/1.1\" 503 12 \"http://x/\" \"Mozilla/5.0 (X11)\"\n",
     )));
     assert_eq!(got[0]["host"], "10.0.0.1");
