@@ -169,7 +169,7 @@ impl ModifyFilter {
 
     /// The record's fields after the changes, or `None` if none applies.
     fn change<'a>(
-        &self,
+        &'a self,
         mut fields: Vec<Field<'a>>,
         values: &'a [(Vec<u8>, Vec<u8>)],
         if_missing: &'a [(Vec<u8>, Vec<u8>)],
@@ -194,7 +194,7 @@ impl ModifyFilter {
                     .iter()
                     .position(|(k, _)| k.as_ref() == old.as_slice())
                     .unwrap_or(i);
-                fields[i].0 = std::borrow::Cow::Owned(new.clone());
+                fields[i].0 = new.as_slice().into();
                 changed = true;
             }
         }
@@ -205,7 +205,7 @@ impl ModifyFilter {
             {
                 let value = fields[i].1.clone();
                 fields.retain(|(k, _)| k.as_ref() != to.as_slice());
-                fields.push((std::borrow::Cow::Owned(to.clone()), value));
+                fields.push((to.as_slice().into(), value));
                 changed = true;
             }
         }

@@ -225,11 +225,21 @@ impl ParserFilter {
             Ok(Value::Str(t) | Value::Bin(t)) => t,
             _ => return None,
         };
-        let mut parsed = Vec::new();
+        // about what the parsed map takes: the text and its field names
+        let mut parsed = Vec::with_capacity(text.len() + 128);
         let formats::Parsed {
             fields: n,
             time: format_time,
         } = self.parser.parse(text, clock, &mut parsed)?;
+        let keeps_any = self.preserve_key || (self.reserve_data && fields.len() > 1);
+        if !keeps_any && self.time_key.is_none() && self.types.is_empty() {
+            // the parsed map is the new record as it is
+            out.extend_from_slice(&parsed);
+            return Some(match format_time {
+                Some(t) => Change::ChangedAt(t),
+                None => Change::Changed,
+            });
+        }
         let mut pairs = super::field::map_fields(&parsed).filter(|p| p.len() == n)?;
         if !self.types.is_empty() {
             self.type_failed.add(self.types.apply(&mut pairs) as u64);
