@@ -103,7 +103,14 @@ pub type Field<'a> = (std::borrow::Cow<'a, [u8]>, std::borrow::Cow<'a, [u8]>);
 
 /// The key/value pairs of an encoded map; `None` if it is not one.
 pub fn map_fields(map: &[u8]) -> Option<Vec<Field<'_>>> {
-    let mut r = Reader::new(map);
+    read_map_fields(&mut Reader::new(map))
+}
+
+/// The key/value pairs of the encoded map at `r`, which moves past it;
+/// `None` if it is not a map or a key is not text (`r` is then left
+/// anywhere inside it).
+pub fn read_map_fields<'a>(r: &mut Reader<'a>) -> Option<Vec<Field<'a>>> {
+    let map = r.buffer();
     let n = r.read_map_len().ok()?;
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {

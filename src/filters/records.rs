@@ -4,7 +4,7 @@
 
 use bytes::{Bytes, BytesMut};
 
-use super::field::{map_fields, write_map, Field};
+use super::field::{read_map_fields, Field};
 use crate::event::{next_record, Batch, EventTime, RecordRef, Records};
 use crate::protocol::msgpack::{write, Reader};
 
@@ -205,26 +205,37 @@ pub(super) fn rewrite_timed(
     mut change: impl FnMut(usize, Vec<Field<'_>>, &mut Vec<u8>) -> Change,
 ) -> Batch {
     // puts `t` in place of the encoded time at `at..end` of `out`
-    let retime = |out: &mut Vec<u8>, at: usize, end: usize, t: EventTime| {
-        let mut time = Vec::with_capacity(10);
+    let mut time = Vec::with_capacity(16);
+    let mut retime = |out: &mut Vec<u8>, at: usize, end: usize, t: EventTime| {
+        time.clear();
         write::event_time(&mut time, t.secs, t.nanos);
-        out.splice(at..end, time);
+        if time.len() == end - at {
+            out[at..end].copy_from_slice(&time);
+        } else {
+            out.splice(at..end, time.iter().copied());
+        }
     };
     let mut out = Vec::with_capacity(batch.byte_len() + 64);
     let mut any = false;
     match &batch.records {
         Records::Lines { data, time } => {
+            let mut message = Vec::new();
             for (place, line) in data.split_inclusive(|c| *c == b'\n').enumerate() {
                 let line = line.strip_suffix(b"\n").unwrap_or(line);
-                let mut message = Vec::new();
+                message.clear();
                 write::str(&mut message, line);
-                let fields: Vec<Field<'_>> = vec![(b"message".as_slice().into(), message.into())];
+                let fields: Vec<Field<'_>> =
+                    vec![(b"message".as_slice().into(), message.as_slice().into())];
                 write::array_len(&mut out, 2);
                 let at = out.len();
                 write::event_time(&mut out, time.secs, time.nanos);
                 let end = out.len();
-                match change(place, fields.clone(), &mut out) {
-                    Change::Kept => write_map(&mut out, &fields),
+                match change(place, fields, &mut out) {
+                    Change::Kept => {
+                        write::map_len(&mut out, 1);
+                        write::str(&mut out, b"message");
+                        out.extend_from_slice(&message);
+                    }
                     Change::Changed => any = true,
                     Change::ChangedAt(t) => {
                         any = true;
@@ -238,19 +249,23 @@ pub(super) fn rewrite_timed(
             let mut place = 0;
             while !r.is_empty() {
                 let entry = r.pos();
+                // the record's fields are read as it is walked over, once
                 let parts = r.read_array_len().ok().filter(|n| *n >= 2).and_then(|n| {
                     let time = r.pos();
                     EventTime::read(&mut r).ok()?;
                     let record = r.pos();
-                    r.skip().ok()?;
-                    let end = r.pos();
+                    let fields = read_map_fields(&mut r);
+                    if fields.is_none() {
+                        r = Reader::at(data, record);
+                        r.skip().ok()?;
+                    }
                     for _ in 2..n {
                         r.skip().ok()?;
                     }
-                    Some((time, record, end))
+                    Some((time, record, fields))
                 });
                 // a payload that does not decode passes as it came
-                let Some((time, record, end)) = parts else {
+                let Some((time, record, fields)) = parts else {
                     return batch;
                 };
                 let mark = out.len();
@@ -258,7 +273,7 @@ pub(super) fn rewrite_timed(
                 let at = out.len();
                 out.extend_from_slice(&data[time..record]);
                 let time_end = out.len();
-                let changed = match map_fields(&data[record..end]) {
+                let changed = match fields {
                     Some(f) => change(place, f, &mut out),
                     None => Change::Kept,
                 };
