@@ -39,7 +39,8 @@ const JSON: &str = "{\"time\":\"2026-11-27T10:00:00Z\",\"level\":\"INFO\",\"serv
 
 fn remap(source: &str) -> RemapFilter {
     let config = RemapConfig {
-        source: source.to_string(),
+        source: Some(source.to_string()),
+        file: None,
         drop_on_abort: true,
         drop_on_error: false,
         error_tag: None,

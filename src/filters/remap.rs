@@ -42,7 +42,10 @@ pub struct RemapConfig {
     /// The VRL program, run on every record of the matched tags. It is
     /// compiled when the configuration is read: a program that does not
     /// compile is a configuration error naming its line and column.
-    pub source: String,
+    pub source: Option<String>,
+    /// Instead of `source`: a file holding the program (Vector's `file`),
+    /// read when the configuration is.
+    pub file: Option<std::path::PathBuf>,
     /// Drop a record whose program calls `abort` (as Vector does, by
     /// default). `false`: the record goes on as it came.
     #[serde(default = "default_true")]
@@ -69,7 +72,7 @@ const fn default_true() -> bool {
 
 impl RemapConfig {
     pub fn validate(&self) -> Result<(), String> {
-        program::compile(&self.source).map_err(|e| format!("source: {e}"))?;
+        self.program()?;
         timezone(self.timezone.as_deref())?;
         match &self.error_tag {
             Some(t) if t.trim().is_empty() => Err("error_tag must not be empty".into()),
@@ -81,10 +84,26 @@ impl RemapConfig {
         }
     }
 
+    /// The compiled program, from `source` or `file`. An error starts
+    /// with the key it is about.
+    fn program(&self) -> Result<Program, String> {
+        let (key, text) = match (&self.source, &self.file) {
+            (Some(source), None) => ("source", source.clone()),
+            (None, Some(path)) => (
+                "file",
+                std::fs::read_to_string(path)
+                    .map_err(|e| format!("file: cannot read {}: {e}", path.display()))?,
+            ),
+            _ => return Err("give the program as either `source` or `file`".into()),
+        };
+        program::compile(&text).map_err(|e| format!("{key}: {e}"))
+    }
+
     /// Whether records may leave the filter under another tag than they
-    /// came with: by `error_tag`, or a program that names `%tag`.
+    /// came with: by `error_tag`, or a program that may set `%tag` (one
+    /// read from a file may).
     pub fn changes_tags(&self) -> bool {
-        self.error_tag.is_some() || self.source.contains("%tag")
+        self.error_tag.is_some() || self.source.as_ref().is_none_or(|s| s.contains("%tag"))
     }
 }
 
@@ -136,7 +155,7 @@ impl RemapFilter {
         Ok(RemapFilter {
             name: name.to_string(),
             pattern,
-            program: program::compile(&config.source).map_err(|e| format!("source: {e}"))?,
+            program: config.program()?,
             timezone: timezone(config.timezone.as_deref())?,
             drop_on_abort: config.drop_on_abort,
             drop_on_error: config.drop_on_error,
@@ -179,12 +198,10 @@ enum Outcome {
 impl RemapFilter {
     /// Runs the program on the record `event` of tag `tag` and time
     /// `time`.
-    fn run(&self, runtime: &mut Runtime, tag: &Tag, time: EventTime, event: Value) -> Outcome {
+    fn run(&self, runtime: &mut Runtime, tag: &BatchTag, time: EventTime, event: Value) -> Outcome {
         let mut metadata = ObjectMap::new();
-        metadata.insert(
-            KeyString::from(program::TAG),
-            Value::Bytes(Bytes::copy_from_slice(tag.as_bytes())),
-        );
+        // the batch's tag as a VRL string, shared (not copied) per record
+        metadata.insert(KeyString::from(program::TAG), tag.value.clone());
         if let Some(t) = convert::timestamp(time) {
             metadata.insert(KeyString::from(program::TIMESTAMP), t);
         }
@@ -198,7 +215,7 @@ impl RemapFilter {
         // clearing frees what this record's variables hold
         runtime.clear();
         match result {
-            Ok(_) => self.emitted(target, tag, time),
+            Ok(_) => self.emitted(target, &tag.tag, time),
             Err(Terminate::Abort(e)) => {
                 self.aborts.inc();
                 tracing::debug!(filter = %self.name, reason = %e, "remap: the program aborted on a record");
@@ -265,6 +282,12 @@ impl RemapFilter {
             .collect();
         Outcome::Emitted(records)
     }
+}
+
+/// The tag of the batch being remapped, and as the VRL string `%tag`.
+struct BatchTag {
+    tag: Tag,
+    value: Value,
 }
 
 /// One record of a batch, as read before the program runs.
@@ -376,6 +399,10 @@ impl Filter for RemapFilter {
             return;
         };
         let tag = batch.tag.clone();
+        let batch_tag = BatchTag {
+            tag: tag.clone(),
+            value: Value::Bytes(Bytes::copy_from_slice(tag.as_bytes())),
+        };
         let mut runtime = Runtime::default();
         let mut groups = Groups(vec![(tag.clone(), Vec::new(), 0)]);
         let mut changed = false;
@@ -385,7 +412,7 @@ impl Filter for RemapFilter {
                 Body::Map(map) => convert::record(&owner, map),
             };
             let outcome = match event {
-                Ok(event) => self.run(&mut runtime, &tag, input.time, event),
+                Ok(event) => self.run(&mut runtime, &batch_tag, input.time, event),
                 Err(e) => self.error(&e.to_string()),
             };
             match outcome {

@@ -363,7 +363,31 @@ fn bad_keys_are_errors() {
     };
     assert!(bad("source = '.'\ntimezone = 'Mars/Base'").contains("timezone"));
     assert!(bad("source = '.'\nerror_tag = 'x'\ndrop_on_abort = false").contains("error_tag"));
-    assert!(toml::from_str::<RemapConfig>("source = '.'\nfile = 'x'").is_err());
+    assert!(toml::from_str::<RemapConfig>("source = '.'\nprogram = 'x'").is_err());
+    assert!(bad("source = '.'\nfile = 'x.vrl'").contains("either `source` or `file`"));
+    assert!(bad("drop_on_error = true").contains("either `source` or `file`"));
+    assert!(bad("file = '/nonexistent/x.vrl'").starts_with("file: cannot read"));
+}
+
+/// A program in a file (Vector's `file`) runs as one in `source`; its
+/// compile errors name `file` and the line.
+#[test]
+fn the_program_may_be_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shape.vrl");
+    std::fs::write(&path, "# from a file\n.from_file = true\n").unwrap();
+    let f = filter(&format!("file = '{}'", path.display()));
+    assert_eq!(
+        fields(&apply(&f, lines("x\n"))),
+        [json!({"message": "x", "from_file": true})]
+    );
+    std::fs::write(&path, "\n.a = nope()\n").unwrap();
+    let config: RemapConfig = toml::from_str(&format!("file = '{}'", path.display())).unwrap();
+    let err = config.validate().unwrap_err();
+    assert!(
+        err.starts_with("file: ") && err.contains("line 2, column 6"),
+        "{err}"
+    );
 }
 
 /// A record nested deeper than the conversion goes (a hostile sender's
