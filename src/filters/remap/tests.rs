@@ -435,3 +435,36 @@ fn numbers_and_times_keep_their_values_both_ways() {
     expected["copy"] = record;
     assert_eq!(out, [expected]);
 }
+
+/// A batch split by tag (`%tag`, `error_tag`) settles once every part
+/// has, never before; one whose every record is dropped settles at once,
+/// as filtered.
+#[test]
+fn the_source_batch_settles_once_every_part_has_and_at_once_when_all_drop() {
+    use crate::ack::{AckHandle, AckOutcome};
+    use std::sync::mpsc;
+
+    let f = program(
+        ". = parse_json!(.message)\nif .drop == true { abort }\n%tag = string!(.to)",
+        "drop_on_error = true\nerror_tag = 'bad'",
+    );
+    let (tx, rx) = mpsc::channel();
+    let batch = lines("{\"to\": \"a\"}\n{\"to\": \"b\"}\nnot json\n")
+        .with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
+    let mut out = apply(&f, batch);
+    let tags: Vec<&str> = out.iter().map(|b| &*b.tag).collect();
+    assert_eq!(tags, ["a", "b", "bad"]);
+    let last = out.pop().unwrap();
+    drop(out);
+    assert!(rx.try_recv().is_err(), "settled before every part did");
+    last.ack.reject();
+    drop(last);
+    assert_eq!(rx.try_recv().unwrap(), AckOutcome::Rejected);
+
+    let f = program("abort", "");
+    let (tx, rx) = mpsc::channel();
+    let batch = lines("x\ny\n").with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
+    assert!(apply(&f, batch).is_empty());
+    assert_eq!(rx.try_recv().unwrap(), AckOutcome::Accepted);
+    assert_eq!(f.dropped.get(), 2);
+}
