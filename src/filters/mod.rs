@@ -13,6 +13,7 @@ pub mod grep;
 pub mod modify;
 pub mod parser;
 mod records;
+pub mod remap;
 pub mod rewrite_tag;
 pub mod sample;
 pub mod throttle;

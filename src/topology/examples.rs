@@ -70,6 +70,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Filter, "grep", "filter-grep.toml"),
     example!(Filter, "modify", "filter-modify.toml"),
     example!(Filter, "parser", "filter-parser.toml"),
+    example!(Filter, "remap", "filter-remap.toml"),
     example!(Filter, "rewrite_tag", "filter-rewrite_tag.toml"),
     example!(Filter, "sample", "filter-sample.toml"),
     example!(Filter, "throttle", "filter-throttle.toml"),
@@ -225,6 +226,7 @@ mod tests {
             (ComponentKind::Filter, "grep") => keys_of::<filters::grep::GrepConfig>(),
             (ComponentKind::Filter, "modify") => keys_of::<filters::modify::ModifyConfig>(),
             (ComponentKind::Filter, "parser") => keys_of::<filters::parser::ParserConfig>(),
+            (ComponentKind::Filter, "remap") => keys_of::<filters::remap::RemapConfig>(),
             (ComponentKind::Filter, "rewrite_tag") => {
                 keys_of::<filters::rewrite_tag::RewriteTagConfig>()
             }

@@ -10,6 +10,7 @@ use crate::config::{ComponentTable, KindError};
 use crate::filters::grep::{GrepConfig, GrepFilter};
 use crate::filters::modify::{ModifyConfig, ModifyFilter};
 use crate::filters::parser::{ParserConfig, ParserFilter};
+use crate::filters::remap::{RemapConfig, RemapFilter};
 use crate::filters::rewrite_tag::{RewriteTagConfig, RewriteTagFilter};
 use crate::filters::sample::{SampleConfig, SampleFilter};
 use crate::filters::throttle::{ThrottleConfig, ThrottleFilter};
@@ -283,13 +284,14 @@ pub enum FilterKind {
     Grep(GrepConfig),
     Modify(ModifyConfig),
     Parser(ParserConfig),
+    Remap(Box<RemapConfig>),
     RewriteTag(RewriteTagConfig),
     Sample(SampleConfig),
     Throttle(ThrottleConfig),
 }
 
 /// Known filter `type` names, for error messages.
-const KNOWN_FILTERS: &str = "grep, modify, parser, rewrite_tag, sample, throttle";
+const KNOWN_FILTERS: &str = "grep, modify, parser, remap, rewrite_tag, sample, throttle";
 
 /// The typed config of a filter of `type = name`.
 pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
@@ -297,6 +299,7 @@ pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind,
         "grep" => FilterKind::Grep(table.parse()?),
         "modify" => FilterKind::Modify(table.parse()?),
         "parser" => FilterKind::Parser(table.parse()?),
+        "remap" => FilterKind::Remap(Box::new(table.parse()?)),
         "rewrite_tag" => FilterKind::RewriteTag(table.parse()?),
         "sample" => FilterKind::Sample(table.parse()?),
         "throttle" => FilterKind::Throttle(table.parse()?),
@@ -310,6 +313,7 @@ impl FilterKind {
         match self {
             FilterKind::RewriteTag(_) => true,
             FilterKind::Parser(c) => c.failed_tag.is_some(),
+            FilterKind::Remap(c) => c.changes_tags(),
             _ => false,
         }
     }
@@ -319,6 +323,7 @@ impl FilterKind {
             FilterKind::Grep(c) => c.validate(),
             FilterKind::Modify(c) => c.validate(),
             FilterKind::Parser(c) => c.validate(),
+            FilterKind::Remap(c) => c.validate(),
             FilterKind::RewriteTag(c) => c.validate(),
             FilterKind::Sample(c) => c.validate(),
             FilterKind::Throttle(c) => c.validate(),
@@ -337,6 +342,7 @@ pub fn build_filter(
         FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
         FilterKind::Modify(c) => std::sync::Arc::new(ModifyFilter::new(name, pattern, c, metrics)?),
         FilterKind::Parser(c) => std::sync::Arc::new(ParserFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Remap(c) => std::sync::Arc::new(RemapFilter::new(name, pattern, c, metrics)?),
         FilterKind::RewriteTag(c) => {
             std::sync::Arc::new(RewriteTagFilter::new(name, pattern, c, metrics)?)
         }

@@ -138,6 +138,10 @@ fn sections() -> Vec<Section> {
             "Filters > `parser`",
             probe::<crate::filters::parser::ParserConfig>(),
         ),
+        section(
+            "Filters > `remap`",
+            probe::<crate::filters::remap::RemapConfig>(),
+        ),
         rewrite_tag,
         section(
             "Filters > `sample`",
