@@ -21,6 +21,11 @@ run tail-file --line-size 10 --lines 30000000 --runs 3
 run tail-file --line-size 100 --lines 5000000 --runs 3
 run tail-file --line-size 1024 --lines 1000000 --runs 3
 run tail-file --line-size 4096 --lines 250000 --runs 3
+# processing, with Fluent Bit doing the same work when its build is at hand
+peer=(); [[ -x $(. /opt/peers/env 2>/dev/null; echo "${ANCHOR_FLUENTBIT:-}") ]] || peer=(--no-peer)
+run filters --workload apache --records 2000000 --runs 3 "${peer[@]}"
+run filters --workload json --records 2000000 --runs 3 "${peer[@]}"
+run filters --workload pass-through --records 5000000 --runs 5
 # Kafka: a local broker (scripts/kafka.sh), left running afterwards
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls
@@ -30,5 +35,5 @@ run http-kafka --brokers "$brokers" --records 2000000 --lines-per-request 100 --
 run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline
 run http-kafka --brokers "$brokers" --records 200000 --lines-per-request 1 --connections 64 --runs 3 --no-baseline --linger-ms 0
 if [[ ${1:-} != --no-criterion ]]; then
-  cargo bench --locked --bench forward_decode --bench file_writer --bench kafka_encode -- --warm-up-time 1 --measurement-time 3
+  cargo bench --locked --bench forward_decode --bench file_writer --bench kafka_encode --bench remap -- --warm-up-time 1 --measurement-time 3
 fi
