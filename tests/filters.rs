@@ -494,7 +494,7 @@ rules = [{ field = "message", regex = ".", tag = "alert" }]
     let unknown = "\n[filters.x]\ntype = \"lua\"\nmatch = \"**\"\n";
     let (_, err) = validate(&format!("{generator}{unknown}{sink}"));
     assert!(
-        err.contains("grep, modify, parser, rewrite_tag, sample, throttle"),
+        err.contains("grep, modify, multiline, parser, rewrite_tag, sample, throttle"),
         "{err}"
     );
 }

@@ -78,6 +78,8 @@ pub struct Joined {
     pub message: Vec<u8>,
     /// How many lines went into it.
     pub lines: usize,
+    /// Position of its first line.
+    pub first: u64,
     /// Why it was sent.
     pub ending: Ending,
 }
@@ -125,6 +127,7 @@ struct Held {
     /// Its text so far (line rules: lines with `\n` between; CRI and
     /// docker: the parts' text).
     text: Vec<u8>,
+    /// Lines in it so far.
     lines: usize,
     /// Position of its first line.
     first: u64,
@@ -136,7 +139,9 @@ struct Held {
 
 /// Joins lines into records by one rule set, within [`Limits`].
 pub struct Joiner {
+    /// What starts and continues a record.
     rules: Arc<Rules>,
+    /// What ends one whatever the rules say.
     limits: Limits,
     /// Records being joined: at most one with line rules, one per stream
     /// for CRI and docker.
@@ -204,6 +209,7 @@ impl Joiner {
             None => out.push(Joined {
                 message: line.to_vec(),
                 lines: 1,
+                first: pos,
                 ending: Ending::Rule,
             }),
         }
@@ -236,6 +242,7 @@ impl Joiner {
         out.push(Joined {
             message: partial::finish(h.head, h.stream, h.text, ending),
             lines: h.lines,
+            first: h.first,
             ending,
         });
     }

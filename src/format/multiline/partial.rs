@@ -56,10 +56,11 @@ pub(super) fn finish(head: Head, stream: Vec<u8>, text: Vec<u8>, ending: Ending)
 }
 
 /// A line alone, as it came.
-fn alone(line: &[u8], out: &mut Vec<Joined>) {
+fn alone(line: &[u8], pos: u64, out: &mut Vec<Joined>) {
     out.push(Joined {
         message: line.to_vec(),
         lines: 1,
+        first: pos,
         ending: Ending::Rule,
     });
 }
@@ -94,7 +95,7 @@ fn add_part(
             k
         }
         // a whole line with nothing held: as it came, not rewritten
-        None if last => return alone(line, out),
+        None if last => return alone(line, pos, out),
         None => {
             j.held.push(Held {
                 stream: stream.to_vec(),
@@ -125,7 +126,7 @@ pub(super) fn push_cri(
     out: &mut Vec<Joined>,
 ) {
     let Some(c) = re.captures(line) else {
-        return alone(line, out);
+        return alone(line, pos, out);
     };
     let (time, stream, flag) = (&c[1], &c[2], &c[3]);
     let text = c.get(4).map_or(&b""[..], |m| m.as_bytes());
@@ -144,10 +145,10 @@ pub(super) fn push_docker(
     out: &mut Vec<Joined>,
 ) {
     let Ok(obj) = serde_json::from_slice::<Map<String, Value>>(line) else {
-        return alone(line, out);
+        return alone(line, pos, out);
     };
     let Some(Value::String(log)) = obj.get("log") else {
-        return alone(line, out);
+        return alone(line, pos, out);
     };
     let log = log.clone();
     let stream = match obj.get("stream") {

@@ -24,13 +24,18 @@ pub(super) const START: usize = 0;
 /// One rule: lines that match `regex` (or do not, with `negate`) go on in
 /// state `to`.
 pub struct Rule {
+    /// What a line must match.
     regex: Regex,
+    /// The line must not match it instead (a custom `start` without
+    /// `continue`: every other line continues).
     negate: bool,
+    /// The state the record is in after the line.
     to: usize,
 }
 
 /// Rules of lines, by state; state 0 starts records.
 pub struct Machine {
+    /// The rules of each state, tried in order.
     states: Vec<Vec<Rule>>,
 }
 

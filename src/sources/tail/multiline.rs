@@ -20,7 +20,9 @@ use crate::protocol::forward::write_message_entry;
 
 /// The rules of a tail source's `multiline` option, compiled once.
 pub struct Multiline {
+    /// The rule set every file's joiner uses.
     pub rules: Arc<Rules>,
+    /// Its bounds.
     pub limits: Limits,
     /// Records sent, by how they ended.
     pub counters: Counters,
@@ -36,8 +38,13 @@ pub struct FileJoiner {
 /// Records ready to go as one batch: the records, their count, and the
 /// offset the checkpoint may advance to once they are acknowledged.
 pub struct Ready {
+    /// The joined records, as entries under `message_key`.
     pub records: Records,
+    /// How many.
     pub count: usize,
+    /// Offset the checkpoint may advance to once they are acknowledged:
+    /// the first line of the oldest record still held, or the end of the
+    /// lines read.
     pub end: u64,
 }
 

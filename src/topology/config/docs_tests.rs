@@ -120,6 +120,10 @@ fn sections() -> Vec<Section> {
             probe::<crate::filters::modify::ModifyConfig>(),
         ),
         section(
+            "Filters > `multiline`",
+            probe::<crate::filters::multiline::MultilineFilterConfig>(),
+        ),
+        section(
             "Filters > `parser`",
             probe::<crate::filters::parser::ParserConfig>(),
         ),
