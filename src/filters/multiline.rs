@@ -14,6 +14,11 @@
 //! stream_key = ["pod", "container"]
 //! ```
 //!
+//! - `config.rs`: the keys;
+//! - `held.rs`: a stream's record being joined, and the acknowledgements
+//!   of the batches its lines came in;
+//! - this file: records in and out of batches, the flush.
+//!
 //! ## Records held across batches
 //!
 //! Filters are synchronous ([`Filter::apply`]) and shared by every source's
@@ -43,168 +48,20 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use serde::Deserialize;
+use std::time::Instant;
 
 use super::field::{map_fields, write_map, Field, FieldPath, FieldValue};
-use crate::ack::{AckHandle, AckOutcome};
-use crate::config::units;
-use crate::event::{Batch, EventTime, Records, Tag};
-use crate::format::multiline::{
-    rules::Rules, Counters, Joined, Joiner, Limits, MultilineConfig, Preset,
-};
+use crate::event::{Batch, EventTime, Records};
+use crate::format::multiline::{rules::Rules, Counters, Joined, Joiner, Limits};
 use crate::metrics::{Counter, Registry};
 use crate::protocol::msgpack::{write, Reader, Value};
 use crate::router::{Filter, TagPattern};
 
-/// The keys of a multiline filter's table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MultilineFilterConfig {
-    /// A built-in rule set: `"java"`, `"python"`, `"go"`, `"ruby"`,
-    /// `"cri"`, `"docker"` (as the tail source's `multiline.parser`).
-    #[serde(default)]
-    pub parser: Option<Preset>,
-    /// Your own rule instead of `parser`: a line matching this regex starts
-    /// a record.
-    #[serde(default)]
-    pub start: Option<String>,
-    /// With `start`: lines matching this regex continue the record; unset:
-    /// every line not matching `start` does.
-    #[serde(default, rename = "continue")]
-    pub continue_: Option<String>,
-    /// The top-level field holding the line; records without it (or where
-    /// it is not text) pass unchanged.
-    #[serde(default = "default_key")]
-    pub key: String,
-    /// Fields whose values tell streams apart (a pod and container, a
-    /// host and file): lines are joined only with lines of the same tag
-    /// and the same values. Empty: the tag alone.
-    #[serde(default)]
-    pub stream_key: Vec<String>,
-    /// Most lines in one record.
-    #[serde(default = "default_max_lines")]
-    pub max_lines: usize,
-    /// Most bytes in one record.
-    #[serde(default = "default_max_bytes", deserialize_with = "units::bytes")]
-    pub max_bytes: usize,
-    /// A record no line was added to for this long is sent.
-    #[serde(
-        default = "default_flush_timeout",
-        deserialize_with = "units::duration"
-    )]
-    pub flush_timeout: Duration,
-}
+mod config;
+mod held;
 
-fn default_key() -> String {
-    "message".into()
-}
-/// The same bounds as the tail source's.
-fn default_max_lines() -> usize {
-    MultilineConfig::preset(Preset::Java).max_lines
-}
-fn default_max_bytes() -> usize {
-    MultilineConfig::preset(Preset::Java).max_bytes
-}
-fn default_flush_timeout() -> Duration {
-    MultilineConfig::preset(Preset::Java).flush_timeout
-}
-
-impl MultilineFilterConfig {
-    /// The rule keys, as the tail source's `multiline` table.
-    fn rules(&self) -> MultilineConfig {
-        MultilineConfig {
-            parser: self.parser,
-            start: self.start.clone(),
-            continue_: self.continue_.clone(),
-            start_pattern: None,
-            max_lines: self.max_lines,
-            max_bytes: self.max_bytes,
-            flush_timeout: self.flush_timeout,
-            timeout: None,
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), String> {
-        if self.key.is_empty() {
-            return Err("key must not be empty".into());
-        }
-        for k in &self.stream_key {
-            FieldPath::parse(k).map_err(|e| format!("stream_key: {e}"))?;
-        }
-        self.rules().compile().map(|_| ())
-    }
-}
-
-/// Where a held line came from: what its record keeps if the line is the
-/// first of a joined record.
-struct Origin {
-    /// The record's time, which the joined record takes.
-    time: EventTime,
-    /// The record's encoded map; `None` for a line record.
-    map: Option<Vec<u8>>,
-}
-
-/// Acknowledgements of batches whose lines a stream still holds: (the
-/// position of the batch's last line in the stream, its handle). Dropped
-/// while still held (a reload removed the filter), they are rejected, so
-/// their sources send the lines again rather than move past them.
-#[derive(Default)]
-struct HeldAcks(VecDeque<(u64, AckHandle)>);
-
-impl HeldAcks {
-    /// The handles of batches whose every line is before `held_from`
-    /// (every one with `None`): their lines are all in records given back.
-    fn release(&mut self, held_from: Option<u64>, into: &mut Vec<AckHandle>) {
-        while let Some((last, _)) = self.0.front() {
-            if held_from.is_some_and(|h| *last >= h) {
-                break;
-            }
-            if let Some((_, h)) = self.0.pop_front() {
-                into.push(h);
-            }
-        }
-    }
-}
-
-impl Drop for HeldAcks {
-    fn drop(&mut self) {
-        for (_, h) in &self.0 {
-            h.reject();
-        }
-    }
-}
-
-/// One stream's record being joined.
-struct Stream {
-    /// The tag of its records (part of what tells streams apart).
-    tag: Tag,
-    /// The record being joined.
-    joiner: Joiner,
-    /// Position of the next line.
-    next: u64,
-    /// The lines held, by position (from `joiner.held_from()` on).
-    origins: VecDeque<(u64, Origin)>,
-    acks: HeldAcks,
-}
-
-impl Stream {
-    fn origin(&self, pos: u64) -> Option<&Origin> {
-        self.origins
-            .binary_search_by_key(&pos, |(p, _)| *p)
-            .ok()
-            .map(|i| &self.origins[i].1)
-    }
-
-    /// Forgets the origins of lines no longer held.
-    fn prune(&mut self) {
-        let from = self.joiner.held_from().unwrap_or(self.next);
-        while self.origins.front().is_some_and(|(p, _)| *p < from) {
-            self.origins.pop_front();
-        }
-    }
-}
+pub use config::MultilineFilterConfig;
+use held::{passing_on, HeldAcks, Origin, Stream};
 
 /// A running multiline filter.
 pub struct MultilineFilter {
@@ -311,29 +168,6 @@ impl MultilineFilter {
             }
         }
     }
-}
-
-/// One handle that passes its verdict on to each of `handles` (a joined
-/// record's batch, and the batches its lines came from).
-fn passing_on(mut handles: Vec<AckHandle>) -> AckHandle {
-    handles.retain(AckHandle::is_tracked);
-    if handles.len() <= 1 {
-        return handles.pop().unwrap_or_default();
-    }
-    let waited = handles.iter().any(AckHandle::is_waited_on);
-    let ack = AckHandle::new(move |outcome| {
-        for h in &handles {
-            match &outcome {
-                AckOutcome::Accepted => {}
-                AckOutcome::Rejected => h.reject(),
-                AckOutcome::Refused(r) => h.refuse((**r).clone()),
-            }
-        }
-    });
-    if waited {
-        ack.mark_waited_on();
-    }
-    ack
 }
 
 /// A record of a batch being read: its time, its whole `[time, map]`
