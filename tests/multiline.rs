@@ -347,3 +347,49 @@ fn kill_9_while_the_filter_holds_a_trace_loses_nothing() {
     let missing: Vec<usize> = (0..total).filter(|i| !got.contains(&record(*i))).collect();
     assert!(missing.is_empty(), "missing records {missing:?}");
 }
+
+/// Docker json-file lines cut at 16 KiB: `log` values without a trailing
+/// newline joined with the next ones of their stream, then parsed.
+#[test]
+fn docker_partial_lines_are_joined_per_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let total = 100;
+    let mut text = String::new();
+    for k in 0..total / 2 {
+        for part in 0..3 {
+            for i in [2 * k, 2 * k + 1] {
+                let stream = if i % 2 == 0 { "stdout" } else { "stderr" };
+                let end = if part == 2 { "\\n" } else { "" };
+                text.push_str(&format!(
+                    "{{\"log\":\"rec {i} part {part};{end}\",\"stream\":\"{stream}\",\"time\":\"2026-11-22T10:00:00.{i:09}Z\"}}\n"
+                ));
+            }
+        }
+    }
+    std::fs::write(logs.join("c.log"), &text).unwrap();
+    let mut lf = Logferry::start(&config(
+        dir.path(),
+        "multiline = \"docker\"",
+        "[filters.docker]\ntype = \"parser\"\nmatch = \"**\"\nformat = \"docker\"\n",
+    ));
+    let out = dir.path().join("out.log");
+    let lines = wait_for_lines(&out, total, Duration::from_secs(30));
+    assert!(lf.stop().success());
+    let mut seen = BTreeMap::new();
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        let r = &v["record"];
+        let log = r["log"].as_str().unwrap().to_string();
+        let i: usize = log.split(' ').nth(1).unwrap().parse().unwrap();
+        assert_eq!(
+            log,
+            format!("rec {i} part 0;rec {i} part 1;rec {i} part 2;\n")
+        );
+        assert_eq!(r["stream"], if i % 2 == 0 { "stdout" } else { "stderr" });
+        *seen.entry(i).or_insert(0) += 1;
+    }
+    assert_eq!(seen.len(), total);
+    assert!(seen.values().all(|n| *n == 1));
+}
