@@ -106,6 +106,10 @@ async fn filter_timer(mut router: Router) {
     }
 }
 
+/// Least time the stop gives filters to hand on what they hold, however
+/// long the sources took.
+const FILTER_HANDOVER_MIN: Duration = Duration::from_secs(1);
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
@@ -479,23 +483,26 @@ impl Pipeline {
             self.stopping.push(s.watcher);
         }
         // what filters still hold (multiline records) goes on now, before
-        // the queues close, within what is left of the handover bound
+        // the queues close, within what is left of the handover bound (at
+        // least a moment, so that slow sources do not cost the records)
         if let Some(t) = self.filter_timer.take() {
             t.abort();
-        }
-        let left = handover_until.saturating_duration_since(tokio::time::Instant::now());
-        let mut router = self.router.clone();
-        let flush = router.flush_filters(std::time::Instant::now(), true);
-        if !bounded(left, &mut no_stop, flush).await {
-            self.metrics
-                .counter(
-                    "logferry_filter_handover_timeouts_total",
-                    "Stops at which filters could not hand on the records they held (multiline) in time; their sources send them again.",
-                    &[],
-                )
-                .inc();
-            tracing::warn!(bound = ?SOURCE_HANDOVER,
-                "filters still handing over held records at the stop; their sources send them again");
+            let left = handover_until
+                .saturating_duration_since(tokio::time::Instant::now())
+                .max(FILTER_HANDOVER_MIN);
+            let mut router = self.router.clone();
+            let flush = router.flush_filters(std::time::Instant::now(), true);
+            if !bounded(left, &mut no_stop, flush).await {
+                self.metrics
+                    .counter(
+                        "logferry_filter_handover_timeouts_total",
+                        "Stops at which filters could not hand on the records they held (multiline) in time; their sources send them again.",
+                        &[],
+                    )
+                    .inc();
+                tracing::warn!(bound = ?left,
+                    "filters still handing over held records at the stop; their sources send them again");
+            }
         }
         // close the queues (a handover still waiting gives up), let every
         // sink drain within its drain_timeout while the sources' last
