@@ -12,6 +12,7 @@ pub mod tap;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 use regex::Regex;
 use tokio::sync::mpsc;
@@ -140,6 +141,21 @@ pub trait Filter: Send + Sync {
     /// `batch`'s acknowledgement, so the source's batch settles once all
     /// of them have.
     fn apply(&self, batch: Batch, out: &mut Vec<Batch>);
+    /// Whether the filter may hold records across batches (multiline):
+    /// then the pipeline asks it for [`Filter::deadline`] and calls
+    /// [`Filter::flush`] whether or not a batch comes.
+    fn holds(&self) -> bool {
+        false
+    }
+    /// When the filter next has held records due, if it holds any.
+    fn deadline(&self) -> Option<Instant> {
+        None
+    }
+    /// Puts in `out` the held records due at `now` (every one with
+    /// `all`, at shutdown). They go on from the next filter, as if `apply`
+    /// had given them; each batch carries the acknowledgement of the
+    /// batches its records came from.
+    fn flush(&self, _now: Instant, _all: bool, _out: &mut Vec<Batch>) {}
 }
 
 /// One route: a pattern and the queue of the sink that wants it.
@@ -351,17 +367,31 @@ impl Router {
             return self.send(&table, batch).await;
         }
         let tag = batch.tag.clone();
+        self.filter_and_send(&table, vec![(start, batch)], Some((&tag, &first)))
+            .await
+    }
+
+    /// Runs each `(next filter, batch)` of `work` through the filters from
+    /// that one on, then sends what is left. `first`: a tag and the
+    /// filters that match it (cached), to skip the pattern matching for
+    /// batches that keep that tag.
+    async fn filter_and_send(
+        &mut self,
+        table: &RouteTable,
+        mut work: Vec<(usize, Batch)>,
+        first: Option<(&Tag, &[usize])>,
+    ) -> Result<(), SendError> {
+        let filters = &table.filters;
         // (the index of the next filter to consider, a batch): a filter's
         // output goes on from the filter after it, so no batch ever meets
         // a filter twice, whatever its tags become
-        let mut work = vec![(start, batch)];
+        work.reverse();
         let mut out = Vec::new();
         let mut done = Vec::new();
         while let Some((from, b)) = work.pop() {
-            let next = if b.tag == tag {
-                first.iter().copied().find(|&i| i >= from)
-            } else {
-                (from..filters.len()).find(|&i| filters[i].pattern().matches(&b.tag))
+            let next = match first {
+                Some((tag, first)) if b.tag == *tag => first.iter().copied().find(|&i| i >= from),
+                _ => (from..filters.len()).find(|&i| filters[i].pattern().matches(&b.tag)),
             };
             match next {
                 None => done.push(b),
@@ -380,9 +410,42 @@ impl Router {
         // a batch every record of which was filtered out is not here: it
         // was dropped, which settles it (the filter counted its records)
         for b in done {
-            self.send(&table, b).await?;
+            self.send(table, b).await?;
         }
         Ok(())
+    }
+
+    /// Hands on what filters hold (multiline records) that is due at
+    /// `now`, or all of it with `all`: through the filters after the one
+    /// that held it, then to the sinks. Returns when a filter next has
+    /// something due.
+    pub async fn flush_filters(
+        &mut self,
+        now: Instant,
+        all: bool,
+    ) -> Result<Option<Instant>, SendError> {
+        let table = read(&self.table);
+        if table.generation != self.cache_generation {
+            self.cache.clear();
+            self.filter_cache.clear();
+            self.cache_generation = table.generation;
+        }
+        let mut work = Vec::new();
+        let mut out = Vec::new();
+        for (i, f) in table.filters.iter().enumerate() {
+            if !f.holds() {
+                continue;
+            }
+            if all || f.deadline().is_some_and(|d| d <= now) {
+                f.flush(now, all, &mut out);
+                work.extend(out.drain(..).map(|b| (i + 1, b)));
+            }
+        }
+        if !work.is_empty() {
+            self.filter_and_send(&table, work, None).await?;
+        }
+        let next = table.filters.iter().filter_map(|f| f.deadline()).min();
+        Ok(next)
     }
 
     /// Sends `batch` to every sink queue whose pattern matches its tag.

@@ -103,6 +103,29 @@ pub fn build_filters(
         .collect()
 }
 
+/// How often the filter timer looks while a filter that holds records
+/// (multiline) is configured: a held record goes out at most this long
+/// after its flush timeout.
+const FILTER_TICK: Duration = Duration::from_millis(250);
+
+/// Runs for the pipeline's life: hands on held filter records that are
+/// due (multiline's flush timeout) when no batch comes to carry them,
+/// through the filters after the one that held them and on to the sinks.
+async fn filter_timer(mut router: Router) {
+    loop {
+        let now = std::time::Instant::now();
+        // an error is a sink queue closed (a reload removed the sink): the
+        // batch was rejected with it, and its sources send its lines again
+        let next = router.flush_filters(now, false).await.unwrap_or_default();
+        let until = next.map_or(now + FILTER_TICK, |n| n.min(now + FILTER_TICK));
+        tokio::time::sleep_until(until.into()).await;
+    }
+}
+
+/// Least time the stop gives filters to hand on what they hold, however
+/// long the sources took.
+const FILTER_HANDOVER_MIN: Duration = Duration::from_secs(1);
+
 /// A started pipeline.
 pub struct Pipeline {
     pub metrics: Registry,
@@ -111,6 +134,10 @@ pub struct Pipeline {
     switch: RouteSwitch,
     /// The router every new source clones.
     router: Router,
+    /// Hands on what filters hold past their deadline (multiline's flush
+    /// timeout) when no batch comes; see [`filter_timer`]. Runs only while
+    /// such a filter is configured: a pipeline without one has no timer.
+    filter_timer: Option<tokio::task::JoinHandle<()>>,
     memory: crate::memory::MemoryBudget,
     sources: HashMap<String, RunningSource>,
     next_source_id: u64,
@@ -223,6 +250,7 @@ impl Pipeline {
             probes: Arc::default(),
             config_text: config_text.clone(),
             switch: router.switch(),
+            filter_timer: None,
             router,
             memory,
             sources: HashMap::new(),
@@ -267,8 +295,17 @@ impl Pipeline {
     /// Builds `filters` and puts them in place for every router at once.
     fn set_filters(&mut self, filters: Vec<FilterConfig>) -> Result<(), String> {
         let built = build_filters(&filters, &self.metrics)?;
+        let holding = built.iter().any(|f| f.holds());
         self.switch.set_filters(built);
         self.config.filters = filters;
+        match (holding, self.filter_timer.take()) {
+            (true, Some(t)) => self.filter_timer = Some(t),
+            (true, None) => {
+                self.filter_timer = Some(tokio::spawn(filter_timer(self.router.clone())))
+            }
+            (false, Some(t)) => t.abort(),
+            (false, None) => {}
+        }
         Ok(())
     }
 
@@ -455,6 +492,28 @@ impl Pipeline {
                     "source still handing over at the stop; what it has not queued is not acknowledged");
             }
             self.stopping.push(s.watcher);
+        }
+        // what filters still hold (multiline records) goes on now, before
+        // the queues close, within what is left of the handover bound (at
+        // least a moment, so that slow sources do not cost the records)
+        if let Some(t) = self.filter_timer.take() {
+            t.abort();
+            let left = handover_until
+                .saturating_duration_since(tokio::time::Instant::now())
+                .max(FILTER_HANDOVER_MIN);
+            let mut router = self.router.clone();
+            let flush = router.flush_filters(std::time::Instant::now(), true);
+            if !bounded(left, &mut no_stop, flush).await {
+                self.metrics
+                    .counter(
+                        "logferry_filter_handover_timeouts_total",
+                        "Stops at which filters could not hand on the records they held (multiline) in time; their sources send them again.",
+                        &[],
+                    )
+                    .inc();
+                tracing::warn!(bound = ?left,
+                    "filters still handing over held records at the stop; their sources send them again");
+            }
         }
         // close the queues (a handover still waiting gives up), let every
         // sink drain within its drain_timeout while the sources' last

@@ -500,6 +500,7 @@ rules = [{ field = "message", regex = ".", tag = "alert" }]
     for known in [
         "grep",
         "modify",
+        "multiline",
         "parser",
         "remap",
         "rewrite_tag",

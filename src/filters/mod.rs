@@ -11,6 +11,7 @@
 pub mod field;
 pub mod grep;
 pub mod modify;
+pub mod multiline;
 pub mod parser;
 mod records;
 pub mod remap;

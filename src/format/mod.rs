@@ -8,6 +8,7 @@
 //! | `template` | a template such as `{time} {host} {message}`; `{{`/`}}` are literal braces |
 
 pub mod json;
+pub mod multiline;
 mod template;
 pub mod time;
 

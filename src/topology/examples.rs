@@ -69,6 +69,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Source, "tcp", "source-tcp.toml"),
     example!(Filter, "grep", "filter-grep.toml"),
     example!(Filter, "modify", "filter-modify.toml"),
+    example!(Filter, "multiline", "filter-multiline.toml"),
     example!(Filter, "parser", "filter-parser.toml"),
     example!(Filter, "remap", "filter-remap.toml"),
     example!(Filter, "rewrite_tag", "filter-rewrite_tag.toml"),
@@ -225,6 +226,9 @@ mod tests {
         match (e.kind, e.type_name) {
             (ComponentKind::Filter, "grep") => keys_of::<filters::grep::GrepConfig>(),
             (ComponentKind::Filter, "modify") => keys_of::<filters::modify::ModifyConfig>(),
+            (ComponentKind::Filter, "multiline") => {
+                keys_of::<filters::multiline::MultilineFilterConfig>()
+            }
             (ComponentKind::Filter, "parser") => keys_of::<filters::parser::ParserConfig>(),
             (ComponentKind::Filter, "remap") => keys_of::<filters::remap::RemapConfig>(),
             (ComponentKind::Filter, "rewrite_tag") => {

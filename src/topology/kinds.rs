@@ -9,6 +9,7 @@ use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
 use crate::filters::grep::{GrepConfig, GrepFilter};
 use crate::filters::modify::{ModifyConfig, ModifyFilter};
+use crate::filters::multiline::{MultilineFilter, MultilineFilterConfig};
 use crate::filters::parser::{ParserConfig, ParserFilter};
 use crate::filters::remap::{RemapConfig, RemapFilter};
 use crate::filters::rewrite_tag::{RewriteTagConfig, RewriteTagFilter};
@@ -283,6 +284,7 @@ pub fn build_sink(
 pub enum FilterKind {
     Grep(GrepConfig),
     Modify(ModifyConfig),
+    Multiline(MultilineFilterConfig),
     Parser(ParserConfig),
     Remap(Box<RemapConfig>),
     RewriteTag(RewriteTagConfig),
@@ -291,13 +293,14 @@ pub enum FilterKind {
 }
 
 /// Known filter `type` names, for error messages.
-const KNOWN_FILTERS: &str = "grep, modify, parser, remap, rewrite_tag, sample, throttle";
+const KNOWN_FILTERS: &str = "grep, modify, multiline, parser, remap, rewrite_tag, sample, throttle";
 
 /// The typed config of a filter of `type = name`.
 pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
     Ok(match name {
         "grep" => FilterKind::Grep(table.parse()?),
         "modify" => FilterKind::Modify(table.parse()?),
+        "multiline" => FilterKind::Multiline(table.parse()?),
         "parser" => FilterKind::Parser(table.parse()?),
         "remap" => FilterKind::Remap(Box::new(table.parse()?)),
         "rewrite_tag" => FilterKind::RewriteTag(table.parse()?),
@@ -322,6 +325,7 @@ impl FilterKind {
         match self {
             FilterKind::Grep(c) => c.validate(),
             FilterKind::Modify(c) => c.validate(),
+            FilterKind::Multiline(c) => c.validate(),
             FilterKind::Parser(c) => c.validate(),
             FilterKind::Remap(c) => c.validate(),
             FilterKind::RewriteTag(c) => c.validate(),
@@ -341,6 +345,9 @@ pub fn build_filter(
     Ok(match kind {
         FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
         FilterKind::Modify(c) => std::sync::Arc::new(ModifyFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Multiline(c) => {
+            std::sync::Arc::new(MultilineFilter::new(name, pattern, c, metrics)?)
+        }
         FilterKind::Parser(c) => std::sync::Arc::new(ParserFilter::new(name, pattern, c, metrics)?),
         FilterKind::Remap(c) => std::sync::Arc::new(RemapFilter::new(name, pattern, c, metrics)?),
         FilterKind::RewriteTag(c) => {

@@ -181,6 +181,15 @@ async fn run(config: &Config, spec: &TestSpec) -> Result<Vec<String>, String> {
             while q.try_recv().is_some() {}
         }
     }
+    // what filters hold (a multiline record waiting for its next line)
+    // goes out as at a stop: the inputs are all there is
+    let (mut r, _released) = router.for_source("");
+    r.flush_filters(std::time::Instant::now(), true)
+        .await
+        .map_err(|e| e.to_string())?;
+    for q in &mut queues {
+        while q.try_recv().is_some() {}
+    }
     let mut failures = Vec::new();
     for (output, tap) in spec.outputs.iter().zip(&mut taps) {
         let mut got = Vec::new();

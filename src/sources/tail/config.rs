@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::units;
+use crate::format::multiline::{self, MultilineConfig};
 
 /// `type = "tail"`: follows files as they are written.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -93,7 +94,11 @@ pub struct TailSourceConfig {
     /// Bytes read from a file at a time.
     #[serde(default = "default_read_bytes", deserialize_with = "units::bytes")]
     pub read_bytes: usize,
-    /// Join continuation lines into one record.
+    /// Join the lines of one record (a stack trace, a container runtime's
+    /// partial lines) before the batch is made: a built-in rule set
+    /// (`"java"`, `"python"`, `"go"`, `"ruby"`, `"cri"`, `"docker"`) or a
+    /// table (`parser` or `start`/`continue`, and the bounds). Per file.
+    #[serde(default, deserialize_with = "multiline::preset_or_table")]
     pub multiline: Option<MultilineConfig>,
 }
 
@@ -103,21 +108,6 @@ pub enum LongLine {
     #[default]
     Split,
     Skip,
-}
-
-/// `multiline` table.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct MultilineConfig {
-    /// A line matching this regex starts a new record; other lines continue
-    /// the previous one (a stack trace's `\tat …` lines).
-    pub start_pattern: String,
-    /// A record is sent once no line has been added for this long.
-    #[serde(
-        default = "default_multiline_timeout",
-        deserialize_with = "units::duration"
-    )]
-    pub timeout: Duration,
 }
 
 const fn default_refresh_interval() -> Duration {
@@ -147,9 +137,6 @@ const fn default_max_line_bytes() -> usize {
 const fn default_read_bytes() -> usize {
     256 * 1024
 }
-const fn default_multiline_timeout() -> Duration {
-    Duration::from_secs(1)
-}
 
 impl TailSourceConfig {
     pub fn validate(&self) -> Result<(), String> {
@@ -166,8 +153,7 @@ impl TailSourceConfig {
             return Err("max_line_bytes must be positive and read_bytes at least 4KiB".into());
         }
         if let Some(m) = &self.multiline {
-            regex::bytes::Regex::new(&m.start_pattern)
-                .map_err(|e| format!("multiline.start_pattern: {e}"))?;
+            m.compile().map_err(|e| format!("multiline: {e}"))?;
         }
         if self.poll_interval.is_zero() || self.refresh_interval.is_zero() {
             return Err("poll_interval and refresh_interval must be positive".into());

@@ -26,6 +26,11 @@ pub struct Lines {
     pub start: u64,
     /// File offset just past the last byte these lines came from.
     pub end: u64,
+    /// `data` is the file's bytes from `start` to `end` as they are (no
+    /// `\r` taken out, no long line cut or skipped): each line's offset in
+    /// the file is known, which lets a multiline record's checkpoint stop
+    /// at its first line rather than at the start of the block.
+    pub verbatim: bool,
 }
 
 /// Counters of one file, logged when it is released.
@@ -288,25 +293,25 @@ impl TailedFile {
         self.stats.bytes_read += n as u64;
         self.last_growth = now;
         self.refresh_head();
-        let (mut data, mut count) = match memchr::memrchr(b'\n', &block) {
+        let (mut data, mut count, mut verbatim) = match memchr::memrchr(b'\n', &block) {
             Some(last_nl) => {
                 self.partial = block[last_nl + 1..].to_vec();
                 block.truncate(last_nl + 1);
-                let (data, count) = self.clean(block.freeze(), cfg);
-                (data, count)
+                self.clean(block.freeze(), cfg)
             }
             None if self.skipping => {
                 // still inside an over-long line being skipped
                 self.stats.bytes_skipped += n as u64;
                 self.partial.clear();
-                (Bytes::new(), 0)
+                (Bytes::new(), 0, false)
             }
             None => {
                 self.partial = block.to_vec();
-                (Bytes::new(), 0)
+                (Bytes::new(), 0, true)
             }
         };
         if let Some(pieces) = self.limit_partial(cfg) {
+            verbatim = false;
             let mut joined = Vec::with_capacity(data.len() + pieces.0.len());
             joined.extend_from_slice(&data);
             joined.extend_from_slice(&pieces.0);
@@ -319,13 +324,14 @@ impl TailedFile {
             count,
             start,
             end: self.read_offset - self.partial.len() as u64,
+            verbatim,
         }))
     }
 
     /// Handles `\r\n`, over-long lines and a line being skipped or split;
-    /// returns the lines and their count. The fast path (nothing to change)
-    /// copies nothing.
-    fn clean(&mut self, data: Bytes, cfg: &TailSourceConfig) -> (Bytes, usize) {
+    /// returns the lines, their count, and whether they are the bytes as
+    /// read. The fast path (nothing to change) copies nothing.
+    fn clean(&mut self, data: Bytes, cfg: &TailSourceConfig) -> (Bytes, usize, bool) {
         let mut count = 0;
         let mut plain = !self.skipping && !self.splitting && memchr::memchr(b'\r', &data).is_none();
         let mut start = 0;
@@ -337,7 +343,7 @@ impl TailedFile {
             count += 1;
         }
         if plain {
-            return (data, count);
+            return (data, count, true);
         }
         let mut out = Vec::with_capacity(data.len());
         let mut count = 0;
@@ -376,7 +382,7 @@ impl TailedFile {
             out.push(b'\n');
             count += 1;
         }
-        (Bytes::from(out), count)
+        (Bytes::from(out), count, false)
     }
 
     /// A partial line longer than the limit: skipped from now on, or its
@@ -439,6 +445,7 @@ impl TailedFile {
             count,
             start,
             end: self.read_offset,
+            verbatim: false,
         })
     }
 

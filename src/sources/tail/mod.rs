@@ -45,10 +45,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use regex::bytes::Regex;
 use tokio::sync::mpsc;
 
-pub use config::{LongLine, MultilineConfig, TailSourceConfig};
+pub use crate::format::multiline::MultilineConfig;
+pub use config::{LongLine, TailSourceConfig};
 
 use crate::ack::{AckHandle, AckOutcome};
 use crate::component::SourceContext;
@@ -56,7 +56,7 @@ use crate::event::{Batch, EventTime, Records};
 use checkpoint::{Checkpoint, Entry, Saved};
 use counters::{FileCounters, TailMetrics};
 use file::{Change, Lines, Reopen, TailedFile};
-use multiline::Joiner;
+use multiline::{FileJoiner, Multiline, Ready};
 
 /// How long a renamed-away file that has stopped growing is kept open.
 const ROTATE_WAIT: Duration = Duration::from_secs(5);
@@ -111,8 +111,14 @@ pub struct TailSource {
     first_start: bool,
     acks_tx: mpsc::UnboundedSender<AckEvent>,
     acks: mpsc::UnboundedReceiver<AckEvent>,
-    multiline: Option<(Regex, Duration)>,
-    joiners: HashMap<u64, Joiner>,
+    /// The `multiline` rules, if set.
+    multiline: Option<Multiline>,
+    /// Each file's records being joined (with `multiline` only).
+    joiners: HashMap<u64, FileJoiner>,
+    /// Records held for files no longer followed (removed while closed),
+    /// to be sent at the next read: their file is gone, so nothing
+    /// waits for their acknowledgement.
+    orphans: Vec<crate::event::Batch>,
     /// Offsets moved since the checkpoint was written.
     dirty: bool,
     next_checkpoint: Instant,
@@ -148,11 +154,14 @@ impl TailSource {
             .as_ref()
             .map(|d| Checkpoint::new(d, &cx.name));
         let multiline = match &config.multiline {
-            Some(m) => Some((
-                Regex::new(&m.start_pattern)
-                    .map_err(|e| format!("multiline.start_pattern: {e}"))?,
-                m.timeout,
-            )),
+            Some(m) => {
+                let (rules, limits) = m.compile().map_err(|e| format!("multiline: {e}"))?;
+                Some(Multiline {
+                    rules,
+                    limits,
+                    counters: crate::format::multiline::Counters::new(&cx.metrics, &cx.name),
+                })
+            }
             None => None,
         };
         let compile = |globs: &[String]| -> Result<Vec<glob::Pattern>, String> {
@@ -183,6 +192,7 @@ impl TailSource {
             acks,
             multiline,
             joiners: HashMap::new(),
+            orphans: Vec::new(),
             dirty: false,
             per_file: HashMap::new(),
             watcher: None,
@@ -313,11 +323,7 @@ impl TailSource {
                     break;
                 }
             }
-            if self
-                .flush_multiline(key, Instant::now(), true)
-                .await
-                .is_err()
-            {
+            if self.flush_multiline(key, Flush::Shutdown).await.is_err() {
                 break;
             }
         }
@@ -360,12 +366,13 @@ impl TailSource {
             let resumed = f.paused_until.is_some_and(|t| now >= t);
             let stale_partial = f.has_partial()
                 && now.duration_since(f.last_growth) >= self.config.partial_line_timeout;
-            let stale_record = self.multiline.as_ref().is_some_and(|(_, timeout)| {
-                self.joiners.get(&key).is_some_and(|j| {
-                    !j.pending.is_empty()
-                        && j.updated.is_some_and(|u| now.duration_since(u) >= *timeout)
-                })
-            });
+            // the flush timeout fires with no new line: the poll wakes
+            // the file, and its turn sends what is due
+            let stale_record = self
+                .joiners
+                .get(&key)
+                .and_then(FileJoiner::deadline)
+                .is_some_and(|t| now >= t);
             if f.rotated_at.is_some() || !watched || resumed || stale_partial || stale_record {
                 wake.push(key);
             } else if f.is_open()
@@ -492,6 +499,7 @@ impl TailSource {
     /// Reads the files that have something to read, each up to a few
     /// blocks, in turn. Returns whether anything was read.
     async fn read_ready(&mut self) -> Result<bool, ()> {
+        self.send_orphans().await?;
         let mut any = false;
         let now = Instant::now();
         for _ in 0..self.ready.len() {
@@ -519,15 +527,19 @@ impl TailSource {
                 };
                 match f.check_truncation() {
                     Change::Truncated { missed } => {
-                        // a record being joined belongs to the old content
-                        self.joiners.remove(&key);
                         self.metrics.truncations.inc();
                         tracing::warn!(source = %self.cx.name, path = %f.path.display(), missed_bytes_at_least = missed,
                             "file truncated (copytruncate?); reading again from the start. Lines written between the last read and the truncation are not in this file any more");
+                        // a record being joined ends with the old content;
+                        // its offsets mean nothing in the new one
+                        self.flush_multiline(key, Flush::Truncated).await?;
                     }
                     Change::Nothing => break,
                     Change::Grown => {}
                 }
+                let Some(f) = self.files.get_mut(&key) else {
+                    break;
+                };
                 let lines = match f.read_lines(&self.config, now) {
                     Ok(Some(l)) => l,
                     Ok(None) => break,
@@ -561,7 +573,13 @@ impl TailSource {
             if let Some(lines) = partial {
                 self.send(key, lines, false).await?;
             }
-            self.flush_multiline(key, now, false).await?;
+            // a rotated file read to its end gets no more lines
+            let ended = self
+                .files
+                .get(&key)
+                .is_some_and(|f| f.rotated_at.is_some() && f.at_end());
+            let flush = if ended { Flush::Ended } else { Flush::Due(now) };
+            self.flush_multiline(key, flush).await?;
             self.maybe_release(key);
             // others wait for a descriptor: give this one back
             if self.open >= self.budget && self.ready.iter().any(|k| self.is_closed(*k)) {
@@ -588,12 +606,18 @@ impl TailSource {
         let tag = self.config.tag_for(&f.path);
         let time = EventTime::now();
         let (records, count, end) = match &self.multiline {
-            Some((re, _)) => self.joiners.entry(key).or_default().join(
-                re,
-                &self.config.message_key,
-                &lines,
-                time,
-            ),
+            Some(m) => {
+                let Ready {
+                    records,
+                    count,
+                    end,
+                } = self
+                    .joiners
+                    .entry(key)
+                    .or_insert_with(|| FileJoiner::new(m))
+                    .join(m, &self.config.message_key, &lines, Instant::now());
+                (records, count, end)
+            }
             None if self.config.message_key == "message" => (
                 Records::Lines {
                     data: lines.data,
@@ -746,7 +770,7 @@ impl TailSource {
         if quiet
             && f.at_end()
             && f.settled()
-            && self.joiners.get(&key).is_none_or(|j| j.pending.is_empty())
+            && self.joiners.get(&key).is_none_or(FileJoiner::is_empty)
         {
             tracing::info!(source = %self.cx.name, path = %f.path.display(), stats = ?f.stats, "rotated file read to its end; released");
             // if it comes back into view under another name (app.log.1
@@ -762,7 +786,9 @@ impl TailSource {
     /// Stops following `key`.
     fn forget(&mut self, key: u64) {
         self.close_file(key);
+        let mut tag = None;
         if let Some(f) = self.files.remove(&key) {
+            tag = Some(self.config.tag_for(&f.path));
             if self.names.get(&f.path) == Some(&key) {
                 self.names.remove(&f.path);
             }
@@ -770,7 +796,15 @@ impl TailSource {
                 self.places.remove(&f.id.place());
             }
         }
-        self.joiners.remove(&key);
+        // a file gone before it was read to its end: what it held is sent
+        // as it is, with nothing left to acknowledge it to
+        let held = self.joiners.remove(&key).zip(self.multiline.as_ref());
+        if let (Some((mut j, m)), Some(tag)) = (held, tag) {
+            if let Some(r) = j.take_all(m, &self.config.message_key) {
+                self.orphans
+                    .push(crate::event::Batch::new(tag.into(), r.records, r.count));
+            }
+        }
     }
 
     /// How early a periodic task (a poll, a checkpoint) runs in a turn the
@@ -810,27 +844,57 @@ impl TailSource {
         }
     }
 
-    async fn flush_multiline(&mut self, key: u64, now: Instant, force: bool) -> Result<(), ()> {
-        let Some((_, timeout)) = &self.multiline else {
+    /// Sends file `key`'s held multiline records that `flush` says are due.
+    async fn flush_multiline(&mut self, key: u64, flush: Flush) -> Result<(), ()> {
+        let (Some(m), Some(j)) = (&self.multiline, self.joiners.get_mut(&key)) else {
             return Ok(());
         };
-        let timeout = *timeout;
-        let Some(j) = self.joiners.get_mut(&key) else {
-            return Ok(());
+        let ready = match flush {
+            Flush::Due(now) => j.take_idle(m, &self.config.message_key, now),
+            Flush::Ended | Flush::Shutdown | Flush::Truncated => {
+                j.take_all(m, &self.config.message_key)
+            }
         };
-        let fresh = j.updated.is_some_and(|u| now.duration_since(u) < timeout);
-        if !force && fresh {
-            return Ok(());
-        }
-        let Some((records, end)) = j.take(&self.config.message_key) else {
+        let Some(Ready {
+            records,
+            count,
+            mut end,
+        }) = ready
+        else {
             return Ok(());
         };
         let Some(f) = self.files.get(&key) else {
             return Ok(());
         };
+        if flush == Flush::Truncated {
+            // the file starts again at 0, and so does its checkpoint
+            end = 0;
+        }
         let tag = self.config.tag_for(&f.path);
-        self.dispatch(key, tag, records, 1, end, force).await
+        let final_ = flush == Flush::Shutdown;
+        self.dispatch(key, tag, records, count, end, final_).await
     }
+
+    /// Routes the records held for files no longer followed.
+    async fn send_orphans(&mut self) -> Result<(), ()> {
+        for batch in std::mem::take(&mut self.orphans) {
+            self.route(batch, false).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Which held multiline records to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flush {
+    /// Those due at this instant (the flush timeout).
+    Due(Instant),
+    /// All: the file was rotated and is read to its end.
+    Ended,
+    /// All: logferry is stopping.
+    Shutdown,
+    /// All: the file was truncated; their lines are no longer in it.
+    Truncated,
 }
 
 /// A followed file as a checkpoint line.

@@ -1,73 +1,113 @@
-//! Multiline records (a stack trace's `\tat …` lines joined to the line
-//! that starts the record), and lines as forward entries.
+//! Multiline records of one file (see [`crate::format::multiline`]), and
+//! lines as forward entries.
+//!
+//! Each line goes into the file's [`Joiner`] with its offset in the file.
+//! A batch holds the records its lines completed, and ends (for the
+//! checkpoint) at the first line of the oldest record still held: after a
+//! restart, reading starts again at that line, so a held record is never
+//! lost nor cut in two, and nothing behind it is read twice but the
+//! records the unacknowledged batches held.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
-use regex::bytes::Regex;
 
 use super::file::Lines;
 use crate::event::{EventTime, Records};
+use crate::format::multiline::{rules::Rules, Counters, Joined, Joiner, Limits};
 use crate::protocol::forward::write_message_entry;
 
-/// A multiline record being assembled for one file.
-#[derive(Default)]
-pub struct Joiner {
-    pub pending: Vec<u8>,
-    /// Offset of the block where the pending record began (the checkpoint
-    /// never passes it).
-    pub pending_start: u64,
-    /// End offset of the last block seen.
-    pub last_end: u64,
-    pub updated: Option<Instant>,
+/// The rules of a tail source's `multiline` option, compiled once.
+pub struct Multiline {
+    /// The rule set every file's joiner uses.
+    pub rules: Arc<Rules>,
+    /// Its bounds.
+    pub limits: Limits,
+    /// Records sent, by how they ended.
+    pub counters: Counters,
 }
 
-impl Joiner {
-    /// Joins `lines` into records: returns the complete ones, their count,
-    /// and the offset the checkpoint may advance to.
-    pub fn join(
-        &mut self,
-        start: &Regex,
-        key: &str,
-        lines: &Lines,
-        time: EventTime,
-    ) -> (Records, usize, u64) {
-        let block_start = lines.start;
-        let mut out = Vec::new();
-        let mut count = 0;
-        for line in lines.data.split_inclusive(|b| *b == b'\n') {
-            let line = &line[..line.len() - 1];
-            if start.is_match(line) && !self.pending.is_empty() {
-                write_message_entry_key(&mut out, time, key, &self.pending);
-                count += 1;
-                self.pending.clear();
-            }
-            if self.pending.is_empty() {
-                self.pending_start = block_start;
-            } else {
-                self.pending.push(b'\n');
-            }
-            self.pending.extend_from_slice(line);
-            self.updated = Some(Instant::now());
+/// A file's joiner, and how far its lines have been given to it.
+pub struct FileJoiner {
+    joiner: Joiner,
+    /// End offset of the last lines given to the joiner.
+    last_end: u64,
+}
+
+/// Records ready to go as one batch: the records, their count, and the
+/// offset the checkpoint may advance to once they are acknowledged.
+pub struct Ready {
+    /// The joined records, as entries under `message_key`.
+    pub records: Records,
+    /// How many.
+    pub count: usize,
+    /// Offset the checkpoint may advance to once they are acknowledged:
+    /// the first line of the oldest record still held, or the end of the
+    /// lines read.
+    pub end: u64,
+}
+
+impl FileJoiner {
+    pub fn new(m: &Multiline) -> FileJoiner {
+        FileJoiner {
+            joiner: Joiner::new(Arc::clone(&m.rules), m.limits),
+            last_end: 0,
         }
-        self.last_end = lines.end;
-        let end = if self.pending.is_empty() {
-            lines.end
-        } else {
-            self.pending_start
-        };
-        (Records::Entries(Bytes::from(out)), count, end)
     }
 
-    /// The pending record as one entry, if there is one; the offset it ends at.
-    pub fn take(&mut self, key: &str) -> Option<(Records, u64)> {
-        if self.pending.is_empty() {
-            return None;
+    /// Joins `lines` into records.
+    pub fn join(&mut self, m: &Multiline, key: &str, lines: &Lines, now: Instant) -> Ready {
+        let mut joined = Vec::new();
+        let mut pos = lines.start;
+        for line in lines.data.split_inclusive(|b| *b == b'\n') {
+            // when the lines are not the file's bytes as they are, only the
+            // block's start is known for sure: a record held from this
+            // block is read again from there (at least once)
+            let at = if lines.verbatim { pos } else { lines.start };
+            self.joiner
+                .push(&line[..line.len() - 1], at, now, &mut joined);
+            pos += line.len() as u64;
         }
-        let mut out = Vec::new();
-        write_message_entry_key(&mut out, EventTime::now(), key, &self.pending);
-        self.pending.clear();
-        Some((Records::Entries(Bytes::from(out)), self.last_end))
+        self.last_end = lines.end;
+        self.ready(m, key, joined)
+    }
+
+    /// The records no line was added to for the flush timeout, if any.
+    pub fn take_idle(&mut self, m: &Multiline, key: &str, now: Instant) -> Option<Ready> {
+        let mut joined = Vec::new();
+        self.joiner.flush_idle(now, &mut joined);
+        (!joined.is_empty()).then(|| self.ready(m, key, joined))
+    }
+
+    /// Every held record (the file ends here for us), if any.
+    pub fn take_all(&mut self, m: &Multiline, key: &str) -> Option<Ready> {
+        let mut joined = Vec::new();
+        self.joiner.flush_all(&mut joined);
+        (!joined.is_empty()).then(|| self.ready(m, key, joined))
+    }
+
+    /// When a held record is due (the flush timeout).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.joiner.deadline()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.joiner.is_empty()
+    }
+
+    fn ready(&self, m: &Multiline, key: &str, joined: Vec<Joined>) -> Ready {
+        let time = EventTime::now();
+        let mut out = Vec::with_capacity(joined.iter().map(|j| j.message.len() + 24).sum());
+        for j in &joined {
+            m.counters.count(j);
+            write_message_entry_key(&mut out, time, key, &j.message);
+        }
+        Ready {
+            records: Records::Entries(Bytes::from(out)),
+            count: joined.len(),
+            end: self.joiner.held_from().unwrap_or(self.last_end),
+        }
     }
 }
 

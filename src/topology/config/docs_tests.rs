@@ -135,6 +135,10 @@ fn sections() -> Vec<Section> {
         ),
         modify,
         section(
+            "Filters > `multiline`",
+            probe::<crate::filters::multiline::MultilineFilterConfig>(),
+        ),
+        section(
             "Filters > `parser`",
             probe::<crate::filters::parser::ParserConfig>(),
         ),

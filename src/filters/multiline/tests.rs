@@ -1,0 +1,234 @@
+use std::sync::mpsc;
+
+use bytes::Bytes;
+
+use super::*;
+use crate::ack::{AckHandle, AckOutcome};
+
+fn filter(toml: &str) -> MultilineFilter {
+    let config: MultilineFilterConfig = toml::from_str(toml).unwrap();
+    config.validate().unwrap();
+    let pattern = TagPattern::new("**").unwrap();
+    MultilineFilter::new("m", pattern, &config, &Registry::new()).unwrap()
+}
+
+/// A batch of lines whose acknowledgement outcome goes to `tx` as `n`.
+fn lines(text: &'static str, n: u32, tx: &mpsc::Sender<(u32, AckOutcome)>) -> Batch {
+    let tx = tx.clone();
+    let records = Records::Lines {
+        data: Bytes::from_static(text.as_bytes()),
+        time: EventTime::new(n, 0),
+    };
+    Batch::new("t".into(), records, text.lines().count())
+        .with_ack(AckHandle::new(move |o| drop(tx.send((n, o)))))
+}
+
+/// `[time, {pod: …, message: …}]` entries.
+fn entries(records: &[(&str, &str)]) -> Batch {
+    let mut out = Vec::new();
+    for (i, (pod, message)) in records.iter().enumerate() {
+        write::array_len(&mut out, 2);
+        write::event_time(&mut out, i as u32 + 1, 0);
+        write::map_len(&mut out, 2);
+        write::str(&mut out, b"pod");
+        write::str(&mut out, pod.as_bytes());
+        write::str(&mut out, b"message");
+        write::str(&mut out, message.as_bytes());
+    }
+    Batch::new("t".into(), Records::Entries(out.into()), records.len())
+}
+
+/// Each record of `batch` as (time, json).
+fn records(batch: &Batch) -> Vec<(u32, serde_json::Value)> {
+    let mut out = Vec::new();
+    batch
+        .for_each_record(|t, r| {
+            let json = match r {
+                crate::event::RecordRef::Map(m) => {
+                    let mut text = Vec::new();
+                    crate::format::json::write_value(
+                        &mut text,
+                        &mut crate::protocol::msgpack::Reader::new(m),
+                    )
+                    .unwrap();
+                    serde_json::from_slice(&text).unwrap()
+                }
+                crate::event::RecordRef::Line(l) => {
+                    serde_json::json!({ "message": String::from_utf8_lossy(l) })
+                }
+            };
+            out.push((t.secs, json));
+        })
+        .unwrap();
+    out
+}
+
+fn messages(out: &[Batch]) -> Vec<String> {
+    out.iter()
+        .flat_map(records)
+        .map(|(_, r)| r["message"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_trace_across_batches_keeps_both_batches_unsettled_until_it_is() {
+    let f = filter("parser = 'java'");
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    f.apply(
+        lines("head 1\njava.lang.Error: x\n\tat a(1)\n", 1, &tx),
+        &mut out,
+    );
+    // every line is held: nothing goes on, and batch 1 is not settled
+    assert!(out.is_empty());
+    assert!(rx.try_recv().is_err());
+    f.apply(lines("\tat b(2)\nplain 2\n", 2, &tx), &mut out);
+    assert_eq!(
+        messages(&out),
+        ["head 1\njava.lang.Error: x\n\tat a(1)\n\tat b(2)"]
+    );
+    // the joined record takes its first line's time
+    assert_eq!(records(&out[0])[0].0, 1);
+    assert!(rx.try_recv().is_err());
+    // the joined record is delivered: batch 1 settles; batch 2's last line
+    // is still held
+    drop(out);
+    assert_eq!(rx.try_recv().unwrap(), (1, AckOutcome::Accepted));
+    assert!(rx.try_recv().is_err());
+    // the flush timeout sends it
+    let due = f.deadline().expect("a record is held");
+    let mut out = Vec::new();
+    f.flush(due, false, &mut out);
+    assert_eq!(messages(&out), ["plain 2"]);
+    assert!(rx.try_recv().is_err());
+    drop(out);
+    assert_eq!(rx.try_recv().unwrap(), (2, AckOutcome::Accepted));
+    assert!(f.deadline().is_none());
+    assert!(f.streams().is_empty(), "an empty stream is forgotten");
+}
+
+#[test]
+fn a_rejected_joined_record_rejects_every_batch_it_came_from() {
+    let f = filter("parser = 'java'");
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    f.apply(lines("head 1\n\tat a(1)\n", 1, &tx), &mut out);
+    f.apply(lines("\tat b(2)\n", 2, &tx), &mut out);
+    assert!(out.is_empty());
+    f.flush(Instant::now(), true, &mut out);
+    assert_eq!(out.len(), 1);
+    out[0].ack.reject();
+    drop(out);
+    let mut got: Vec<(u32, AckOutcome)> = rx.try_iter().collect();
+    got.sort_by_key(|(n, _)| *n);
+    assert_eq!(got, [(1, AckOutcome::Rejected), (2, AckOutcome::Rejected)]);
+}
+
+#[test]
+fn held_records_of_a_filter_that_goes_away_are_rejected_not_accepted() {
+    let f = filter("parser = 'python'");
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    f.apply(
+        lines(
+            "Traceback (most recent call last):\n  File \"a.py\", line 1\n",
+            1,
+            &tx,
+        ),
+        &mut out,
+    );
+    assert!(out.is_empty());
+    drop(f);
+    assert_eq!(rx.try_recv().unwrap(), (1, AckOutcome::Rejected));
+}
+
+#[test]
+fn streams_are_joined_apart_and_keep_their_first_record_fields() {
+    let f = filter("parser = 'java'\nstream_key = ['pod']");
+    let mut out = Vec::new();
+    f.apply(
+        entries(&[
+            ("a", "head a"),
+            ("b", "head b"),
+            ("a", "\tat a(1)"),
+            ("b", "\tat b(1)"),
+            ("a", "next a"),
+            ("b", "next b"),
+        ]),
+        &mut out,
+    );
+    f.flush(Instant::now(), true, &mut out);
+    let mut got: Vec<(u32, serde_json::Value)> = out.iter().flat_map(records).collect();
+    got.sort_by_key(|(t, _)| *t);
+    assert_eq!(
+        got,
+        [
+            (
+                1,
+                serde_json::json!({"pod": "a", "message": "head a\n\tat a(1)"})
+            ),
+            (
+                2,
+                serde_json::json!({"pod": "b", "message": "head b\n\tat b(1)"})
+            ),
+            (5, serde_json::json!({"pod": "a", "message": "next a"})),
+            (6, serde_json::json!({"pod": "b", "message": "next b"})),
+        ]
+    );
+}
+
+#[test]
+fn records_without_the_key_pass_and_cri_parts_join() {
+    let f = filter("parser = 'cri'");
+    let mut out = Vec::new();
+    let mut data = Vec::new();
+    for (i, m) in [
+        Some("2026-01-01T00:00:00Z stdout P one "),
+        None,
+        Some("2026-01-01T00:00:01Z stdout F two"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        write::array_len(&mut data, 2);
+        write::event_time(&mut data, i as u32, 0);
+        match m {
+            Some(m) => {
+                write::map_len(&mut data, 1);
+                write::str(&mut data, b"message");
+                write::str(&mut data, m.as_bytes());
+            }
+            None => {
+                write::map_len(&mut data, 1);
+                write::str(&mut data, b"other");
+                write::uint(&mut data, 7);
+            }
+        }
+    }
+    f.apply(
+        Batch::new("t".into(), Records::Entries(data.into()), 3),
+        &mut out,
+    );
+    let got: Vec<serde_json::Value> = out.iter().flat_map(records).map(|(_, r)| r).collect();
+    assert_eq!(
+        got,
+        [
+            serde_json::json!({"other": 7}),
+            serde_json::json!({"message": "2026-01-01T00:00:00Z stdout F one two"}),
+        ]
+    );
+}
+
+#[test]
+fn config_errors() {
+    let bad = |s: &str| {
+        toml::from_str::<MultilineFilterConfig>(s)
+            .map_err(|e| e.to_string())
+            .and_then(|c| c.validate())
+            .unwrap_err()
+    };
+    assert!(bad("").contains("parser"));
+    assert!(bad("parser = 'java'\nstart = 'x'").contains("not both"));
+    assert!(bad("parser = 'java'\nstream_key = ['$a[']").contains("stream_key"));
+    assert!(bad("parser = 'java'\nmode = 'x'").contains("mode"));
+}
