@@ -982,7 +982,7 @@ path = "{dir}/unparsed.log"
                 (&"web".into(), &"app".into()),
                 "{l}"
             );
-            if i % 3 == 0 {
+            if i.is_multiple_of(3) {
                 assert_eq!(r["pri"], 165, "{l}");
                 assert_eq!(r["msgid"], "ID1", "{l}");
                 assert_eq!(v["time"], "2026-11-27T08:00:00.500000000Z", "{l}");

@@ -22,7 +22,7 @@ fn config(dir: &Path, extra_source: &str, extra: &str) -> String {
 /// Record `i`: a plain line, or (every third) a log line with a Java
 /// trace under it.
 fn record(i: usize) -> String {
-    if i % 3 != 0 {
+    if !i.is_multiple_of(3) {
         return format!("2026-11-22 10:00:00 INFO plain {i}");
     }
     format!(
@@ -138,7 +138,14 @@ fn cri_partial_lines_are_joined_per_stream_then_parsed() {
             msg,
             format!("rec {i} part 0;rec {i} part 1;rec {i} part 2;")
         );
-        assert_eq!(r["stream"], if i % 2 == 0 { "stdout" } else { "stderr" });
+        assert_eq!(
+            r["stream"],
+            if i.is_multiple_of(2) {
+                "stdout"
+            } else {
+                "stderr"
+            }
+        );
         assert_eq!(r["logtag"], "F");
         // the first part's time
         assert_eq!(
@@ -387,7 +394,14 @@ fn docker_partial_lines_are_joined_per_stream() {
             log,
             format!("rec {i} part 0;rec {i} part 1;rec {i} part 2;\n")
         );
-        assert_eq!(r["stream"], if i % 2 == 0 { "stdout" } else { "stderr" });
+        assert_eq!(
+            r["stream"],
+            if i.is_multiple_of(2) {
+                "stdout"
+            } else {
+                "stderr"
+            }
+        );
         *seen.entry(i).or_insert(0) += 1;
     }
     assert_eq!(seen.len(), total);

@@ -57,7 +57,7 @@ format = "json"
 
 /// Line `i`: JSON, but every 11th is not.
 fn line(i: usize) -> String {
-    if i % 11 == 0 {
+    if i.is_multiple_of(11) {
         format!("not-json-{i}\n")
     } else {
         format!(

@@ -90,9 +90,13 @@ impl SampleFilter {
     fn keeps(&self, record: RecordRef<'_>) -> bool {
         let by_value = self.key.as_ref().and_then(|k| {
             k.lookup(record)?
-                .with_text(|text| fnv1a(text) % self.rate == 0)
+                .with_text(|text| fnv1a(text).is_multiple_of(self.rate))
         });
-        by_value.unwrap_or_else(|| self.seen.fetch_add(1, Ordering::Relaxed) % self.rate == 0)
+        by_value.unwrap_or_else(|| {
+            self.seen
+                .fetch_add(1, Ordering::Relaxed)
+                .is_multiple_of(self.rate)
+        })
     }
 
     /// The batch with the records not sampled dropped; `None` if none is left.
