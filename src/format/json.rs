@@ -12,7 +12,7 @@ pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     // most strings are printable ASCII with nothing to escape: one pass
     // over them, and one copy
-    if s.iter().all(|&b| PLAIN[b as usize]) {
+    if is_plain(s) {
         out.extend_from_slice(s);
         out.push(b'"');
         return;
@@ -25,16 +25,40 @@ pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// The bytes a JSON string holds as they are, that are also one character
-/// alone: printable ASCII but `"` and `\\`.
+/// alone: ASCII from the space on, but `"` and `\\`.
 static PLAIN: [bool; 256] = {
     let mut t = [false; 256];
     let mut b = 0x20;
-    while b < 0x7f {
+    while b < 0x80 {
         t[b] = b != b'"' as usize && b != b'\\' as usize;
         b += 1;
     }
     t
 };
+
+/// Whether every byte of `s` is [`PLAIN`]: eight bytes at a time, by the
+/// high bits of word arithmetic.
+fn is_plain(s: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // a byte of `x` is zero: its high bit is set in the result (exact for
+    // whether any is, which is all that is asked)
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let mut words = s.chunks_exact(8);
+    for w in &mut words {
+        let mut x = [0; 8];
+        x.copy_from_slice(w);
+        let x = u64::from_le_bytes(x);
+        // below 0x20 (for bytes under 0x80), a quote, a backslash, or not ASCII
+        let control = x.wrapping_sub(ONES * 0x20) & !x;
+        let quote = zero(x ^ (ONES * u64::from(b'"')));
+        let backslash = zero(x ^ (ONES * u64::from(b'\\')));
+        if (control | quote | backslash | x) & HIGH != 0 {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| PLAIN[b as usize])
+}
 
 fn escape_into(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
@@ -131,16 +155,68 @@ thread_local! {
 /// depth costs no stack.
 pub fn write_value(out: &mut Vec<u8>, r: &mut Reader<'_>) -> msgpack::Result<()> {
     let mut stack = STACK.take();
-    stack.clear();
-    let written = write_value_with(out, r, &mut stack);
+    let at = r.pos();
+    let written = match r.read() {
+        // the usual record, a map, is written pair by pair; only the
+        // containers inside it take the stack
+        Ok(Value::Map(n)) => write_map(out, r, n, &mut stack),
+        _ => {
+            *r = Reader::at(r.buffer(), at);
+            stack.clear();
+            write_value_with(out, r, &mut stack, 0)
+        }
+    };
     STACK.set(stack);
     written
 }
 
+/// Writes the `n` pairs of a map whose header `r` has just read.
+fn write_map(
+    out: &mut Vec<u8>,
+    r: &mut Reader<'_>,
+    n: usize,
+    stack: &mut Vec<Open>,
+) -> msgpack::Result<()> {
+    out.push(b'{');
+    for i in 0..n {
+        if i > 0 {
+            out.push(b',');
+        }
+        // JSON object keys must be strings
+        match r.read()? {
+            Value::Str(k) | Value::Bin(k) => write_str(out, k),
+            key @ (Value::Array(_) | Value::Map(_)) => {
+                crate::event::skip_rest(r, key)?;
+                out.extend_from_slice(b"\"null\"");
+            }
+            key => {
+                let mut tmp = Vec::new();
+                write_scalar(&mut tmp, key);
+                write_str(out, &tmp);
+            }
+        }
+        out.push(b':');
+        let at = r.pos();
+        match r.read()? {
+            Value::Array(_) | Value::Map(_) => {
+                let mut inner = Reader::at(r.buffer(), at);
+                stack.clear();
+                write_value_with(out, &mut inner, stack, 1)?;
+                *r = inner;
+            }
+            v => write_scalar(out, v),
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// Writes the next value of `r`, `depth` containers deep already.
 fn write_value_with(
     out: &mut Vec<u8>,
     r: &mut Reader<'_>,
     stack: &mut Vec<Open>,
+    depth: usize,
 ) -> msgpack::Result<()> {
     loop {
         let mut is_key = false;
@@ -164,7 +240,7 @@ fn write_value_with(
         }
         let v = r.read()?;
         match v {
-            Value::Array(_) | Value::Map(_) if is_key || stack.len() >= MAX_DEPTH => {
+            Value::Array(_) | Value::Map(_) if is_key || depth + stack.len() >= MAX_DEPTH => {
                 crate::event::skip_rest(r, v)?;
                 out.extend_from_slice(if is_key { b"\"null\"" } else { b"null" });
             }
@@ -335,6 +411,42 @@ mod tests {
             write::event_time(&mut t, 1_700_000_000, nanos);
             assert_eq!(json_of(&t), "null", "{nanos}");
         }
+    }
+
+    #[test]
+    fn plain_text_is_told_from_text_to_escape_at_every_place() {
+        for b in 0..=255u8 {
+            for len in [1, 7, 8, 9, 16, 17] {
+                for at in 0..len {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    assert_eq!(
+                        is_plain(&s),
+                        PLAIN[b as usize],
+                        "byte {b:#x} at {at} of {len}"
+                    );
+                }
+            }
+        }
+        assert!(is_plain(b""));
+    }
+
+    #[test]
+    fn a_map_inside_a_map_is_cut_at_the_same_depth() {
+        // {"a": [[[…1…]]]}: the map counts as one level
+        let mut m = vec![0x81, 0xa1, b'a'];
+        m.extend(vec![0x91; MAX_DEPTH + 10]);
+        m.push(0x01);
+        let text = json_of(&m);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let mut depth = 0;
+        let mut at = &v["a"];
+        while let Some(inner) = at.get(0) {
+            depth += 1;
+            at = inner;
+        }
+        assert!(at.is_null(), "{text}");
+        assert_eq!(depth + 1, MAX_DEPTH, "{text}");
     }
 
     #[test]

@@ -46,7 +46,13 @@ impl TimeFormat {
                 // `EventTime::read` never yields 10^9 nanoseconds or more;
                 // a time built in code is clamped, as in `to_datetime`, so
                 // the text is always RFC 3339
-                let _ = write!(out, ".{:09}Z", t.nanos.min(999_999_999));
+                let mut nanos = t.nanos.min(999_999_999);
+                let mut text = *b".000000000Z";
+                for digit in text[1..10].iter_mut().rev() {
+                    *digit = b'0' + (nanos % 10) as u8;
+                    nanos /= 10;
+                }
+                out.extend_from_slice(&text);
             }
             Some(p) if self.subsec => {
                 let _ = write!(out, "{}", to_datetime(t).format(p));
