@@ -45,6 +45,12 @@ pub struct MultilineFilterConfig {
         deserialize_with = "units::duration"
     )]
     pub flush_timeout: Duration,
+    /// Most streams held at once: a `stream_key` with many values (a
+    /// request id) would otherwise grow without bound. A line of a new
+    /// stream past it sends the record of the stream that waited longest
+    /// for a line, as it is (`ended_by="max_streams"`).
+    #[serde(default = "default_max_streams")]
+    pub max_streams: usize,
 }
 
 fn default_key() -> String {
@@ -59,6 +65,11 @@ fn default_max_bytes() -> usize {
 }
 fn default_flush_timeout() -> Duration {
     MultilineConfig::preset(Preset::Java).flush_timeout
+}
+/// Ten thousand pods' containers, or a busy node's request ids for a
+/// second; a stream costs its held lines and about 200 bytes more.
+const fn default_max_streams() -> usize {
+    10_000
 }
 
 impl MultilineFilterConfig {
@@ -79,6 +90,9 @@ impl MultilineFilterConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.key.is_empty() {
             return Err("key must not be empty".into());
+        }
+        if self.max_streams == 0 {
+            return Err("max_streams must be at least 1".into());
         }
         for k in &self.stream_key {
             FieldPath::parse(k).map_err(|e| format!("stream_key: {e}"))?;

@@ -55,6 +55,9 @@ pub enum Ending {
     FlushTimeout,
     /// Its input ended: shutdown, rotation, truncation, removal.
     Flush,
+    /// The `multiline` filter held `max_streams` streams and a new one
+    /// came: the stream that waited longest for a line was sent as it was.
+    MaxStreams,
 }
 
 impl Ending {
@@ -65,6 +68,7 @@ impl Ending {
             Ending::MaxBytes => "max_bytes",
             Ending::FlushTimeout => "flush_timeout",
             Ending::Flush => "flush",
+            Ending::MaxStreams => "max_streams",
         }
     }
 }
@@ -85,7 +89,7 @@ pub struct Joined {
 }
 
 /// Records joined, by how they ended, for one component.
-pub struct Counters([Counter; 5]);
+pub struct Counters([Counter; 6]);
 
 impl Counters {
     pub fn new(metrics: &Registry, component: &str) -> Counters {
@@ -102,6 +106,7 @@ impl Counters {
             c(Ending::MaxBytes),
             c(Ending::FlushTimeout),
             c(Ending::Flush),
+            c(Ending::MaxStreams),
         ])
     }
 
@@ -112,6 +117,7 @@ impl Counters {
             Ending::MaxBytes => 2,
             Ending::FlushTimeout => 3,
             Ending::Flush => 4,
+            Ending::MaxStreams => 5,
         };
         self.0[i].inc();
     }
@@ -261,8 +267,13 @@ impl Joiner {
 
     /// Sends every held record (the input has ended).
     pub fn flush_all(&mut self, out: &mut Vec<Joined>) {
+        self.flush_all_for(Ending::Flush, out);
+    }
+
+    /// Sends every held record as it is, counted as ended by `ending`.
+    pub fn flush_all_for(&mut self, ending: Ending, out: &mut Vec<Joined>) {
         while !self.held.is_empty() {
-            self.emit(0, Ending::Flush, out);
+            self.emit(0, ending, out);
         }
         self.resume = None;
     }
@@ -283,6 +294,11 @@ impl Joiner {
 
     pub fn is_empty(&self) -> bool {
         self.held.is_empty()
+    }
+
+    /// Bytes of text held (what the memory budget is charged for).
+    pub fn held_bytes(&self) -> usize {
+        self.held.iter().map(|h| h.text.len()).sum()
     }
 }
 
