@@ -368,14 +368,14 @@ impl Filter for MultilineFilter {
         let mut streams = self.streams();
         let mut joined = Vec::new();
         let mut emptied = Vec::new();
-        for (id, stream) in streams.iter_mut() {
+        streams.each_oldest_first(|id, stream| {
             if all {
                 stream.joiner.flush_all(&mut joined);
             } else {
                 stream.joiner.flush_idle(now, &mut joined);
             }
             if joined.is_empty() {
-                continue;
+                return;
             }
             let mut payload = Vec::new();
             let count = joined.len();
@@ -386,7 +386,7 @@ impl Filter for MultilineFilter {
             let mut acks = Vec::new();
             stream.acks.release(stream.joiner.held_from(), &mut acks);
             if stream.joiner.is_empty() && stream.acks.0.is_empty() {
-                emptied.push(id.clone());
+                emptied.push(id.to_vec());
             }
             // what the stream no longer holds goes on in the batch,
             // charged as it was
@@ -399,7 +399,7 @@ impl Filter for MultilineFilter {
                     .with_ack(passing_on(acks))
                     .with_memory(sent),
             );
-        }
+        });
         for id in emptied {
             streams.remove(&id);
         }

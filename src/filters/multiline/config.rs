@@ -6,16 +6,17 @@ use serde::Deserialize;
 
 use crate::config::units;
 use crate::filters::field::FieldPath;
-use crate::format::multiline::{MultilineConfig, Preset};
+use crate::format::multiline::{MultilineConfig, Preset, Presets};
 
 /// The keys of a multiline filter's table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultilineFilterConfig {
     /// A built-in rule set: `"java"`, `"python"`, `"go"`, `"ruby"`,
-    /// `"cri"`, `"docker"` (as the tail source's `multiline.parser`).
+    /// `"cri"`, `"docker"`, or a chain `["cri", "java"]` (as the tail
+    /// source's `multiline.parser`).
     #[serde(default)]
-    pub parser: Option<Preset>,
+    pub parser: Option<Presets>,
     /// Your own rule instead of `parser`: a line matching this regex starts
     /// a record.
     #[serde(default)]
@@ -76,7 +77,7 @@ impl MultilineFilterConfig {
     /// The rule keys, as the tail source's `multiline` table.
     pub(super) fn rules(&self) -> MultilineConfig {
         MultilineConfig {
-            parser: self.parser,
+            parser: self.parser.clone(),
             start: self.start.clone(),
             continue_: self.continue_.clone(),
             start_pattern: None,

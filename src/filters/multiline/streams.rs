@@ -66,7 +66,14 @@ impl Streams {
         self.map.values().map(|(_, s)| s)
     }
 
-    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = (&Vec<u8>, &mut Stream)> {
-        self.map.iter_mut().map(|(id, (_, s))| (id, s))
+    /// Calls `f` on each stream, the one given a line longest ago first:
+    /// what a flush sends comes out in the order its lines came, not in
+    /// the map's (random) order.
+    pub(super) fn each_oldest_first(&mut self, mut f: impl FnMut(&[u8], &mut Stream)) {
+        for id in self.by_last_line.values() {
+            if let Some((_, s)) = self.map.get_mut(id) {
+                f(id, s);
+            }
+        }
     }
 }

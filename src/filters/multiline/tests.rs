@@ -342,3 +342,54 @@ fn held_lines_stay_charged_to_the_memory_budget_until_sent() {
     drop(out);
     assert_eq!(budget.used(), 0);
 }
+
+#[test]
+fn a_chain_joins_cri_parts_then_the_java_trace_per_pod() {
+    let f = filter("parser = ['cri', 'java']\nstream_key = ['pod']");
+    let mut out = Vec::new();
+    f.apply(
+        entries(&[
+            ("a", "t1 stdout F ERROR failed"),
+            ("b", "t2 stdout F INFO b"),
+            ("a", "t3 stdout F java.lang.Error: x"),
+            ("a", "t4 stdout P \tat a.B(B"),
+            ("a", "t5 stdout F .java:1)"),
+            ("a", "t6 stdout F INFO next"),
+        ]),
+        &mut out,
+    );
+    f.flush(Instant::now(), true, &mut out);
+    let mut got: Vec<(u32, serde_json::Value)> = out.iter().flat_map(records).collect();
+    got.sort_by_key(|(t, _)| *t);
+    assert_eq!(
+        got,
+        [
+            (
+                1,
+                serde_json::json!({"pod": "a", "message": "t1 stdout F ERROR failed\njava.lang.Error: x\n\tat a.B(B.java:1)"})
+            ),
+            (
+                2,
+                serde_json::json!({"pod": "b", "message": "t2 stdout F INFO b"})
+            ),
+            (
+                6,
+                serde_json::json!({"pod": "a", "message": "t6 stdout F INFO next"})
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_flush_sends_streams_in_the_order_their_lines_came() {
+    let f = filter("parser = 'java'\nstream_key = ['req']");
+    let sent: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("r{}", (i * 7) % 20), format!("record {i}")))
+        .collect();
+    let mut out = Vec::new();
+    f.apply(requests(&sent), &mut out);
+    assert!(out.is_empty(), "every line is held");
+    f.flush(Instant::now(), true, &mut out);
+    let want: Vec<String> = sent.into_iter().map(|(_, m)| m).collect();
+    assert_eq!(messages(&out), want);
+}
