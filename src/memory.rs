@@ -20,7 +20,10 @@
 //! setting them) charges the growth to the budget its batch is charged
 //! to ([`SharedCharge::grown`]). A filter cannot wait, so it takes what
 //! room there is and goes over the budget by the rest; sources then wait
-//! until the grown batches are settled.
+//! until the grown batches are settled. A filter that keeps copies of
+//! lines after their batch has gone (the `multiline` filter's records
+//! being joined) charges them apart ([`SharedCharge::charge_apart`]) for
+//! as long as it holds them.
 //!
 //! One case would otherwise wait for ever: every charged byte belongs to a
 //! connection that holds part of a frame and waits, either for budget to
@@ -399,6 +402,18 @@ impl SharedCharge {
     /// Bytes charged (with the charges this one adds to).
     pub fn bytes(&self) -> usize {
         self.0.as_ref().map_or(0, |c| c.bytes + c.base.bytes())
+    }
+
+    /// `n` bytes more from the budget this charge is on, charged at once
+    /// (over the budget if it has no room) and held apart from it: for a
+    /// filter that keeps copies of records after their batch has gone (a
+    /// multiline record being joined). Nothing for a batch charged to no
+    /// budget.
+    pub fn charge_apart(&self, n: usize) -> MemoryCharge {
+        match self.0.as_ref().and_then(|c| c.inner.as_ref()) {
+            Some(inner) if n > 0 => inner.charge_now(n),
+            _ => MemoryCharge::none(),
+        }
     }
 
     /// This charge and `extra` bytes more, from the same budget, charged

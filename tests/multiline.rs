@@ -407,3 +407,61 @@ fn docker_partial_lines_are_joined_per_stream() {
     assert_eq!(seen.len(), total);
     assert!(seen.values().all(|n| *n == 1));
 }
+
+/// `parser = ["cri", "java"]`: a container runtime's CRI lines, one frame
+/// of each trace cut into two parts with a stderr line between them, are
+/// put back together, then the Java traces joined, then parsed by a
+/// `parser` filter with `format = "cri"`.
+#[test]
+fn cri_then_java_joins_a_cri_formatted_trace_with_a_partial_line_inside() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    std::fs::write(logs.join("pod.log"), b"").unwrap();
+    let mut lf = Logferry::start(&config(
+        dir.path(),
+        "multiline = { parser = [\"cri\", \"java\"], flush_timeout = \"500ms\" }",
+        "[filters.cri]\ntype = \"parser\"\nmatch = \"**\"\nformat = \"cri\"\n",
+    ));
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    let total = 301; // 0..=300: the last one is a trace
+    let mut text = String::new();
+    let mut side = Vec::new();
+    for i in 0..total {
+        let time = format!("2026-11-22T10:00:00.{i:09}Z");
+        for line in record(i).lines() {
+            match line.strip_suffix(&format!("(App.java:{i})")) {
+                // the runtime cuts this frame in two
+                Some(start) => {
+                    text.push_str(&format!("{time} stdout P {start}(App\n"));
+                    text.push_str(&format!("{time} stderr F side {i}\n"));
+                    text.push_str(&format!("{time} stdout F .java:{i})\n"));
+                    side.push(format!("side {i}"));
+                }
+                None => text.push_str(&format!("{time} stdout F {line}\n")),
+            }
+        }
+    }
+    write_lines(&logs.join("pod.log"), &text);
+    let out = dir.path().join("out.log");
+    let want_all = total + side.len();
+    wait_until("every record", Duration::from_secs(30), || {
+        read_lines(&out).len() >= want_all
+    });
+    assert!(lf.stop().success());
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    for l in read_lines(&out) {
+        let v: serde_json::Value = serde_json::from_str(&l).expect("a json line");
+        let r = &v["record"];
+        assert_eq!(r["logtag"], "F", "{l}");
+        let message = r["message"].as_str().expect("parsed").to_string();
+        match r["stream"].as_str() {
+            Some("stdout") => stdout.push(message),
+            Some("stderr") => stderr.push(message),
+            _ => panic!("not parsed: {l}"),
+        }
+    }
+    let want: Vec<String> = (0..total).map(record).collect();
+    assert_eq!(stdout, want);
+    assert_eq!(stderr, side);
+}

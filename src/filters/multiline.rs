@@ -46,22 +46,25 @@
 //! that is still held when the process ends otherwise, is rejected: its
 //! sources send it again.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::field::{map_fields, write_map, Field, FieldPath, FieldValue};
 use crate::event::{Batch, EventTime, Records};
-use crate::format::multiline::{rules::Rules, Counters, Joined, Joiner, Limits};
+use crate::format::multiline::{rules::Rules, Counters, Ending, Joined, Joiner, Limits};
+use crate::memory::MemoryCharge;
 use crate::metrics::{Counter, Registry};
 use crate::protocol::msgpack::{write, Reader, Value};
 use crate::router::{Filter, TagPattern};
 
 mod config;
 mod held;
+mod streams;
 
 pub use config::MultilineFilterConfig;
 use held::{passing_on, HeldAcks, Origin, Stream};
+use streams::Streams;
 
 /// A running multiline filter.
 pub struct MultilineFilter {
@@ -77,8 +80,10 @@ pub struct MultilineFilter {
     key: Vec<u8>,
     /// Fields that tell streams apart, beside the tag.
     stream_key: Vec<FieldPath>,
+    /// Most streams held at once.
+    max_streams: usize,
     /// Streams with a record being joined, by tag and `stream_key` values.
-    streams: Mutex<HashMap<Vec<u8>, Stream>>,
+    streams: Mutex<Streams>,
     /// Records that reached the filter.
     records: Counter,
     /// Joined records sent, by how they ended.
@@ -106,13 +111,14 @@ impl MultilineFilter {
             limits,
             key: config.key.as_bytes().to_vec(),
             stream_key,
-            streams: Mutex::new(HashMap::new()),
+            max_streams: config.max_streams,
+            streams: Mutex::new(Streams::default()),
             records: super::records_counter(metrics, name, "multiline"),
             joined: Counters::new(metrics, name),
         })
     }
 
-    fn streams(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Stream>> {
+    fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
         self.streams.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -243,6 +249,8 @@ impl Filter for MultilineFilter {
         let mut joined = Vec::new();
         // streams given lines of this batch, with the last line's position
         let mut touched: Vec<(Vec<u8>, u64)> = Vec::new();
+        // this batch's handle, and those of batches whose lines go on in it
+        let mut acks = vec![batch.ack.clone()];
         let mut streams = self.streams();
         let decoded = each_record(&batch.records, |input| {
             let Some(line) = self.line_of(input.record) else {
@@ -262,12 +270,25 @@ impl Filter for MultilineFilter {
                 return;
             };
             let id = self.stream_id(&batch.tag, input.record);
-            let stream = streams.entry(id.clone()).or_insert_with(|| Stream {
+            if streams.len() >= self.max_streams && !streams.contains(&id) {
+                // a new stream past the bound: the one that waited longest
+                // for a line goes on as it is, never dropped
+                if let Some(mut old) = streams.remove_oldest() {
+                    old.joiner.flush_all_for(Ending::MaxStreams, &mut joined);
+                    for j in joined.drain(..) {
+                        self.write_joined(&old, &j, &mut payload);
+                        count += 1;
+                    }
+                    old.acks.release(None, &mut acks);
+                }
+            }
+            let stream = streams.touch(&id, || Stream {
                 tag: batch.tag.clone(),
                 joiner: Joiner::new(Arc::clone(&self.rules), self.limits),
                 next: 0,
                 origins: VecDeque::new(),
                 acks: HeldAcks::default(),
+                memory: MemoryCharge::none(),
             });
             let pos = stream.next;
             stream.next += 1;
@@ -299,7 +320,6 @@ impl Filter for MultilineFilter {
             out.push(batch);
             return;
         }
-        let mut acks = vec![batch.ack.clone()];
         for (id, last) in touched {
             let Some(stream) = streams.get_mut(&id) else {
                 continue;
@@ -312,16 +332,23 @@ impl Filter for MultilineFilter {
             stream.acks.release(held_from, &mut acks);
             if stream.joiner.is_empty() && stream.acks.0.is_empty() {
                 streams.remove(&id);
+            } else {
+                stream.recharge(&batch.memory);
             }
         }
         drop(streams);
         if count == 0 {
             return; // every line is held; their batch waits with them
         }
+        // joined records of lines from earlier batches make it larger
+        let memory = batch
+            .memory
+            .grown(payload.len().saturating_sub(batch.byte_len()));
         out.push(Batch {
             records: Records::Entries(payload.into()),
             count,
             ack: passing_on(acks),
+            memory,
             ..batch
         });
     }
@@ -341,14 +368,14 @@ impl Filter for MultilineFilter {
         let mut streams = self.streams();
         let mut joined = Vec::new();
         let mut emptied = Vec::new();
-        for (id, stream) in streams.iter_mut() {
+        streams.each_oldest_first(|id, stream| {
             if all {
                 stream.joiner.flush_all(&mut joined);
             } else {
                 stream.joiner.flush_idle(now, &mut joined);
             }
             if joined.is_empty() {
-                continue;
+                return;
             }
             let mut payload = Vec::new();
             let count = joined.len();
@@ -359,13 +386,20 @@ impl Filter for MultilineFilter {
             let mut acks = Vec::new();
             stream.acks.release(stream.joiner.held_from(), &mut acks);
             if stream.joiner.is_empty() && stream.acks.0.is_empty() {
-                emptied.push(id.clone());
+                emptied.push(id.to_vec());
             }
+            // what the stream no longer holds goes on in the batch,
+            // charged as it was
+            let still = stream.held_bytes();
+            let sent = stream
+                .memory
+                .split(stream.memory.bytes().saturating_sub(still));
             out.push(
                 Batch::new(stream.tag.clone(), Records::Entries(payload.into()), count)
-                    .with_ack(passing_on(acks)),
+                    .with_ack(passing_on(acks))
+                    .with_memory(sent),
             );
-        }
+        });
         for id in emptied {
             streams.remove(&id);
         }

@@ -6,16 +6,17 @@ use serde::Deserialize;
 
 use crate::config::units;
 use crate::filters::field::FieldPath;
-use crate::format::multiline::{MultilineConfig, Preset};
+use crate::format::multiline::{MultilineConfig, Preset, Presets};
 
 /// The keys of a multiline filter's table.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultilineFilterConfig {
     /// A built-in rule set: `"java"`, `"python"`, `"go"`, `"ruby"`,
-    /// `"cri"`, `"docker"` (as the tail source's `multiline.parser`).
+    /// `"cri"`, `"docker"`, or a chain `["cri", "java"]` (as the tail
+    /// source's `multiline.parser`).
     #[serde(default)]
-    pub parser: Option<Preset>,
+    pub parser: Option<Presets>,
     /// Your own rule instead of `parser`: a line matching this regex starts
     /// a record.
     #[serde(default)]
@@ -45,6 +46,12 @@ pub struct MultilineFilterConfig {
         deserialize_with = "units::duration"
     )]
     pub flush_timeout: Duration,
+    /// Most streams held at once: a `stream_key` with many values (a
+    /// request id) would otherwise grow without bound. A line of a new
+    /// stream past it sends the record of the stream that waited longest
+    /// for a line, as it is (`ended_by="max_streams"`).
+    #[serde(default = "default_max_streams")]
+    pub max_streams: usize,
 }
 
 fn default_key() -> String {
@@ -60,12 +67,17 @@ fn default_max_bytes() -> usize {
 fn default_flush_timeout() -> Duration {
     MultilineConfig::preset(Preset::Java).flush_timeout
 }
+/// Ten thousand pods' containers, or a busy node's request ids for a
+/// second; a stream costs its held lines and about 200 bytes more.
+const fn default_max_streams() -> usize {
+    10_000
+}
 
 impl MultilineFilterConfig {
     /// The rule keys, as the tail source's `multiline` table.
     pub(super) fn rules(&self) -> MultilineConfig {
         MultilineConfig {
-            parser: self.parser,
+            parser: self.parser.clone(),
             start: self.start.clone(),
             continue_: self.continue_.clone(),
             start_pattern: None,
@@ -79,6 +91,9 @@ impl MultilineFilterConfig {
     pub fn validate(&self) -> Result<(), String> {
         if self.key.is_empty() {
             return Err("key must not be empty".into());
+        }
+        if self.max_streams == 0 {
+            return Err("max_streams must be at least 1".into());
         }
         for k in &self.stream_key {
             FieldPath::parse(k).map_err(|e| format!("stream_key: {e}"))?;

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::event::{EventTime, Tag};
 use crate::format::multiline::Joiner;
+use crate::memory::{MemoryCharge, SharedCharge};
 
 /// Where a held line came from: what its record keeps if the line is the
 /// first of a joined record.
@@ -57,6 +58,10 @@ pub(super) struct Stream {
     /// The lines held, by position (from `joiner.held_from()` on).
     pub(super) origins: VecDeque<(u64, Origin)>,
     pub(super) acks: HeldAcks,
+    /// The memory budget's charge for the text and records held: the
+    /// batches they came in may be gone (settled, or every line held and
+    /// the batch dropped), so their charge no longer covers them.
+    pub(super) memory: MemoryCharge,
 }
 
 impl Stream {
@@ -65,6 +70,30 @@ impl Stream {
             .binary_search_by_key(&pos, |(p, _)| *p)
             .ok()
             .map(|i| &self.origins[i].1)
+    }
+
+    /// Bytes held: the joined text so far and the records of the lines
+    /// (with a little for each line's place in the queue).
+    pub(super) fn held_bytes(&self) -> usize {
+        let origins: usize = self
+            .origins
+            .iter()
+            .map(|(_, o)| o.map.as_ref().map_or(0, Vec::len) + 32)
+            .sum();
+        self.joiner.held_bytes() + origins
+    }
+
+    /// Makes the stream's charge what it holds now: more from the budget
+    /// `batch` (a batch it took lines from) is charged to, or the surplus
+    /// given back.
+    pub(super) fn recharge(&mut self, batch: &SharedCharge) {
+        let held = self.held_bytes();
+        let charged = self.memory.bytes();
+        if held > charged {
+            self.memory.merge(batch.charge_apart(held - charged));
+        } else {
+            self.memory.shrink_to(held);
+        }
     }
 
     /// Forgets the origins of lines no longer held.

@@ -232,3 +232,164 @@ fn config_errors() {
     assert!(bad("parser = 'java'\nstream_key = ['$a[']").contains("stream_key"));
     assert!(bad("parser = 'java'\nmode = 'x'").contains("mode"));
 }
+
+/// `[time, {req: …, message: …}]` entries, one batch.
+fn requests(records: &[(String, String)]) -> Batch {
+    let mut out = Vec::new();
+    for (req, message) in records {
+        write::array_len(&mut out, 2);
+        write::event_time(&mut out, 1, 0);
+        write::map_len(&mut out, 2);
+        write::str(&mut out, b"req");
+        write::str(&mut out, req.as_bytes());
+        write::str(&mut out, b"message");
+        write::str(&mut out, message.as_bytes());
+    }
+    Batch::new("t".into(), Records::Entries(out.into()), records.len())
+}
+
+#[test]
+fn max_streams_sends_the_stream_that_waited_longest_and_loses_nothing() {
+    let metrics = Registry::new();
+    let config: MultilineFilterConfig =
+        toml::from_str("parser = 'java'\nstream_key = ['req']\nmax_streams = 3").unwrap();
+    let f = MultilineFilter::new("m", TagPattern::new("**").unwrap(), &config, &metrics).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    // 40 batches of 5 records over 50 request ids: each id gets a head
+    // line, and a frame that continues it when the id comes again
+    let mut sent = Vec::new();
+    let mut n = 0;
+    for b in 0..40u32 {
+        let mut batch = Vec::new();
+        for _ in 0..5 {
+            let req = (n * 7) % 50;
+            let line = if n % 2 == 0 {
+                format!("record {n}")
+            } else {
+                format!("\tat record {n}")
+            };
+            sent.push(line.clone());
+            batch.push((format!("r{req}"), line));
+            n += 1;
+        }
+        let tx = tx.clone();
+        let batch = requests(&batch).with_ack(AckHandle::new(move |o| drop(tx.send((b, o)))));
+        f.apply(batch, &mut out);
+        assert!(f.streams().len() <= 3, "streams bounded");
+    }
+    f.flush(Instant::now(), true, &mut out);
+    assert!(f.streams().is_empty());
+    // every record arrived once, whole lines, in some joined record
+    let mut got: Vec<String> = messages(&out)
+        .iter()
+        .flat_map(|m| m.split('\n').map(str::to_string).collect::<Vec<_>>())
+        .collect();
+    got.sort();
+    sent.sort();
+    assert_eq!(got, sent);
+    let evicted = metrics.value(
+        "logferry_multiline_records_total",
+        &[("component", "m"), ("ended_by", "max_streams")],
+    );
+    assert!(evicted > 0, "the bound was reached and counted");
+    // every batch settles once the records are delivered
+    drop(out);
+    let mut settled: Vec<u32> = rx
+        .try_iter()
+        .map(|(b, o)| {
+            assert_eq!(o, AckOutcome::Accepted);
+            b
+        })
+        .collect();
+    settled.sort();
+    assert_eq!(settled, (0..40).collect::<Vec<_>>());
+}
+
+#[test]
+fn held_lines_stay_charged_to_the_memory_budget_until_sent() {
+    use crate::memory::MemoryBudget;
+    let budget = MemoryBudget::new(1024 * 1024, &Registry::new());
+    let f = filter("parser = 'java'\nstream_key = ['pod']");
+    let charged = |b: Batch| {
+        let n = b.byte_len();
+        b.with_memory(budget.try_acquire(n).unwrap())
+    };
+    let frame = format!("\tat {}", "x".repeat(2000));
+    let mut out = Vec::new();
+    // every line held: the batch is dropped, its charge returned
+    f.apply(
+        charged(entries(&[("a", "head 1"), ("a", &frame), ("b", "head 2")])),
+        &mut out,
+    );
+    assert!(out.is_empty());
+    let held = budget.used();
+    assert!(
+        held >= 2 * frame.len(),
+        "held text and records charged: {held}"
+    );
+    // a line ends pod a's record: it goes on, and only b's stays charged
+    f.apply(charged(entries(&[("a", "next 1")])), &mut out);
+    assert_eq!(messages(&out), [format!("head 1\n{frame}")]);
+    drop(out);
+    let after = budget.used();
+    assert!(after < 1000, "what was sent is not charged twice: {after}");
+    assert!(after > 0, "pod a's next line and pod b's head are held");
+    let mut out = Vec::new();
+    f.flush(Instant::now(), true, &mut out);
+    assert_eq!(out.len(), 2);
+    assert!(budget.used() > 0, "sent records stay charged until settled");
+    drop(out);
+    assert_eq!(budget.used(), 0);
+}
+
+#[test]
+fn a_chain_joins_cri_parts_then_the_java_trace_per_pod() {
+    let f = filter("parser = ['cri', 'java']\nstream_key = ['pod']");
+    let mut out = Vec::new();
+    f.apply(
+        entries(&[
+            ("a", "t1 stdout F ERROR failed"),
+            ("b", "t2 stdout F INFO b"),
+            ("a", "t3 stdout F java.lang.Error: x"),
+            ("a", "t4 stdout P \tat a.B(B"),
+            ("a", "t5 stdout F .java:1)"),
+            ("a", "t6 stdout F INFO next"),
+        ]),
+        &mut out,
+    );
+    f.flush(Instant::now(), true, &mut out);
+    let mut got: Vec<(u32, serde_json::Value)> = out.iter().flat_map(records).collect();
+    got.sort_by_key(|(t, _)| *t);
+    assert_eq!(
+        got,
+        [
+            (
+                1,
+                serde_json::json!({"pod": "a", "message": "t1 stdout F ERROR failed\njava.lang.Error: x\n\tat a.B(B.java:1)"})
+            ),
+            (
+                2,
+                serde_json::json!({"pod": "b", "message": "t2 stdout F INFO b"})
+            ),
+            (
+                6,
+                serde_json::json!({"pod": "a", "message": "t6 stdout F INFO next"})
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_flush_sends_streams_in_the_order_their_lines_came() {
+    let f = filter("parser = 'java'\nstream_key = ['req']");
+    let sent: Vec<(String, String)> = (0..20)
+        .map(|i| (format!("r{}", (i * 7) % 20), format!("record {i}")))
+        .collect();
+    let mut out = Vec::new();
+    f.apply(requests(&sent), &mut out);
+    assert!(out.is_empty(), "every line is held");
+    f.flush(Instant::now(), true, &mut out);
+    let want: Vec<String> = sent.into_iter().map(|(_, m)| m).collect();
+    assert_eq!(messages(&out), want);
+}

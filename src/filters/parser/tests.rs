@@ -271,5 +271,26 @@ fn container_lines_take_their_fields_and_their_time() {
     );
 }
 
+#[test]
+fn a_cri_line_holding_a_joined_trace_parses_whole() {
+    // what the multiline chain ["cri", "java"] sends: one CRI line whose
+    // message holds the trace's lines
+    let mut data = Vec::new();
+    write::array_len(&mut data, 2);
+    write::event_time(&mut data, 1, 0);
+    write::map_len(&mut data, 1);
+    write::str(&mut data, b"message");
+    write::str(
+        &mut data,
+        b"2026-11-27T08:00:00Z stdout F java.lang.Error: x\n\tat a.B(B.java:1)",
+    );
+    let batch = Batch::new("t".into(), Records::Entries(data.into()), 1);
+    let out = filter("format = 'cri'").filter(batch);
+    assert_eq!(
+        show_any_time(&out)[0],
+        serde_json::json!({"stream": "stdout", "logtag": "F", "message": "java.lang.Error: x\n\tat a.B(B.java:1)"})
+    );
+}
+
 mod failures;
 mod syslog_csv;

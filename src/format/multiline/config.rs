@@ -35,6 +35,11 @@ pub enum Preset {
 }
 
 impl Preset {
+    /// A container runtime's partial lines, rather than lines of a trace.
+    pub fn is_partial(self) -> bool {
+        matches!(self, Preset::Cri | Preset::Docker)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Preset::Java => "java",
@@ -47,14 +52,60 @@ impl Preset {
     }
 }
 
+/// `parser = "java"`, or a chain `parser = ["cri", "java"]`: a container
+/// runtime's partial lines put back together first, then the stack trace
+/// rules on the whole lines (Fluent Bit's `multiline.parser cri, java`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Presets(pub Vec<Preset>);
+
+impl<'de> Deserialize<'de> for Presets {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Presets, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Presets;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a built-in rule set (\"java\", \"python\", \"go\", \"ruby\", \"cri\", \"docker\") or a list of them ([\"cri\", \"java\"])")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Presets, E> {
+                let p = Preset::deserialize(de::value::StrDeserializer::<E>::new(s))?;
+                Ok(Presets(vec![p]))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Presets, A::Error> {
+                Vec::<Preset>::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Presets)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Presets {
+    /// The rules of one preset, or of a chain of two: a container
+    /// runtime's (`cri`, `docker`), then a stack trace's.
+    fn rules(&self) -> Result<Rules, String> {
+        match self.0[..] {
+            [p] => Ok(Rules::preset(p)),
+            [first, lines] if first.is_partial() && !lines.is_partial() => Ok(Rules::Chain(
+                Arc::new(Rules::preset(first)),
+                Arc::new(Rules::preset(lines)),
+            )),
+            [] => Err("parser: give at least one rule set".into()),
+            _ => Err(format!(
+                "parser: a list is a container runtime's rule set (cri, docker) then a stack trace's (java, python, go, ruby), as [\"cri\", \"java\"]; not {:?}",
+                self.0.iter().map(|p| p.name()).collect::<Vec<_>>()
+            )),
+        }
+    }
+}
+
 /// `multiline = "java"` or a table of the keys below.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MultilineConfig {
     /// A built-in rule set: `"java"`, `"python"`, `"go"`, `"ruby"`,
-    /// `"cri"` or `"docker"`. Unset: the custom `start` rule.
+    /// `"cri"` or `"docker"`, or a container runtime's then a stack
+    /// trace's (`["cri", "java"]`). Unset: the custom `start` rule.
     #[serde(default)]
-    pub parser: Option<Preset>,
+    pub parser: Option<Presets>,
     /// A custom rule: a line matching this regex starts a record.
     #[serde(default)]
     pub start: Option<String>,
@@ -102,7 +153,7 @@ impl MultilineConfig {
     /// The configuration of a preset with the default bounds.
     pub fn preset(p: Preset) -> MultilineConfig {
         MultilineConfig {
-            parser: Some(p),
+            parser: Some(Presets(vec![p])),
             start: None,
             continue_: None,
             start_pattern: None,
@@ -122,12 +173,12 @@ impl MultilineConfig {
         if self.parser.is_some() && self.continue_.is_some() {
             return Err("`continue` goes with `start`, not with `parser`".into());
         }
-        let rules = match (self.parser, start) {
+        let rules = match (&self.parser, start) {
             (Some(_), Some(_)) => return Err(
                 "give either `parser` (a built-in rule set) or `start` (your own rule), not both"
                     .into(),
             ),
-            (Some(p), None) => Rules::preset(p),
+            (Some(p), None) => p.rules()?,
             (None, Some(start)) => Rules::custom(start, self.continue_.as_deref())?,
             (None, None) => {
                 return Err(
@@ -170,6 +221,13 @@ where
         }
         fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MultilineConfig, A::Error> {
             MultilineConfig::deserialize(de::value::MapAccessDeserializer::new(map))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<MultilineConfig, A::Error> {
+            let chain = Presets::deserialize(de::value::SeqAccessDeserializer::new(seq))?;
+            Ok(MultilineConfig {
+                parser: Some(chain),
+                ..MultilineConfig::preset(Preset::Java)
+            })
         }
     }
     d.deserialize_any(V).map(Some)

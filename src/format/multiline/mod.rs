@@ -14,6 +14,12 @@
 //! - `rules.rs`: the rule sets (Java, Python, Go, Ruby, custom);
 //! - `partial.rs`: CRI and docker json-file partial lines.
 //!
+//! A chain (`parser = ["cri", "java"]`) is two joiners: the runtime's
+//! puts each line back together and hands the whole ones to a joiner of
+//! line rules, one record per stream, whose record is written in the
+//! runtime's format again. Positions, deadlines and held bytes are the
+//! lower of (or the sum over) both.
+//!
 //! Every record ends in one of the ways of [`Ending`], and is counted by
 //! it (`logferry_multiline_records_total{ended_by=…}`): a record cut by
 //! `max_lines` or `max_bytes` is a trace longer than the bounds allow.
@@ -25,7 +31,7 @@ pub mod rules;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use config::{preset_or_table, MultilineConfig, Preset};
+pub use config::{preset_or_table, MultilineConfig, Preset, Presets};
 use rules::{Rules, START};
 
 use crate::metrics::{Counter, Registry};
@@ -55,6 +61,9 @@ pub enum Ending {
     FlushTimeout,
     /// Its input ended: shutdown, rotation, truncation, removal.
     Flush,
+    /// The `multiline` filter held `max_streams` streams and a new one
+    /// came: the stream that waited longest for a line was sent as it was.
+    MaxStreams,
 }
 
 impl Ending {
@@ -65,6 +74,7 @@ impl Ending {
             Ending::MaxBytes => "max_bytes",
             Ending::FlushTimeout => "flush_timeout",
             Ending::Flush => "flush",
+            Ending::MaxStreams => "max_streams",
         }
     }
 }
@@ -85,7 +95,7 @@ pub struct Joined {
 }
 
 /// Records joined, by how they ended, for one component.
-pub struct Counters([Counter; 5]);
+pub struct Counters([Counter; 6]);
 
 impl Counters {
     pub fn new(metrics: &Registry, component: &str) -> Counters {
@@ -102,6 +112,7 @@ impl Counters {
             c(Ending::MaxBytes),
             c(Ending::FlushTimeout),
             c(Ending::Flush),
+            c(Ending::MaxStreams),
         ])
     }
 
@@ -112,6 +123,7 @@ impl Counters {
             Ending::MaxBytes => 2,
             Ending::FlushTimeout => 3,
             Ending::Flush => 4,
+            Ending::MaxStreams => 5,
         };
         self.0[i].inc();
     }
@@ -143,22 +155,39 @@ pub struct Joiner {
     rules: Arc<Rules>,
     /// What ends one whatever the rules say.
     limits: Limits,
-    /// Records being joined: at most one with line rules, one per stream
-    /// for CRI and docker.
+    /// Records being joined: one per stream (line rules: one at most, of
+    /// the empty stream; CRI and docker: `stdout`, `stderr`).
     held: Vec<Held>,
-    /// After `max_lines`/`max_bytes` cut a record: the state it was in, so
-    /// that the rest of the trace is joined into the next record rather
-    /// than tried as new starts.
-    resume: Option<usize>,
+    /// After `max_lines`/`max_bytes` cut a record: its stream and the
+    /// state it was in, so that the rest of the trace is joined into the
+    /// next record rather than tried as new starts.
+    resume: Option<(Vec<u8>, usize)>,
+    /// Chained rules (`parser = ["cri", "java"]`): the joiner of line
+    /// rules that takes this one's whole runtime lines.
+    then: Option<Box<Joiner>>,
+    /// This joiner takes whole runtime lines from another (the second of a
+    /// chain): a record it sends is made of whole lines however it ended,
+    /// so it is never marked as cut (`F`, a final newline).
+    whole_lines: bool,
 }
 
 impl Joiner {
     pub fn new(rules: Arc<Rules>, limits: Limits) -> Joiner {
+        let (rules, then) = match &*rules {
+            Rules::Chain(first, lines) => {
+                let mut then = Joiner::new(Arc::clone(lines), limits);
+                then.whole_lines = true;
+                (Arc::clone(first), Some(Box::new(then)))
+            }
+            _ => (rules, None),
+        };
         Joiner {
             rules,
             limits,
             held: Vec::new(),
             resume: None,
+            then,
+            whole_lines: false,
         }
     }
 
@@ -167,46 +196,11 @@ impl Joiner {
     pub fn push(&mut self, line: &[u8], pos: u64, now: Instant, out: &mut Vec<Joined>) {
         let rules = Arc::clone(&self.rules);
         match &*rules {
-            Rules::Lines(m) => self.push_line(m, line, pos, now, out),
+            Rules::Lines(m) => self.push_line(m, b"", partial::Head::None, line, pos, now, out),
             Rules::Cri(re) => partial::push_cri(self, re, line, pos, now, out),
             Rules::Docker => partial::push_docker(self, line, pos, now, out),
-        }
-    }
-
-    fn push_line(
-        &mut self,
-        m: &rules::Machine,
-        line: &[u8],
-        pos: u64,
-        now: Instant,
-        out: &mut Vec<Joined>,
-    ) {
-        if let Some(h) = self.held.first_mut() {
-            if let Some(to) = m.step(h.state, line) {
-                if h.text.len() + 1 + line.len() > self.limits.max_bytes {
-                    self.emit(0, Ending::MaxBytes, out);
-                    self.begin(line, pos, now, to, out);
-                    return;
-                }
-                h.text.push(b'\n');
-                h.text.extend_from_slice(line);
-                h.lines += 1;
-                h.updated = now;
-                h.state = to;
-                if to == START {
-                    self.emit(0, Ending::Rule, out);
-                } else if h.lines >= self.limits.max_lines {
-                    self.emit(0, Ending::MaxLines, out);
-                    self.resume = Some(to);
-                }
-                return;
-            }
-            self.emit(0, Ending::Rule, out);
-        }
-        let resumed = self.resume.take().and_then(|s| m.step(s, line));
-        match resumed.or_else(|| m.step(START, line)) {
-            Some(to) => self.begin(line, pos, now, to, out),
-            None => out.push(Joined {
+            // `new` takes a chain apart: its first rules are never a chain
+            Rules::Chain(..) => out.push(Joined {
                 message: line.to_vec(),
                 lines: 1,
                 first: pos,
@@ -215,16 +209,105 @@ impl Joiner {
         }
     }
 
-    /// Starts a record with `line`, in state `to`.
-    fn begin(&mut self, line: &[u8], pos: u64, now: Instant, to: usize, out: &mut Vec<Joined>) {
+    /// Takes a whole runtime line put back together by the first joiner
+    /// of a chain: the `text` of `stream`, whose record keeps `head`.
+    fn push_whole(
+        &mut self,
+        stream: &[u8],
+        head: partial::Head,
+        text: &[u8],
+        pos: u64,
+        now: Instant,
+        out: &mut Vec<Joined>,
+    ) {
+        // docker's `log` ends in the newline that made it whole
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let rules = Arc::clone(&self.rules);
+        match &*rules {
+            Rules::Lines(m) => self.push_line(m, stream, head, text, pos, now, out),
+            // a chain's second rules are line rules (checked by `compile`)
+            _ => out.push(Joined {
+                message: partial::finish(head, stream.to_vec(), text.to_vec(), true),
+                lines: 1,
+                first: pos,
+                ending: Ending::Rule,
+            }),
+        }
+    }
+
+    /// One line of `stream` by line rules.
+    #[allow(clippy::too_many_arguments)]
+    fn push_line(
+        &mut self,
+        m: &rules::Machine,
+        stream: &[u8],
+        head: partial::Head,
+        line: &[u8],
+        pos: u64,
+        now: Instant,
+        out: &mut Vec<Joined>,
+    ) {
+        if let Some(k) = self.held.iter().position(|h| h.stream == stream) {
+            let h = &mut self.held[k];
+            if let Some(to) = m.step(h.state, line) {
+                if h.text.len() + 1 + line.len() > self.limits.max_bytes {
+                    self.emit(k, Ending::MaxBytes, out);
+                    self.begin(stream, head, line, pos, now, to, out);
+                    return;
+                }
+                h.text.push(b'\n');
+                h.text.extend_from_slice(line);
+                h.lines += 1;
+                h.updated = now;
+                h.state = to;
+                if to == START {
+                    self.emit(k, Ending::Rule, out);
+                } else if h.lines >= self.limits.max_lines {
+                    self.emit(k, Ending::MaxLines, out);
+                    self.resume = Some((stream.to_vec(), to));
+                }
+                return;
+            }
+            self.emit(k, Ending::Rule, out);
+        }
+        let resumed = match self.resume.take() {
+            Some((s, state)) if s == stream => m.step(state, line),
+            other => {
+                self.resume = other;
+                None
+            }
+        };
+        match resumed.or_else(|| m.step(START, line)) {
+            Some(to) => self.begin(stream, head, line, pos, now, to, out),
+            None => out.push(Joined {
+                message: partial::finish(head, stream.to_vec(), line.to_vec(), true),
+                lines: 1,
+                first: pos,
+                ending: Ending::Rule,
+            }),
+        }
+    }
+
+    /// Starts a record of `stream` with `line`, in state `to`.
+    #[allow(clippy::too_many_arguments)]
+    fn begin(
+        &mut self,
+        stream: &[u8],
+        head: partial::Head,
+        line: &[u8],
+        pos: u64,
+        now: Instant,
+        to: usize,
+        out: &mut Vec<Joined>,
+    ) {
         self.held.push(Held {
-            stream: Vec::new(),
+            stream: stream.to_vec(),
             state: to,
             text: line.to_vec(),
             lines: 1,
             first: pos,
             updated: now,
-            head: partial::Head::None,
+            head,
         });
         if to == START {
             let last = self.held.len() - 1;
@@ -232,19 +315,45 @@ impl Joiner {
         } else if self.limits.max_lines <= 1 {
             let last = self.held.len() - 1;
             self.emit(last, Ending::MaxLines, out);
-            self.resume = Some(to);
+            self.resume = Some((stream.to_vec(), to));
         }
     }
 
-    /// Sends held record `i`.
+    /// Sends held record `i` (in a chain: a whole runtime line goes on to
+    /// the line rules; one cut short goes on alone, after what the line
+    /// rules hold of its stream).
     fn emit(&mut self, i: usize, ending: Ending, out: &mut Vec<Joined>) {
         let h = self.held.remove(i);
+        if let Some(then) = self.then.as_mut() {
+            if ending == Ending::Rule {
+                then.push_whole(&h.stream, h.head, &h.text, h.first, h.updated, out);
+                return;
+            }
+            then.end_stream(&h.stream, ending, out);
+        }
+        let whole = self.whole_lines || ending == Ending::Rule;
         out.push(Joined {
-            message: partial::finish(h.head, h.stream, h.text, ending),
+            message: partial::finish(h.head, h.stream, h.text, whole),
             lines: h.lines,
             first: h.first,
             ending,
         });
+    }
+
+    /// Sends the record held for `stream`, if any: a line cut short of it
+    /// comes next. It ends as that line did, when its input ended or went
+    /// quiet; by its rules otherwise.
+    fn end_stream(&mut self, stream: &[u8], ending: Ending, out: &mut Vec<Joined>) {
+        let ending = match ending {
+            Ending::Flush | Ending::FlushTimeout | Ending::MaxStreams => ending,
+            _ => Ending::Rule,
+        };
+        if let Some(k) = self.held.iter().position(|h| h.stream == stream) {
+            self.emit(k, ending, out);
+        }
+        if self.resume.as_ref().is_some_and(|(s, _)| s == stream) {
+            self.resume = None;
+        }
     }
 
     /// Sends the records no line was added to for `flush_timeout`.
@@ -257,32 +366,52 @@ impl Joiner {
         {
             self.emit(i, Ending::FlushTimeout, out);
         }
+        if let Some(then) = self.then.as_mut() {
+            then.flush_idle(now, out);
+        }
     }
 
     /// Sends every held record (the input has ended).
     pub fn flush_all(&mut self, out: &mut Vec<Joined>) {
+        self.flush_all_for(Ending::Flush, out);
+    }
+
+    /// Sends every held record as it is, counted as ended by `ending`.
+    pub fn flush_all_for(&mut self, ending: Ending, out: &mut Vec<Joined>) {
         while !self.held.is_empty() {
-            self.emit(0, Ending::Flush, out);
+            self.emit(0, ending, out);
         }
         self.resume = None;
+        if let Some(then) = self.then.as_mut() {
+            then.flush_all_for(ending, out);
+        }
     }
 
     /// Position of the first line of the oldest held record: everything
     /// before it is in records already given back.
     pub fn held_from(&self) -> Option<u64> {
-        self.held.iter().map(|h| h.first).min()
+        let then = self.then.as_ref().and_then(|t| t.held_from());
+        self.held.iter().map(|h| h.first).chain(then).min()
     }
 
     /// When [`Joiner::flush_idle`] next has something to send.
     pub fn deadline(&self) -> Option<Instant> {
+        let then = self.then.as_ref().and_then(|t| t.deadline());
         self.held
             .iter()
             .map(|h| h.updated + self.limits.flush_timeout)
+            .chain(then)
             .min()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.held.is_empty()
+        self.held.is_empty() && self.then.as_ref().is_none_or(|t| t.is_empty())
+    }
+
+    /// Bytes of text held (what the memory budget is charged for).
+    pub fn held_bytes(&self) -> usize {
+        let then = self.then.as_ref().map_or(0, |t| t.held_bytes());
+        self.held.iter().map(|h| h.text.len()).sum::<usize>() + then
     }
 }
 

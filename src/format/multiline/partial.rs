@@ -33,12 +33,12 @@ pub(super) enum Head {
     Docker(Map<String, Value>),
 }
 
-/// The text of a record sent for `ending`.
-pub(super) fn finish(head: Head, stream: Vec<u8>, text: Vec<u8>, ending: Ending) -> Vec<u8> {
+/// The text of a record sent; `whole`: not cut short (its rules ended
+/// it, or it is made of whole lines).
+pub(super) fn finish(head: Head, stream: Vec<u8>, mut text: Vec<u8>, whole: bool) -> Vec<u8> {
     match head {
         Head::None => text,
         Head::Cri { time } => {
-            let whole = ending == Ending::Rule;
             let mut out = Vec::with_capacity(time.len() + stream.len() + text.len() + 4);
             out.extend_from_slice(&time);
             out.push(b' ');
@@ -48,6 +48,10 @@ pub(super) fn finish(head: Head, stream: Vec<u8>, text: Vec<u8>, ending: Ending)
             out
         }
         Head::Docker(mut obj) => {
+            // the lines of a chain's record were taken without it
+            if whole && !text.ends_with(b"\n") {
+                text.push(b'\n');
+            }
             let log = String::from_utf8_lossy(&text).into_owned();
             obj.insert("log".into(), Value::String(log));
             serde_json::to_vec(&Value::Object(obj)).unwrap_or(text)
@@ -94,8 +98,14 @@ fn add_part(
             h.updated = now;
             k
         }
-        // a whole line with nothing held: as it came, not rewritten
-        None if last => return alone(line, pos, out),
+        // a whole line with nothing held: on to a chain's line rules, or
+        // as it came, not rewritten
+        None if last => {
+            return match j.then.as_mut() {
+                Some(then) => then.push_whole(stream, head(), text, pos, now, out),
+                None => alone(line, pos, out),
+            };
+        }
         None => {
             j.held.push(Held {
                 stream: stream.to_vec(),

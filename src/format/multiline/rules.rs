@@ -14,6 +14,8 @@
 //! `java`: the log line above an exception (`2026-… ERROR request failed`)
 //! is part of the record, as a Fluentd `format_firstline` user expects.
 
+use std::sync::Arc;
+
 use regex::bytes::Regex;
 
 use super::config::Preset;
@@ -59,6 +61,10 @@ pub enum Rules {
     /// Docker json-file lines: `log` values joined up to one that ends in
     /// a newline, per stream.
     Docker,
+    /// A container runtime's partial lines put back together by the first
+    /// (`Cri` or `Docker`), then the whole lines' text joined by the second
+    /// (`Lines`), each stream apart: `parser = ["cri", "java"]`.
+    Chain(Arc<Rules>, Arc<Rules>),
 }
 
 /// `(from states, regex, to state)`; `start_state` is the start (and, as a

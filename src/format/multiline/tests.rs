@@ -294,3 +294,153 @@ fn config_errors_name_the_key() {
     assert!(err("").contains("parser"));
     assert!(err("parser = \"go\"\nmax_lines = 0").contains("max_lines"));
 }
+
+fn chain(toml_text: &str) -> Joiner {
+    let c: MultilineConfig = toml::from_str(toml_text).unwrap();
+    let (rules, limits) = c.compile().unwrap();
+    Joiner::new(rules, limits)
+}
+
+#[test]
+fn cri_then_java_joins_partial_lines_then_the_trace_per_stream() {
+    // a Java trace on stdout, one frame cut into two parts by the runtime,
+    // with stderr lines in between
+    let lines = "\
+2026-11-22T10:00:00.000000001Z stdout F 2026-11-22 ERROR request 7 failed
+2026-11-22T10:00:00.000000002Z stderr F warning 1
+2026-11-22T10:00:00.000000003Z stdout F java.lang.IllegalStateException: boom 7
+2026-11-22T10:00:00.000000004Z stdout P \tat com.example.App.handle(App
+2026-11-22T10:00:00.000000005Z stderr P warning 
+2026-11-22T10:00:00.000000006Z stdout F .java:42)
+2026-11-22T10:00:00.000000007Z stderr F 2
+2026-11-22T10:00:00.000000008Z stdout F \tat com.example.App.main(App.java:10)
+2026-11-22T10:00:00.000000009Z stdout F 2026-11-22 INFO next";
+    let mut j = chain("parser = ['cri', 'java']");
+    let now = Instant::now();
+    let mut out = Vec::new();
+    for (i, l) in lines.lines().enumerate() {
+        j.push(l.as_bytes(), i as u64, now, &mut out);
+        if i == 4 {
+            // the trace, held since line 0, keeps the checkpoint there
+            assert_eq!(j.held_from(), Some(0));
+        }
+    }
+    j.flush_all(&mut out);
+    assert!(j.is_empty());
+    let got: Vec<String> = out
+        .into_iter()
+        .map(|r| String::from_utf8(r.message).unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            "2026-11-22T10:00:00.000000002Z stderr F warning 1",
+            "2026-11-22T10:00:00.000000001Z stdout F 2026-11-22 ERROR request 7 failed\n\
+             java.lang.IllegalStateException: boom 7\n\
+             \tat com.example.App.handle(App.java:42)\n\
+             \tat com.example.App.main(App.java:10)",
+            // (a line is held until the next one of its stream, or the end)
+            "2026-11-22T10:00:00.000000005Z stderr F warning 2",
+            "2026-11-22T10:00:00.000000009Z stdout F 2026-11-22 INFO next",
+        ]
+    );
+}
+
+#[test]
+fn docker_then_java_keeps_the_first_object_and_a_final_newline() {
+    let lines = [
+        r#"{"log":"ERROR failed\n","stream":"stdout","time":"t1"}"#,
+        r#"{"log":"java.lang.Error: x\n","stream":"stdout","time":"t2"}"#,
+        r#"{"log":"\tat a.B(B.ja","stream":"stdout","time":"t3"}"#,
+        r#"{"log":"va:1)\n","stream":"stdout","time":"t4"}"#,
+        r#"{"log":"INFO next\n","stream":"stdout","time":"t5"}"#,
+    ];
+    let mut j = chain("parser = ['docker', 'java']");
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        j.push(l.as_bytes(), i as u64, Instant::now(), &mut out);
+    }
+    assert_eq!(out.len(), 1);
+    j.flush_all(&mut out);
+    let got: Vec<serde_json::Value> = out
+        .iter()
+        .map(|r| serde_json::from_slice(&r.message).unwrap())
+        .collect();
+    assert_eq!(
+        got[0]["log"],
+        "ERROR failed\njava.lang.Error: x\n\tat a.B(B.java:1)\n"
+    );
+    assert_eq!(got[0]["time"], "t1");
+    assert_eq!(got[1]["log"], "INFO next\n");
+    assert_eq!(out[1].ending, Ending::Flush);
+}
+
+#[test]
+fn a_chain_cut_short_sends_the_trace_then_the_part_still_marked() {
+    let mut j = chain("parser = ['cri', 'java']");
+    let mut out = Vec::new();
+    let now = Instant::now();
+    for (i, l) in [
+        "t1 stdout F head",
+        "t2 stdout F java.lang.Error: x",
+        "t3 stdout P \tat a(",
+    ]
+    .iter()
+    .enumerate()
+    {
+        j.push(l.as_bytes(), i as u64, now, &mut out);
+    }
+    assert!(out.is_empty());
+    let due = j.deadline().unwrap();
+    j.flush_idle(due, &mut out);
+    let got: Vec<(String, Ending)> = out
+        .into_iter()
+        .map(|r| (String::from_utf8(r.message).unwrap(), r.ending))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "t1 stdout F head\njava.lang.Error: x".to_string(),
+                Ending::FlushTimeout
+            ),
+            ("t3 stdout P \tat a(".to_string(), Ending::FlushTimeout),
+        ]
+    );
+    assert!(j.is_empty());
+}
+
+#[test]
+fn parser_takes_a_string_or_a_chain() {
+    let ok = |s: &str| {
+        toml::from_str::<MultilineConfig>(s)
+            .unwrap()
+            .compile()
+            .is_ok()
+    };
+    assert!(ok("parser = 'java'"));
+    assert!(ok("parser = ['java']"));
+    assert!(ok("parser = ['cri', 'java']"));
+    assert!(ok("parser = ['docker', 'python']"));
+    let err = |s: &str| {
+        toml::from_str::<MultilineConfig>(s)
+            .map_err(|e| e.to_string())
+            .and_then(|c| c.compile().map(|_| ()))
+            .unwrap_err()
+    };
+    assert!(err("parser = ['java', 'cri']").contains("then a stack trace"));
+    assert!(err("parser = ['java', 'python']").contains("then a stack trace"));
+    assert!(err("parser = ['cri', 'docker']").contains("then a stack trace"));
+    assert!(err("parser = []").contains("at least one"));
+    assert!(err("parser = ['cri', 'cobol']").contains("cobol"));
+    // the tail source's short form takes a list too
+    #[derive(serde::Deserialize)]
+    struct Tail {
+        #[serde(deserialize_with = "preset_or_table")]
+        multiline: Option<MultilineConfig>,
+    }
+    let t: Tail = toml::from_str("multiline = ['cri', 'java']").unwrap();
+    let m = t.multiline.unwrap();
+    assert_eq!(m.parser, Some(Presets(vec![Preset::Cri, Preset::Java])));
+    assert!(m.compile().is_ok());
+}
