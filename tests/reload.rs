@@ -7,6 +7,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -71,30 +72,108 @@ fn frame(prefix: &str, range: std::ops::Range<usize>, chunk: &str) -> Vec<u8> {
     out
 }
 
+/// Follows the files a file sink writes as they grow, to tell whether
+/// numbered records (`<prefix>-<i>` lines) are in them yet: an ack that
+/// comes before its records are written is an early ack. The files are
+/// one union (the old and the new path of a sink a reload replaces).
+struct Written {
+    prefix: &'static str,
+    /// Each file, the bytes read from it so far, and a line begun.
+    files: Vec<(PathBuf, u64, Vec<u8>)>,
+    /// Records seen, by number.
+    seen: Vec<bool>,
+}
+
+impl Written {
+    fn new(prefix: &'static str, paths: &[PathBuf]) -> Written {
+        Written {
+            prefix,
+            files: paths.iter().map(|p| (p.clone(), 0, Vec::new())).collect(),
+            seen: Vec::new(),
+        }
+    }
+
+    /// Reads the complete lines the files gained since the last call.
+    fn catch_up(&mut self) {
+        use std::io::{Seek, SeekFrom};
+        for (path, at, begun) in &mut self.files {
+            // a path the sink has not opened yet
+            let Ok(mut f) = std::fs::File::open(&*path) else {
+                continue;
+            };
+            f.seek(SeekFrom::Start(*at)).unwrap();
+            let before = begun.len();
+            f.read_to_end(begun).unwrap();
+            *at += (begun.len() - before) as u64;
+            let end = begun.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            for line in begun[..end].split(|&b| b == b'\n') {
+                let n = std::str::from_utf8(line)
+                    .ok()
+                    .and_then(|l| l.strip_prefix(self.prefix)?.strip_prefix('-')?.parse().ok());
+                if let Some(n) = n {
+                    if self.seen.len() <= n {
+                        self.seen.resize(n + 1, false);
+                    }
+                    self.seen[n] = true;
+                }
+            }
+            begun.drain(..end);
+        }
+    }
+
+    /// The records of `range` not written yet.
+    fn missing(&mut self, range: std::ops::Range<usize>) -> Vec<usize> {
+        self.catch_up();
+        range
+            .filter(|&i| !self.seen.get(i).copied().unwrap_or(false))
+            .collect()
+    }
+}
+
 /// Sends numbered records on ONE connection until `stop`, up to 20 frames
 /// of 50 in flight (so queues hold records when a reload comes); any error
-/// (a closed or reset connection) fails the test. Returns how many records
-/// were sent, every one of them acknowledged.
+/// (a closed or reset connection) fails the test. Acks may come in any
+/// order (docs/protocols.md: a chunk is acknowledged when its sinks have
+/// it, and a reload's replacement sink may deliver a chunk routed after
+/// the swap before one it took over), so they are matched by chunk id, as
+/// clients do; an ack for no chunk in flight (unknown, or a second one)
+/// fails the test, and so does an ack whose records are not in `written`'s
+/// files yet. Returns how many records were sent, every one of them
+/// acknowledged.
 fn sender(
     addr: SocketAddr,
     prefix: &'static str,
     stop: Arc<AtomicBool>,
     sent: Arc<AtomicUsize>,
+    mut written: Option<Written>,
 ) -> std::thread::JoinHandle<usize> {
     std::thread::spawn(move || {
         let mut s = TcpStream::connect(addr).unwrap();
-        let mut in_flight = std::collections::VecDeque::new();
+        // chunk id -> its records, for every chunk not acknowledged yet
+        let mut in_flight = std::collections::HashMap::new();
         let mut next = 0;
-        let ack_one = |s: &mut TcpStream, in_flight: &mut std::collections::VecDeque<String>| {
-            let want = in_flight.pop_front().unwrap();
-            let ack = read_ack(s, Duration::from_secs(60));
-            assert_eq!(ack.as_deref(), Some(want.as_str()), "ack");
+        let mut ack_one = |s: &mut TcpStream,
+                           in_flight: &mut std::collections::HashMap<
+            String,
+            std::ops::Range<usize>,
+        >| {
+            let ack = read_ack(s, Duration::from_secs(60)).expect("no ack within 60 s");
+            let records = in_flight
+                .remove(&ack)
+                .unwrap_or_else(|| panic!("ack {ack:?}: no such chunk is waiting for one"));
+            if let Some(written) = &mut written {
+                let missing = written.missing(records);
+                assert!(
+                    missing.is_empty(),
+                    "chunk {ack} acknowledged before records {missing:?} were written"
+                );
+            }
         };
         while !stop.load(Ordering::Acquire) {
             let chunk = format!("c{next}");
             s.write_all(&frame(prefix, next..next + 50, &chunk))
                 .expect("the connection made before the reload must stay open");
-            in_flight.push_back(chunk);
+            in_flight.insert(chunk, next..next + 50);
             next += 50;
             sent.store(next, Ordering::Release);
             if in_flight.len() >= 20 {
@@ -127,7 +206,10 @@ fn reloads_under_load_lose_and_duplicate_nothing() {
     let api = lf.address("api listening");
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicUsize::new(0));
-    let load = sender(forward, "n", stop.clone(), sent.clone());
+    // an ack never comes before its records are in a.log or, after the
+    // reload, b.log
+    let written = Written::new("n", &[lf.path("a.log"), lf.path("b.log")]);
+    let load = sender(forward, "n", stop.clone(), sent.clone(), Some(written));
     let progress = |from: usize| {
         let sent = sent.clone();
         wait_until("records to flow", Duration::from_secs(30), move || {
@@ -231,7 +313,9 @@ buffer = {{ type = "disk", dir = "{{dir}}/buffer" }}
     let forward = lf.forward_addr("in");
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicUsize::new(0));
-    let load = sender(forward, "n", stop.clone(), sent.clone());
+    // acknowledged once both sinks have it: `kept` wrote it to its file
+    let written = Written::new("n", &[lf.path("kept.log")]);
+    let load = sender(forward, "n", stop.clone(), sent.clone(), Some(written));
     wait_until("records to flow", Duration::from_secs(30), || {
         sent.load(Ordering::Acquire) >= 20_000
     });
@@ -493,7 +577,8 @@ fn a_listening_source_moves_to_another_port_under_load() {
     let (moved_sent, kept_sent) = (Arc::default(), Arc::new(AtomicUsize::new(0)));
     let moved = reconnecting_sender(old, new, "m", stop.clone(), Arc::clone(&moved_sent));
     // its connection must stay open across the reload (it panics otherwise)
-    let steady = sender(kept, "k", stop.clone(), kept_sent.clone());
+    let written = Written::new("k", &[lf.path("out.log")]);
+    let steady = sender(kept, "k", stop.clone(), kept_sent.clone(), Some(written));
     let progress = |n: &Arc<AtomicUsize>| {
         let at = n.load(Ordering::Acquire);
         wait_until("records to flow", Duration::from_secs(30), || {
@@ -538,7 +623,8 @@ fn a_source_address_in_use_refuses_the_reload_and_the_old_one_keeps_serving() {
     let taken_addr = taken.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicUsize::new(0));
-    let load = sender(forward, "n", stop.clone(), sent.clone());
+    let written = Written::new("n", &[lf.path("a.log")]);
+    let load = sender(forward, "n", stop.clone(), sent.clone(), Some(written));
     wait_until("records to flow", Duration::from_secs(30), || {
         sent.load(Ordering::Acquire) >= 10_000
     });
@@ -1079,4 +1165,95 @@ address = "127.0.0.1:0"
         Duration::from_secs(20),
         || numbers(&read_lines(&lf.path("buffered.log")), "after").len() == 10,
     );
+}
+
+#[test]
+fn a_send_on_the_replaced_routes_to_a_closed_disk_buffer_goes_to_its_replacement() {
+    // `dead` first, `buffered` second: a forward connection routing to
+    // both waits on `dead`'s full queue holding the routes the reload
+    // replaces; the reload replaces both, so that send goes on to
+    // `buffered`'s old disk buffer once it is closed. The connection made
+    // before the reload stays open and every chunk is acknowledged once,
+    // after both sinks have it.
+    let cfg = |server: &str, write_buffer: &str| {
+        format!(
+            r#"[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.dead]
+type = "forward"
+match = "d"
+servers = [{{ address = "{server}" }}]
+reconnect_min = "50ms"
+reconnect_max = "200ms"
+drain_timeout = "1s"
+buffer = {{ max_bytes = "64KiB" }}
+
+[sinks.buffered]
+type = "file"
+match = "**"
+path = "{{dir}}/buffered.log"
+write_buffer_bytes = "{write_buffer}"
+buffer = {{ type = "disk", dir = "{{dir}}/buffer" }}
+
+[api]
+address = "127.0.0.1:0"
+"#
+        )
+    };
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let live = receiver.forward_addr("in");
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut lf = Logferry::start(&cfg(&dead, "1MiB"));
+    let (mut s, records) = fill_dead_queue(&mut lf);
+    let api = lf.address("api listening");
+    lf.rewrite_config(&cfg(&live.to_string(), "64KiB"));
+    let (status, body) = post_reload(api);
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    assert!(body.contains("sinks: 0 kept, 2 replaced"), "{body}");
+
+    let frames = records / 100;
+    let mut acks = Vec::new();
+    for _ in 0..frames {
+        match ack_or_closed(&mut s, Duration::from_secs(30)) {
+            Ok(Some(a)) => acks.push(a),
+            other => panic!("ack {}: {other:?}\n{}", acks.len(), lf.log_text()),
+        }
+    }
+    acks.sort();
+    let mut want: Vec<String> = (0..frames).map(|f| format!("c{f}")).collect();
+    want.sort();
+    assert_eq!(acks, want);
+    // the same connection goes on (tag `app`: for `buffered` alone)
+    s.write_all(&frame("d", records..records + 10, "after"))
+        .unwrap();
+    assert_eq!(
+        ack_or_closed(&mut s, Duration::from_secs(30)),
+        Ok(Some("after".to_string())),
+        "{}",
+        lf.log_text()
+    );
+    // acknowledged once on disk; a stop would keep the rest there
+    wait_until(
+        "the disk buffer is written out",
+        Duration::from_secs(20),
+        || numbers(&read_lines(&lf.path("buffered.log")), "d").len() >= records + 10,
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        lf.final_counter(
+            "logferry_forward_connection_errors_total{component=\"in\",kind=\"sink_stopped\"}"
+        ),
+        0,
+        "{}",
+        lf.log_text()
+    );
+    exactly_once(&read_lines(&lf.path("buffered.log")), "d", records + 10);
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    // the chunk sent after (tag `app`) is not for `dead`
+    exactly_once(&read_lines(&receiver.path("received.log")), "d", records);
 }

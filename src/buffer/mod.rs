@@ -224,6 +224,10 @@ enum SenderKind {
         shared: Arc<disk::Shared>,
         /// The last clone dropped closes the queue.
         _alive: Arc<disk::SenderAlive>,
+        /// Where a send refused once a reload has closed the buffer goes
+        /// (a router still routing on the routes the reload replaced):
+        /// that batch is not on disk, so the replacement must take it.
+        handover: Handover,
     },
 }
 
@@ -350,6 +354,7 @@ pub fn open(
                     kind: SenderKind::Disk {
                         shared: shared.clone(),
                         _alive: alive,
+                        handover: Handover::default(),
                     },
                 },
                 QueueReceiver {
@@ -371,7 +376,12 @@ impl QueueSender {
         self.received.bytes.add(batch.byte_len() as u64);
         match &self.kind {
             SenderKind::Memory(m) => m.send(&self.sink, batch).await,
-            SenderKind::Disk { shared, .. } => shared.send(batch).await,
+            SenderKind::Disk {
+                shared, handover, ..
+            } => match shared.send(batch).await {
+                Ok(()) => Ok(()),
+                Err(refused) => closed(handover, &self.sink, refused),
+            },
         }
     }
 
@@ -404,13 +414,14 @@ impl QueueSender {
         self.gauge().held_bytes()
     }
 
-    /// What hands this queue's unsettled batches to a replacement; `None`
-    /// for a disk buffer (what it does not deliver stays on disk, for
-    /// whichever sink opens the directory next).
+    /// What hands this queue's unsettled batches to a replacement, and
+    /// the sends that come after [`QueueSender::close`]. A disk buffer
+    /// hands over only those sends: what it holds and does not deliver
+    /// stays on disk, for whichever sink opens the directory next.
     pub fn handover(&self) -> Option<Handover> {
         match &self.kind {
             SenderKind::Memory(m) => Some(m.handover.clone()),
-            SenderKind::Disk { .. } => None,
+            SenderKind::Disk { handover, .. } => Some(handover.clone()),
         }
     }
 
@@ -439,11 +450,13 @@ impl MemorySender {
         let permit = match self.config.when_full {
             WhenFull::Block => match self.room.clone().acquire_many_owned(want).await {
                 Ok(p) => p,
-                Err(_) => return self.closed(sink, unsent),
+                Err(_) => return closed_unsent(&self.handover, sink, unsent),
             },
             WhenFull::DropNewest => match self.room.clone().try_acquire_many_owned(want) {
                 Ok(p) => p,
-                Err(tokio::sync::TryAcquireError::Closed) => return self.closed(sink, unsent),
+                Err(tokio::sync::TryAcquireError::Closed) => {
+                    return closed_unsent(&self.handover, sink, unsent)
+                }
                 Err(tokio::sync::TryAcquireError::NoPermits) => {
                     self.dropped_records.add(count as u64);
                     tracing::warn!(sink = %sink, records = count, "queue full; batch dropped");
@@ -465,17 +478,25 @@ impl MemorySender {
         // if the sink is gone, dropping the delivery rejects the batch
         self.tx.send(delivery).map_err(|_| SendError(sink.clone()))
     }
+}
 
-    /// A send to a closed queue: the batch goes to the replacement sink
-    /// if there is one, else it is refused.
-    fn closed(&self, sink: &Arc<str>, unsent: Unsent) -> Result<(), SendError> {
-        match unsent.take().map(|b| self.handover.offer(b)) {
-            None | Some(None) => Ok(()),
-            Some(Some(refused)) => {
-                refused.ack.reject();
-                Err(SendError(sink.clone()))
-            }
+/// A send to a closed queue: the batch goes to the replacement sink if
+/// there is one, else it is refused.
+fn closed(handover: &Handover, sink: &Arc<str>, batch: Batch) -> Result<(), SendError> {
+    match handover.offer(batch) {
+        None => Ok(()),
+        Some(refused) => {
+            refused.ack.reject();
+            Err(SendError(sink.clone()))
         }
+    }
+}
+
+/// [`closed`] for a batch still in its [`Unsent`] guard.
+fn closed_unsent(handover: &Handover, sink: &Arc<str>, unsent: Unsent) -> Result<(), SendError> {
+    match unsent.take() {
+        Some(batch) => closed(handover, sink, batch),
+        None => Ok(()),
     }
 }
 

@@ -11,14 +11,17 @@ use std::time::Duration;
 use super::format::{self, SEGMENT_HEADER};
 use super::{segment, AppendError, Fsync, Segment, Shared, State};
 use crate::backoff::backoff;
-use crate::buffer::{SendError, Unsent, WhenFull};
+use crate::buffer::{Unsent, WhenFull};
 use crate::event::{Batch, EventTime};
 use crate::warn_limited;
 
 impl Shared {
     /// Appends `batch`, waiting for room (or dropping it) as `when_full`
     /// says, and retrying a failed write with a backoff until it succeeds.
-    pub(in crate::buffer) async fn send(self: &Arc<Self>, batch: Batch) -> Result<(), SendError> {
+    /// A buffer closed (`Shared::close`) while senders remain gives the
+    /// batch back, not written: the caller hands it to the sink that
+    /// replaces this one, or refuses it.
+    pub(in crate::buffer) async fn send(self: &Arc<Self>, batch: Batch) -> Result<(), Batch> {
         let unsent = Unsent(Some(batch));
         let Some(b) = unsent.batch() else {
             return Ok(());
@@ -37,8 +40,8 @@ impl Shared {
             room.as_mut().enable();
             match self.append(&frame, count, unsent.batch()) {
                 Ok(file) => break file,
-                // `close` while senders remain: refused, `unsent` rejects it
-                Err(AppendError::Closed) => return Err(SendError(self.sink.clone())),
+                // `close` while senders remain: given back, not on disk
+                Err(AppendError::Closed) => return unsent.take().map_or(Ok(()), Err),
                 Err(AppendError::NoRoom) => match self.when_full {
                     WhenFull::Block => {
                         // the poll is a safety net; settling wakes us at once
