@@ -593,6 +593,140 @@ format = "json"
     );
 }
 
+/// An Apache access log and a JSON application log written by the test,
+/// each tailed by its own source and parsed by its own filter (`apache2`,
+/// which takes the record time from the line; `json` then `modify`): with
+/// a kill -9 mid-run and a restart, every line arrives at least once as
+/// parsed fields, with its time.
+#[test]
+fn apache_and_json_application_lines_are_parsed_through_a_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let out = dir.path().join("out.log");
+    let cfg = format!(
+        r#"
+[sources.web]
+type = "tail"
+paths = ["{d}/logs/access.log"]
+tag = "web.access"
+read_from_head = true
+refresh_interval = "100ms"
+poll_interval = "50ms"
+checkpoint_dir = "{d}/state-web"
+
+[sources.app]
+type = "tail"
+paths = ["{d}/logs/app.log"]
+tag = "app.api"
+read_from_head = true
+refresh_interval = "100ms"
+poll_interval = "50ms"
+checkpoint_dir = "{d}/state-app"
+
+[filters.access]
+type = "parser"
+match = "web.**"
+format = "apache2"
+
+[filters.app]
+type = "parser"
+match = "app.**"
+format = "json"
+
+[filters.enrich]
+type = "modify"
+match = "app.**"
+set = {{ service = "${{tag[1]}}" }}
+rename = {{ msg = "message" }}
+
+[sinks.out]
+type = "file"
+match = "**"
+path = "{d}/out.log"
+format = "json"
+"#,
+        d = dir.path().display()
+    );
+    let total = 20_000;
+    // 2026-11-27T10:00:00Z plus a second per hundred lines
+    let base = 1_795_773_600u64;
+    let access: String = (0..total)
+        .map(|i| {
+            let t = i / 100;
+            format!(
+                "192.168.{}.{} - - [27/Nov/2026:10:{:02}:{:02} +0000] \"GET /item/{i}?q=a%20b HTTP/1.1\" 200 {} \"https://example.com/\" \"Mozilla/5.0 (X11; Linux x86_64)\"\n",
+                i / 256 % 256,
+                i % 256,
+                t / 60,
+                t % 60,
+                100 + i % 900
+            )
+        })
+        .collect();
+    let app: String = (0..total)
+        .map(|i| {
+            format!(
+                "{{\"level\":\"info\",\"n\":{i},\"msg\":\"order {i} \\\"placed\\\"\",\"user\":{{\"id\":{}}}}}\n",
+                i % 97
+            )
+        })
+        .collect();
+    let (web_log, app_log) = (logs.join("access.log"), logs.join("app.log"));
+    let mut lf = Logferry::start(&cfg);
+    append(&web_log, &access.as_bytes()[..access.len() / 2]);
+    append(&app_log, &app.as_bytes()[..app.len() / 2]);
+    wait_for_lines(&out, 2000, Duration::from_secs(30));
+    lf.kill();
+    append(&web_log, &access.as_bytes()[access.len() / 2..]);
+    append(&app_log, &app.as_bytes()[app.len() / 2..]);
+    let mut again = Logferry::start(&cfg);
+    let seen = |lines: &[String]| {
+        let (mut web, mut api) = (
+            std::collections::BTreeSet::new(),
+            std::collections::BTreeSet::new(),
+        );
+        for l in lines {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let r = &v["record"];
+            match v["tag"].as_str().unwrap() {
+                "web.access" => {
+                    let path = r["path"].as_str().unwrap();
+                    let i: u64 = path["/item/".len()..path.find('?').unwrap()]
+                        .parse()
+                        .unwrap();
+                    assert_eq!(r["code"], "200", "{l}");
+                    assert_eq!(r["agent"], "Mozilla/5.0 (X11; Linux x86_64)", "{l}");
+                    assert!(r.get("time").is_none(), "the time became the record's: {l}");
+                    let at =
+                        chrono::DateTime::parse_from_rfc3339(v["time"].as_str().unwrap()).unwrap();
+                    assert_eq!(at.timestamp() as u64, base + i / 100, "{l}");
+                    web.insert(i);
+                }
+                "app.api" => {
+                    let n = r["n"].as_u64().unwrap();
+                    assert_eq!(r["message"], format!("order {n} \"placed\""), "{l}");
+                    assert_eq!(r["service"], "api", "{l}");
+                    assert_eq!(r["user"]["id"], n % 97, "{l}");
+                    assert!(r.get("msg").is_none(), "{l}");
+                    api.insert(n);
+                }
+                other => panic!("tag {other}: {l}"),
+            }
+        }
+        (web, api)
+    };
+    wait_until("every line of both logs", Duration::from_secs(60), || {
+        let (web, api) = seen(&read_lines(&out));
+        web.len() as u64 >= total && api.len() as u64 >= total
+    });
+    assert!(again.stop().success(), "{}", again.log_text());
+    let (web, api) = seen(&read_lines(&out));
+    let all: Vec<u64> = (0..total).collect();
+    assert_eq!(web.into_iter().collect::<Vec<_>>(), all);
+    assert_eq!(api.into_iter().collect::<Vec<_>>(), all);
+}
+
 /// sample and throttle: what they keep arrives exactly once, what they
 /// drop is counted, the two add up to what was sent, and every request
 /// is answered (its dropped records settled with it).
