@@ -307,6 +307,10 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
             "no Kafka broker connected",
             "logferry_kafka_client_errors_total",
         ),
+        Some("http" | "opensearch") => (
+            "the last request got no answer",
+            "logferry_sink_http_errors_total",
+        ),
         _ => (
             "no server connected",
             "logferry_forward_sink_connection_errors_total",

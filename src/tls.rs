@@ -225,6 +225,13 @@ impl ClientTlsConfig {
         Ok(TlsConnector::from(Arc::new(config)))
     }
 
+    /// A connector whose handshake offers `alpn` (most wanted first).
+    pub fn connector_with_alpn(&self, alpn: &[&[u8]]) -> Result<TlsConnector, String> {
+        let mut config = self.client_config()?;
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        Ok(TlsConnector::from(Arc::new(config)))
+    }
+
     fn client_config(&self) -> Result<rustls::ClientConfig, String> {
         let builder = rustls::ClientConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()

@@ -392,7 +392,8 @@ fn leading_message_str(map: &[u8]) -> Option<(usize, Value<'_>)> {
     Some((start, Value::Str(text)))
 }
 
-fn write_record_json(rec: RecordRef<'_>, out: &mut Vec<u8>) {
+/// Appends a record as one JSON object (a line as `{"message": line}`).
+pub fn write_record_json(rec: RecordRef<'_>, out: &mut Vec<u8>) {
     match rec {
         RecordRef::Map(m) => {
             if json::write_value(out, &mut Reader::new(m)).is_err() {

@@ -10,6 +10,7 @@ pub mod counter;
 pub mod file;
 pub mod forward;
 pub mod hold;
+pub mod http;
 pub mod kafka;
 pub mod null;
 pub mod settle;
@@ -21,6 +22,7 @@ use std::time::{Duration, Instant};
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::metrics::{Counter, Registry};
 use forward::ForwardSink;
+use http::HttpSink;
 use kafka::KafkaSink;
 
 /// Counters every sink keeps.
@@ -83,6 +85,8 @@ pub enum SinkRunner {
     Async(Box<ForwardSink>),
     /// Produces to Kafka; runs its own loop over the queue.
     Kafka(Box<KafkaSink>),
+    /// Sends requests to an HTTP endpoint; runs its own loop over the queue.
+    Http(Box<HttpSink>),
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
@@ -138,6 +142,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::Kafka(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::Http(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }

@@ -20,6 +20,8 @@ use crate::router::{Filter, TagPattern};
 use crate::sinks::counter::{CounterSink, CounterSinkConfig};
 use crate::sinks::file::{FileSink, FileSinkConfig};
 use crate::sinks::forward::{ForwardSink, ForwardSinkConfig};
+use crate::sinks::http::config::HttpSinkConfig;
+use crate::sinks::http::HttpSink;
 use crate::sinks::kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
 use crate::sinks::null::{NullSink, NullSinkConfig};
 use crate::sinks::settle::{SettleConfig, Settler};
@@ -174,16 +176,18 @@ pub enum SinkKind {
     Null(NullSinkConfig),
     Counter(CounterSinkConfig),
     Kafka(Box<KafkaSinkConfig>),
+    Http(Box<HttpSinkConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SINKS: &str = "file, forward, stdout, null, counter, kafka";
+const KNOWN_SINKS: &str = "file, forward, http, stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
     Ok(match name {
         "file" => SinkKind::File(table.parse()?),
         "forward" => SinkKind::Forward(Box::new(table.parse()?)),
+        "http" => SinkKind::Http(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -198,6 +202,7 @@ impl SinkKind {
         match self {
             SinkKind::File(_) => "file",
             SinkKind::Forward(_) => "forward",
+            SinkKind::Http(_) => "http",
             SinkKind::Stdout(_) => "stdout",
             SinkKind::Null(_) => "null",
             SinkKind::Counter(_) => "counter",
@@ -210,6 +215,7 @@ impl SinkKind {
         match self {
             SinkKind::Forward(c) => Some(c.drain_timeout),
             SinkKind::Kafka(c) => Some(c.drain_timeout),
+            SinkKind::Http(c) => Some(c.request.drain_timeout),
             SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
                 None
             }
@@ -226,6 +232,7 @@ impl SinkKind {
         match self {
             SinkKind::File(c) => c.validate(),
             SinkKind::Forward(c) => c.validate(),
+            SinkKind::Http(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
@@ -263,6 +270,12 @@ pub fn build_sink(
         SinkKind::Stdout(c) => {
             SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
         }
+        SinkKind::Http(c) => SinkRunner::Http(Box::new(HttpSink::new(
+            name,
+            *c,
+            settler(retry, m)?,
+            metrics,
+        )?)),
         SinkKind::Null(_) => SinkRunner::Blocking(Box::new(NullSink::new(m))),
         SinkKind::Counter(c) => SinkRunner::Blocking(Box::new(CounterSink::new(name, c, m))),
         SinkKind::Kafka(c) => {
