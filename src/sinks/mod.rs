@@ -12,6 +12,7 @@ pub mod forward;
 pub mod hold;
 pub mod http;
 pub mod kafka;
+pub mod name;
 pub mod null;
 pub mod settle;
 pub mod stdout;

@@ -27,10 +27,15 @@
 //! ## Dead-letter file format
 //!
 //! A plain concatenation of msgpack Forward-protocol frames, one per
-//! rejected batch (or forward chunk), each a PackedForward frame
-//! `[tag, bin(entries), {"size": count}]` where `entries` are
-//! `[time, record]` msgpack arrays back to back; a tailed line becomes
-//! `[time, {"message": line}]`. Every append is fsynced before the records
+//! rejected batch (or forward chunk, or run of records set aside for one
+//! reason), each a PackedForward frame `[tag, bin(entries), {"size":
+//! count, "kind": kind, "reason": text}]` where `entries` are `[time,
+//! record]` msgpack arrays back to back; a tailed line becomes `[time,
+//! {"message": line}]`. `kind` and `reason` say why the records were set
+//! aside (`http_4xx` and `HTTP 400 Bad Request: {"error"…`, or an
+//! OpenSearch item's `mapper_parsing_exception: failed to parse field…`);
+//! Forward servers, `logferry replay` among them, skip options they do
+//! not know. Every append is fsynced before the records
 //! are acknowledged. A failed append is cut back, so the file never ends in
 //! a partial frame.
 
@@ -48,7 +53,8 @@ use crate::ack::Refusal;
 use crate::buffer::Delivery;
 use crate::event::{Batch, EventTime, Records};
 use crate::metrics::{Counter, Registry};
-use crate::protocol::forward::{write_message_entry, write_packed_forward};
+use crate::protocol::forward::write_message_entry;
+use crate::protocol::msgpack::write;
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
 
@@ -114,6 +120,18 @@ pub fn batch_entries(b: &Batch) -> Bytes {
     }
 }
 
+/// The `i`th `[time, record]` entry of `batch`, for the dead-letter file
+/// of a record set aside alone.
+pub fn entry_at(batch: &Batch, i: usize) -> Option<Bytes> {
+    let entries = batch_entries(batch);
+    let mut start = 0;
+    for _ in 0..i {
+        start = crate::protocol::msgpack::skip(&entries, start).ok()?;
+    }
+    let end = crate::protocol::msgpack::skip(&entries, start).ok()?;
+    Some(entries.slice(start..end))
+}
+
 impl Settle for Delivery {
     fn tag(&self) -> &str {
         &self.batch().tag
@@ -176,6 +194,22 @@ fn shown(bytes: &[u8]) -> String {
         text.push('…');
     }
     text
+}
+
+/// Appends one dead-letter frame: `[tag, bin(entries), {"size": count,
+/// "kind": …, "reason": …}]`.
+fn write_frame(out: &mut Vec<u8>, tag: &str, entries: &[u8], count: usize, why: &Rejection) {
+    write::array_len(out, 3);
+    write::str(out, tag.as_bytes());
+    write::bin_header(out, entries.len());
+    out.extend_from_slice(entries);
+    write::map_len(out, 3);
+    write::str(out, b"size");
+    write::uint(out, count as u64);
+    write::str(out, b"kind");
+    write::str(out, why.kind.as_bytes());
+    write::str(out, b"reason");
+    write::str(out, why.message.as_bytes());
 }
 
 /// The dead-letter file of one sink.
@@ -394,6 +428,11 @@ impl Settler {
         &self.retry
     }
 
+    /// Whether records given up are kept in a dead-letter file.
+    pub fn has_dead_letter(&self) -> bool {
+        self.dead_letter.is_some()
+    }
+
     /// The `Retry` verdict after the `attempt`th failure (from 1).
     pub fn retry_verdict(&self, attempt: u32) -> Verdict {
         Verdict::Retry {
@@ -465,7 +504,7 @@ impl Settler {
     /// and logged; their source is told and moves on.
     fn refuse<T: Settle>(&self, items: Vec<T>, records: usize, reason: &Rejection) -> Settled<T> {
         self.count_rejections(reason.kind, records);
-        let (offered, first) = self.dead_letter_items(&items, records);
+        let (offered, first) = self.dead_letter_items(&items, records, reason);
         if offered == DeadLettered::Failed {
             // the source sends them again
             return self.not_kept(items, records, reason);
@@ -520,16 +559,23 @@ impl Settler {
         self.metrics.records.add(delivered as u64);
         let mut frames = Vec::new();
         if self.dead_letter.is_some() {
+            // one frame per run of records set aside for the same reason
             let mut entries = Vec::new();
-            for a in &aside {
+            let mut run = 0;
+            for (i, a) in aside.iter().enumerate() {
                 match &a.entry {
                     Some(e) => entries.extend_from_slice(e),
                     None => {
                         write_message_entry(&mut entries, a.time.secs, a.time.nanos, &a.payload)
                     }
                 }
+                run += 1;
+                if aside.get(i + 1).is_none_or(|next| next.reason != a.reason) {
+                    write_frame(&mut frames, &d.batch().tag, &entries, run, &a.reason);
+                    entries.clear();
+                    run = 0;
+                }
             }
-            write_packed_forward(&mut frames, &d.batch().tag, &entries, aside.len(), None);
         }
         let first = aside.first().map(|a| shown(&a.payload)).unwrap_or_default();
         let dead_lettered = self.dead_letter(&frames, aside.len());
@@ -554,7 +600,7 @@ impl Settler {
     pub fn give_up<T: Settle>(&self, items: Vec<T>, reason: &Rejection) -> Settled<T> {
         let records: usize = items.iter().map(Settle::records).sum();
         self.count_rejections(reason.kind, records);
-        if self.dead_letter_items(&items, records).0 == DeadLettered::Kept {
+        if self.dead_letter_items(&items, records, reason).0 == DeadLettered::Kept {
             let dl = self
                 .dead_letter
                 .as_ref()
@@ -572,14 +618,19 @@ impl Settler {
 
     /// Offers `items` to the dead-letter file, one frame each; also
     /// returns the start of their first record, for the log.
-    fn dead_letter_items<T: Settle>(&self, items: &[T], records: usize) -> (DeadLettered, String) {
+    fn dead_letter_items<T: Settle>(
+        &self,
+        items: &[T],
+        records: usize,
+        why: &Rejection,
+    ) -> (DeadLettered, String) {
         let mut frames = Vec::new();
         let mut first = None;
         for item in items {
             let entries: Vec<u8> = item.entries().concat();
             first.get_or_insert_with(|| first_record(&entries));
             if self.dead_letter.is_some() {
-                write_packed_forward(&mut frames, item.tag(), &entries, item.records(), None);
+                write_frame(&mut frames, item.tag(), &entries, item.records(), why);
             }
         }
         let offered = match &self.dead_letter {

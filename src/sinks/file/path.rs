@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use chrono::format::{Item, StrftimeItems};
-use chrono::{DateTime, Local};
+use chrono::{DateTime, TimeZone};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Piece {
@@ -81,7 +81,10 @@ impl PathTemplate {
     /// tag text and is then exactly `.` or `..` has its dots written `%2E`,
     /// and one left empty (an empty or missing tag part) is written `_`, so a
     /// tag can neither climb out of the directory nor merge two levels.
-    pub fn render(&self, tag: &str, now: &DateTime<Local>) -> (String, bool) {
+    pub fn render<Tz: TimeZone>(&self, tag: &str, now: &DateTime<Tz>) -> (String, bool)
+    where
+        Tz::Offset: std::fmt::Display,
+    {
         let mut out = String::new();
         let mut escaped = false;
         // byte ranges of tag text in `out`
@@ -163,7 +166,7 @@ fn push_encoded(out: &mut String, s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use chrono::Local;
 
     #[test]
     fn renders_tags_parts_and_dates() {

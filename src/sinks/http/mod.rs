@@ -21,6 +21,7 @@ pub mod gather;
 
 use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -52,19 +53,24 @@ pub struct Requests {
     headers: HeaderMap,
     registry: Registry,
     errors_log: RateLimitedLog,
-    /// 1 while the last exchange got an answer, 0 after one that did not.
-    connected: Gauge,
+    /// Whether the last exchange got an answer.
+    healthy: AtomicBool,
+    /// Set to 1 or 0 with `healthy`, when the sink has this one endpoint.
+    connected: Option<Gauge>,
     latency: Histogram,
 }
 
 impl Requests {
-    /// `headers`: those of every request, besides `auth`'s.
+    /// `headers`: those of every request, besides `auth`'s. `connected`:
+    /// the sink's gauge of connected servers, when this is its only
+    /// endpoint (a sink with several counts [`Requests::is_healthy`]).
     pub fn new(
         name: &str,
         base: http::Uri,
         c: &RequestConfig,
         mut headers: HeaderMap,
         registry: &Registry,
+        connected: Option<Gauge>,
     ) -> Result<Requests, String> {
         if let Some(auth) = &c.auth {
             let value = HeaderValue::from_str(&auth.header()?)
@@ -72,19 +78,17 @@ impl Requests {
             headers.insert(http::header::AUTHORIZATION, value);
         }
         let l = &[("component", name)];
-        let connected = registry.gauge(
-            crate::api::CONNECTED_METRIC,
-            "Servers a sink is connected to now (0: it cannot deliver).",
-            l,
-        );
         // ready until a request fails: nothing is known to be wrong
-        connected.set(1);
+        if let Some(c) = &connected {
+            c.set(1);
+        }
         Ok(Requests {
             name: name.to_string(),
             client: Client::new(c.client(base))?,
             headers,
             registry: registry.clone(),
             errors_log: RateLimitedLog::new(WARN_INTERVAL),
+            healthy: AtomicBool::new(true),
             connected,
             latency: registry.histogram(
                 "logferry_sink_http_request_seconds",
@@ -96,6 +100,18 @@ impl Requests {
 
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// Whether the last exchange (a request or a probe) got an answer.
+    pub fn is_healthy(&self) -> bool {
+        self.healthy.load(Ordering::Relaxed)
+    }
+
+    fn set_healthy(&self, up: bool) {
+        self.healthy.store(up, Ordering::Relaxed);
+        if let Some(c) = &self.connected {
+            c.set(u64::from(up));
+        }
     }
 
     /// One exchange, counted by answer code or error kind.
@@ -116,7 +132,7 @@ impl Requests {
         match &answer {
             Ok(a) => {
                 self.latency.observe(started.elapsed().as_secs_f64());
-                self.connected.set(1);
+                self.set_healthy(true);
                 self.registry
                     .counter(
                         "logferry_sink_http_requests_total",
@@ -126,7 +142,7 @@ impl Requests {
                     .inc();
             }
             Err(e) => {
-                self.connected.set(0);
+                self.set_healthy(false);
                 self.registry
                     .counter(
                         "logferry_sink_http_errors_total",
@@ -247,7 +263,19 @@ impl HttpSink {
             );
             headers.insert(k, v);
         }
-        let requests = Requests::new(name, uri.base.clone(), &c.request, headers, registry)?;
+        let connected = registry.gauge(
+            crate::api::CONNECTED_METRIC,
+            "Servers a sink is connected to now (0: it cannot deliver).",
+            &[("component", name)],
+        );
+        let requests = Requests::new(
+            name,
+            uri.base.clone(),
+            &c.request,
+            headers,
+            registry,
+            Some(connected),
+        )?;
         let r = &c.request;
         Ok(HttpSink {
             name: name.to_string(),

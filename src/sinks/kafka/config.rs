@@ -168,7 +168,7 @@ impl KafkaSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.format.validate()?;
         kafka_client::validate(&self.brokers, self.tls.as_ref())?;
-        super::topic::TopicTemplate::parse(&self.topic)?;
+        crate::sinks::name::NameTemplate::parse("topic", &self.topic)?;
         const PARTITIONERS: &[&str] = &[
             "consistent_random",
             "consistent",

@@ -7,10 +7,10 @@
 
 use std::borrow::Cow;
 
-use super::topic::BatchTopic;
+use crate::sinks::name::{scalar_text, BatchName};
 use crate::event::{Batch, EventTime, RecordRef, Records};
-use crate::format::{self, json, FormatKind, Formatter};
-use crate::protocol::msgpack::{self, Reader, Value};
+use crate::format::{self, FormatKind, Formatter};
+use crate::protocol::msgpack::{self, Reader};
 
 /// A record ready to be produced.
 pub struct Message<'a> {
@@ -40,7 +40,7 @@ impl Encoder {
     pub fn encode<'a>(
         &mut self,
         batch: &'a Batch,
-        topics: Option<&BatchTopic<'_>>,
+        topics: Option<&BatchName<'_>>,
     ) -> msgpack::Result<Vec<Message<'a>>> {
         let mut out = Vec::with_capacity(batch.count);
         match &batch.records {
@@ -79,7 +79,7 @@ impl Encoder {
         tag: &str,
         time: EventTime,
         rec: RecordRef<'a>,
-        topics: Option<&BatchTopic<'_>>,
+        topics: Option<&BatchName<'_>>,
     ) -> Message<'a> {
         let payload = match (self.formatter.kind(), format::raw_text(rec)) {
             (FormatKind::Raw, Some(text)) => Cow::Borrowed(text),
@@ -102,20 +102,6 @@ impl Encoder {
             key,
             time,
             topic,
-        }
-    }
-}
-
-/// A field's value as text for a key or a topic: strings and binaries as
-/// they are, numbers and booleans as JSON; `None` for nil, maps and arrays.
-pub fn scalar_text(value: Value<'_>) -> Option<Cow<'_, [u8]>> {
-    match value {
-        Value::Str(s) | Value::Bin(s) => Some(Cow::Borrowed(s)),
-        Value::Nil | Value::Array(_) | Value::Map(_) => None,
-        other => {
-            let mut buf = Vec::new();
-            json::write_scalar(&mut buf, other);
-            Some(Cow::Owned(buf))
         }
     }
 }

@@ -18,7 +18,6 @@ mod inflight_tests;
 mod produce;
 mod producers;
 mod sink;
-mod topic;
 
 pub use config::{Compression, KafkaSinkConfig};
 pub use sink::KafkaSink;

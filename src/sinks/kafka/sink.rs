@@ -65,7 +65,7 @@ use super::config::KafkaSinkConfig;
 use super::encode::Encoder;
 use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
 use super::producers::Producers;
-use super::topic::TopicTemplate;
+use crate::sinks::name::NameTemplate;
 use super::KafkaMetrics;
 use crate::backoff::backoff_with_jitter;
 use crate::buffer::{Delivery, QueueReceiver};
@@ -90,7 +90,7 @@ const RETIRE_PATIENCE: Duration = Duration::from_secs(5);
 pub struct KafkaSink {
     shared: Arc<Shared>,
     encoder: Encoder,
-    topic: TopicTemplate,
+    topic: NameTemplate,
     /// The topic when it names no tag, time or field: not rendered per
     /// batch.
     static_topic: Option<String>,
@@ -208,7 +208,7 @@ impl KafkaSink {
         let tag_header = header("tag_header", &config.tag_header)?;
         let time_header = header("time_header", &config.time_header)?;
         let encoder = Encoder::new(Formatter::new(&config.format)?, config.key_field.as_deref());
-        let topic = TopicTemplate::parse(&config.topic)?;
+        let topic = NameTemplate::parse("topic", &config.topic)?;
         let static_topic = topic.fixed();
         Ok(KafkaSink {
             shared: Arc::new(Shared {
@@ -342,7 +342,7 @@ impl KafkaSink {
                 Err(r) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
-                    aside.push(set_aside(r, m.time, &m.payload, entry_at(batch, i)));
+                    aside.push(set_aside(r, m.time, &m.payload, crate::sinks::settle::entry_at(batch, i)));
                     continue;
                 }
             };
@@ -372,7 +372,7 @@ impl KafkaSink {
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
-                    aside.push(set_aside(r, m.time, &m.payload, entry_at(batch, i)));
+                    aside.push(set_aside(r, m.time, &m.payload, crate::sinks::settle::entry_at(batch, i)));
                 }
                 Err(Unproduced::Fatal(e)) => {
                     pending.fail_unsent(e, unsent(topic, &out));
@@ -541,7 +541,7 @@ impl Shared {
                 .find(|(i, m)| !taken[*i] && *m.payload == *a.payload);
             if let Some((i, _)) = found {
                 taken[i] = true;
-                a.entry = entry_at(batch, i);
+                a.entry = crate::sinks::settle::entry_at(batch, i);
             }
         }
     }
@@ -925,18 +925,6 @@ fn set_aside(
         payload: bytes::Bytes::copy_from_slice(payload),
         entry,
     }
-}
-
-/// The `i`th `[time, record]` entry of `batch` (messages are made one per
-/// record, in order).
-fn entry_at(batch: &crate::event::Batch, i: usize) -> Option<bytes::Bytes> {
-    let entries = crate::sinks::settle::batch_entries(batch);
-    let mut start = 0;
-    for _ in 0..i {
-        start = crate::protocol::msgpack::skip(&entries, start).ok()?;
-    }
-    let end = crate::protocol::msgpack::skip(&entries, start).ok()?;
-    Some(entries.slice(start..end))
 }
 
 /// The event time of a message being produced again (its timestamp).

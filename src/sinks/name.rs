@@ -1,21 +1,39 @@
-//! The `topic` setting: `${tag}`, `${tag[N]}` and strftime sequences as in
-//! the file sink's `path`, and `${record.FIELD}`, the value of a record's
-//! top-level field, so one sink can spread records over topics by their
-//! content (`logs-${record.service}`).
+//! Names made from records: the Kafka sink's `topic`, the opensearch
+//! sink's `index`. `${tag}`, `${tag[N]}` and strftime sequences as in the
+//! file sink's `path`, and `${record.FIELD}`, the value of a record's
+//! top-level field, so one sink can spread records by their content
+//! (`logs-${record.service}`).
 
-use chrono::{DateTime, Local};
+use std::borrow::Cow;
 
-use super::encode::scalar_text;
+use chrono::{DateTime, Local, TimeZone};
+
 use crate::event::RecordRef;
+use crate::format::json;
+use crate::protocol::msgpack::Value;
 use crate::sinks::file::path::PathTemplate;
 
+/// The text of a scalar field (a string as it is, a number or bool as
+/// JSON); `None` for nil, arrays and maps.
+pub fn scalar_text(value: Value<'_>) -> Option<Cow<'_, [u8]>> {
+    match value {
+        Value::Str(s) | Value::Bin(s) => Some(Cow::Borrowed(s)),
+        Value::Nil | Value::Array(_) | Value::Map(_) => None,
+        other => {
+            let mut buf = Vec::new();
+            json::write_scalar(&mut buf, other);
+            Some(Cow::Owned(buf))
+        }
+    }
+}
+
 /// What a record without the field (or with a map, an array or nil there)
-/// puts in its topic's name, as a missing tag part does in a file path.
+/// puts in its name, as a missing tag part does in a file path.
 pub const MISSING_FIELD: &str = "_";
 
-/// A parsed `topic` setting.
+/// A parsed name template.
 #[derive(Debug, Clone)]
-pub struct TopicTemplate {
+pub struct NameTemplate {
     parts: Vec<Part>,
 }
 
@@ -29,7 +47,7 @@ enum Part {
 
 /// The topic of the records of one batch: its tag and time rendered, its
 /// record fields still to fill in.
-pub struct BatchTopic<'t> {
+pub struct BatchName<'t> {
     parts: Vec<Rendered<'t>>,
 }
 
@@ -38,8 +56,9 @@ enum Rendered<'t> {
     Field(&'t [u8]),
 }
 
-impl TopicTemplate {
-    pub fn parse(topic: &str) -> Result<Self, String> {
+impl NameTemplate {
+    /// Parses `topic`, the value of the setting `key`.
+    pub fn parse(key: &'static str, topic: &str) -> Result<Self, String> {
         let mut parts = Vec::new();
         let mut text = String::new();
         let mut rest = topic;
@@ -47,7 +66,7 @@ impl TopicTemplate {
             let after = &rest[i + 2..];
             let close = after
                 .find('}')
-                .ok_or_else(|| format!("topic {topic:?}: `${{` needs a closing `}}`"))?;
+                .ok_or_else(|| format!("{key} {topic:?}: `${{` needs a closing `}}`"))?;
             let name = &after[..close];
             text.push_str(&rest[..i]);
             rest = &after[close + 1..];
@@ -58,22 +77,22 @@ impl TopicTemplate {
             }
             let Some(field) = name.strip_prefix("record.").filter(|f| !f.is_empty()) else {
                 return Err(format!(
-                    "topic {topic:?}: unknown placeholder `${{{name}}}` (use ${{tag}}, ${{tag[N]}} or ${{record.FIELD}})"
+                    "{key} {topic:?}: unknown placeholder `${{{name}}}` (use ${{tag}}, ${{tag[N]}} or ${{record.FIELD}})"
                 ));
             };
             if !text.is_empty() {
-                parts.push(Part::Path(path(topic, &std::mem::take(&mut text))?));
+                parts.push(Part::Path(path(key, topic, &std::mem::take(&mut text))?));
             }
             parts.push(Part::Field(field.as_bytes().to_vec()));
         }
         text.push_str(rest);
         if !text.is_empty() {
-            parts.push(Part::Path(path(topic, &text)?));
+            parts.push(Part::Path(path(key, topic, &text)?));
         }
         if parts.is_empty() {
-            return Err("topic must not be empty".into());
+            return Err(format!("{key} must not be empty"));
         }
-        Ok(TopicTemplate { parts })
+        Ok(NameTemplate { parts })
     }
 
     /// The one topic of every record, if neither tag, time nor fields
@@ -86,7 +105,10 @@ impl TopicTemplate {
     }
 
     /// Renders the tag and time of a batch.
-    pub fn for_batch(&self, tag: &str, now: &DateTime<Local>) -> BatchTopic<'_> {
+    pub fn for_batch<Tz: TimeZone>(&self, tag: &str, now: &DateTime<Tz>) -> BatchName<'_>
+    where
+        Tz::Offset: std::fmt::Display,
+    {
         let parts = self
             .parts
             .iter()
@@ -95,16 +117,16 @@ impl TopicTemplate {
                 Part::Field(name) => Rendered::Field(name),
             })
             .collect();
-        BatchTopic { parts }
+        BatchName { parts }
     }
 }
 
-/// A text part of `topic` as a path template, its errors naming the topic.
-fn path(topic: &str, text: &str) -> Result<PathTemplate, String> {
-    PathTemplate::parse(text).map_err(|e| format!("topic {topic:?}: {e}"))
+/// A text part of `topic` as a path template, its errors naming the setting.
+fn path(key: &str, topic: &str, text: &str) -> Result<PathTemplate, String> {
+    PathTemplate::parse(text).map_err(|e| format!("{key} {topic:?}: {e}"))
 }
 
-impl BatchTopic<'_> {
+impl BatchName<'_> {
     /// The topic of every record of the batch, if it has no record field.
     pub fn whole(&self) -> Option<&str> {
         match &self.parts[..] {
@@ -152,7 +174,7 @@ mod tests {
     #[test]
     fn fields_tags_and_dates_make_the_topic() {
         let now = Local.with_ymd_and_hms(2026, 11, 22, 1, 2, 3).unwrap();
-        let t = TopicTemplate::parse("logs-${record.service}-${tag[1]}-%Y").unwrap();
+        let t = NameTemplate::parse("topic", "logs-${record.service}-${tag[1]}-%Y").unwrap();
         assert_eq!(t.fixed(), None);
         let b = t.for_batch("app.web", &now);
         assert_eq!(b.whole(), None);
@@ -178,7 +200,7 @@ mod tests {
         write::str(&mut n, b"service");
         write::uint(&mut n, 7);
         assert_eq!(b.render(RecordRef::Map(&n)).0, "logs-7-web-2026");
-        let t = TopicTemplate::parse("by-${record.message}").unwrap();
+        let t = NameTemplate::parse("topic", "by-${record.message}").unwrap();
         let b = t.for_batch("x", &now);
         assert_eq!(b.render(RecordRef::Line(b"hello")).0, "by-hello");
     }
@@ -186,12 +208,12 @@ mod tests {
     #[test]
     fn without_fields_a_batch_has_one_topic() {
         let now = Local::now();
-        let t = TopicTemplate::parse("logs.${tag}").unwrap();
+        let t = NameTemplate::parse("topic", "logs.${tag}").unwrap();
         assert_eq!(t.fixed(), None);
         assert_eq!(t.for_batch("a.b", &now).whole(), Some("logs.a.b"));
-        let t = TopicTemplate::parse("logs").unwrap();
+        let t = NameTemplate::parse("topic", "logs").unwrap();
         assert_eq!(t.fixed().as_deref(), Some("logs"));
-        let t = TopicTemplate::parse("${record.service}").unwrap();
+        let t = NameTemplate::parse("topic", "${record.service}").unwrap();
         assert_eq!(t.fixed(), None);
     }
 
@@ -205,7 +227,7 @@ mod tests {
             ("logs-${record.}", "unknown placeholder"),
             ("logs-${tag[x]}", "needs a number N"),
         ] {
-            let e = TopicTemplate::parse(topic).unwrap_err();
+            let e = NameTemplate::parse("topic", topic).unwrap_err();
             assert!(e.contains(says), "{topic}: {e}");
         }
     }
