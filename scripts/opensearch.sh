@@ -158,8 +158,29 @@ health() {
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["status"])' 2>/dev/null || true
 }
 
+# Waits until the running node's cluster health is yellow or green. A node
+# that is not ready in time is stopped: no half-started node stays behind.
+wait_ready() {
+  local deadline=$((SECONDS + READY_TIMEOUT)) status
+  while :; do
+    status=$(health)
+    [[ $status == green || $status == yellow ]] && return
+    if ! running; then
+      tail -n 30 "$STATE/stdout.log" "$STATE/logs/opensearch.log" >&2 2>/dev/null || true
+      rm -f "$STATE/pid"
+      die "the node exited during start-up (see $STATE/logs/opensearch.log)"
+    fi
+    if ((SECONDS >= deadline)); then
+      tail -n 30 "$STATE/logs/opensearch.log" >&2 2>/dev/null || true
+      stop
+      die "the node was not yellow or green after ${READY_TIMEOUT}s (health: ${status:-no answer}; see $STATE/logs/opensearch.log); stopped it"
+    fi
+    sleep 0.3
+  done
+}
+
 start() {
-  if running; then url; return; fi
+  if running; then wait_ready; url; return; fi
   jars
   configure
   local -a as=()
@@ -186,21 +207,7 @@ start() {
     -cp "$JARS/lib/*" org.opensearch.bootstrap.OpenSearch \
     >> "$STATE/stdout.log" 2>&1 < /dev/null 8>&- 9>&- &
   echo $! > "$STATE/pid"
-  local deadline=$((SECONDS + READY_TIMEOUT)) status
-  while :; do
-    status=$(health)
-    [[ $status == green || $status == yellow ]] && break
-    if ! running; then
-      tail -30 "$STATE/stdout.log" "$STATE/logs/opensearch.log" >&2 2>/dev/null || true
-      rm -f "$STATE/pid"
-      die "the node exited during start-up (see $STATE/logs/opensearch.log)"
-    fi
-    if ((SECONDS >= deadline)); then
-      tail -30 "$STATE/logs/opensearch.log" >&2 2>/dev/null || true
-      die "the node was not yellow or green after ${READY_TIMEOUT}s (health: ${status:-no answer}; see $STATE/logs/opensearch.log)"
-    fi
-    sleep 0.3
-  done
+  wait_ready
   url
 }
 
