@@ -148,8 +148,8 @@ cluster.routing.allocation.disk.threshold_enabled: false
 # Every test makes indices of its own, and the shared node outlives runs.
 cluster.max_shards_per_node: 100000
 YML
-  mv "$STATE/config/opensearch.yml.tmp" "$STATE/config/opensearch.yml"
   echo "http://127.0.0.1:$http" > "$STATE/url"
+  mv "$STATE/config/opensearch.yml.tmp" "$STATE/config/opensearch.yml"
 }
 
 # The cluster health, or nothing if the node does not answer.
