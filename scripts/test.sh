@@ -23,7 +23,8 @@ step "cargo clippy (warnings denied)"
 cargo clippy --all-targets --locked -- -D warnings
 
 step "cargo test"
-# The Kafka tests start the local broker (scripts/kafka.sh) on first use and
-# leave it running for the next test binary; stop it when the suite ends.
-trap 'scripts/kafka.sh stop || true' EXIT
+# The Kafka and OpenSearch tests start the local broker (scripts/kafka.sh)
+# and node (scripts/opensearch.sh) on first use and leave them running for
+# the next test binary; stop them when the suite ends.
+trap 'scripts/kafka.sh stop || true; scripts/opensearch.sh stop || true' EXIT
 cargo test --locked --no-fail-fast

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub mod kafka;
+pub mod opensearch;
 pub mod tail;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
