@@ -191,7 +191,7 @@ start() {
   until grep -q 'Kafka Server started' "$STATE/broker.log" "$STATE/stdout.log" 2>/dev/null \
       && (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
     if ! running; then
-      tail -20 "$STATE/stdout.log" "$STATE/broker.log" >&2 2>/dev/null || true
+      tail -n 20 "$STATE/stdout.log" "$STATE/broker.log" >&2 2>/dev/null || true
       die "the broker exited during start-up (see $STATE/broker.log)"
     fi
     ((SECONDS < deadline)) || die "the broker was not ready after ${READY_TIMEOUT}s (see $STATE/broker.log)"
