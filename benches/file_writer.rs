@@ -21,7 +21,10 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
     let kind = SinkKind::File(toml::from_str(&config).unwrap());
     match build_sink("bench", kind, &Default::default(), &Registry::new()).unwrap() {
         sinks::SinkRunner::Blocking(s) => s,
-        sinks::SinkRunner::Async(_) | sinks::SinkRunner::Kafka(_) | sinks::SinkRunner::Http(_) => {
+        sinks::SinkRunner::Async(_)
+        | sinks::SinkRunner::Kafka(_)
+        | sinks::SinkRunner::Http(_)
+        | sinks::SinkRunner::OpenSearch(_) => {
             unreachable!("the file sink is a blocking sink")
         }
     }

@@ -14,6 +14,7 @@ pub mod http;
 pub mod kafka;
 pub mod name;
 pub mod null;
+pub mod opensearch;
 pub mod settle;
 pub mod stdout;
 pub mod verdict;
@@ -25,6 +26,7 @@ use crate::metrics::{Counter, Registry};
 use forward::ForwardSink;
 use http::HttpSink;
 use kafka::KafkaSink;
+use opensearch::OpenSearchSink;
 
 /// Counters every sink keeps.
 #[derive(Clone)]
@@ -88,6 +90,8 @@ pub enum SinkRunner {
     Kafka(Box<KafkaSink>),
     /// Sends requests to an HTTP endpoint; runs its own loop over the queue.
     Http(Box<HttpSink>),
+    /// Indexes into OpenSearch or Elasticsearch; runs its own loop.
+    OpenSearch(Box<OpenSearchSink>),
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
@@ -146,6 +150,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::Http(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::OpenSearch(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }

@@ -24,6 +24,7 @@ use crate::sinks::http::config::HttpSinkConfig;
 use crate::sinks::http::HttpSink;
 use crate::sinks::kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
 use crate::sinks::null::{NullSink, NullSinkConfig};
+use crate::sinks::opensearch::{OpenSearchSink, OpenSearchSinkConfig};
 use crate::sinks::settle::{SettleConfig, Settler};
 use crate::sinks::stdout::{StdoutSink, StdoutSinkConfig};
 use crate::sinks::verdict::RetryConfig;
@@ -177,10 +178,12 @@ pub enum SinkKind {
     Counter(CounterSinkConfig),
     Kafka(Box<KafkaSinkConfig>),
     Http(Box<HttpSinkConfig>),
+    OpenSearch(Box<OpenSearchSinkConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SINKS: &str = "file, forward, http, stdout, null, counter, kafka";
+const KNOWN_SINKS: &str =
+    "file, forward, http, opensearch (or elasticsearch), stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
@@ -188,6 +191,7 @@ pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "file" => SinkKind::File(table.parse()?),
         "forward" => SinkKind::Forward(Box::new(table.parse()?)),
         "http" => SinkKind::Http(Box::new(table.parse()?)),
+        "opensearch" | "elasticsearch" => SinkKind::OpenSearch(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -203,6 +207,7 @@ impl SinkKind {
             SinkKind::File(_) => "file",
             SinkKind::Forward(_) => "forward",
             SinkKind::Http(_) => "http",
+            SinkKind::OpenSearch(_) => "opensearch",
             SinkKind::Stdout(_) => "stdout",
             SinkKind::Null(_) => "null",
             SinkKind::Counter(_) => "counter",
@@ -216,6 +221,7 @@ impl SinkKind {
             SinkKind::Forward(c) => Some(c.drain_timeout),
             SinkKind::Kafka(c) => Some(c.drain_timeout),
             SinkKind::Http(c) => Some(c.request.drain_timeout),
+            SinkKind::OpenSearch(c) => Some(c.request.drain_timeout),
             SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
                 None
             }
@@ -233,6 +239,7 @@ impl SinkKind {
             SinkKind::File(c) => c.validate(),
             SinkKind::Forward(c) => c.validate(),
             SinkKind::Http(c) => c.validate(),
+            SinkKind::OpenSearch(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
@@ -271,6 +278,12 @@ pub fn build_sink(
             SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
         }
         SinkKind::Http(c) => SinkRunner::Http(Box::new(HttpSink::new(
+            name,
+            *c,
+            settler(retry, m)?,
+            metrics,
+        )?)),
+        SinkKind::OpenSearch(c) => SinkRunner::OpenSearch(Box::new(OpenSearchSink::new(
             name,
             *c,
             settler(retry, m)?,

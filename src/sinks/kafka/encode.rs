@@ -7,10 +7,10 @@
 
 use std::borrow::Cow;
 
-use crate::sinks::name::{scalar_text, BatchName};
 use crate::event::{Batch, EventTime, RecordRef, Records};
 use crate::format::{self, FormatKind, Formatter};
 use crate::protocol::msgpack::{self, Reader};
+use crate::sinks::name::{scalar_text, BatchName};
 
 /// A record ready to be produced.
 pub struct Message<'a> {

@@ -65,13 +65,13 @@ use super::config::KafkaSinkConfig;
 use super::encode::Encoder;
 use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
 use super::producers::Producers;
-use crate::sinks::name::NameTemplate;
 use super::KafkaMetrics;
 use crate::backoff::backoff_with_jitter;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::EventTime;
 use crate::format::Formatter;
 use crate::kafka_client::{BrokerConnections, ClientErrors};
+use crate::sinks::name::NameTemplate;
 use crate::sinks::settle::{SetAside, Settler};
 use crate::sinks::verdict::{Rejection, Verdict};
 use crate::sinks::SinkMetrics;
@@ -342,7 +342,12 @@ impl KafkaSink {
                 Err(r) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
-                    aside.push(set_aside(r, m.time, &m.payload, crate::sinks::settle::entry_at(batch, i)));
+                    aside.push(set_aside(
+                        r,
+                        m.time,
+                        &m.payload,
+                        crate::sinks::settle::entry_at(batch, i),
+                    ));
                     continue;
                 }
             };
@@ -372,7 +377,12 @@ impl KafkaSink {
                 Err(Unproduced::Rejected(r)) => {
                     pending.report(1);
                     s.count_rejected(&r, 1, m.payload.len());
-                    aside.push(set_aside(r, m.time, &m.payload, crate::sinks::settle::entry_at(batch, i)));
+                    aside.push(set_aside(
+                        r,
+                        m.time,
+                        &m.payload,
+                        crate::sinks::settle::entry_at(batch, i),
+                    ));
                 }
                 Err(Unproduced::Fatal(e)) => {
                     pending.fail_unsent(e, unsent(topic, &out));

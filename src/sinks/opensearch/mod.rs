@@ -1,0 +1,496 @@
+//! `type = "opensearch"` (or `"elasticsearch"`): records indexed through
+//! the `_bulk` API of OpenSearch or Elasticsearch 7/8.
+//!
+//! - `config.rs`: the settings;
+//! - `bulk.rs`: records → action and document lines; answers → items.
+//!
+//! A bulk request is answered item by item, and a 200 may hold items that
+//! failed. Every item of every answer is read:
+//! - stored (2xx; with `create`, a 409 conflict on an id that is there:
+//!   the record was sent before) counts as delivered, once;
+//! - 429, 5xx and a node's rejected execution are sent again, alone, in
+//!   the next attempt after the backoff;
+//! - anything else (a mapping conflict, a document the node cannot read,
+//!   an index name it refuses) is set aside alone, with the node's error
+//!   type and reason: dead-lettered, or dropped and counted.
+//!
+//! A bulk answered as a whole with 408, 429 or 5xx, or not answered at
+//! all, is sent again as a whole; any other whole answer sets its
+//! documents aside with the status and the answer's first bytes. A batch
+//! is acknowledged to its source once each of its documents is stored or
+//! set aside. When `retry.max_attempts` runs out with documents still
+//! failing, those are dead-lettered (kind `retries_exhausted`) if
+//! `dead_letter` is set, else their batches are given back to their
+//! sources, which send them again.
+//!
+//! Requests go to the `endpoints` in turn, skipping those whose last
+//! request got no answer; a probe (`GET /`) asks those again every
+//! `health_interval`, and `/ready` counts the nodes that answer.
+
+pub mod bulk;
+pub mod config;
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method};
+
+use self::bulk::{BulkEncoder, Doc, ItemResult};
+use super::http::client::Answer;
+use super::http::config::{Compression, StatusPattern};
+use super::http::gather::{self, Deliver, Gathering};
+use super::http::{retry_wait, shown, Requests};
+use super::settle::{entry_at, SetAside, Settler};
+use super::verdict::Rejection;
+use crate::buffer::{Delivery, QueueReceiver};
+use crate::metrics::{Counter, Gauge, Registry};
+
+pub use config::OpenSearchSinkConfig;
+
+/// The `opensearch` sink.
+pub struct OpenSearchSink {
+    name: String,
+    /// One per endpoint.
+    nodes: Vec<Requests>,
+    /// The endpoint the next request tries first.
+    next: Cell<usize>,
+    /// `/_bulk` under each endpoint's path, with the query.
+    bulk_path: Vec<String>,
+    /// `/` under each endpoint's path: the health probe.
+    probe_path: Vec<String>,
+    encoder: RefCell<BulkEncoder>,
+    action: config::Action,
+    compression: Compression,
+    retried_statuses: Vec<StatusPattern>,
+    health_interval: std::time::Duration,
+    gathering: Gathering,
+    settler: Settler,
+    metrics: Metrics,
+}
+
+struct Metrics {
+    registry: Registry,
+    name: String,
+    /// Nodes whose last exchange got an answer (`/ready`).
+    connected: Gauge,
+    indexed: Counter,
+    retried: Counter,
+    rejected: Counter,
+    missing_fields: Counter,
+    bad_records: Counter,
+}
+
+impl Metrics {
+    fn new(r: &Registry, name: &str) -> Metrics {
+        let l = &[("component", name)];
+        let items = |result: &str| {
+            r.counter(
+                "logferry_opensearch_items_total",
+                "Documents of bulk answers, by result: indexed, retried (sent again), rejected (set aside).",
+                &[("component", name), ("result", result)],
+            )
+        };
+        Metrics {
+            registry: r.clone(),
+            name: name.to_string(),
+            connected: r.gauge(
+                crate::api::CONNECTED_METRIC,
+                "Servers a sink is connected to now (0: it cannot deliver).",
+                l,
+            ),
+            indexed: items("indexed"),
+            retried: items("retried"),
+            rejected: items("rejected"),
+            missing_fields: r.counter(
+                "logferry_opensearch_index_fields_missing_total",
+                "Records whose index names a field they lack (`_` stood in).",
+                l,
+            ),
+            bad_records: r.counter(
+                "logferry_sink_http_bad_records_total",
+                "Records a request-based sink could not read (rejected to their source).",
+                l,
+            ),
+        }
+    }
+
+    /// A document set aside, by the node's error type.
+    fn refused(&self, kind: &str) {
+        self.rejected.inc();
+        self.registry
+            .counter(
+                "logferry_opensearch_item_errors_total",
+                "Documents the node refused for good, by its error type.",
+                &[("component", &self.name), ("type", kind)],
+            )
+            .inc();
+    }
+}
+
+/// The documents of one request still to be stored, and those set aside.
+struct Pending {
+    batches: Vec<Delivery>,
+    /// Action and document lines of every document.
+    lines: Bytes,
+    /// Documents not yet stored nor set aside.
+    docs: Vec<Doc>,
+    /// Documents at first.
+    total: usize,
+    /// Per batch, its documents set aside.
+    aside: Vec<Vec<SetAside>>,
+}
+
+impl OpenSearchSink {
+    pub fn new(
+        name: &str,
+        c: OpenSearchSinkConfig,
+        settler: Settler,
+        registry: &Registry,
+    ) -> Result<OpenSearchSink, String> {
+        c.validate()?;
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-ndjson"),
+        );
+        if c.compression == Compression::Gzip {
+            headers.insert(
+                http::header::CONTENT_ENCODING,
+                HeaderValue::from_static("gzip"),
+            );
+        }
+        let mut query = "filter_path=errors,items.*.status,items.*.error".to_string();
+        if let Some(p) = &c.pipeline {
+            query.push_str("&pipeline=");
+            query.push_str(&percent_encode(p));
+        }
+        let (mut nodes, mut bulk_path, mut probe_path) = (Vec::new(), Vec::new(), Vec::new());
+        for e in &c.endpoints {
+            let base: http::Uri = e.parse().map_err(|err| format!("endpoints: {e}: {err}"))?;
+            let prefix = base.path().trim_end_matches('/').to_string();
+            bulk_path.push(format!("{prefix}/_bulk?{query}"));
+            probe_path.push(format!("{prefix}/"));
+            nodes.push(Requests::new(
+                name,
+                base,
+                &c.request,
+                headers.clone(),
+                registry,
+                None,
+            )?);
+        }
+        let metrics = Metrics::new(registry, name);
+        metrics.connected.set(nodes.len() as u64);
+        let r = &c.request;
+        Ok(OpenSearchSink {
+            name: name.to_string(),
+            nodes,
+            next: Cell::new(0),
+            bulk_path,
+            probe_path,
+            encoder: RefCell::new(BulkEncoder::new(&c)?),
+            action: c.action,
+            compression: c.compression,
+            retried_statuses: c.retry_statuses,
+            health_interval: c.health_interval,
+            gathering: Gathering {
+                max_records: r.batch_records,
+                max_bytes: r.batch_bytes,
+                linger: r.linger,
+                concurrency: r.concurrency,
+                drain_timeout: r.drain_timeout,
+            },
+            settler,
+            metrics,
+        })
+    }
+
+    /// Runs until the queue is closed and the requests in flight are done.
+    pub async fn run(self, rx: QueueReceiver) {
+        let g = self.gathering;
+        let sink = Rc::new(self);
+        let probe = {
+            let sink = Rc::clone(&sink);
+            async move { sink.probe().await }
+        };
+        tokio::select! {
+            _ = gather::run(sink, g, rx) => {}
+            _ = probe => {}
+        }
+    }
+
+    /// Asks the nodes whose last exchange failed again, every
+    /// `health_interval`, so `/ready` and the choice of node follow them.
+    async fn probe(&self) {
+        loop {
+            tokio::time::sleep(self.health_interval).await;
+            for (i, node) in self.nodes.iter().enumerate() {
+                if !node.is_healthy() {
+                    let _ = node
+                        .send(Method::GET, &self.probe_path[i], Bytes::new())
+                        .await;
+                }
+            }
+            self.count_connected();
+        }
+    }
+
+    fn count_connected(&self) {
+        let up = self.nodes.iter().filter(|n| n.is_healthy()).count();
+        self.metrics.connected.set(up as u64);
+    }
+
+    /// The node for the next request: the next in turn that answered last
+    /// time, or the next in turn if none did.
+    fn pick(&self) -> usize {
+        let n = self.nodes.len();
+        let start = self.next.get();
+        self.next.set((start + 1) % n);
+        (0..n)
+            .map(|k| (start + k) % n)
+            .find(|&i| self.nodes[i].is_healthy())
+            .unwrap_or(start % n)
+    }
+
+    /// The lines of every record of `batches`; a batch whose records
+    /// cannot be read is rejected alone.
+    fn encode(&self, batches: Vec<Delivery>) -> Pending {
+        let mut enc = self.encoder.borrow_mut();
+        let bytes: usize = batches.iter().map(|d| d.batch().byte_len()).sum();
+        let mut lines = Vec::with_capacity(bytes * 2);
+        let mut p = Pending {
+            batches: Vec::with_capacity(batches.len()),
+            lines: Bytes::new(),
+            docs: Vec::new(),
+            total: 0,
+            aside: Vec::new(),
+        };
+        let missing_before = enc.missing_fields;
+        for d in batches {
+            let (mark, docs) = (lines.len(), p.docs.len());
+            match enc.batch(p.batches.len(), d.batch(), &mut lines, &mut p.docs) {
+                Ok(()) => {
+                    p.batches.push(d);
+                    p.aside.push(Vec::new());
+                }
+                Err(e) => {
+                    lines.truncate(mark);
+                    p.docs.truncate(docs);
+                    self.metrics.bad_records.add(d.batch().count as u64);
+                    tracing::error!(sink = %self.name, error = %e, "cannot read a batch's records; rejected");
+                    d.reject();
+                }
+            }
+        }
+        self.metrics
+            .missing_fields
+            .add(enc.missing_fields - missing_before);
+        p.lines = Bytes::from(lines);
+        p.total = p.docs.len();
+        p
+    }
+
+    /// The body of the documents still pending (all of them, at first,
+    /// without a copy).
+    fn body(&self, p: &Pending) -> Bytes {
+        if p.docs.len() == p.total && self.compression == Compression::None {
+            return p.lines.clone();
+        }
+        let body = if p.docs.len() == p.total {
+            p.lines.to_vec()
+        } else {
+            let mut b = Vec::with_capacity(p.lines.len());
+            for d in &p.docs {
+                b.extend_from_slice(&p.lines[d.lines.clone()]);
+            }
+            b
+        };
+        Bytes::from(crate::sinks::http::encode::compress(self.compression, body))
+    }
+
+    /// Sets every pending document aside for `reason`.
+    fn set_all_aside(&self, p: &mut Pending, reason: &Rejection) {
+        for doc in std::mem::take(&mut p.docs) {
+            self.metrics.refused(reason.kind);
+            let a = self.aside(p, &doc, reason.clone());
+            p.aside[doc.batch].push(a);
+        }
+    }
+
+    fn aside(&self, p: &Pending, doc: &Doc, reason: Rejection) -> SetAside {
+        let batch = p.batches[doc.batch].batch();
+        let lines = &p.lines[doc.lines.clone()];
+        // the document line, after the action line
+        let document = lines
+            .iter()
+            .position(|c| *c == b'\n')
+            .map_or(lines, |i| &lines[i + 1..]);
+        SetAside {
+            reason,
+            time: doc.time,
+            payload: Bytes::copy_from_slice(document.strip_suffix(b"\n").unwrap_or(document)),
+            entry: entry_at(batch, doc.record),
+        }
+    }
+
+    /// Settles every batch whose documents are all stored or set aside;
+    /// keeps the others.
+    fn settle_done(&self, p: &mut Pending) {
+        if !p.docs.is_empty() {
+            return;
+        }
+        for (d, aside) in p.batches.drain(..).zip(p.aside.drain(..)) {
+            self.settler.settle_partly(d, aside);
+        }
+    }
+
+    /// Retries are used up with documents still failing: dead-lettered
+    /// alone if there is a file, else their batches go back to their
+    /// sources (the others are settled).
+    fn give_up(&self, p: &mut Pending, attempt: u32) {
+        let reason = Rejection {
+            kind: "retries_exhausted",
+            message: format!(
+                "{attempt} attempts failed (retry.max_attempts = {}); the node's errors are logged above",
+                self.settler.retry().max_attempts
+            ),
+        };
+        if self.settler.has_dead_letter() {
+            self.set_all_aside(p, &reason);
+            return self.settle_done(p);
+        }
+        let failing: std::collections::BTreeSet<usize> = p.docs.iter().map(|d| d.batch).collect();
+        p.docs.clear();
+        let (mut back, mut done) = (Vec::new(), Vec::new());
+        for (i, (d, aside)) in p.batches.drain(..).zip(p.aside.drain(..)).enumerate() {
+            if failing.contains(&i) {
+                back.push(d);
+            } else {
+                done.push((d, aside));
+            }
+        }
+        for (d, aside) in done {
+            self.settler.settle_partly(d, aside);
+        }
+        self.settler.give_up(back, &reason);
+    }
+
+    /// Reads the items of a 2xx answer: stored ones are done, refused ones
+    /// set aside, the rest stay pending. An answer that cannot be read
+    /// leaves them all pending.
+    fn read_items(&self, p: &mut Pending, answer: &Answer) -> Result<(), String> {
+        if !answer.complete {
+            return Err(format!(
+                "the bulk answer is larger than max_response_bytes ({} bytes read); raise it",
+                answer.body.len()
+            ));
+        }
+        let results = bulk::read_answer(&answer.body, p.docs.len(), self.action)?;
+        let mut still = Vec::new();
+        for (doc, result) in std::mem::take(&mut p.docs).into_iter().zip(results) {
+            match result {
+                ItemResult::Stored => self.metrics.indexed.inc(),
+                ItemResult::Retry => {
+                    self.metrics.retried.inc();
+                    still.push(doc);
+                }
+                ItemResult::Refused { kind, reason } => {
+                    self.metrics.refused(&kind);
+                    let message = format!("{kind}: {reason}");
+                    let a = self.aside(
+                        p,
+                        &doc,
+                        Rejection {
+                            kind: "document_refused",
+                            message,
+                        },
+                    );
+                    p.aside[doc.batch].push(a);
+                }
+            }
+        }
+        p.docs = still;
+        Ok(())
+    }
+}
+
+impl Deliver for OpenSearchSink {
+    async fn deliver(self: Rc<Self>, batches: Vec<Delivery>) {
+        let mut p = self.encode(batches);
+        let mut attempt = 0;
+        loop {
+            if p.docs.is_empty() {
+                return self.settle_done(&mut p);
+            }
+            attempt += 1;
+            let node = self.pick();
+            let body = self.body(&p);
+            let answer = self.nodes[node]
+                .send(Method::POST, &self.bulk_path[node], body.clone())
+                .await;
+            self.count_connected();
+            let wait = match answer {
+                Err(_) => self.settler.retry().after(attempt),
+                Ok(a) if a.status.is_success() => match self.read_items(&mut p, &a) {
+                    Ok(()) => {
+                        self.settler.metrics().bytes.add(body.len() as u64);
+                        self.settle_done(&mut p);
+                        self.settler.retry().after(attempt)
+                    }
+                    Err(e) => {
+                        tracing::warn!(sink = %self.name, error = %e, "cannot read the bulk answer; sending the bulk again");
+                        self.settler.retry().after(attempt)
+                    }
+                },
+                Ok(a)
+                    if self
+                        .retried_statuses
+                        .iter()
+                        .any(|s| s.matches(a.status.as_u16())) =>
+                {
+                    tracing::warn!(sink = %self.name, status = %a.status, answer = %shown(&a),
+                        "the bulk request was refused for now; sending it again");
+                    retry_wait(&self.settler, &a, attempt)
+                }
+                Ok(a) => {
+                    let reason = Rejection {
+                        kind: if a.status.is_client_error() {
+                            "http_4xx"
+                        } else {
+                            "http_status"
+                        },
+                        message: format!("HTTP {}: {}", a.status, shown(&a)),
+                    };
+                    self.set_all_aside(&mut p, &reason);
+                    return self.settle_done(&mut p);
+                }
+            };
+            if p.docs.is_empty() {
+                return self.settle_done(&mut p);
+            }
+            if self.settler.retry().exhausted(attempt) {
+                return self.give_up(&mut p, attempt);
+            }
+            self.settler.metrics().errors.inc();
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// `text` percent-encoded for a query value.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
