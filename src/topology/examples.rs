@@ -78,8 +78,10 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "counter", "sink-counter.toml"),
     example!(Sink, "file", "sink-file.toml"),
     example!(Sink, "forward", "sink-forward.toml"),
+    example!(Sink, "http", "sink-http.toml"),
     example!(Sink, "kafka", "sink-kafka.toml"),
     example!(Sink, "null", "sink-null.toml"),
+    example!(Sink, "opensearch", "sink-opensearch.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
 ];
 
@@ -251,10 +253,23 @@ mod tests {
             (ComponentKind::Sink, "file") => keys_of::<sinks::file::FileSinkConfig>(),
             (ComponentKind::Sink, "forward") => keys_of::<sinks::forward::ForwardSinkConfig>(),
             (ComponentKind::Sink, "kafka") => keys_of::<sinks::kafka::KafkaSinkConfig>(),
+            (ComponentKind::Sink, "http") => both(
+                keys_of::<sinks::http::config::HttpSettings>(),
+                keys_of::<sinks::http::RequestConfig>(),
+            ),
+            (ComponentKind::Sink, "opensearch") => both(
+                keys_of::<sinks::opensearch::config::OpenSearchSettings>(),
+                keys_of::<sinks::http::RequestConfig>(),
+            ),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
             (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),
             (kind, name) => panic!("no key list for {kind:?} {name}: add it here"),
         }
+    }
+
+    /// The keys of a table read by two flattened structs.
+    fn both(a: &'static [&'static str], b: &'static [&'static str]) -> &'static [&'static str] {
+        Vec::leak([a, b].concat())
     }
 
     /// Whether `text` sets `key`, or shows it commented out (`# key = …`),

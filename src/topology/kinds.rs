@@ -182,8 +182,7 @@ pub enum SinkKind {
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SINKS: &str =
-    "file, forward, http, opensearch (or elasticsearch), stdout, null, counter, kafka";
+const KNOWN_SINKS: &str = "file, forward, http, opensearch, stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {

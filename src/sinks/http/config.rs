@@ -12,10 +12,21 @@ use crate::api::access::Secret;
 use crate::config::units;
 use crate::tls::ClientTlsConfig;
 
-/// `type = "http"`: sends records in batches to an HTTP endpoint.
+/// `type = "http"`: sends records in batches to an HTTP endpoint. Its
+/// keys are in two structs, so the tools that list a table's keys (which
+/// cannot see into a flattened struct) read each on its own.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct HttpSinkConfig {
+    #[serde(flatten)]
+    pub sink: HttpSettings,
+    #[serde(flatten)]
+    pub request: RequestConfig,
+}
+
+/// The keys of the `http` sink that are its own.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct HttpSettings {
     /// Where requests go: `http(s)://host[:port]/path[?query]`; `${tag}`
     /// in it is the records' tag (a request then holds one tag).
     pub uri: String,
@@ -50,8 +61,6 @@ pub struct HttpSinkConfig {
     /// rejection.
     #[serde(default = "default_retry_statuses")]
     pub retry_statuses: Vec<StatusPattern>,
-    #[serde(flatten)]
-    pub request: RequestConfig,
 }
 
 /// The settings every request-based sink shares.
@@ -336,6 +345,12 @@ impl RequestConfig {
 impl HttpSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.request.validate()?;
+        self.sink.validate()
+    }
+}
+
+impl HttpSettings {
+    pub fn validate(&self) -> Result<(), String> {
         let probe = self.uri.replace("${tag}", "tag");
         let uri: http::Uri = probe
             .parse()
@@ -373,14 +388,14 @@ mod tests {
     #[test]
     fn defaults_and_status_patterns() {
         let c = parse("uri = \"http://127.0.0.1:1/x\"").unwrap();
-        assert_eq!(c.encoding, Encoding::Ndjson);
+        assert_eq!(c.sink.encoding, Encoding::Ndjson);
         assert_eq!(c.request.linger, DEFAULT_LINGER);
-        assert!(c.retry_statuses.iter().any(|p| p.matches(503)));
-        assert!(c.retry_statuses.iter().any(|p| p.matches(429)));
-        assert!(!c.retry_statuses.iter().any(|p| p.matches(400)));
+        assert!(c.sink.retry_statuses.iter().any(|p| p.matches(503)));
+        assert!(c.sink.retry_statuses.iter().any(|p| p.matches(429)));
+        assert!(!c.sink.retry_statuses.iter().any(|p| p.matches(400)));
         let c = parse("uri = \"http://h/\"\nretry_statuses = [\"4xx\", 500]").unwrap();
-        assert!(c.retry_statuses[0].matches(404));
-        assert!(!c.retry_statuses[1].matches(501));
+        assert!(c.sink.retry_statuses[0].matches(404));
+        assert!(!c.sink.retry_statuses[1].matches(501));
         assert!(parse("uri = \"http://h/\"\nretry_statuses = [\"6xx\"]").is_err());
         assert!(parse("uri = \"http://h/\"\nretry_statuses = [99]").is_err());
         c.validate().unwrap();

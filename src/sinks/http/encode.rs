@@ -3,7 +3,7 @@
 
 use std::io::Write as _;
 
-use super::config::{Compression, Encoding, HttpSinkConfig, TimeFormat};
+use super::config::{Compression, Encoding, HttpSettings, TimeFormat};
 use crate::event::{map_field_raw, Batch, EventTime, RecordRef};
 use crate::format::{self, json, FormatConfig, FormatKind, Formatter};
 use crate::protocol::msgpack::{self, write, Reader};
@@ -144,7 +144,7 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    pub fn new(c: &HttpSinkConfig) -> Result<Encoder, String> {
+    pub fn new(c: &HttpSettings) -> Result<Encoder, String> {
         let text = Formatter::new(&FormatConfig {
             kind: if c.template.is_some() {
                 FormatKind::Template
@@ -273,11 +273,15 @@ mod tests {
         )
     }
 
-    fn config(extra: &str) -> HttpSinkConfig {
-        toml::from_str(&format!("uri = \"http://h/\"\n{extra}")).unwrap()
+    fn config(extra: &str) -> HttpSettings {
+        toml::from_str::<super::super::config::HttpSinkConfig>(&format!(
+            "uri = \"http://h/\"\n{extra}"
+        ))
+        .unwrap()
+        .sink
     }
 
-    fn body(c: &HttpSinkConfig, b: &Batch) -> Vec<u8> {
+    fn body(c: &HttpSettings, b: &Batch) -> Vec<u8> {
         let mut e = Encoder::new(c).unwrap();
         let mut out = Vec::new();
         e.begin(&mut out, b.count);

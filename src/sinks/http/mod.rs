@@ -246,8 +246,9 @@ impl HttpSink {
         registry: &Registry,
     ) -> Result<HttpSink, String> {
         c.validate()?;
-        let uri = UriTemplate::parse(&c.uri)?;
-        let encoder = Encoder::new(&c)?;
+        let (s, r) = (&c.sink, &c.request);
+        let uri = UriTemplate::parse(&s.uri)?;
+        let encoder = Encoder::new(s)?;
         let mut headers = HeaderMap::new();
         headers.insert(
             http::header::CONTENT_TYPE,
@@ -256,7 +257,7 @@ impl HttpSink {
         if let Some(e) = encoder.content_encoding() {
             headers.insert(http::header::CONTENT_ENCODING, HeaderValue::from_static(e));
         }
-        for (k, v) in &c.headers {
+        for (k, v) in &s.headers {
             let (k, v) = (
                 HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("headers.{k}: {e}"))?,
                 HeaderValue::from_str(v).map_err(|e| format!("headers: {e}"))?,
@@ -271,23 +272,22 @@ impl HttpSink {
         let requests = Requests::new(
             name,
             uri.base.clone(),
-            &c.request,
+            r,
             headers,
             registry,
             Some(connected),
         )?;
-        let r = &c.request;
         Ok(HttpSink {
             name: name.to_string(),
             requests,
             uri,
-            method: match c.method {
+            method: match s.method {
                 config::Method::Post => Method::POST,
                 config::Method::Put => Method::PUT,
             },
             encoder: RefCell::new(encoder),
-            delivered: c.delivered_statuses,
-            retried: c.retry_statuses,
+            delivered: s.delivered_statuses.clone(),
+            retried: s.retry_statuses.clone(),
             gathering: Gathering {
                 max_records: r.batch_records,
                 max_bytes: r.batch_bytes,

@@ -7,7 +7,7 @@ use std::ops::Range;
 use chrono::{TimeZone, Utc};
 use serde::Deserialize;
 
-use super::config::{Action, OpenSearchSinkConfig};
+use super::config::{Action, OpenSearchSettings};
 use crate::event::{Batch, EventTime, RecordRef};
 use crate::format::json;
 use crate::format::time::TimeFormat as Rfc3339;
@@ -42,7 +42,7 @@ pub struct BulkEncoder {
 }
 
 impl BulkEncoder {
-    pub fn new(c: &OpenSearchSinkConfig) -> Result<BulkEncoder, String> {
+    pub fn new(c: &OpenSearchSettings) -> Result<BulkEncoder, String> {
         let index = NameTemplate::parse("index", &c.index)?;
         Ok(BulkEncoder {
             fixed_index: index.fixed(),
@@ -266,11 +266,15 @@ mod tests {
         )
     }
 
-    fn config(extra: &str) -> OpenSearchSinkConfig {
-        toml::from_str(&format!("endpoints = [\"http://h:9200\"]\n{extra}")).unwrap()
+    fn config(extra: &str) -> OpenSearchSettings {
+        toml::from_str::<super::super::OpenSearchSinkConfig>(&format!(
+            "endpoints = [\"http://h:9200\"]\n{extra}"
+        ))
+        .unwrap()
+        .sink
     }
 
-    fn lines(c: &OpenSearchSinkConfig, b: &Batch) -> (Vec<serde_json::Value>, Vec<Doc>) {
+    fn lines(c: &OpenSearchSettings, b: &Batch) -> (Vec<serde_json::Value>, Vec<Doc>) {
         let mut enc = BulkEncoder::new(c).unwrap();
         let (mut out, mut docs) = (Vec::new(), Vec::new());
         enc.batch(0, b, &mut out, &mut docs).unwrap();

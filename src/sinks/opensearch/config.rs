@@ -9,10 +9,20 @@ use crate::sinks::http::config::{Compression, StatusPattern, TimeFormat};
 use crate::sinks::http::RequestConfig;
 use crate::sinks::name::NameTemplate;
 
-/// `type = "opensearch"`: indexes records through the `_bulk` API.
+/// `type = "opensearch"`: indexes records through the `_bulk` API. Its
+/// keys are in two structs (see [`crate::sinks::http::config::HttpSinkConfig`]).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct OpenSearchSinkConfig {
+    #[serde(flatten)]
+    pub sink: OpenSearchSettings,
+    #[serde(flatten)]
+    pub request: RequestConfig,
+}
+
+/// The keys of the `opensearch` sink that are its own.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+pub struct OpenSearchSettings {
     /// Base URLs of the nodes (`http://127.0.0.1:9200`); requests go to
     /// them in turn, skipping those that did not answer.
     pub endpoints: Vec<String>,
@@ -57,8 +67,6 @@ pub struct OpenSearchSinkConfig {
     /// Whole-bulk answers retried; default 408, 429 and 5xx.
     #[serde(default = "default_retry_statuses")]
     pub retry_statuses: Vec<StatusPattern>,
-    #[serde(flatten)]
-    pub request: RequestConfig,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
@@ -105,6 +113,12 @@ fn default_retry_statuses() -> Vec<StatusPattern> {
 impl OpenSearchSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.request.validate()?;
+        self.sink.validate()
+    }
+}
+
+impl OpenSearchSettings {
+    pub fn validate(&self) -> Result<(), String> {
         if self.endpoints.is_empty() {
             return Err(
                 "endpoints: name at least one node, e.g. [\"http://127.0.0.1:9200\"]".into(),
@@ -151,9 +165,9 @@ mod tests {
     fn defaults_and_checks() {
         let c = parse("endpoints = [\"http://127.0.0.1:9200\"]").unwrap();
         c.validate().unwrap();
-        assert_eq!(c.index, "logferry-%Y.%m.%d");
-        assert_eq!(c.action, Action::Index);
-        assert_eq!(c.time_key, "@timestamp");
+        assert_eq!(c.sink.index, "logferry-%Y.%m.%d");
+        assert_eq!(c.sink.action, Action::Index);
+        assert_eq!(c.sink.time_key, "@timestamp");
         for (extra, says) in [
             ("endpoints = []", "at least one"),
             ("endpoints = [\"ftp://h\"]", "http://"),

@@ -149,24 +149,25 @@ impl OpenSearchSink {
         registry: &Registry,
     ) -> Result<OpenSearchSink, String> {
         c.validate()?;
+        let (s, r) = (&c.sink, &c.request);
         let mut headers = HeaderMap::new();
         headers.insert(
             http::header::CONTENT_TYPE,
             HeaderValue::from_static("application/x-ndjson"),
         );
-        if c.compression == Compression::Gzip {
+        if s.compression == Compression::Gzip {
             headers.insert(
                 http::header::CONTENT_ENCODING,
                 HeaderValue::from_static("gzip"),
             );
         }
         let mut query = "filter_path=errors,items.*.status,items.*.error".to_string();
-        if let Some(p) = &c.pipeline {
+        if let Some(p) = &s.pipeline {
             query.push_str("&pipeline=");
             query.push_str(&percent_encode(p));
         }
         let (mut nodes, mut bulk_path, mut probe_path) = (Vec::new(), Vec::new(), Vec::new());
-        for e in &c.endpoints {
+        for e in &s.endpoints {
             let base: http::Uri = e.parse().map_err(|err| format!("endpoints: {e}: {err}"))?;
             let prefix = base.path().trim_end_matches('/').to_string();
             bulk_path.push(format!("{prefix}/_bulk?{query}"));
@@ -174,7 +175,7 @@ impl OpenSearchSink {
             nodes.push(Requests::new(
                 name,
                 base,
-                &c.request,
+                r,
                 headers.clone(),
                 registry,
                 None,
@@ -182,18 +183,17 @@ impl OpenSearchSink {
         }
         let metrics = Metrics::new(registry, name);
         metrics.connected.set(nodes.len() as u64);
-        let r = &c.request;
         Ok(OpenSearchSink {
             name: name.to_string(),
             nodes,
             next: Cell::new(0),
             bulk_path,
             probe_path,
-            encoder: RefCell::new(BulkEncoder::new(&c)?),
-            action: c.action,
-            compression: c.compression,
-            retried_statuses: c.retry_statuses,
-            health_interval: c.health_interval,
+            encoder: RefCell::new(BulkEncoder::new(s)?),
+            action: s.action,
+            compression: s.compression,
+            retried_statuses: s.retry_statuses.clone(),
+            health_interval: s.health_interval,
             gathering: Gathering {
                 max_records: r.batch_records,
                 max_bytes: r.batch_bytes,

@@ -19,6 +19,22 @@ fn probe<T: for<'de> serde::Deserialize<'de>>() -> &'static [&'static str] {
     keys_of::<T>()
 }
 
+/// The keys of a table read by two flattened structs, `A` and `B` (the
+/// key probe cannot see into `Outer`, which holds them), remembering that
+/// `Outer` is covered.
+fn probe_flattened<Outer, A, B>() -> Vec<&'static str>
+where
+    A: for<'de> serde::Deserialize<'de>,
+    B: for<'de> serde::Deserialize<'de>,
+{
+    let name = std::any::type_name::<Outer>()
+        .rsplit("::")
+        .next()
+        .unwrap_or("");
+    PROBED.with(|p| p.borrow_mut().insert(name.to_string()));
+    [keys_of::<A>(), keys_of::<B>()].concat()
+}
+
 const DOC: &str = include_str!("../../../docs/configuration.md");
 
 /// One section of the reference and the keys its option tables must list.
@@ -157,7 +173,23 @@ fn sections() -> Vec<Section> {
         ),
         section("Sinks > `file`", probe::<sinks::file::FileSinkConfig>()),
         forward_sink,
+        section(
+            "Sinks > `http`",
+            &probe_flattened::<
+                sinks::http::config::HttpSinkConfig,
+                sinks::http::config::HttpSettings,
+                sinks::http::RequestConfig,
+            >(),
+        ),
         section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),
+        section(
+            "Sinks > `opensearch`",
+            &probe_flattened::<
+                sinks::opensearch::OpenSearchSinkConfig,
+                sinks::opensearch::config::OpenSearchSettings,
+                sinks::http::RequestConfig,
+            >(),
+        ),
         section(
             "Sinks > `stdout`",
             probe::<sinks::stdout::StdoutSinkConfig>(),
