@@ -313,6 +313,9 @@ impl Reply {
 /// and never answer, or answer 200 with an endless body.
 enum Action {
     Answer(Reply),
+    /// Answer, then close the connection without saying so (no
+    /// `Connection: close`), as some servers do.
+    AnswerAndClose(Reply),
     Hang,
     Endless,
 }
@@ -459,7 +462,7 @@ fn serve(
         let index = seen.lock().unwrap().len();
         let action = script(index, &numbers);
         let status = match &action {
-            Action::Answer(reply) => reply.status,
+            Action::Answer(reply) | Action::AnswerAndClose(reply) => reply.status,
             Action::Hang => 0,
             Action::Endless => 200,
         };
@@ -469,8 +472,9 @@ fn serve(
             status,
             numbers,
         });
+        let close = matches!(action, Action::AnswerAndClose(_));
         match action {
-            Action::Answer(reply) => {
+            Action::Answer(reply) | Action::AnswerAndClose(reply) => {
                 let mut head = format!(
                     "HTTP/1.1 {} X\r\ncontent-length: {}\r\n",
                     reply.status,
@@ -480,7 +484,10 @@ fn serve(
                     head.push_str(&format!("{k}: {v}\r\n"));
                 }
                 head.push_str("\r\n");
-                if out.write_all(head.as_bytes()).is_err() || out.write_all(&reply.body).is_err() {
+                if out.write_all(head.as_bytes()).is_err()
+                    || out.write_all(&reply.body).is_err()
+                    || close
+                {
                     return;
                 }
             }
@@ -665,6 +672,30 @@ fn delivered_and_retry_statuses_override_the_verdicts() {
             .map(|m| m.len())
             .unwrap_or(0),
         0
+    );
+}
+
+#[test]
+fn a_server_closing_after_each_answer_costs_no_failed_request() {
+    const N: usize = 2_000;
+    let server = Server::start(|_, _| Action::AnswerAndClose(Reply::status(200)));
+    let mut lf = Logferry::start(&sender(
+        "app",
+        N,
+        &format!(
+            "uri = \"http://{}/in\"\nbatch_records = 100\nlinger = \"20ms\"\nconcurrency = 1",
+            server.addr
+        ),
+    ));
+    run_to_end(&mut lf);
+    assert_each_once("accepted", &server.accepted(&[]), N);
+    let errors =
+        lf.final_counter("logferry_sink_http_errors_total{component=\"out\",kind=\"broken\"}");
+    assert_eq!(
+        errors,
+        0,
+        "requests sent on connections the server had closed:\n{}",
+        lf.log_text()
     );
 }
 
