@@ -78,6 +78,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "counter", "sink-counter.toml"),
     example!(Sink, "file", "sink-file.toml"),
     example!(Sink, "forward", "sink-forward.toml"),
+    example!(Sink, "http", "sink-http.toml"),
     example!(Sink, "kafka", "sink-kafka.toml"),
     example!(Sink, "null", "sink-null.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
@@ -250,6 +251,14 @@ mod tests {
             (ComponentKind::Sink, "counter") => keys_of::<sinks::counter::CounterSinkConfig>(),
             (ComponentKind::Sink, "file") => keys_of::<sinks::file::FileSinkConfig>(),
             (ComponentKind::Sink, "forward") => keys_of::<sinks::forward::ForwardSinkConfig>(),
+            (ComponentKind::Sink, "http") => {
+                // its config flattens the request settings: not probed whole
+                static KEYS: std::sync::OnceLock<Vec<&str>> = std::sync::OnceLock::new();
+                KEYS.get_or_init(|| {
+                    let request = keys_of::<sinks::http::config::RequestConfig>();
+                    [sinks::http::config::own_keys(), request].concat()
+                })
+            }
             (ComponentKind::Sink, "kafka") => keys_of::<sinks::kafka::KafkaSinkConfig>(),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
             (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),

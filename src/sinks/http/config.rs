@@ -362,6 +362,27 @@ impl HttpSinkConfig {
     }
 }
 
+/// The keys `HttpSinkConfig` declares itself (the `pub name:` lines of its
+/// struct here), without the flattened `request`: serde reads a struct
+/// with a flattened part as a map, so its keys cannot be probed.
+#[cfg(test)]
+pub fn own_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let src = include_str!("config.rs");
+        let body = src
+            .split("pub struct HttpSinkConfig {")
+            .nth(1)
+            .and_then(|rest| rest.split("\n}").next())
+            .expect("HttpSinkConfig in sinks/http/config.rs");
+        body.lines()
+            .filter_map(|l| l.trim().strip_prefix("pub ")?.split_once(':'))
+            .map(|(name, _)| name)
+            .filter(|name| *name != "request")
+            .collect()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

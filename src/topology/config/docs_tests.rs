@@ -111,7 +111,11 @@ fn sections() -> Vec<Section> {
     // `HttpSinkConfig` flattens `RequestConfig`, so serde reads it as a
     // map and it cannot be probed: its own keys are read from its source
     PROBED.with(|p| p.borrow_mut().insert("HttpSinkConfig".into()));
-    http_sink.keys.extend(http_sink_own_keys());
+    http_sink.keys.extend(
+        sinks::http::config::own_keys()
+            .iter()
+            .map(|k| k.to_string()),
+    );
     vec![
         section(
             "Sink queues: `buffer`",
@@ -190,30 +194,11 @@ fn sections() -> Vec<Section> {
     ]
 }
 
-/// The fields `HttpSinkConfig` declares itself (`pub name:` lines of its
-/// struct in config.rs), without the flattened `request`.
-fn http_sink_own_keys() -> Vec<String> {
-    let src = include_str!("../../sinks/http/config.rs");
-    let body = src
-        .split("pub struct HttpSinkConfig {")
-        .nth(1)
-        .and_then(|rest| rest.split("\n}").next())
-        .expect("HttpSinkConfig in sinks/http/config.rs");
-    body.lines()
-        .filter_map(|l| l.trim().strip_prefix("pub ")?.split_once(':'))
-        .map(|(name, _)| name.to_string())
-        .filter(|name| name != "request")
-        .collect()
-}
-
 #[test]
 fn the_http_sink_accepts_the_keys_read_from_its_source() {
-    let keys = http_sink_own_keys();
-    assert!(
-        keys.len() >= 10 && keys.contains(&"uri".to_string()),
-        "{keys:?}"
-    );
-    for key in keys.iter().filter(|k| *k != "uri") {
+    let keys = crate::sinks::http::config::own_keys();
+    assert!(keys.len() >= 10 && keys.contains(&"uri"), "{keys:?}");
+    for key in keys.iter().filter(|k| **k != "uri") {
         // an unknown key is refused by name, a known one for its value
         let text = format!("uri = \"http://h/\"\n{key} = {{ no = 1 }}\n");
         let err = toml::from_str::<crate::sinks::http::config::HttpSinkConfig>(&text)
