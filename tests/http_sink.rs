@@ -844,6 +844,41 @@ fn a_server_that_never_answers_dead_letters_after_max_attempts() {
 }
 
 #[test]
+fn a_stop_while_the_server_never_answers_ends_within_drain_timeout() {
+    const N: usize = 300;
+    let server = Server::start(|_, _| Action::Hang);
+    let mut lf = Logferry::start(&sender(
+        "app",
+        N,
+        &format!(
+            "uri = \"http://{}/in\"\nbatch_records = 100\nlinger = \"20ms\"\n\
+             request_timeout = \"60s\"\ndrain_timeout = \"1s\"",
+            server.addr
+        ),
+    ));
+    wait_for_lines(&lf.path("copy.log"), N, Duration::from_secs(30));
+    wait_until("a request sent", Duration::from_secs(30), || {
+        !server.seen().is_empty()
+    });
+    let asked = Instant::now();
+    lf.signal(libc::SIGTERM);
+    let status = lf.wait(Duration::from_secs(40));
+    // generous: the point is that a 60 s request_timeout is not waited out
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "stopped after {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        !status.success(),
+        "records undelivered, yet exit 0:\n{}",
+        lf.log_text()
+    );
+    assert!(lf.log_text().contains("drain_timeout"), "{}", lf.log_text());
+    assert!(server.accepted(&[]).is_empty());
+}
+
+#[test]
 fn a_tls_server_with_another_name_is_refused_counted_and_the_right_name_delivers() {
     const N: usize = 400;
     let d = tempfile::tempdir().unwrap();
