@@ -328,6 +328,8 @@ struct Seen {
     connection: usize,
     status: u16,
     numbers: Vec<u64>,
+    /// Request line and headers, as received.
+    head: String,
 }
 
 type Script = dyn Fn(usize, &[u64]) -> Action + Send + Sync;
@@ -425,6 +427,7 @@ fn serve(
         if r.read_line(&mut line).unwrap_or(0) == 0 {
             return;
         }
+        let mut head = line.clone();
         let mut length = 0usize;
         let mut coding = String::new();
         loop {
@@ -432,6 +435,7 @@ fn serve(
             if r.read_line(&mut h).unwrap_or(0) == 0 {
                 return;
             }
+            head.push_str(&h);
             let h = h.trim_end();
             if h.is_empty() {
                 break;
@@ -471,6 +475,7 @@ fn serve(
             connection: id,
             status,
             numbers,
+            head,
         });
         let close = matches!(action, Action::AnswerAndClose(_));
         match action {
@@ -697,6 +702,44 @@ fn a_server_closing_after_each_answer_costs_no_failed_request() {
         "requests sent on connections the server had closed:\n{}",
         lf.log_text()
     );
+}
+
+#[test]
+fn headers_auth_method_and_path_reach_the_server() {
+    const N: usize = 50;
+    let server = Server::start(|_, _| Action::Answer(Reply::status(200)));
+    let secrets = tempfile::tempdir().unwrap();
+    let token = secrets.path().join("token");
+    std::fs::write(&token, "s3cret\n").unwrap();
+    let mut lf = Logferry::start(&sender(
+        "app.web",
+        N,
+        &format!(
+            "uri = \"http://{}/in/${{tag}}?src=lf\"\nmethod = \"put\"\n\
+             headers = {{ \"X-Scope\" = \"${{HTTP_SINK_TEST_UNSET:-prod}}\" }}\n\
+             auth = {{ strategy = \"bearer\", token_file = \"{}\" }}",
+            server.addr,
+            token.display()
+        ),
+    ));
+    run_to_end(&mut lf);
+    assert_each_once("accepted", &server.accepted(&[]), N);
+    for seen in server.seen() {
+        let head = seen.head.to_ascii_lowercase();
+        assert!(
+            head.starts_with("put /in/app.web?src=lf http/1.1"),
+            "{head}"
+        );
+        assert!(head.contains("\r\nx-scope: prod\r\n"), "{head}");
+        assert!(
+            head.contains("\r\nauthorization: bearer s3cret\r\n"),
+            "{head}"
+        );
+        assert!(
+            head.contains("\r\ncontent-type: application/x-ndjson"),
+            "{head}"
+        );
+    }
 }
 
 #[test]
