@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::BIN;
+use common::{peer_is_built, BIN};
 use serde_json::Value;
 
 fn scenario(args: &[&str]) -> Output {
@@ -161,37 +161,6 @@ fn peer_deliver_measures_the_latency_of_every_line() {
         assert!(row.contains(&cell), "{cell} not in {row}");
     }
     assert!(stdout.contains("latency at 2000 lines/s: p50 "), "{stdout}");
-}
-
-/// Whether the peers' build names `var` (`ANCHOR_FLUENTBIT`,
-/// `ANCHOR_FLUENTD_DIR`), as the scenario finds it: in the environment or
-/// in the env file. A peer that is missing fails the test unless
-/// LOGFERRY_SKIP_PEERS is set (a skipped comparison would prove nothing).
-fn peer_is_built(var: &str, peer: &str) -> bool {
-    let file = std::env::var("LOGFERRY_PEERS_ENV").unwrap_or_else(|_| "/opt/peers/env".into());
-    let value = std::env::var(var).ok().or_else(|| {
-        let text = std::fs::read_to_string(&file).ok()?;
-        text.lines()
-            .rev()
-            .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
-            .find(|(k, _)| *k == var)
-            .map(|(_, v)| v.trim_matches('"').to_string())
-    });
-    if value.is_some_and(|v| Path::new(&v).exists()) {
-        return true;
-    }
-    if std::env::var_os("LOGFERRY_SKIP_PEERS").is_some() {
-        eprintln!(
-            "skipping: {peer} is not built ({var} not in {file}; LOGFERRY_SKIP_PEERS is set)"
-        );
-        return false;
-    }
-    panic!(
-        "{peer} is not built: {file} names no {var}. Build Fluent Bit and Fluentd with the \
-         peers' build script (shared/peers/build.sh: `MIRROR=<git mirrors> build.sh fluentbit \
-         fluentd`, about 15 minutes), which writes /opt/peers/env; or point LOGFERRY_PEERS_ENV \
-         at another env file; or set LOGFERRY_SKIP_PEERS=1 to skip this test"
-    );
 }
 
 /// A deliver scenario with `system` as agent and receiver around a

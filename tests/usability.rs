@@ -189,6 +189,8 @@ fn config_example_list_names_every_component() {
         "source kafka",
         "sink file",
         "sink forward",
+        "sink http",
+        "sink opensearch",
         "sink kafka",
     ] {
         let (kind, name) = want.split_once(' ').unwrap();

@@ -679,6 +679,46 @@ pub fn h2_posts_with_headers(addr: SocketAddr, requests: Vec<H2Request>) -> Vec<
     .unwrap_or_else(|e| vec![Err(e)])
 }
 
+/// The value the peers' build gave `var` (`ANCHOR_FLUENTBIT`,
+/// `ANCHOR_FLUENTD_DIR`): from the environment, else from the env file
+/// (`LOGFERRY_PEERS_ENV`, default /opt/peers/env).
+pub fn peer_path(var: &str) -> Option<PathBuf> {
+    let file = std::env::var("LOGFERRY_PEERS_ENV").unwrap_or_else(|_| "/opt/peers/env".into());
+    let value = std::env::var(var).ok().or_else(|| {
+        let text = std::fs::read_to_string(&file).ok()?;
+        text.lines()
+            .rev()
+            .filter_map(|l| l.trim().strip_prefix("export ")?.split_once('='))
+            .find(|(k, _)| *k == var)
+            .map(|(_, v)| v.trim_matches('"').to_string())
+    });
+    value.map(PathBuf::from).filter(|p| p.exists())
+}
+
+/// Whether the peers' build names `var` (`ANCHOR_FLUENTBIT`,
+/// `ANCHOR_FLUENTD_DIR`), as the bench scenarios find it: in the
+/// environment or in the env file. A peer that is missing fails the test
+/// unless LOGFERRY_SKIP_PEERS is set (a skipped comparison would prove
+/// nothing).
+pub fn peer_is_built(var: &str, peer: &str) -> bool {
+    if peer_path(var).is_some() {
+        return true;
+    }
+    let file = std::env::var("LOGFERRY_PEERS_ENV").unwrap_or_else(|_| "/opt/peers/env".into());
+    if std::env::var_os("LOGFERRY_SKIP_PEERS").is_some() {
+        eprintln!(
+            "skipping: {peer} is not built ({var} not in {file}; LOGFERRY_SKIP_PEERS is set)"
+        );
+        return false;
+    }
+    panic!(
+        "{peer} is not built: {file} names no {var}. Build Fluent Bit and Fluentd with the \
+         peers' build script (shared/peers/build.sh: `MIRROR=<git mirrors> build.sh fluentbit \
+         fluentd`, about 15 minutes), which writes /opt/peers/env; or point LOGFERRY_PEERS_ENV \
+         at another env file; or set LOGFERRY_SKIP_PEERS=1 to skip this test"
+    );
+}
+
 /// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`: peak RSS).
 pub fn vm_bytes(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();

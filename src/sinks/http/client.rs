@@ -189,8 +189,30 @@ impl Client {
         }
     }
 
-    async fn exchange(&self, mut request: Request<Body>) -> Result<Answer, SendError> {
-        let conn = self.connection().await?;
+    async fn exchange(&self, request: Request<Body>) -> Result<Answer, SendError> {
+        let (conn, reused) = self.connection().await?;
+        // a kept-alive connection the server closed just as it was reused
+        // (servers close idle connections, some after every answer without
+        // saying so) fails before any answer: the request is sent once
+        // more on a new connection, not counted as a failure
+        let again = reused.then(|| copy(&request));
+        match (self.exchange_on(conn, request).await, again) {
+            (Ok(answer), _) => Ok(answer),
+            (Err((_, false)), Some(again)) => {
+                let (conn, _) = self.connect().await.map(|c| (c, false))?;
+                self.exchange_on(conn, again).await.map_err(|(e, _)| e)
+            }
+            (Err((e, _)), _) => Err(e),
+        }
+    }
+
+    /// One exchange on `conn`; an error says whether the answer had begun.
+    async fn exchange_on(
+        &self,
+        conn: Conn,
+        mut request: Request<Body>,
+    ) -> Result<Answer, (SendError, bool)> {
+        let before = |e| (e, false);
         let path = request
             .uri()
             .path_and_query()
@@ -201,11 +223,14 @@ impl Client {
             Conn::H1(mut sender) => {
                 *request.uri_mut() = path
                     .parse()
-                    .map_err(|e| SendError::Broken(format!("{e}")))?;
+                    .map_err(|e| before(SendError::Broken(format!("{e}"))))?;
                 request
                     .headers_mut()
                     .insert(http::header::HOST, self.host.clone());
-                let r = sender.send_request(request).await.map_err(broken)?;
+                let r = sender
+                    .send_request(request)
+                    .await
+                    .map_err(|e| before(broken(e)))?;
                 (r, Some(sender))
             }
             Conn::H2(mut sender) => {
@@ -213,8 +238,12 @@ impl Client {
                 *request.uri_mut() =
                     format!("{scheme}://{}{path}", self.host.to_str().unwrap_or(""))
                         .parse()
-                        .map_err(|e| SendError::Broken(format!("{e}")))?;
-                (sender.send_request(request).await.map_err(broken)?, None)
+                        .map_err(|e| before(SendError::Broken(format!("{e}"))))?;
+                let r = sender
+                    .send_request(request)
+                    .await
+                    .map_err(|e| before(broken(e)))?;
+                (r, None)
             }
         };
         let (parts, mut body) = response.into_parts();
@@ -222,7 +251,7 @@ impl Client {
         let mut read = BytesMut::new();
         let mut complete = true;
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(broken)?;
+            let frame = frame.map_err(|e| (broken(e), true))?;
             if let Ok(data) = frame.into_data() {
                 if read.len() + data.len() > max {
                     read.extend_from_slice(&data[..max - read.len()]);
@@ -245,10 +274,11 @@ impl Client {
         })
     }
 
-    /// An idle connection, the HTTP/2 one, or a new one.
-    async fn connection(&self) -> Result<Conn, SendError> {
+    /// An idle connection, the HTTP/2 one, or a new one; true when it is
+    /// an HTTP/1.1 connection used before.
+    async fn connection(&self) -> Result<(Conn, bool), SendError> {
         if let Some(h2) = self.lock_h2().as_ref().filter(|s| !s.is_closed()) {
-            return Ok(Conn::H2(h2.clone()));
+            return Ok((Conn::H2(h2.clone()), false));
         }
         loop {
             let Some(mut sender) = self.lock_idle().pop() else {
@@ -256,10 +286,10 @@ impl Client {
             };
             // a connection the server closed while idle is dropped here
             if !sender.is_closed() && sender.ready().await.is_ok() {
-                return Ok(Conn::H1(sender));
+                return Ok((Conn::H1(sender), true));
             }
         }
-        self.connect().await
+        Ok((self.connect().await?, false))
     }
 
     async fn connect(&self) -> Result<Conn, SendError> {
@@ -323,6 +353,16 @@ impl Client {
     fn lock_h2(&self) -> std::sync::MutexGuard<'_, Option<http2::SendRequest<Body>>> {
         self.h2.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The same request again (its body is shared, not copied).
+fn copy(request: &Request<Body>) -> Request<Body> {
+    let mut again = Request::new(request.body().clone());
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.version_mut() = request.version();
+    *again.headers_mut() = request.headers().clone();
+    again
 }
 
 fn broken(e: hyper::Error) -> SendError {

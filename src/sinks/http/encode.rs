@@ -187,6 +187,12 @@ impl Encoder {
     }
 
     /// Starts a body of `records` records.
+    /// Whether [`Encoder::begin`] writes the number of records into the
+    /// body (a msgpack array header), to be fixed when some are left out.
+    pub fn announces_count(&self) -> bool {
+        self.encoding == Encoding::Msgpack
+    }
+
     pub fn begin(&self, out: &mut Vec<u8>, records: usize) {
         match self.encoding {
             Encoding::Json => out.push(b'['),

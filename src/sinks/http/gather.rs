@@ -20,8 +20,9 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::Batch;
@@ -59,8 +60,11 @@ pub async fn run<D: Deliver>(sink: Rc<D>, g: Gathering, mut rx: QueueReceiver) {
             let slots = Arc::new(Semaphore::new(g.concurrency.max(1)));
             let mut requests = JoinSet::new();
             let mut carried: Option<Delivery> = None;
+            // set once the queue is closed (the stop): when the requests in
+            // flight and the batches still queued must be done
+            let mut stop_by: Option<Instant> = None;
             loop {
-                let Ok(slot) = Arc::clone(&slots).acquire_owned().await else {
+                let Some(slot) = free_slot(&slots, &rx, g.drain_timeout, &mut stop_by).await else {
                     break;
                 };
                 let first = match carried.take() {
@@ -79,9 +83,37 @@ pub async fn run<D: Deliver>(sink: Rc<D>, g: Gathering, mut rx: QueueReceiver) {
                 });
                 while requests.try_join_next().is_some() {}
             }
-            drain(&*sink, g.drain_timeout, requests).await;
+            let deadline = stop_by.unwrap_or_else(|| Instant::now() + g.drain_timeout);
+            drain(&*sink, g.drain_timeout, deadline, requests).await;
         })
         .await;
+}
+
+/// How often a sink whose every request slot is busy (requests hanging,
+/// or waiting for their retry) looks whether the queue was closed.
+const STOP_CHECK: Duration = Duration::from_millis(100);
+
+/// A free request slot; `None` when the stop's `drain_timeout` passed
+/// first. Every slot can stay busy for long (a destination that never
+/// answers, retries of one that is down): the stop must not wait for
+/// them, so the closing of the queue is watched meanwhile.
+async fn free_slot(
+    slots: &Arc<Semaphore>,
+    rx: &QueueReceiver,
+    drain_timeout: Duration,
+    stop_by: &mut Option<Instant>,
+) -> Option<OwnedSemaphorePermit> {
+    loop {
+        if stop_by.is_none() && rx.is_closed() {
+            *stop_by = Some(Instant::now() + drain_timeout);
+        }
+        let until = stop_by.unwrap_or_else(|| Instant::now() + STOP_CHECK);
+        match tokio::time::timeout_at(until, Arc::clone(slots).acquire_owned()).await {
+            Ok(slot) => return slot.ok(),
+            Err(_) if stop_by.is_some() => return None,
+            Err(_) => {}
+        }
+    }
 }
 
 /// The batches of one request, starting with `first`; also a batch that
@@ -120,8 +152,14 @@ async fn gather<D: Deliver>(
     (batches, None)
 }
 
-async fn drain<D: Deliver>(sink: &D, timeout: Duration, mut requests: JoinSet<()>) {
-    let deadline = tokio::time::Instant::now() + timeout;
+/// Lets the requests in flight finish until `deadline` (the stop's
+/// `drain_timeout`, `timeout`, after the queue closed).
+async fn drain<D: Deliver>(
+    sink: &D,
+    timeout: Duration,
+    deadline: Instant,
+    mut requests: JoinSet<()>,
+) {
     while !requests.is_empty() {
         if tokio::time::timeout_at(deadline, requests.join_next())
             .await

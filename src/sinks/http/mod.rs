@@ -331,9 +331,11 @@ impl HttpSink {
                 }
             }
         }
-        if kept.len() != records && matches!(out.first(), Some(0x90..=0x9f | 0xdc | 0xdd)) {
-            // a msgpack array announced more records than it got
-            let n: usize = kept.iter().map(|d| d.batch().count).sum();
+        let n: usize = kept.iter().map(|d| d.batch().count).sum();
+        // only a msgpack body announces its count: a text body may start
+        // with any byte (Latin-1 "Ü" is 0xdc, a msgpack array header)
+        if n != records && enc.announces_count() {
+            // the msgpack array announced more records than it got
             let mut fixed = Vec::with_capacity(out.len());
             crate::protocol::msgpack::write::array_len(&mut fixed, n);
             let header = match out[0] {
