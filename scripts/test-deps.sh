@@ -9,7 +9,8 @@
 #   haproxy                                                       (`bench scenario http-kafka --via haproxy`, Debian)
 # and what the Kafka sink's build and tests need: cmake, g++ and the
 # OpenSSL headers for librdkafka, and the local broker's jars
-# (scripts/kafka.sh fetch, Maven Central).
+# (scripts/kafka.sh fetch, Maven Central), and the local OpenSearch node's
+# jars (scripts/opensearch.sh fetch, Maven Central).
 #   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 #   tmux                                                          (drives `logferry top` in tests/operations.rs, Debian)
 # Idempotent: each step is skipped while its output is newer than its sources.
@@ -99,6 +100,10 @@ fi
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"
+# --- OpenSearch: the local node's jars (Maven Central), for the opensearch
+# sink's tests; setpriv runs it as nobody when the suite runs as root
+"$ROOT/scripts/opensearch.sh" fetch
+echo "opensearch: node jars in target/opensearch-jars"
 # --- util-linux logger: a real syslog client for tests/tcp.rs ----------------
 if command -v logger >/dev/null && logger --help 2>&1 | grep -q -- --octet-count; then
   echo "logger: skip, $(command -v logger) supports --octet-count"
