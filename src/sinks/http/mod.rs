@@ -390,6 +390,9 @@ impl Deliver for HttpSink {
             return;
         };
         let path = self.uri.path(&first.batch().tag);
+        // the body is a copy of the records: it counts in the memory
+        // budget, as they do, until the request is settled
+        let _charge = first.batch().memory.charge_apart(body.len());
         let mut attempt = 0;
         loop {
             attempt += 1;

@@ -418,6 +418,12 @@ impl OpenSearchSink {
 impl Deliver for OpenSearchSink {
     async fn deliver(self: Rc<Self>, batches: Vec<Delivery>) {
         let mut p = self.encode(batches);
+        // the lines are a copy of the records: they count in the memory
+        // budget, as they do, until the request is settled
+        let _charge = p
+            .batches
+            .first()
+            .map(|d| d.batch().memory.charge_apart(p.lines.len()));
         let mut attempt = 0;
         loop {
             if p.docs.is_empty() {
