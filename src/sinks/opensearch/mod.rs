@@ -78,6 +78,9 @@ struct Metrics {
     retried: Counter,
     rejected: Counter,
     missing_fields: Counter,
+    /// Records without their `id_key` field, indexed with an id the node
+    /// chose (so a resend of them may be indexed twice).
+    missing_ids: Counter,
     bad_records: Counter,
 }
 
@@ -105,6 +108,11 @@ impl Metrics {
             missing_fields: r.counter(
                 "logferry_opensearch_index_fields_missing_total",
                 "Records whose index names a field they lack (`_` stood in).",
+                l,
+            ),
+            missing_ids: r.counter(
+                "logferry_opensearch_id_missing_total",
+                "Records without their id_key field, indexed with an id the node chose.",
                 l,
             ),
             bad_records: r.counter(
@@ -266,7 +274,7 @@ impl OpenSearchSink {
             total: 0,
             aside: Vec::new(),
         };
-        let missing_before = enc.missing_fields;
+        let (missing_before, ids_before) = (enc.missing_fields, enc.missing_ids);
         for d in batches {
             let (mark, docs) = (lines.len(), p.docs.len());
             match enc.batch(p.batches.len(), d.batch(), &mut lines, &mut p.docs) {
@@ -286,6 +294,7 @@ impl OpenSearchSink {
         self.metrics
             .missing_fields
             .add(enc.missing_fields - missing_before);
+        self.metrics.missing_ids.add(enc.missing_ids - ids_before);
         p.lines = Bytes::from(lines);
         p.total = p.docs.len();
         p
