@@ -328,6 +328,56 @@ dead_letter = "{{dir}}/dead.msgpack"
     os.delete_index(&index);
 }
 
+/// A whole batch refused (5,000 documents, the default `batch_records`):
+/// the bulk answer, one error per item, is larger than the default
+/// `max_response_bytes` of other request sinks; it must still be read, the
+/// documents set aside once, and nothing sent again.
+#[test]
+fn a_full_batch_of_refused_documents_is_set_aside_once_not_resent() {
+    const N: u64 = 5_000;
+    let os = OpenSearch::shared();
+    let index = unique_index("all-refused");
+    os.put_json(
+        &format!("/{index}"),
+        &json!({"mappings": {"properties": {"n": {"type": "long"}}}}),
+    );
+    let mut lf = Logferry::start(&config(
+        "request_timeout = \"20s\"",
+        &format!(
+            r#"
+[sinks.os]
+type = "opensearch"
+match = "**"
+endpoints = ["{}"]
+index = "{index}"
+dead_letter = "{{dir}}/dead.msgpack"
+"#,
+            os.url()
+        ),
+    ));
+    let addr = lf.http_addr("web");
+    let api = lf.address("api listening");
+    let body = ndjson(
+        0..N,
+        |i| json!({"n": format!("a string where a number belongs, record {i}"), "seq": i}),
+    );
+    let (status, answer) = post(addr, "refused", &body).expect("an answer");
+    assert_eq!(status, 422, "{answer}");
+    let dead = dead_letters(&lf.path("dead.msgpack"));
+    let set: Vec<Value> = dead.iter().map(|d| d.record.clone()).collect();
+    assert_exactly(&numbers_once(&set, "seq"), 0..N);
+    assert_eq!(os.count(&index), 0);
+    assert_eq!(
+        metric(
+            api,
+            "logferry_opensearch_items_total{component=\"os\",result=\"rejected\"}"
+        ),
+        N
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    os.delete_index(&index);
+}
+
 /// Posts `n` records in requests of `per`, resending a request until it
 /// is answered 200, as a client of `ack = "sinks"` should; counts the
 /// records answered in `done`.

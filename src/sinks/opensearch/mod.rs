@@ -48,6 +48,10 @@ use crate::metrics::{Counter, Gauge, Registry};
 
 pub use config::OpenSearchSinkConfig;
 
+/// Bytes of a bulk answer allowed per document of a full batch, at
+/// least: an error item with its reason and cause takes 300 to 600.
+pub const ANSWER_BYTES_PER_DOC: usize = 2048;
+
 /// The `opensearch` sink.
 pub struct OpenSearchSink {
     name: String,
@@ -173,6 +177,15 @@ impl OpenSearchSink {
             query.push_str("&pipeline=");
             query.push_str(&percent_encode(p));
         }
+        // A bulk answer grows with its documents: every refused one gets
+        // its error (type, reason, cause), a few hundred bytes. An answer
+        // cut short cannot be read item by item, so its bulk would be sent
+        // again and again; the limit therefore never stays below what a
+        // full batch of refusals needs.
+        let mut request = c.request.clone();
+        request.max_response_bytes = request
+            .max_response_bytes
+            .max(request.batch_records.saturating_mul(ANSWER_BYTES_PER_DOC));
         let (mut nodes, mut bulk_path, mut probe_path) = (Vec::new(), Vec::new(), Vec::new());
         for e in &c.endpoints {
             let base: http::Uri = e.parse().map_err(|err| format!("endpoints: {e}: {err}"))?;
@@ -182,7 +195,7 @@ impl OpenSearchSink {
             nodes.push(Requests::new(
                 name,
                 base,
-                &c.request,
+                &request,
                 headers.clone(),
                 registry,
                 None,
