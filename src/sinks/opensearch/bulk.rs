@@ -13,7 +13,7 @@ use crate::format::json;
 use crate::format::time::TimeFormat as Rfc3339;
 use crate::protocol::msgpack;
 use crate::sinks::http::encode::Added;
-use crate::sinks::name::{scalar_text, BatchName, NameTemplate, MISSING_FIELD};
+use crate::sinks::name::{scalar_text, BatchName, NameTemplate};
 
 /// One document of a bulk request.
 #[derive(Debug, Clone)]
@@ -39,6 +39,8 @@ pub struct BulkEncoder {
     rfc3339: Rfc3339,
     /// Records whose index names a field they lack (`_` stood in).
     pub missing_fields: u64,
+    /// Records without their `id_key` field (sent without an `_id`).
+    pub missing_ids: u64,
 }
 
 impl BulkEncoder {
@@ -58,6 +60,7 @@ impl BulkEncoder {
             },
             rfc3339: Rfc3339::new(None)?,
             missing_fields: 0,
+            missing_ids: 0,
         })
     }
 
@@ -77,6 +80,7 @@ impl BulkEncoder {
         let mut named: Option<(u32, BatchName<'_>)> = None;
         let mut record = 0;
         let mut missing = 0;
+        let mut missing_ids = 0;
         let (action, id_key, routing_key) = (self.action, &self.id_key, &self.routing_key);
         let (added, rfc3339, generate_id) = (&self.added, &mut self.rfc3339, self.generate_id);
         batch.for_each_record(|time, rec| {
@@ -103,9 +107,16 @@ impl BulkEncoder {
                 }
             }
             if let Some(k) = id_key {
-                let id = rec.field(k).and_then(scalar_text);
-                out.extend_from_slice(b",\"_id\":");
-                json::write_str(out, id.as_deref().unwrap_or(MISSING_FIELD.as_bytes()));
+                // Without the field the node picks an id: one shared
+                // stand-in id would make every such record overwrite (or,
+                // with `create`, conflict with) the first, and be lost.
+                match rec.field(k).and_then(scalar_text) {
+                    Some(id) => {
+                        out.extend_from_slice(b",\"_id\":");
+                        json::write_str(out, &id);
+                    }
+                    None => missing_ids += 1,
+                }
             } else if generate_id {
                 out.extend_from_slice(b",\"_id\":\"");
                 let _ = write!(out, "{:032x}", document_id(tag, time, rec));
@@ -129,6 +140,7 @@ impl BulkEncoder {
             record += 1;
         })?;
         self.missing_fields += missing;
+        self.missing_ids += missing_ids;
         Ok(())
     }
 }
@@ -323,6 +335,19 @@ mod tests {
             serde_json::json!({"create": {"_index": "logferry-1970.01.01", "_id": "x1", "routing": "1"}})
         );
         assert_eq!(v[2]["create"]["_id"], "7");
+        // a record without the field: no `_id` (not a shared stand-in)
+        let lacking = batch(&[r#"{"n":1}"#, r#"{"n":2}"#], 5);
+        let c = config("id_key = \"id\"");
+        let mut enc = BulkEncoder::new(&c).unwrap();
+        let (mut out, mut docs) = (Vec::new(), Vec::new());
+        enc.batch(0, &lacking, &mut out, &mut docs).unwrap();
+        assert_eq!(enc.missing_ids, 2);
+        let first: serde_json::Value =
+            serde_json::from_slice(out.split(|c| *c == b'\n').next().unwrap()).unwrap();
+        assert_eq!(
+            first,
+            serde_json::json!({"index": {"_index": "logferry-1970.01.01"}})
+        );
         let (v, _) = lines(&config("generate_id = true"), &b);
         let id = |i: usize| v[i]["index"]["_id"].as_str().unwrap().to_string();
         // the same tag, time and record: the same id; another record: another

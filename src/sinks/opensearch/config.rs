@@ -35,7 +35,9 @@ pub struct OpenSearchSettings {
     /// counted as delivered: it is there).
     #[serde(default)]
     pub action: Action,
-    /// A record field whose value is the document's `_id`.
+    /// A record field whose value is the document's `_id`; a record
+    /// without it is indexed with an id the node chooses (counted in
+    /// `logferry_opensearch_id_missing_total`).
     pub id_key: Option<String>,
     /// Give each document an `_id` made from its tag, time and content, so
     /// a record sent again (a retried bulk, a source that resends after a

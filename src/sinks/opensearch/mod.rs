@@ -48,6 +48,10 @@ use crate::metrics::{Counter, Gauge, Registry};
 
 pub use config::OpenSearchSinkConfig;
 
+/// Bytes of a bulk answer allowed per document of a full batch, at
+/// least: an error item with its reason and cause takes 300 to 600.
+pub const ANSWER_BYTES_PER_DOC: usize = 2048;
+
 /// The `opensearch` sink.
 pub struct OpenSearchSink {
     name: String,
@@ -78,6 +82,9 @@ struct Metrics {
     retried: Counter,
     rejected: Counter,
     missing_fields: Counter,
+    /// Records without their `id_key` field, indexed with an id the node
+    /// chose (so a resend of them may be indexed twice).
+    missing_ids: Counter,
     bad_records: Counter,
 }
 
@@ -105,6 +112,11 @@ impl Metrics {
             missing_fields: r.counter(
                 "logferry_opensearch_index_fields_missing_total",
                 "Records whose index names a field they lack (`_` stood in).",
+                l,
+            ),
+            missing_ids: r.counter(
+                "logferry_opensearch_id_missing_total",
+                "Records without their id_key field, indexed with an id the node chose.",
                 l,
             ),
             bad_records: r.counter(
@@ -166,6 +178,15 @@ impl OpenSearchSink {
             query.push_str("&pipeline=");
             query.push_str(&percent_encode(p));
         }
+        // A bulk answer grows with its documents: every refused one gets
+        // its error (type, reason, cause), a few hundred bytes. An answer
+        // cut short cannot be read item by item, so its bulk would be sent
+        // again and again; the limit therefore never stays below what a
+        // full batch of refusals needs.
+        let mut request = c.request.clone();
+        request.max_response_bytes = request
+            .max_response_bytes
+            .max(request.batch_records.saturating_mul(ANSWER_BYTES_PER_DOC));
         let (mut nodes, mut bulk_path, mut probe_path) = (Vec::new(), Vec::new(), Vec::new());
         for e in &s.endpoints {
             let base: http::Uri = e.parse().map_err(|err| format!("endpoints: {e}: {err}"))?;
@@ -175,7 +196,7 @@ impl OpenSearchSink {
             nodes.push(Requests::new(
                 name,
                 base,
-                r,
+                &request,
                 headers.clone(),
                 registry,
                 None,
@@ -266,7 +287,7 @@ impl OpenSearchSink {
             total: 0,
             aside: Vec::new(),
         };
-        let missing_before = enc.missing_fields;
+        let (missing_before, ids_before) = (enc.missing_fields, enc.missing_ids);
         for d in batches {
             let (mark, docs) = (lines.len(), p.docs.len());
             match enc.batch(p.batches.len(), d.batch(), &mut lines, &mut p.docs) {
@@ -286,6 +307,7 @@ impl OpenSearchSink {
         self.metrics
             .missing_fields
             .add(enc.missing_fields - missing_before);
+        self.metrics.missing_ids.add(enc.missing_ids - ids_before);
         p.lines = Bytes::from(lines);
         p.total = p.docs.len();
         p
