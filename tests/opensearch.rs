@@ -925,3 +925,49 @@ fn items_that_keep_failing_are_dead_lettered_after_max_attempts_and_nothing_loop
     assert_eq!(server.bulks().len(), 2, "no loop");
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
+
+#[test]
+fn an_answer_that_cannot_be_read_sends_the_bulk_again_in_halves_until_it_can() {
+    // a node (or a proxy before it) whose answer to a bulk of more than 3
+    // documents is cut short or not JSON: each is then sent in bulks whose
+    // answers can be read, once each, and nothing loops
+    let server = Scripted::start(|k, req| {
+        if req.numbers().len() > 3 {
+            let garbage = if k % 2 == 0 {
+                "<html>502 from a proxy, but 200</html>"
+            } else {
+                "{\"errors\":false,\"items\":["
+            };
+            (200, Vec::new(), garbage.to_string())
+        } else {
+            all_stored(req)
+        }
+    });
+    let mut lf = Logferry::start(&scripted_config(&server.url(), "generate_id = true"));
+    let addr = lf.http_addr("web");
+    let (status, body) = post(addr, "halves", &ndjson(0..10, |i| json!({"n": i}))).unwrap();
+    assert_eq!(status, 200, "{body}");
+    let bulks = server.bulks();
+    let sizes: Vec<usize> = bulks.iter().map(|b| b.numbers().len()).collect();
+    // 10 unreadable, 5 unreadable, then bulks of at most 2 until done
+    assert_eq!(sizes[..2], [10, 5], "{sizes:?}");
+    assert!(sizes[2..].iter().all(|s| *s <= 2), "{sizes:?}");
+    let mut stored: BTreeMap<u64, usize> = BTreeMap::new();
+    for b in &bulks[2..] {
+        for n in b.numbers() {
+            *stored.entry(n).or_default() += 1;
+        }
+    }
+    assert_eq!(
+        stored.keys().copied().collect::<Vec<_>>(),
+        (0..10).collect::<Vec<_>>()
+    );
+    assert!(
+        stored.values().all(|c| *c == 1),
+        "each once after the halving: {stored:?}"
+    );
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.bulks().len(), bulks.len(), "no loop");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}

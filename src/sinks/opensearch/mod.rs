@@ -149,6 +149,9 @@ struct Pending {
     docs: Vec<Doc>,
     /// Documents at first.
     total: usize,
+    /// Most documents sent in one bulk: all, until an answer could not be
+    /// read.
+    window: usize,
     /// Per batch, its documents set aside.
     aside: Vec<Vec<SetAside>>,
 }
@@ -285,6 +288,7 @@ impl OpenSearchSink {
             lines: Bytes::new(),
             docs: Vec::new(),
             total: 0,
+            window: usize::MAX,
             aside: Vec::new(),
         };
         let (missing_before, ids_before) = (enc.missing_fields, enc.missing_ids);
@@ -313,17 +317,18 @@ impl OpenSearchSink {
         p
     }
 
-    /// The body of the documents still pending (all of them, at first,
-    /// without a copy).
-    fn body(&self, p: &Pending) -> Bytes {
-        if p.docs.len() == p.total && self.compression == Compression::None {
+    /// The body of the first `n` documents still pending (without a copy
+    /// when they are all the documents of the request).
+    fn body(&self, p: &Pending, n: usize) -> Bytes {
+        let all = n == p.total && p.docs.len() == p.total;
+        if all && self.compression == Compression::None {
             return p.lines.clone();
         }
-        let body = if p.docs.len() == p.total {
+        let body = if all {
             p.lines.to_vec()
         } else {
             let mut b = Vec::with_capacity(p.lines.len());
-            for d in &p.docs {
+            for d in &p.docs[..n] {
                 b.extend_from_slice(&p.lines[d.lines.clone()]);
             }
             b
@@ -398,19 +403,22 @@ impl OpenSearchSink {
         self.settler.give_up(back, &reason);
     }
 
-    /// Reads the items of a 2xx answer: stored ones are done, refused ones
-    /// set aside, the rest stay pending. An answer that cannot be read
-    /// leaves them all pending.
-    fn read_items(&self, p: &mut Pending, answer: &Answer) -> Result<(), String> {
+    /// Reads the items of a 2xx answer to the first `sent` pending
+    /// documents: stored ones are done, refused ones set aside, the rest
+    /// stay pending; returns how many of them are to be sent again. An
+    /// answer that cannot be read leaves them all pending.
+    fn read_items(&self, p: &mut Pending, answer: &Answer, sent: usize) -> Result<usize, String> {
         if !answer.complete {
             return Err(format!(
-                "the bulk answer is larger than max_response_bytes ({} bytes read); raise it",
+                "the bulk answer is larger than max_response_bytes ({} bytes read)",
                 answer.body.len()
             ));
         }
-        let results = bulk::read_answer(&answer.body, p.docs.len(), self.action)?;
-        let mut still = Vec::new();
-        for (doc, result) in std::mem::take(&mut p.docs).into_iter().zip(results) {
+        let results = bulk::read_answer(&answer.body, sent, self.action)?;
+        let mut docs = std::mem::take(&mut p.docs);
+        let unsent = docs.split_off(sent);
+        let mut still = Vec::with_capacity(unsent.len());
+        for (doc, result) in docs.into_iter().zip(results) {
             match result {
                 ItemResult::Stored => self.metrics.indexed.inc(),
                 ItemResult::Retry => {
@@ -432,8 +440,10 @@ impl OpenSearchSink {
                 }
             }
         }
+        let again = still.len();
+        still.extend(unsent);
         p.docs = still;
-        Ok(())
+        Ok(again)
     }
 }
 
@@ -446,28 +456,40 @@ impl Deliver for OpenSearchSink {
             .batches
             .first()
             .map(|d| d.batch().memory.charge_apart(p.lines.len()));
+        // failed attempts so far
         let mut attempt = 0;
         loop {
             if p.docs.is_empty() {
                 return self.settle_done(&mut p);
             }
-            attempt += 1;
             let node = self.pick();
-            let body = self.body(&p);
+            let sent = p.docs.len().min(p.window);
+            let body = self.body(&p, sent);
             let answer = self.nodes[node]
                 .send(Method::POST, &self.bulk_path[node], body.clone())
                 .await;
             self.count_connected();
+            attempt += 1;
             let wait = match answer {
                 Err(_) => self.settler.retry().after(attempt),
-                Ok(a) if a.status.is_success() => match self.read_items(&mut p, &a) {
-                    Ok(()) => {
+                Ok(a) if a.status.is_success() => match self.read_items(&mut p, &a, sent) {
+                    Ok(again) => {
                         self.settler.metrics().bytes.add(body.len() as u64);
                         self.settle_done(&mut p);
+                        if again == 0 {
+                            // progress: the documents not sent yet go now
+                            attempt -= 1;
+                            continue;
+                        }
                         self.settler.retry().after(attempt)
                     }
                     Err(e) => {
-                        tracing::warn!(sink = %self.name, error = %e, "cannot read the bulk answer; sending the bulk again");
+                        // the node has the bulk, but what became of each
+                        // document is unknown: sent again in halves, whose
+                        // answers are smaller, down to one document
+                        p.window = (sent / 2).max(1);
+                        tracing::warn!(sink = %self.name, error = %e, documents = sent,
+                            "cannot read the bulk answer; sending its documents again, at most {} per bulk", p.window);
                         self.settler.retry().after(attempt)
                     }
                 },
@@ -490,8 +512,12 @@ impl Deliver for OpenSearchSink {
                         },
                         message: format!("HTTP {}: {}", a.status, shown(&a)),
                     };
+                    let rest = p.docs.split_off(sent);
                     self.set_all_aside(&mut p, &reason);
-                    return self.settle_done(&mut p);
+                    p.docs = rest;
+                    self.settle_done(&mut p);
+                    attempt -= 1;
+                    continue;
                 }
             };
             if p.docs.is_empty() {
