@@ -26,6 +26,11 @@ peer=(); [[ -x $(. /opt/peers/env 2>/dev/null; echo "${ANCHOR_FLUENTBIT:-}") ]] 
 run filters --workload apache --records 2000000 --runs 3 "${peer[@]}"
 run filters --workload json --records 2000000 --runs 3 "${peer[@]}"
 run filters --workload pass-through --records 5000000 --runs 5
+# the request-based sinks against Fluent Bit: a local OpenSearch node
+# (scripts/opensearch.sh, left running afterwards), and a logferry HTTP receiver
+os_url=$(scripts/opensearch.sh start)
+run sinks --workload opensearch --endpoint "$os_url" --node-pid "$(cat "${LOGFERRY_OPENSEARCH_DIR:-target/opensearch}/pid")" --records 500000 --runs 3 "${peer[@]}"
+run sinks --workload http --records 2000000 --runs 3 "${peer[@]}"
 # Kafka: a local broker (scripts/kafka.sh), left running afterwards
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls

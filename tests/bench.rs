@@ -90,3 +90,46 @@ fn tail_file_against_cat() {
         "{out}"
     );
 }
+
+#[test]
+fn sinks_opensearch_counts_every_record_in_the_index() {
+    // the run ends only once the index's _count holds every record sent
+    let os = common::opensearch::OpenSearch::shared();
+    let out = bench(&[
+        "sinks",
+        "--workload",
+        "opensearch",
+        "--endpoint",
+        os.url(),
+        "--records",
+        "3000",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("forward → opensearch sink")
+            && out.contains("| **logferry, median** | 3000 |"),
+        "{out}"
+    );
+}
+
+#[test]
+fn sinks_http_counts_every_record_in_the_receivers_file() {
+    // the run ends only once the receiver's file holds a line per record
+    let out = bench(&[
+        "sinks",
+        "--workload",
+        "http",
+        "--records",
+        "3000",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("forward → http sink") && out.contains("| **logferry, median** | 3000 |"),
+        "{out}"
+    );
+    assert!(out.contains("HTTP receiver (logferry): CPU s"), "{out}");
+}

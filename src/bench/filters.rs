@@ -213,7 +213,7 @@ fn measure(
 }
 
 /// Counts the lines of a growing file, reading only what was added.
-struct LineCount {
+pub(super) struct LineCount {
     path: PathBuf,
     read: u64,
     lines: usize,
@@ -221,7 +221,7 @@ struct LineCount {
 }
 
 impl LineCount {
-    fn new(path: &Path) -> Self {
+    pub(super) fn new(path: &Path) -> Self {
         LineCount {
             path: path.to_path_buf(),
             read: 0,
@@ -230,7 +230,7 @@ impl LineCount {
         }
     }
 
-    fn count(&mut self) -> usize {
+    pub(super) fn count(&mut self) -> usize {
         let Ok(mut f) = std::fs::File::open(&self.path) else {
             return self.lines;
         };
@@ -249,7 +249,7 @@ impl LineCount {
 }
 
 /// Waits until `addr` accepts connections.
-fn wait_for_port(addr: SocketAddr, p: &mut Proc) -> Result<(), String> {
+pub(super) fn wait_for_port(addr: SocketAddr, p: &mut Proc) -> Result<(), String> {
     wait_until_every(Duration::from_millis(20), &mut [p], || {
         (
             std::net::TcpStream::connect(addr).is_ok(),
@@ -259,7 +259,7 @@ fn wait_for_port(addr: SocketAddr, p: &mut Proc) -> Result<(), String> {
 }
 
 /// A free loopback port (closed again: the peer binds it next).
-fn free_port() -> Result<SocketAddr, String> {
+pub(super) fn free_port() -> Result<SocketAddr, String> {
     let l = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     l.local_addr().map_err(|e| e.to_string())
 }

@@ -9,8 +9,8 @@
 //! - `process.rs`: logferry processes under measurement;
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
-//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`:
-//!   the scenarios;
+//! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`,
+//!   `sinks.rs`: the scenarios;
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
@@ -50,6 +50,7 @@ mod report;
 pub mod results;
 mod rounds;
 mod scenario;
+mod sinks;
 mod stamp;
 mod tail_file;
 mod tail_writer;
@@ -84,6 +85,11 @@ pub enum Scenario {
     /// work in the same run; or forward/tail → file with five filters that
     /// match nothing against none (`--workload pass-through`).
     Filters(filters::FiltersArgs),
+    /// What the request-based sinks cost: forward → opensearch sink → an
+    /// OpenSearch node, or forward → http sink → a logferry HTTP source
+    /// writing a file, against Fluent Bit's `opensearch` / `http` output
+    /// on the same load into the same destination in the same run.
+    Sinks(sinks::SinksArgs),
     /// One forward connection → Kafka sink → a real broker, timed until the
     /// topic holds every record (`--tls`: also with TLS on the forward
     /// hop). Baseline: `kcat -P` producing the same records.
@@ -127,6 +133,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::ForwardSink(a) => relay::forward_sink(a),
         Scenario::TailFile(a) => tail_file::run(a),
         Scenario::Filters(a) => filters::run(a),
+        Scenario::Sinks(a) => sinks::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),
         Scenario::Monitor(a) => monitor::run(a),

@@ -1,0 +1,618 @@
+//! `bench sinks`: what the request-based sinks cost. One sender connection
+//! sends PackedForward chunks of 100 B JSON records to a forward source
+//! whose output is the sink measured; logferry and, unless `--no-peer`,
+//! Fluent Bit (its `forward` input and the matching output) run
+//! alternately on the same load into the same destination:
+//!
+//! - `opensearch`: the `opensearch` sink (Fluent Bit: `opensearch`) into
+//!   a node given by `--endpoint`, each run into an index of its own
+//!   (created before it with one shard and no replica, deleted after); the
+//!   clock stops when the index's `_count` (after a `_refresh`, every
+//!   200 ms) reaches the records sent. The node is the bottleneck, so its
+//!   CPU over the run (`--node-pid`) is reported beside;
+//! - `http`: the `http` sink (Fluent Bit: `http`), JSON arrays posted to
+//!   a receiver that is a separate logferry process (HTTP source → file),
+//!   the same for both systems and started afresh for each run; the clock
+//!   stops when its file holds a line per record. The receiver's CPU is
+//!   reported beside, not charged to the measured process.
+//!
+//! Batches are made alike: Fluent Bit sends one request per chunk at each
+//! flush (`Flush 1`; a chunk is at most about 2 MB of records), so
+//! logferry's sink takes up to [`BATCH_RECORDS`] records or
+//! [`BATCH_BYTES`] bytes with a linger of a second; both keep two
+//! requests in flight (`Workers 2`, `concurrency = 2`).
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::filters::{free_port, wait_for_port, LineCount};
+use super::load::send_frames;
+use super::process::{wait_until_every, Proc};
+use super::procfs;
+use super::report::{self, Run, RunArgs, WorkDir};
+use super::scenario::peers;
+use super::scenario::template::Target;
+use crate::protocol::forward::write_packed_forward;
+use crate::protocol::msgpack::write;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Workload {
+    /// forward → opensearch sink → an OpenSearch node (`--endpoint`).
+    Opensearch,
+    /// forward → http sink → a logferry HTTP source writing a file.
+    Http,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SinksArgs {
+    /// The sink measured.
+    #[arg(long, value_enum)]
+    pub workload: Workload,
+    /// Records per run (default 500,000 for `opensearch`, 2,000,000 for
+    /// `http`); rounded up to whole chunks of 1,000.
+    #[arg(long)]
+    pub records: Option<usize>,
+    /// The OpenSearch node's base URL (`http://127.0.0.1:9200`;
+    /// `scripts/opensearch.sh start` prints one).
+    #[arg(long)]
+    pub endpoint: Option<String>,
+    /// The OpenSearch node's process id, whose CPU over each run is
+    /// reported (scripts/opensearch.sh keeps it in its state dir's `pid`).
+    #[arg(long)]
+    pub node_pid: Option<u32>,
+    /// Measure logferry alone, without Fluent Bit.
+    #[arg(long)]
+    pub no_peer: bool,
+    /// Fluent Bit's program (default: the peers' build named in
+    /// /opt/peers/env or by $LOGFERRY_PEERS_ENV, else `fluent-bit` on PATH).
+    #[arg(long)]
+    pub peer_bin: Option<PathBuf>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Records per PackedForward chunk the sender writes.
+const CHUNK: usize = 1000;
+/// Distinct chunks the sender takes in turn.
+const DISTINCT_CHUNKS: usize = 16;
+/// Size of every record written as JSON (`{"seq":…,"msg":"…"}`).
+pub const RECORD_BYTES: usize = 100;
+/// Most records in one logferry request: about what one of Fluent Bit's
+/// 2 MB chunks holds of these records.
+pub const BATCH_RECORDS: usize = 20_000;
+/// Most bytes (as received) in one logferry request: Fluent Bit's chunk
+/// size.
+pub const BATCH_BYTES: usize = 2_000_000;
+/// How often the OpenSearch index is refreshed and counted.
+const COUNT_EVERY: Duration = Duration::from_millis(200);
+
+pub fn run(a: SinksArgs) -> Result<(), String> {
+    let records = a.records.unwrap_or(match a.workload {
+        Workload::Opensearch => 500_000,
+        Workload::Http => 2_000_000,
+    });
+    if records == 0 || a.run.runs == 0 {
+        return Err("records and runs must be positive".into());
+    }
+    let dir = WorkDir::new(a.run.dir.clone())?;
+    let peer = if a.no_peer {
+        None
+    } else {
+        Some(peers::program(Target::FluentBit, a.peer_bin.as_deref())?)
+    };
+    let dest = match a.workload {
+        Workload::Opensearch => {
+            let url = a
+                .endpoint
+                .clone()
+                .ok_or("--workload opensearch needs --endpoint URL (scripts/opensearch.sh start prints one)")?;
+            Dest::OpenSearch(Node::new(&url, a.node_pid)?)
+        }
+        Workload::Http => Dest::Http,
+    };
+    let load = Load::new(records);
+    compare(&dir.path, &a, peer.as_deref(), &dest, &load)
+}
+
+/// The chunks every run sends.
+struct Load {
+    /// Records sent: whole chunks.
+    records: usize,
+    /// The distinct PackedForward frames, sent in turn.
+    frames: Vec<Vec<u8>>,
+}
+
+impl Load {
+    fn new(records: usize) -> Self {
+        let frames = (0..DISTINCT_CHUNKS)
+            .map(|c| {
+                let mut entries = Vec::with_capacity(CHUNK * (RECORD_BYTES + 16));
+                for i in 0..CHUNK {
+                    write_entry(&mut entries, c * CHUNK + i);
+                }
+                let mut frame = Vec::with_capacity(entries.len() + 64);
+                write_packed_forward(&mut frame, "bench", &entries, CHUNK, None);
+                frame
+            })
+            .collect();
+        Load {
+            records: records.div_ceil(CHUNK) * CHUNK,
+            frames,
+        }
+    }
+
+    fn send(&self, addr: SocketAddr) -> Result<(), String> {
+        let frames: Vec<&[u8]> = self.frames.iter().map(|f| f.as_slice()).collect();
+        send_frames(addr, &frames, self.records / CHUNK, None)
+    }
+}
+
+/// The record numbered `n` as JSON: `{"seq":n,"level":…,"msg":…}`, the
+/// message padded so the whole is [`RECORD_BYTES`] bytes.
+fn record_json(n: usize) -> String {
+    let head = format!("{{\"seq\":{n},\"level\":\"info\",\"msg\":\"");
+    let pad = RECORD_BYTES.saturating_sub(head.len() + 2);
+    let text = "order accepted and queued for the warehouse, nothing to report ";
+    let msg: String = text.chars().cycle().take(pad).collect();
+    format!("{head}{msg}\"}}")
+}
+
+/// Appends `[time, record]` for [`record_json`]'s record `n`.
+fn write_entry(out: &mut Vec<u8>, n: usize) {
+    let json = record_json(n);
+    let msg = json
+        .split("\"msg\":\"")
+        .nth(1)
+        .and_then(|m| m.strip_suffix("\"}"))
+        .unwrap_or("");
+    write::array_len(out, 2);
+    write::event_time(out, 1_700_000_000, n as u32);
+    write::map_len(out, 3);
+    write::str(out, b"seq");
+    write::uint(out, n as u64);
+    write::str(out, b"level");
+    write::str(out, b"info");
+    write::str(out, b"msg");
+    write::str(out, msg.as_bytes());
+}
+
+/// Where the measured process sends the records.
+enum Dest {
+    OpenSearch(Node),
+    /// A receiver started for each run.
+    Http,
+}
+
+/// The OpenSearch node.
+struct Node {
+    /// Its base URL, without a trailing slash.
+    url: String,
+    /// Where that URL's host and port resolve.
+    addr: SocketAddr,
+    /// Its process, whose CPU is read over each run.
+    pid: Option<u32>,
+}
+
+impl Node {
+    fn new(url: &str, pid: Option<u32>) -> Result<Node, String> {
+        let url = url.trim_end_matches('/').to_string();
+        let host = url
+            .strip_prefix("http://")
+            .ok_or_else(|| format!("{url}: only http:// endpoints are benchmarked"))?;
+        let addr = host
+            .to_socket_addrs()
+            .map_err(|e| format!("{host}: {e}"))?
+            .next()
+            .ok_or_else(|| format!("{host}: no address"))?;
+        let node = Node { url, addr, pid };
+        let (status, body) = node.request("GET", "/", None)?;
+        if status != 200 {
+            return Err(format!("{}: answered {status}: {body}", node.url));
+        }
+        Ok(node)
+    }
+
+    /// One request on a connection of its own; the status and the body.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&str>,
+    ) -> Result<(u16, String), String> {
+        let fail = |e: std::io::Error| format!("{} {}{path}: {e}", method, self.url);
+        let mut s = TcpStream::connect(self.addr).map_err(fail)?;
+        s.set_read_timeout(Some(Duration::from_secs(60)))
+            .map_err(fail)?;
+        let body = body.unwrap_or("");
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nhost: bench\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .map_err(fail)?;
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).map_err(fail)?;
+        let status = answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| format!("{method} {}{path}: no HTTP answer", self.url))?;
+        let body = answer
+            .split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default();
+        Ok((status, body))
+    }
+
+    /// A fresh index: one shard, no replica (a single node).
+    fn create(&self, index: &str) -> Result<(), String> {
+        self.delete(index);
+        let (status, body) = self.request(
+            "PUT",
+            &format!("/{index}"),
+            Some(r#"{"settings":{"number_of_shards":1,"number_of_replicas":0}}"#),
+        )?;
+        if status != 200 {
+            return Err(format!("create index {index}: {status} {body}"));
+        }
+        Ok(())
+    }
+
+    fn delete(&self, index: &str) {
+        let _ = self.request("DELETE", &format!("/{index}"), None);
+    }
+
+    /// Documents searchable in `index` after a refresh.
+    fn count(&self, index: &str) -> Result<usize, String> {
+        self.request("POST", &format!("/{index}/_refresh"), None)?;
+        let (status, body) = self.request("GET", &format!("/{index}/_count"), None)?;
+        let n = body
+            .split_once("\"count\":")
+            .and_then(|(_, rest)| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse().ok()
+            })
+            .ok_or_else(|| format!("{index}/_count answered {status}: {body}"))?;
+        Ok(n)
+    }
+
+    fn cpu(&self) -> Option<Duration> {
+        self.pid.and_then(procfs::sample).map(|s| s.cpu())
+    }
+}
+
+/// The system measured.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum System {
+    Logferry,
+    FluentBit,
+}
+
+impl System {
+    fn name(self) -> &'static str {
+        match self {
+            System::Logferry => "logferry",
+            System::FluentBit => "Fluent Bit",
+        }
+    }
+
+    fn slug(self) -> &'static str {
+        match self {
+            System::Logferry => "logferry",
+            System::FluentBit => "fluent-bit",
+        }
+    }
+}
+
+/// One run's figures: the measured process's, and the CPU the
+/// destination (the node, or the HTTP receiver) spent over the same time.
+struct Measured {
+    /// The measured process's run.
+    run: Run,
+    /// CPU time of the destination over the run (unknown without
+    /// `--node-pid`).
+    dest_cpu: Option<Duration>,
+}
+
+fn compare(
+    dir: &Path,
+    a: &SinksArgs,
+    peer: Option<&Path>,
+    dest: &Dest,
+    load: &Load,
+) -> Result<(), String> {
+    let (sink, destination) = match dest {
+        Dest::OpenSearch(n) => ("opensearch", format!("the OpenSearch node at {}", n.url)),
+        Dest::Http => ("http", "a logferry HTTP source → file".to_string()),
+    };
+    println!(
+        "forward → {sink} sink → {destination}: {} records of {RECORD_BYTES} B (JSON) in chunks of {CHUNK}; batches of up to {BATCH_RECORDS} records or {BATCH_BYTES} B, linger 1 s (Fluent Bit: Flush 1, a request per chunk), 2 in flight; {} runs",
+        load.records, a.run.runs
+    );
+    let mut systems = vec![System::Logferry];
+    if peer.is_some() {
+        systems.push(System::FluentBit);
+    }
+    let mut results: Vec<Vec<Measured>> = systems.iter().map(|_| Vec::new()).collect();
+    for i in 0..a.run.runs {
+        for (k, &system) in systems.iter().enumerate() {
+            let tag = format!("{}-{}-{}", system.slug(), std::process::id(), i + 1);
+            let m = match dest {
+                Dest::OpenSearch(node) => {
+                    let index = format!("bench-sinks-{tag}");
+                    node.create(&index)?;
+                    let m = measure_opensearch(dir, system, peer, node, &index, load);
+                    node.delete(&index);
+                    m?
+                }
+                Dest::Http => measure_http(dir, system, peer, &tag, load)?,
+            };
+            eprintln!("run {}: {}", i + 1, m.run.row(system.name()));
+            results[k].push(m);
+        }
+    }
+    let runs: Vec<Vec<Run>> = results
+        .iter()
+        .map(|ms| ms.iter().map(|m| m.run).collect())
+        .collect();
+    let rows: Vec<(&str, &[Run])> = systems
+        .iter()
+        .zip(&runs)
+        .map(|(s, r)| (s.name(), r.as_slice()))
+        .collect();
+    report::print(&rows);
+    let dest_name = match dest {
+        Dest::OpenSearch(_) => "OpenSearch node",
+        Dest::Http => "HTTP receiver (logferry)",
+    };
+    if results.iter().flatten().any(|m| m.dest_cpu.is_some()) {
+        println!("\n| sender | {dest_name}: CPU s | CPU s / M records | CPU % of one core |\n|---|---|---|---|");
+        for (s, ms) in systems.iter().zip(&results) {
+            for (i, m) in ms.iter().enumerate() {
+                if let Some(c) = m.dest_cpu {
+                    let c = c.as_secs_f64();
+                    println!(
+                        "| {}, run {} | {c:.2} | {:.3} | {:.0} |",
+                        s.name(),
+                        i + 1,
+                        c / (m.run.records as f64 / 1e6),
+                        100.0 * c / m.run.seconds
+                    );
+                }
+            }
+        }
+    }
+    if runs.len() == 2 {
+        let (o, t) = (report::median(&runs[0]), report::median(&runs[1]));
+        if let (Some(oc), Some(tc)) = (o.cpu, t.cpu) {
+            println!(
+                "\nmedians: records per CPU-second, logferry / Fluent Bit: {:.2} (goal 3); records/s logferry / Fluent Bit: {:.2}; peak RSS logferry / Fluent Bit: {:.2}",
+                tc.as_secs_f64() / oc.as_secs_f64(),
+                o.records_per_sec() / t.records_per_sec(),
+                o.peak_rss.unwrap_or(0) as f64 / t.peak_rss.unwrap_or(1).max(1) as f64
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Starts the measured system with a forward input and `output` (its
+/// logferry sink, or its Fluent Bit `[OUTPUT]`); returns the process and
+/// where it listens.
+fn start(
+    dir: &Path,
+    system: System,
+    peer: Option<&Path>,
+    logferry_sink: &str,
+    fluent_bit_output: &str,
+) -> Result<(Proc, SocketAddr), String> {
+    match (system, peer) {
+        (System::Logferry, _) => {
+            let mut p = Proc::start(
+                dir,
+                "logferry-sinks",
+                &format!(
+                    "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n{logferry_sink}"
+                ),
+            )?;
+            let addr = p.address("source=in ")?;
+            Ok((p, addr))
+        }
+        (System::FluentBit, Some(bin)) => {
+            let addr = free_port()?;
+            let conf = dir.join("fluent-bit.conf");
+            std::fs::write(
+                &conf,
+                format!(
+                    "[SERVICE]\n    Flush     1\n    Log_Level warn\n\n\
+                     [INPUT]\n    Name   forward\n    Listen 127.0.0.1\n    Port   {}\n\n{fluent_bit_output}",
+                    addr.port()
+                ),
+            )
+            .map_err(|e| e.to_string())?;
+            let mut cmd = Command::new(bin);
+            cmd.arg("-c").arg(&conf).stdout(std::process::Stdio::null());
+            let mut p = Proc::spawn(cmd, "fluent-bit")?;
+            wait_for_port(addr, &mut p)?;
+            Ok((p, addr))
+        }
+        (System::FluentBit, None) => Err("no Fluent Bit program".into()),
+    }
+}
+
+/// logferry's batching, the same for both sinks.
+fn logferry_batching() -> String {
+    format!("batch_records = {BATCH_RECORDS}\nbatch_bytes = {BATCH_BYTES}\nlinger = \"1s\"\nconcurrency = 2\n")
+}
+
+fn measure_opensearch(
+    dir: &Path,
+    system: System,
+    peer: Option<&Path>,
+    node: &Node,
+    index: &str,
+    load: &Load,
+) -> Result<Measured, String> {
+    let sink = format!(
+        "[sinks.out]\ntype = \"opensearch\"\nmatch = \"**\"\nendpoints = [{:?}]\nindex = {index:?}\n{}",
+        node.url,
+        logferry_batching()
+    );
+    let port = node.addr.port();
+    let output = format!(
+        "[OUTPUT]\n    Name               opensearch\n    Match              *\n    Host               {}\n    Port               {port}\n    Index              {index}\n    Suppress_Type_Name On\n    Buffer_Size        False\n    Workers            2\n",
+        node.addr.ip()
+    );
+    let (mut p, addr) = start(dir, system, peer, &sink, &output)?;
+    let node_before = node.cpu();
+    let mut last = Instant::now();
+    let mut n = 0;
+    let json_bytes = (load.records * RECORD_BYTES) as u64;
+    let run = measure(&mut p, &mut [], addr, load, json_bytes, COUNT_EVERY, || {
+        // refresh and count no more often than COUNT_EVERY
+        if last.elapsed() >= COUNT_EVERY {
+            last = Instant::now();
+            n = node.count(index).unwrap_or(n);
+        }
+        (
+            n >= load.records,
+            format!("{index} holds {n} of {} documents", load.records),
+        )
+    })?;
+    let dest_cpu = match (node_before, node.cpu()) {
+        (Some(b), Some(a)) => Some(a.saturating_sub(b)),
+        _ => None,
+    };
+    if n > load.records {
+        eprintln!(
+            "{}: {index} holds {n} documents for {} records sent (duplicates)",
+            system.name(),
+            load.records
+        );
+    }
+    Ok(Measured { run, dest_cpu })
+}
+
+fn measure_http(
+    dir: &Path,
+    system: System,
+    peer: Option<&Path>,
+    tag: &str,
+    load: &Load,
+) -> Result<Measured, String> {
+    let out = dir.join(format!("received-{tag}.log"));
+    let _ = std::fs::remove_file(&out);
+    let mut receiver = Proc::start(
+        dir,
+        "http-receiver",
+        &format!(
+            "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_body_bytes = \"64MiB\"\n\n\
+             [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n",
+            out.display().to_string()
+        ),
+    )?;
+    let recv = receiver.address("source=in ")?;
+    // Fluent Bit's `json` format: an array of objects, the time as `date`
+    let sink = format!(
+        "[sinks.out]\ntype = \"http\"\nmatch = \"**\"\nuri = \"http://{recv}/bench\"\nencoding = \"json\"\ntime_key = \"date\"\n{}",
+        logferry_batching()
+    );
+    let output = format!(
+        "[OUTPUT]\n    Name    http\n    Match   *\n    Host    {}\n    Port    {}\n    URI     /bench\n    Format  json\n    Workers 2\n",
+        recv.ip(),
+        recv.port()
+    );
+    let (mut p, addr) = start(dir, system, peer, &sink, &output)?;
+    let receiver_before = receiver.sample()?;
+    let mut lines = LineCount::new(&out);
+    let run = measure(
+        &mut p,
+        &mut [&mut receiver],
+        addr,
+        load,
+        0,
+        Duration::from_millis(5),
+        || {
+            let n = lines.count();
+            (
+                n >= load.records,
+                format!("{} holds {n} of {} lines", out.display(), load.records),
+            )
+        },
+    )?;
+    let dest_cpu = Some(receiver.sample()?.cpu_since(&receiver_before));
+    drop(p);
+    drop(receiver);
+    let bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(&out);
+    Ok(Measured {
+        run: Run { bytes, ..run },
+        dest_cpu,
+    })
+}
+
+/// One run of a started process: the load sent from another thread while
+/// `done` is polled every `period` (failing if the process, or one of
+/// `others`, exits). CPU and peak RSS are the measured process's.
+fn measure(
+    p: &mut Proc,
+    others: &mut [&mut Proc],
+    addr: SocketAddr,
+    load: &Load,
+    bytes: u64,
+    period: Duration,
+    mut done: impl FnMut() -> (bool, String),
+) -> Result<Run, String> {
+    let before = p.sample()?;
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        let sender = s.spawn(move || load.send(addr));
+        let mut watched: Vec<&mut Proc> = vec![&mut *p];
+        watched.extend(others.iter_mut().map(|o| &mut **o));
+        wait_until_every(period, &mut watched, &mut done)?;
+        sender
+            .join()
+            .map_err(|_| "the sender panicked".to_string())?
+    })?;
+    let seconds = start.elapsed().as_secs_f64();
+    let after = p.sample()?;
+    Ok(Run {
+        seconds,
+        records: load.records,
+        bytes,
+        cpu: Some(after.cpu_since(&before)),
+        peak_rss: Some(after.peak_rss),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_are_100_bytes_of_json_and_the_frames_say_so() {
+        for n in [0, 7, 999, 15_999] {
+            let j = record_json(n);
+            assert_eq!(j.len(), RECORD_BYTES, "{j}");
+            let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+            assert_eq!(v["seq"], n);
+        }
+        let load = Load::new(2500);
+        assert_eq!(load.records, 3000);
+        for f in &load.frames {
+            let frame = crate::protocol::forward::decode_frame(
+                bytes::Bytes::from(f.clone()),
+                &Default::default(),
+            )
+            .unwrap();
+            assert_eq!(frame.count, CHUNK);
+            assert_eq!(
+                crate::protocol::forward::count_entries(&frame.entries).unwrap(),
+                CHUNK
+            );
+        }
+    }
+}
