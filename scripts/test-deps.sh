@@ -2,6 +2,7 @@
 # Installs/builds the real Fluentd-ecosystem client programs that the
 # black-box interop tests spawn against logferry:
 #   target/interop/venv/bin/python tests/interop/python/send.py   (fluent-logger, PyPI)
+#   target/interop/venv/bin/python tests/interop/python/otlp_send.py (OpenTelemetry SDK, PyPI)
 #   java -jar target/interop/fluency-sender.jar                   (Fluency, Maven Central)
 #   target/interop/go-sender                                      (fluent-logger-golang)
 #   kcat                                                          (Kafka consumer, Debian)
@@ -10,7 +11,10 @@
 # and what the Kafka sink's build and tests need: cmake, g++ and the
 # OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central), and the local OpenSearch node's
-# jars (scripts/opensearch.sh fetch, Maven Central).
+# jars (scripts/opensearch.sh fetch, Maven Central), and the real servers of
+# the otlp and s3 tests: an OpenTelemetry Collector (scripts/otelcol.sh
+# fetch, Go proxy) and s3s-fs (scripts/s3.sh fetch, cargo install), with boto3
+# (PyPI) to talk to the latter.
 #   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 #   tmux                                                          (drives `logferry top` in tests/operations.rs, Debian)
 # Idempotent: each step is skipped while its output is newer than its sources.
@@ -26,6 +30,11 @@ mkdir -p "$OUT"
 # tests/interop/java/pom.xml, fluent-logger-golang's in tests/interop/go/go.mod.
 FLUENT_LOGGER_VERSION=0.11.1
 MSGPACK_VERSION=1.2.4
+# The OpenTelemetry Python SDK and its OTLP exporters (HTTP and gRPC) send
+# logs to the otlp source (tests/interop/python/otlp_send.py); boto3 signs
+# requests to the local S3 server (scripts/s3.sh) in its tests.
+OTEL_PY_VERSION=1.45.2
+BOTO3_VERSION=1.44.5
 
 need() { command -v "$1" >/dev/null || { echo "test-deps: '$1' not found on PATH" >&2; exit 1; }; }
 
@@ -45,8 +54,33 @@ import fluent.sender  # noqa: F401  (the module send.py uses)
 sys.exit(md.version("fluent-logger") != sys.argv[1])
 PY
 }
+# The same for the OTLP exporters and boto3, which a venv made before them
+# lacks: they are added to it.
+venv_otel_ok() {
+  "$VENV/bin/python" - "$OTEL_PY_VERSION" "$BOTO3_VERSION" <<'PY' 2>/dev/null
+import sys, importlib.metadata as md
+import opentelemetry.exporter.otlp.proto.http._log_exporter  # noqa: F401
+import opentelemetry.exporter.otlp.proto.grpc._log_exporter  # noqa: F401
+import boto3  # noqa: F401
+sys.exit(md.version("opentelemetry-sdk") != sys.argv[1] or md.version("boto3") != sys.argv[2])
+PY
+}
+otel_pip() {
+  "$VENV/bin/pip" install -q --disable-pip-version-check \
+    "opentelemetry-sdk==$OTEL_PY_VERSION" \
+    "opentelemetry-exporter-otlp-proto-http==$OTEL_PY_VERSION" \
+    "opentelemetry-exporter-otlp-proto-grpc==$OTEL_PY_VERSION" \
+    "boto3==$BOTO3_VERSION"
+  venv_otel_ok
+}
 if venv_ok; then
   echo "python: skip, $VENV has fluent-logger $FLUENT_LOGGER_VERSION"
+  if venv_otel_ok; then
+    echo "python: skip, $VENV has opentelemetry-sdk $OTEL_PY_VERSION and boto3 $BOTO3_VERSION"
+  else
+    otel_pip
+    echo "python: added opentelemetry-sdk $OTEL_PY_VERSION and boto3 $BOTO3_VERSION to $VENV"
+  fi
 else
   need python3
   rm -rf "$VENV"
@@ -61,6 +95,7 @@ else
   "$VENV/bin/pip" install -q --disable-pip-version-check \
     "fluent-logger==$FLUENT_LOGGER_VERSION" "msgpack==$MSGPACK_VERSION"
   venv_ok
+  otel_pip
   echo "python: created $VENV with fluent-logger $FLUENT_LOGGER_VERSION"
 fi
 
@@ -104,6 +139,13 @@ echo "kafka: broker jars in target/kafka-jars"
 # sink's tests; setpriv runs it as nobody when the suite runs as root
 "$ROOT/scripts/opensearch.sh" fetch
 echo "opensearch: node jars in target/opensearch-jars"
+# --- OpenTelemetry Collector and S3 server: built from Go modules
+# (scripts/otelcol/) and from the Rust package registry (s3s-fs), for the otlp and s3
+# tests; both are cached under target/
+"$ROOT/scripts/otelcol.sh" fetch
+echo "otelcol: collector in target/otelcol-bin"
+"$ROOT/scripts/s3.sh" fetch
+echo "s3: s3s-fs in target/s3s-fs"
 # --- util-linux logger: a real syslog client for tests/tcp.rs ----------------
 if command -v logger >/dev/null && logger --help 2>&1 | grep -q -- --octet-count; then
   echo "logger: skip, $(command -v logger) supports --octet-count"

@@ -23,8 +23,10 @@ step "cargo clippy (warnings denied)"
 cargo clippy --all-targets --locked -- -D warnings
 
 step "cargo test"
-# The Kafka and OpenSearch tests start the local broker (scripts/kafka.sh)
-# and node (scripts/opensearch.sh) on first use and leave them running for
-# the next test binary; stop them when the suite ends.
-trap 'scripts/kafka.sh stop || true; scripts/opensearch.sh stop || true' EXIT
+# The Kafka, OpenSearch, OTLP and S3 tests start the local broker
+# (scripts/kafka.sh), node (scripts/opensearch.sh), collector
+# (scripts/otelcol.sh) and S3 server (scripts/s3.sh) on first use and leave
+# them running for the next test binary; stop them when the suite ends.
+trap 'scripts/kafka.sh stop || true; scripts/opensearch.sh stop || true
+      scripts/otelcol.sh stop || true; scripts/s3.sh stop || true' EXIT
 cargo test --locked --no-fail-fast

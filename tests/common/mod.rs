@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 pub mod kafka;
 pub mod opensearch;
+pub mod otelcol;
+pub mod s3;
 pub mod tail;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
