@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 pub mod kafka;
 pub mod opensearch;
+pub mod scripted;
 pub mod tail;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
