@@ -307,7 +307,7 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
             "no Kafka broker connected",
             "logferry_kafka_client_errors_total",
         ),
-        Some("http" | "opensearch") => (
+        Some("http" | "opensearch" | "otlp") => (
             "the last request got no answer",
             "logferry_sink_http_errors_total",
         ),

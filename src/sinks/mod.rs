@@ -15,6 +15,7 @@ pub mod kafka;
 pub mod name;
 pub mod null;
 pub mod opensearch;
+pub mod otlp;
 pub mod settle;
 pub mod stdout;
 pub mod verdict;
@@ -27,6 +28,7 @@ use forward::ForwardSink;
 use http::HttpSink;
 use kafka::KafkaSink;
 use opensearch::OpenSearchSink;
+use otlp::OtlpSink;
 
 /// Counters every sink keeps.
 #[derive(Clone)]
@@ -92,6 +94,8 @@ pub enum SinkRunner {
     Http(Box<HttpSink>),
     /// Indexes into OpenSearch or Elasticsearch; runs its own loop.
     OpenSearch(Box<OpenSearchSink>),
+    /// Exports OpenTelemetry logs over OTLP/HTTP; runs its own loop.
+    Otlp(Box<OtlpSink>),
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
@@ -153,6 +157,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::OpenSearch(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::Otlp(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }

@@ -82,6 +82,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "kafka", "sink-kafka.toml"),
     example!(Sink, "null", "sink-null.toml"),
     example!(Sink, "opensearch", "sink-opensearch.toml"),
+    example!(Sink, "otlp", "sink-otlp.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
 ];
 
@@ -259,6 +260,10 @@ mod tests {
             ),
             (ComponentKind::Sink, "opensearch") => both(
                 keys_of::<sinks::opensearch::config::OpenSearchSettings>(),
+                keys_of::<sinks::http::RequestConfig>(),
+            ),
+            (ComponentKind::Sink, "otlp") => both(
+                keys_of::<sinks::otlp::config::OtlpSettings>(),
                 keys_of::<sinks::http::RequestConfig>(),
             ),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),

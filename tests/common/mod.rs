@@ -14,6 +14,7 @@ pub mod kafka;
 pub mod opensearch;
 pub mod otelcol;
 pub mod s3;
+pub mod scripted;
 pub mod tail;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");

@@ -191,6 +191,14 @@ fn sections() -> Vec<Section> {
             >(),
         ),
         section(
+            "Sinks > `otlp`",
+            &probe_flattened::<
+                sinks::otlp::OtlpSinkConfig,
+                sinks::otlp::config::OtlpSettings,
+                sinks::http::RequestConfig,
+            >(),
+        ),
+        section(
             "Sinks > `stdout`",
             probe::<sinks::stdout::StdoutSinkConfig>(),
         ),

@@ -1,0 +1,284 @@
+//! `type = "otlp"`: records exported as OpenTelemetry logs over OTLP/HTTP
+//! (protobuf, `POST {endpoint}/v1/logs`), acknowledged to their sources
+//! only once the receiver answered 2xx.
+//!
+//! - `config.rs`: the settings (with the shared request settings);
+//! - `encode.rs`: records → log records grouped by resource.
+//!
+//! Each answer is a verdict, as the OTLP specification asks of a client:
+//! - 2xx: delivered. Its `ExportLogsServiceResponse` may hold a
+//!   `partial_success` with `rejected_log_records`: the receiver dropped
+//!   those for good and a client must not send them again. It does not
+//!   say which, so the request counts as delivered; the number is counted
+//!   in `logferry_otlp_sink_rejected_records_total` and the receiver's
+//!   `error_message` logged.
+//! - `retry_statuses` (429, 502, 503, 504): sent again, after the
+//!   receiver's `Retry-After` (at most `retry.max`) or the backoff.
+//! - any other answer: rejected, set aside with the status and the
+//!   message of the `google.rpc.Status` in its body (dead-lettered, or
+//!   dropped and counted).
+//! - no answer (a connection refused, a TLS handshake failing, no answer
+//!   within `request_timeout`): sent again after the backoff.
+
+pub mod config;
+pub mod encode;
+
+use std::rc::Rc;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
+use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceResponse;
+use prost::Message as _;
+
+use self::encode::{Grouped, LogEncoder};
+use super::http::client::Answer;
+use super::http::config::{Compression, StatusPattern};
+use super::http::gather::{self, Deliver, Gathering};
+use super::http::{retry_wait, shown, Requests};
+use super::settle::{Settled, Settler};
+use super::verdict::{Rejection, Verdict};
+use crate::buffer::{Delivery, QueueReceiver};
+use crate::event::EventTime;
+use crate::metrics::{Counter, Registry};
+use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
+use crate::warn_limited;
+
+pub use config::OtlpSinkConfig;
+
+/// The `otlp` sink.
+pub struct OtlpSink {
+    name: String,
+    requests: Requests,
+    /// `/v1/logs` under the endpoint's path.
+    path: String,
+    encoder: LogEncoder,
+    compression: Compression,
+    retried: Vec<StatusPattern>,
+    gathering: Gathering,
+    settler: Settler,
+    metrics: Metrics,
+    /// Partial successes and unreadable answers, logged at most so often.
+    answers_log: RateLimitedLog,
+}
+
+struct Metrics {
+    /// Records a receiver answered 2xx but reported as rejected
+    /// (`partial_success`).
+    rejected: Counter,
+    /// 2xx answers whose body is not an `ExportLogsServiceResponse`.
+    unreadable: Counter,
+    /// Records that could not be read (rejected to their source).
+    bad_records: Counter,
+}
+
+/// `google.rpc.Status`, the body of an OTLP/HTTP error answer: only its
+/// message is read (prost skips the details).
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+}
+
+impl OtlpSink {
+    pub fn new(
+        name: &str,
+        c: OtlpSinkConfig,
+        settler: Settler,
+        registry: &Registry,
+    ) -> Result<OtlpSink, String> {
+        c.validate()?;
+        let (s, r) = (&c.sink, &c.request);
+        let base: http::Uri = s
+            .endpoint
+            .parse()
+            .map_err(|e| format!("endpoint {:?}: {e}", s.endpoint))?;
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            HeaderValue::from_static("application/x-protobuf"),
+        );
+        if s.compression == Compression::Gzip {
+            headers.insert(
+                http::header::CONTENT_ENCODING,
+                HeaderValue::from_static("gzip"),
+            );
+        }
+        for (k, v) in &s.headers {
+            let (k, v) = (
+                HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("headers.{k}: {e}"))?,
+                HeaderValue::from_str(v).map_err(|e| format!("headers: {e}"))?,
+            );
+            headers.insert(k, v);
+        }
+        let l = &[("component", name)];
+        let connected = registry.gauge(
+            crate::api::CONNECTED_METRIC,
+            "Servers a sink is connected to now (0: it cannot deliver).",
+            l,
+        );
+        // `/ready` reads it: set by each request, whether it got an answer
+        let requests = Requests::new(name, base, r, headers, registry, Some(connected))?;
+        Ok(OtlpSink {
+            name: name.to_string(),
+            requests,
+            path: s.logs_path(),
+            encoder: LogEncoder::new(s),
+            compression: s.compression,
+            retried: s.retry_statuses.clone(),
+            gathering: Gathering {
+                max_records: r.batch_records,
+                max_bytes: r.batch_bytes,
+                linger: r.linger,
+                concurrency: r.concurrency,
+                drain_timeout: r.drain_timeout,
+            },
+            settler,
+            metrics: Metrics {
+                rejected: registry.counter(
+                    "logferry_otlp_sink_rejected_records_total",
+                    "Records an OTLP receiver took but reported rejected (partial_success); not sent again.",
+                    l,
+                ),
+                unreadable: registry.counter(
+                    "logferry_otlp_sink_unreadable_answers_total",
+                    "2xx answers whose body is not an ExportLogsServiceResponse (counted delivered).",
+                    l,
+                ),
+                bad_records: registry.counter(
+                    "logferry_sink_http_bad_records_total",
+                    "Records a request-based sink could not read (rejected to their source).",
+                    l,
+                ),
+            },
+            answers_log: RateLimitedLog::new(WARN_INTERVAL),
+        })
+    }
+
+    /// Runs until the queue is closed and the requests in flight are done.
+    pub async fn run(self, rx: QueueReceiver) {
+        let g = self.gathering;
+        gather::run(Rc::new(self), g, rx).await;
+    }
+
+    /// The body of `batches`; a batch whose records cannot be read is
+    /// rejected alone.
+    fn encode(&self, batches: Vec<Delivery>) -> (Bytes, Vec<Delivery>) {
+        let now = EventTime::now();
+        let observed = u64::from(now.secs) * 1_000_000_000 + u64::from(now.nanos);
+        let mut grouped = Grouped::default();
+        let mut kept = Vec::with_capacity(batches.len());
+        for d in batches {
+            match self.encoder.batch(d.batch(), observed, &mut grouped) {
+                Ok(()) => kept.push(d),
+                Err(e) => {
+                    self.metrics.bad_records.add(d.batch().count as u64);
+                    tracing::error!(sink = %self.name, error = %e, "cannot read a batch's records; rejected");
+                    d.reject();
+                }
+            }
+        }
+        let body = self.encoder.request(grouped).encode_to_vec();
+        let body = crate::sinks::http::encode::compress(self.compression, body);
+        (Bytes::from(body), kept)
+    }
+
+    /// The verdict for an answer to the `attempt`th try (from 1).
+    fn judge(&self, answer: &Answer, attempt: u32) -> Verdict {
+        let code = answer.status.as_u16();
+        if answer.status.is_success() {
+            self.read_success(answer);
+            return Verdict::Delivered;
+        }
+        if self.retried.iter().any(|p| p.matches(code)) {
+            return Verdict::Retry {
+                after: retry_wait(&self.settler, answer, attempt),
+            };
+        }
+        Verdict::Rejected {
+            reason: Rejection {
+                kind: if answer.status.is_client_error() {
+                    "http_4xx"
+                } else {
+                    "http_status"
+                },
+                message: format!("HTTP {}: {}", answer.status, error_message(answer)),
+            },
+        }
+    }
+
+    /// Counts and logs the records a 2xx answer reports rejected.
+    fn read_success(&self, answer: &Answer) {
+        let response = match ExportLogsServiceResponse::decode(&answer.body[..]) {
+            Ok(r) if answer.complete => r,
+            Ok(_) | Err(_) => {
+                self.metrics.unreadable.inc();
+                warn_limited!(self.answers_log, "unreadable", sink = %self.name, status = %answer.status,
+                    answer = %shown(answer), "cannot read the receiver's answer; its records count as delivered");
+                return;
+            }
+        };
+        let Some(partial) = response.partial_success else {
+            return;
+        };
+        if partial.rejected_log_records > 0 {
+            self.metrics
+                .rejected
+                .add(partial.rejected_log_records as u64);
+            warn_limited!(self.answers_log, "partial_success", sink = %self.name,
+                rejected = partial.rejected_log_records, error = %partial.error_message,
+                "the receiver rejected records of a request (partial success); which is not said, so none is sent again");
+        }
+    }
+}
+
+/// The message of an error answer's `google.rpc.Status`, else its first
+/// bytes as text.
+fn error_message(answer: &Answer) -> String {
+    match RpcStatus::decode(&answer.body[..]) {
+        Ok(s) if answer.complete && !s.message.is_empty() => s.message,
+        _ => shown(answer),
+    }
+}
+
+impl Deliver for OtlpSink {
+    async fn deliver(self: Rc<Self>, batches: Vec<Delivery>) {
+        let (body, mut batches) = self.encode(batches);
+        let Some(first) = batches.first() else {
+            return;
+        };
+        // the body is a copy of the records: it counts in the memory
+        // budget, as they do, until the request is settled
+        let _charge = first.batch().memory.charge_apart(body.len());
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let verdict = match self
+                .requests
+                .send(Method::POST, &self.path, body.clone())
+                .await
+            {
+                Ok(answer) => self.judge(&answer, attempt),
+                Err(_) => self.settler.retry_verdict(attempt),
+            };
+            if verdict == Verdict::Delivered {
+                self.settler.metrics().bytes.add(body.len() as u64);
+            }
+            match self.settler.settle(batches, attempt, verdict) {
+                Settled::Retry { after, items } => {
+                    batches = items;
+                    tokio::time::sleep(after).await;
+                }
+                Settled::Accepted | Settled::Rejected { .. } => return,
+            }
+        }
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+#[cfg(test)]
+mod tests;

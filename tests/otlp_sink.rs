@@ -1,0 +1,375 @@
+//! The `otlp` sink, black-box: the built binary with an HTTP source in
+//! front, numbered records, and every number counted at the end in what
+//! an OTLP/HTTP receiver was sent, decoded with `opentelemetry-proto`.
+//!
+//! The receiver here is a scripted server (tests/common/scripted.rs), for
+//! the answers a real one rarely gives: a 503 with `Retry-After`, a 400
+//! with a `google.rpc.Status`, a partial success. A test against a real
+//! OpenTelemetry Collector uses the same `config` (its OTLP/HTTP address
+//! as the endpoint), `post_all` and `record`, and counts the numbers in
+//! the collector's file instead.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+use common::scripted::{Answer, Request, Scripted};
+use common::{api_get, metric_value, Logferry};
+use logferry::protocol::msgpack::{Reader, Value as Mp};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::logs::v1::LogRecord;
+use prost::Message as _;
+use serde_json::json;
+
+/// logferry with its API, an HTTP source `web`, and an `otlp` sink `otel`
+/// to `endpoint` (`extra` added to its table), retrying every 50 ms to
+/// 5 s, with a dead-letter file.
+fn config(endpoint: &str, extra: &str) -> String {
+    format!(
+        r#"
+[api]
+address = "127.0.0.1:0"
+
+[sources.web]
+type = "http"
+address = "127.0.0.1:0"
+
+[sinks.otel]
+type = "otlp"
+match = "**"
+endpoint = "{endpoint}"
+dead_letter = "{{dir}}/dead.msgpack"
+resource_attributes = {{ "deployment.environment" = "test" }}
+{extra}
+
+[sinks.otel.retry]
+initial = "50ms"
+max = "5s"
+"#
+    )
+}
+
+/// Record `n`: its number in the message and as an attribute, a
+/// severity, and one of three resources.
+fn record(n: u64) -> serde_json::Value {
+    json!({
+        "message": format!("record {n}"),
+        "n": n,
+        "level": "warn",
+        "resource": {"service.name": format!("svc-{}", n % 3)},
+    })
+}
+
+/// One NDJSON POST on a connection of its own: (status, body).
+fn post(addr: SocketAddr, tag: &str, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    write!(
+        s,
+        "POST /{tag} HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    let status = out.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (status, body.to_string())
+}
+
+fn ndjson(range: std::ops::Range<u64>) -> String {
+    range.map(|n| format!("{}\n", record(n))).collect()
+}
+
+/// Posts records `0..n` in requests of `per`, from `threads` clients at
+/// once, asserting each is answered 200 (the sink has them).
+fn post_all(addr: SocketAddr, n: u64, per: u64, threads: u64) {
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            s.spawn(move || {
+                let mut from = t * per;
+                while from < n {
+                    let to = (from + per).min(n);
+                    let (status, body) = post(addr, "app", &ndjson(from..to));
+                    assert_eq!(status, 200, "records {from}..{to}: {body}");
+                    from += per * threads;
+                }
+            });
+        }
+    });
+}
+
+/// The log records of an export request, each with its resource's
+/// attributes.
+fn exported(req: &Request) -> Vec<(Vec<KeyValue>, LogRecord)> {
+    assert_eq!(req.method, "POST");
+    assert_eq!(req.path, "/v1/logs");
+    assert_eq!(req.header("content-type"), Some("application/x-protobuf"));
+    let export = ExportLogsServiceRequest::decode(&req.decoded_body()[..]).expect("protobuf");
+    let mut out = Vec::new();
+    for rl in export.resource_logs {
+        let resource = rl.resource.map(|r| r.attributes).unwrap_or_default();
+        for sl in rl.scope_logs {
+            assert_eq!(sl.scope.map(|s| s.name).as_deref(), Some("logferry"));
+            for r in sl.log_records {
+                out.push((resource.clone(), r));
+            }
+        }
+    }
+    out
+}
+
+fn attr<'a>(kvs: &'a [KeyValue], key: &str) -> Option<&'a Any> {
+    kvs.iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+}
+
+/// Checks each record as [`record`] made it, and returns how many times
+/// each number came.
+fn numbers(requests: &[Request]) -> BTreeMap<u64, usize> {
+    let mut seen = BTreeMap::new();
+    for req in requests {
+        for (resource, r) in exported(req) {
+            let Some(Any::IntValue(n)) = attr(&r.attributes, "n") else {
+                panic!("no n in {r:?}")
+            };
+            let n = *n as u64;
+            let body = r.body.as_ref().and_then(|b| b.value.clone());
+            assert_eq!(body, Some(Any::StringValue(format!("record {n}"))));
+            assert_eq!((r.severity_text.as_str(), r.severity_number), ("warn", 13));
+            assert_eq!(
+                attr(&resource, "service.name"),
+                Some(&Any::StringValue(format!("svc-{}", n % 3))),
+                "record {n}"
+            );
+            assert_eq!(
+                attr(&resource, "deployment.environment"),
+                Some(&Any::StringValue("test".into()))
+            );
+            assert!(r.time_unix_nano > 0 && r.observed_time_unix_nano >= r.time_unix_nano);
+            *seen.entry(n).or_insert(0) += 1;
+        }
+    }
+    seen
+}
+
+fn ok_answer(response: ExportLogsServiceResponse) -> Answer {
+    Answer::new(200, "application/x-protobuf", response.encode_to_vec())
+}
+
+fn metric(api: SocketAddr, name_and_labels: &str) -> u64 {
+    metric_value(&api_get(api, "/metrics"), name_and_labels) as u64
+}
+
+/// One record set aside: the frame's `kind` and `reason`, and the
+/// record's `n`.
+#[derive(Debug)]
+struct DeadLetter {
+    kind: String,
+    reason: String,
+    n: u64,
+}
+
+/// Reads a string or an integer, skipping whatever else.
+fn scalar(r: &mut Reader<'_>) -> Option<String> {
+    match r.read().unwrap() {
+        Mp::Str(s) => Some(String::from_utf8_lossy(s).into_owned()),
+        Mp::UInt(u) => Some(u.to_string()),
+        v @ (Mp::Array(_) | Mp::Map(_)) => {
+            logferry::event::skip_rest(r, v).unwrap();
+            None
+        }
+        _ => None,
+    }
+}
+
+fn dead_letters(path: &std::path::Path) -> Vec<DeadLetter> {
+    let Ok(data) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut r = Reader::new(&data);
+    while !r.is_empty() {
+        assert_eq!(r.read_array_len().unwrap(), 3, "a frame with options");
+        r.read_bytes().unwrap();
+        let entries = r.read_bytes().unwrap();
+        let mut options = BTreeMap::new();
+        for _ in 0..r.read_map_len().unwrap() {
+            let k = scalar(&mut r).unwrap();
+            options.insert(k, scalar(&mut r).unwrap_or_default());
+        }
+        let mut e = Reader::new(entries);
+        while !e.is_empty() {
+            e.read_array_len().unwrap();
+            e.skip().unwrap();
+            let mut n = None;
+            for _ in 0..e.read_map_len().unwrap() {
+                let k = scalar(&mut e);
+                let v = scalar(&mut e);
+                if k.as_deref() == Some("n") {
+                    n = v.and_then(|v| v.parse().ok());
+                }
+            }
+            out.push(DeadLetter {
+                kind: options["kind"].clone(),
+                reason: options["reason"].clone(),
+                n: n.expect("a numbered record"),
+            });
+        }
+    }
+    out
+}
+
+#[test]
+fn ten_thousand_numbered_records_arrive_once_each_with_body_severity_attributes_and_resource() {
+    let server = Scripted::start(|_, _| ok_answer(ExportLogsServiceResponse::default()));
+    let mut lf = Logferry::start(&config(&server.url(), "batch_records = 1000"));
+    let addr = lf.http_addr("web");
+    let n = 10_000;
+    post_all(addr, n, 250, 4);
+    let requests = server.requests();
+    let seen = numbers(&requests);
+    assert_eq!(seen.len(), n as usize, "every number arrived");
+    assert!(seen.values().all(|&c| c == 1), "each once");
+    for req in &requests {
+        assert_eq!(req.header("content-encoding"), Some("gzip"), "the default");
+    }
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+#[test]
+fn an_export_answered_503_with_retry_after_is_sent_again_and_none_is_lost() {
+    let server = Scripted::start(|k, _| match k {
+        0 => Answer::new(503, "text/plain", b"busy".to_vec()).with_header("retry-after", "1"),
+        _ => ok_answer(ExportLogsServiceResponse::default()),
+    });
+    let mut lf = Logferry::start(&config(&server.url(), "compression = \"none\""));
+    let addr = lf.http_addr("web");
+    let (status, body) = post(addr, "app", &ndjson(0..500));
+    assert_eq!(status, 200, "{body}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one export, then one retry");
+    assert_eq!(requests[0].body, requests[1].body, "the same export, whole");
+    assert_eq!(requests[1].header("content-encoding"), None);
+    let waited = requests[1].at - requests[0].at;
+    assert!(
+        waited >= Duration::from_millis(900),
+        "Retry-After: 1 honoured (the backoff alone is 50ms), waited {waited:?}"
+    );
+    let seen = numbers(&requests[1..]);
+    assert_eq!(seen.len(), 500);
+    assert!(seen.values().all(|&c| c == 1));
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+/// `google.rpc.Status`, the body of an OTLP/HTTP error answer.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+}
+
+#[test]
+fn an_export_answered_400_is_dead_lettered_with_the_receivers_message_and_not_sent_again() {
+    let server = Scripted::start(|_, _| {
+        let status = RpcStatus {
+            code: 3,
+            message: "log record attributes too large".into(),
+        };
+        Answer::new(400, "application/x-protobuf", status.encode_to_vec())
+    });
+    let mut lf = Logferry::start(&config(&server.url(), ""));
+    let addr = lf.http_addr("web");
+    let (status, body) = post(addr, "app", &ndjson(0..10));
+    assert_eq!(status, 422, "the client is told: {body}");
+    let dead = dead_letters(&lf.path("dead.msgpack"));
+    let ns: Vec<u64> = dead.iter().map(|d| d.n).collect();
+    assert_eq!(ns, (0..10).collect::<Vec<_>>(), "{dead:?}");
+    for d in &dead {
+        assert_eq!(d.kind, "http_4xx");
+        // the Status's message, not its protobuf bytes
+        assert_eq!(
+            d.reason,
+            "HTTP 400 Bad Request: log record attributes too large"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(server.requests().len(), 1, "a 400 is never sent again");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+#[test]
+fn a_partial_success_is_counted_and_logged_and_its_export_counts_delivered() {
+    let server = Scripted::start(|_, _| {
+        ok_answer(ExportLogsServiceResponse {
+            partial_success: Some(ExportLogsPartialSuccess {
+                rejected_log_records: 4,
+                error_message: "4 records older than the retention".into(),
+            }),
+        })
+    });
+    let mut lf = Logferry::start(&config(&server.url(), ""));
+    let addr = lf.http_addr("web");
+    let api = lf.address("api listening");
+    let (status, body) = post(addr, "app", &ndjson(0..10));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        metric(
+            api,
+            "logferry_otlp_sink_rejected_records_total{component=\"otel\"}"
+        ),
+        4
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a partial success is not retried"
+    );
+    assert_eq!(numbers(&server.requests()).len(), 10);
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    assert!(lf.stop().success());
+    let log = lf.log_text();
+    assert!(
+        log.contains("partial success") && log.contains("older than the retention"),
+        "{log}"
+    );
+}
+
+#[test]
+fn an_endpoint_that_refuses_connections_is_retried_until_it_listens() {
+    // a port that was free a moment ago: nothing listens there yet
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut lf = Logferry::start(&config(&format!("http://127.0.0.1:{port}"), ""));
+    let addr = lf.http_addr("web");
+    let client = std::thread::spawn(move || post(addr, "app", &ndjson(0..100)));
+    lf.wait_for_log("request failed; retrying", Duration::from_secs(10));
+    let server = scripted_on(port);
+    let (status, body) = client.join().unwrap();
+    assert_eq!(status, 200, "{body}");
+    let seen = numbers(&server.requests());
+    assert_eq!(seen.len(), 100);
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+/// A server that accepts every export, on `port`.
+fn scripted_on(port: u16) -> Scripted {
+    Scripted::start_on(port, |_, _| ok_answer(ExportLogsServiceResponse::default()))
+}
