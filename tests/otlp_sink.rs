@@ -373,3 +373,66 @@ fn an_endpoint_that_refuses_connections_is_retried_until_it_listens() {
 fn scripted_on(port: u16) -> Scripted {
     Scripted::start_on(port, |_, _| ok_answer(ExportLogsServiceResponse::default()))
 }
+
+// ------------------------------------------------ a real OpenTelemetry Collector
+
+/// The numbers of the collector's records (attribute `n`), with how often
+/// each came.
+fn collected(c: &common::otelcol::Collector) -> BTreeMap<u64, usize> {
+    let mut seen = BTreeMap::new();
+    for r in c.records() {
+        if let Some(n) = r["attributes"]["n"].as_u64() {
+            *seen.entry(n).or_insert(0) += 1;
+        }
+    }
+    seen
+}
+
+#[test]
+fn a_real_collector_stopped_and_started_mid_run_gets_every_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let collector = common::otelcol::Collector::private(dir.path());
+    let mut lf = Logferry::start(&config(
+        collector.http_url(),
+        "linger = \"50ms\"\nbatch_records = 500",
+    ));
+    let addr = lf.http_addr("web");
+    const N: u64 = 20_000;
+    let sender = std::thread::spawn(move || post_all(addr, N, 250, 4));
+    // mid-run: the collector goes away for two seconds (a stop flushes
+    // what it acknowledged; a kill -9 would lose what it had not yet
+    // written, which is the collector's to keep, not the sender's)
+    common::wait_until("a first export", Duration::from_secs(60), || {
+        !collected(&collector).is_empty()
+    });
+    collector.stop();
+    std::thread::sleep(Duration::from_secs(2));
+    collector.restart();
+    sender.join().unwrap();
+    common::wait_until(
+        "every record in the collector's file",
+        Duration::from_secs(60),
+        || collected(&collector).len() as u64 == N,
+    );
+    let seen = collected(&collector);
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        (0..N).collect::<Vec<_>>()
+    );
+    let twice = seen.values().filter(|c| **c > 1).count();
+    assert!(
+        twice <= 2_000,
+        "at least once, not a resend of everything: {twice} twice"
+    );
+    // one record as the collector read it: body, severity, attributes, resource
+    let r = collector
+        .records()
+        .into_iter()
+        .find(|r| r["attributes"]["n"] == 7)
+        .unwrap();
+    assert_eq!(r["body"], "record 7");
+    assert_eq!(r["resource"]["service.name"], "svc-1");
+    assert_eq!(r["resource"]["deployment.environment"], "test");
+    assert_eq!(r["record"]["severityText"], "warn");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
