@@ -181,7 +181,15 @@ struct Answer {
     #[serde(default)]
     errors: bool,
     #[serde(default)]
-    items: Vec<std::collections::HashMap<String, Item>>,
+    items: Vec<Slot>,
+}
+
+/// One item of an answer: `{"index": {…}}` or `{"create": {…}}` (the
+/// actions the sink sends), read without a map per item.
+#[derive(Deserialize)]
+struct Slot {
+    index: Option<Item>,
+    create: Option<Item>,
 }
 
 #[derive(Deserialize)]
@@ -215,7 +223,7 @@ pub fn read_answer(body: &[u8], docs: usize, action: Action) -> Result<Vec<ItemR
         .items
         .into_iter()
         .map(|i| {
-            let Some(item) = i.into_values().next() else {
+            let Some(item) = i.index.or(i.create) else {
                 return ItemResult::Retry;
             };
             judge(item, action, answer.errors)
