@@ -355,20 +355,76 @@ impl HttpSink {
         if answer.status.is_success() || self.delivered.iter().any(|p| p.matches(code)) {
             return Verdict::Delivered;
         }
-        if self.retried.iter().any(|p| p.matches(code)) {
-            return Verdict::Retry {
-                after: retry_wait(&self.settler, answer, attempt),
-            };
+        failed_verdict(&self.settler, answer, attempt, &self.retried, shown(answer))
+    }
+}
+
+/// The verdict for an answer that does not deliver: a retry when its
+/// status is one of `retried` (after its `Retry-After`, see
+/// [`retry_wait`]), else a rejection naming the status and `message` (what
+/// the answer says).
+pub fn failed_verdict(
+    settler: &Settler,
+    answer: &Answer,
+    attempt: u32,
+    retried: &[StatusPattern],
+    message: String,
+) -> Verdict {
+    if retried.iter().any(|p| p.matches(answer.status.as_u16())) {
+        return Verdict::Retry {
+            after: retry_wait(settler, answer, attempt),
+        };
+    }
+    Verdict::Rejected {
+        reason: rejection(answer, message),
+    }
+}
+
+/// Why records an answer refuses are set aside: `http_4xx` (or
+/// `http_status` for another class), the status and `message`.
+pub fn rejection(answer: &Answer, message: String) -> Rejection {
+    Rejection {
+        kind: if answer.status.is_client_error() {
+            "http_4xx"
+        } else {
+            "http_status"
+        },
+        message: format!("HTTP {}: {message}", answer.status),
+    }
+}
+
+/// Sends `body`, the one request of `batches`, until they are settled:
+/// an answer becomes a verdict through `judge` (given the attempt, from
+/// 1), no answer a retry after the backoff. The body counts in the memory
+/// budget meanwhile: it is a copy of the records.
+pub async fn send_until_settled(
+    requests: &Requests,
+    settler: &Settler,
+    (method, path): (Method, &str),
+    body: Bytes,
+    mut batches: Vec<Delivery>,
+    judge: impl Fn(&Answer, u32) -> Verdict,
+) {
+    let Some(first) = batches.first() else {
+        return;
+    };
+    let _charge = first.batch().memory.charge_apart(body.len());
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let verdict = match requests.send(method.clone(), path, body.clone()).await {
+            Ok(answer) => judge(&answer, attempt),
+            Err(_) => settler.retry_verdict(attempt),
+        };
+        if verdict == Verdict::Delivered {
+            settler.metrics().bytes.add(body.len() as u64);
         }
-        Verdict::Rejected {
-            reason: Rejection {
-                kind: if answer.status.is_client_error() {
-                    "http_4xx"
-                } else {
-                    "http_status"
-                },
-                message: format!("HTTP {}: {}", answer.status, shown(answer)),
-            },
+        match settler.settle(batches, attempt, verdict) {
+            Settled::Retry { after, items } => {
+                batches = items;
+                tokio::time::sleep(after).await;
+            }
+            Settled::Accepted | Settled::Rejected { .. } => return,
         }
     }
 }
@@ -385,36 +441,20 @@ pub fn retry_wait(settler: &Settler, answer: &Answer, attempt: u32) -> Duration 
 
 impl Deliver for HttpSink {
     async fn deliver(self: Rc<Self>, batches: Vec<Delivery>) {
-        let (body, mut batches) = self.encode(batches);
+        let (body, batches) = self.encode(batches);
         let Some(first) = batches.first() else {
             return;
         };
         let path = self.uri.path(&first.batch().tag);
-        // the body is a copy of the records: it counts in the memory
-        // budget, as they do, until the request is settled
-        let _charge = first.batch().memory.charge_apart(body.len());
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let verdict = match self
-                .requests
-                .send(self.method.clone(), &path, body.clone())
-                .await
-            {
-                Ok(answer) => self.judge(&answer, attempt),
-                Err(_) => self.settler.retry_verdict(attempt),
-            };
-            if verdict == Verdict::Delivered {
-                self.settler.metrics().bytes.add(body.len() as u64);
-            }
-            match self.settler.settle(batches, attempt, verdict) {
-                Settled::Retry { after, items } => {
-                    batches = items;
-                    tokio::time::sleep(after).await;
-                }
-                Settled::Accepted | Settled::Rejected { .. } => return,
-            }
-        }
+        send_until_settled(
+            &self.requests,
+            &self.settler,
+            (self.method.clone(), &path),
+            body,
+            batches,
+            |answer, attempt| self.judge(answer, attempt),
+        )
+        .await;
     }
 
     fn joins(&self, first: &crate::event::Batch, next: &crate::event::Batch) -> bool {

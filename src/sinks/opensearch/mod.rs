@@ -40,7 +40,7 @@ use self::bulk::{BulkEncoder, Doc, ItemResult};
 use super::http::client::Answer;
 use super::http::config::{Compression, StatusPattern};
 use super::http::gather::{self, Deliver, Gathering};
-use super::http::{retry_wait, shown, Requests};
+use super::http::{rejection, retry_wait, shown, Requests};
 use super::settle::{entry_at, SetAside, Settler};
 use super::verdict::Rejection;
 use crate::buffer::{Delivery, QueueReceiver};
@@ -504,14 +504,7 @@ impl Deliver for OpenSearchSink {
                     retry_wait(&self.settler, &a, attempt)
                 }
                 Ok(a) => {
-                    let reason = Rejection {
-                        kind: if a.status.is_client_error() {
-                            "http_4xx"
-                        } else {
-                            "http_status"
-                        },
-                        message: format!("HTTP {}: {}", a.status, shown(&a)),
-                    };
+                    let reason = rejection(&a, shown(&a));
                     let rest = p.docs.split_off(sent);
                     self.set_all_aside(&mut p, &reason);
                     p.docs = rest;

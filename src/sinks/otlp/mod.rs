@@ -34,9 +34,9 @@ use self::encode::{Grouped, LogEncoder};
 use super::http::client::Answer;
 use super::http::config::{Compression, StatusPattern};
 use super::http::gather::{self, Deliver, Gathering};
-use super::http::{retry_wait, shown, Requests};
-use super::settle::{Settled, Settler};
-use super::verdict::{Rejection, Verdict};
+use super::http::{failed_verdict, send_until_settled, shown, Requests};
+use super::settle::Settler;
+use super::verdict::Verdict;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::EventTime;
 use crate::metrics::{Counter, Registry};
@@ -186,26 +186,17 @@ impl OtlpSink {
 
     /// The verdict for an answer to the `attempt`th try (from 1).
     fn judge(&self, answer: &Answer, attempt: u32) -> Verdict {
-        let code = answer.status.as_u16();
         if answer.status.is_success() {
             self.read_success(answer);
             return Verdict::Delivered;
         }
-        if self.retried.iter().any(|p| p.matches(code)) {
-            return Verdict::Retry {
-                after: retry_wait(&self.settler, answer, attempt),
-            };
-        }
-        Verdict::Rejected {
-            reason: Rejection {
-                kind: if answer.status.is_client_error() {
-                    "http_4xx"
-                } else {
-                    "http_status"
-                },
-                message: format!("HTTP {}: {}", answer.status, error_message(answer)),
-            },
-        }
+        failed_verdict(
+            &self.settler,
+            answer,
+            attempt,
+            &self.retried,
+            error_message(answer),
+        )
     }
 
     /// Counts and logs the records a 2xx answer reports rejected.
@@ -244,35 +235,16 @@ fn error_message(answer: &Answer) -> String {
 
 impl Deliver for OtlpSink {
     async fn deliver(self: Rc<Self>, batches: Vec<Delivery>) {
-        let (body, mut batches) = self.encode(batches);
-        let Some(first) = batches.first() else {
-            return;
-        };
-        // the body is a copy of the records: it counts in the memory
-        // budget, as they do, until the request is settled
-        let _charge = first.batch().memory.charge_apart(body.len());
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let verdict = match self
-                .requests
-                .send(Method::POST, &self.path, body.clone())
-                .await
-            {
-                Ok(answer) => self.judge(&answer, attempt),
-                Err(_) => self.settler.retry_verdict(attempt),
-            };
-            if verdict == Verdict::Delivered {
-                self.settler.metrics().bytes.add(body.len() as u64);
-            }
-            match self.settler.settle(batches, attempt, verdict) {
-                Settled::Retry { after, items } => {
-                    batches = items;
-                    tokio::time::sleep(after).await;
-                }
-                Settled::Accepted | Settled::Rejected { .. } => return,
-            }
-        }
+        let (body, batches) = self.encode(batches);
+        send_until_settled(
+            &self.requests,
+            &self.settler,
+            (Method::POST, &self.path),
+            body,
+            batches,
+            |answer, attempt| self.judge(answer, attempt),
+        )
+        .await;
     }
 
     fn name(&self) -> &str {
