@@ -46,20 +46,11 @@ MODULES=(transport-netty4 lang-painless analysis-common reindex)
 mkdir -p "$STATE"
 STATE=$(cd "$STATE" && pwd)
 
-die() { echo "opensearch.sh: $*" >&2; exit 1; }
+NAME=opensearch.sh
+# shellcheck source=lib/service.sh
+. "$ROOT/scripts/lib/service.sh"
 
-# Whether process $1 lives. A killed node is reaped by whatever adopted it
-# (init, or a container's first process), which may take its time: until
-# then it is a zombie, which `kill -0` still finds.
-alive() {
-  local state
-  state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-  [[ $state != Z* ]]
-}
 
-running() {
-  [[ -f $STATE/pid ]] && alive "$(cat "$STATE/pid")"
-}
 
 url() { cat "$STATE/url"; }
 
@@ -113,9 +104,6 @@ jars() {
   flock -s 8
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 configure() {
   [[ -f $STATE/config/opensearch.yml ]] && return
@@ -211,19 +199,9 @@ start() {
   url
 }
 
-stop() {
-  running || { rm -f "$STATE/pid"; return 0; }
-  local pid; pid=$(cat "$STATE/pid")
-  kill "$pid"
-  for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.3; done
-  if alive "$pid"; then kill -9 "$pid"; fi
-  rm -f "$STATE/pid"
-}
+stop() { stop_server 0.3; }
 
-# One command at a time per state dir: concurrent test binaries or threads
-# asking for the same node must not start two.
-exec 9> "$STATE/.lock"
-flock 9
+lock_state
 
 case ${1:-} in
   start) start ;;

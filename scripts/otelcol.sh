@@ -47,19 +47,11 @@ READY_TIMEOUT=${OTELCOL_READY_TIMEOUT:-60}
 mkdir -p "$STATE"
 STATE=$(cd "$STATE" && pwd)
 
-die() { echo "otelcol.sh: $*" >&2; exit 1; }
+NAME=otelcol.sh
+# shellcheck source=lib/service.sh
+. "$ROOT/scripts/lib/service.sh"
 
-# Whether process $1 lives (a killed, not yet reaped process is a zombie,
-# which `kill -0` still finds).
-alive() {
-  local state
-  state=$(ps -o stat= -p "$1" 2>/dev/null) || return 1
-  [[ $state != Z* ]]
-}
 
-running() {
-  [[ -f $STATE/pid ]] && alive "$(cat "$STATE/pid")"
-}
 
 addresses() { cat "$STATE/addresses"; }
 http_url() { sed -n 's/^http=//p' "$STATE/addresses"; }
@@ -94,9 +86,6 @@ build() {
   flock -s 8
 }
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 
 # Picks the ports at the first start and keeps them; the config is made
 # from the template at every start, so a changed template takes effect on
@@ -154,19 +143,9 @@ start() {
   addresses
 }
 
-stop() {
-  running || { rm -f "$STATE/pid"; return 0; }
-  local pid; pid=$(cat "$STATE/pid")
-  kill "$pid"
-  for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.1; done
-  if alive "$pid"; then kill -9 "$pid"; fi
-  rm -f "$STATE/pid"
-}
+stop() { stop_server 0.1; }
 
-# One command at a time per state dir: concurrent test binaries or threads
-# asking for the same collector must not start two.
-exec 9> "$STATE/.lock"
-flock 9
+lock_state
 
 case ${1:-} in
   start) start ;;
