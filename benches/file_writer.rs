@@ -24,7 +24,8 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
         sinks::SinkRunner::Async(_)
         | sinks::SinkRunner::Kafka(_)
         | sinks::SinkRunner::Http(_)
-        | sinks::SinkRunner::OpenSearch(_) => {
+        | sinks::SinkRunner::OpenSearch(_)
+        | sinks::SinkRunner::S3(_) => {
             unreachable!("the file sink is a blocking sink")
         }
     }

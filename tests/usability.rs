@@ -191,6 +191,7 @@ fn config_example_list_names_every_component() {
         "sink forward",
         "sink http",
         "sink opensearch",
+        "sink s3",
         "sink kafka",
     ] {
         let (kind, name) = want.split_once(' ').unwrap();

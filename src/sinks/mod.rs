@@ -15,6 +15,7 @@ pub mod kafka;
 pub mod name;
 pub mod null;
 pub mod opensearch;
+pub mod s3;
 pub mod settle;
 pub mod stdout;
 pub mod verdict;
@@ -27,6 +28,7 @@ use forward::ForwardSink;
 use http::HttpSink;
 use kafka::KafkaSink;
 use opensearch::OpenSearchSink;
+use s3::S3Sink;
 
 /// Counters every sink keeps.
 #[derive(Clone)]
@@ -92,6 +94,8 @@ pub enum SinkRunner {
     Http(Box<HttpSink>),
     /// Indexes into OpenSearch or Elasticsearch; runs its own loop.
     OpenSearch(Box<OpenSearchSink>),
+    /// Stores objects in an S3 bucket; runs its own loop.
+    S3(Box<S3Sink>),
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
@@ -153,6 +157,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::OpenSearch(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::S3(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }

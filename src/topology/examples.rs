@@ -82,6 +82,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "kafka", "sink-kafka.toml"),
     example!(Sink, "null", "sink-null.toml"),
     example!(Sink, "opensearch", "sink-opensearch.toml"),
+    example!(Sink, "s3", "sink-s3.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
 ];
 
@@ -261,6 +262,7 @@ mod tests {
                 keys_of::<sinks::opensearch::config::OpenSearchSettings>(),
                 keys_of::<sinks::http::RequestConfig>(),
             ),
+            (ComponentKind::Sink, "s3") => keys_of::<sinks::s3::config::S3SinkConfig>(),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
             (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),
             (kind, name) => panic!("no key list for {kind:?} {name}: add it here"),

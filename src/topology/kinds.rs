@@ -25,6 +25,7 @@ use crate::sinks::http::HttpSink;
 use crate::sinks::kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
 use crate::sinks::null::{NullSink, NullSinkConfig};
 use crate::sinks::opensearch::{OpenSearchSink, OpenSearchSinkConfig};
+use crate::sinks::s3::{config::S3SinkConfig, S3Sink};
 use crate::sinks::settle::{SettleConfig, Settler};
 use crate::sinks::stdout::{StdoutSink, StdoutSinkConfig};
 use crate::sinks::verdict::RetryConfig;
@@ -179,10 +180,11 @@ pub enum SinkKind {
     Kafka(Box<KafkaSinkConfig>),
     Http(Box<HttpSinkConfig>),
     OpenSearch(Box<OpenSearchSinkConfig>),
+    S3(Box<S3SinkConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SINKS: &str = "file, forward, http, opensearch, stdout, null, counter, kafka";
+const KNOWN_SINKS: &str = "file, forward, http, opensearch, s3, stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
@@ -191,6 +193,7 @@ pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "forward" => SinkKind::Forward(Box::new(table.parse()?)),
         "http" => SinkKind::Http(Box::new(table.parse()?)),
         "opensearch" | "elasticsearch" => SinkKind::OpenSearch(Box::new(table.parse()?)),
+        "s3" => SinkKind::S3(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -207,6 +210,7 @@ impl SinkKind {
             SinkKind::Forward(_) => "forward",
             SinkKind::Http(_) => "http",
             SinkKind::OpenSearch(_) => "opensearch",
+            SinkKind::S3(_) => "s3",
             SinkKind::Stdout(_) => "stdout",
             SinkKind::Null(_) => "null",
             SinkKind::Counter(_) => "counter",
@@ -221,6 +225,7 @@ impl SinkKind {
             SinkKind::Kafka(c) => Some(c.drain_timeout),
             SinkKind::Http(c) => Some(c.request.drain_timeout),
             SinkKind::OpenSearch(c) => Some(c.request.drain_timeout),
+            SinkKind::S3(c) => Some(c.drain_timeout),
             SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
                 None
             }
@@ -239,6 +244,7 @@ impl SinkKind {
             SinkKind::Forward(c) => c.validate(),
             SinkKind::Http(c) => c.validate(),
             SinkKind::OpenSearch(c) => c.validate(),
+            SinkKind::S3(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
@@ -283,6 +289,12 @@ pub fn build_sink(
             metrics,
         )?)),
         SinkKind::OpenSearch(c) => SinkRunner::OpenSearch(Box::new(OpenSearchSink::new(
+            name,
+            *c,
+            settler(retry, m)?,
+            metrics,
+        )?)),
+        SinkKind::S3(c) => SinkRunner::S3(Box::new(S3Sink::new(
             name,
             *c,
             settler(retry, m)?,
