@@ -249,7 +249,7 @@ batch_records = 1000
         s3_sink(
             &server,
             &format!(
-                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"2s\"\n[buffer]\nmax_bytes = \"64MiB\""
+                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"2s\"\nbuffer = {{ max_bytes = \"64MiB\" }}"
             )
         )
     );
@@ -283,6 +283,7 @@ paths = ["{}/in.log"]
 tag = "app"
 read_from_head = true
 checkpoint_dir = "{}/checkpoints"
+checkpoint_interval = "10ms"
 "#,
         dir.display(),
         dir.display()
@@ -301,7 +302,7 @@ fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
         s3_sink(
             &server,
             &format!(
-                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{}/state\"\n[buffer]\nmax_bytes = \"64MiB\"",
+                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{}/state\"\nbuffer = {{ max_bytes = \"64MiB\" }}",
                 work.path().display()
             )
         )
@@ -314,14 +315,22 @@ fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
             "logferry_sink_s3_objects_total{component=\"out\"}",
         ) >= 1.0
     });
-    // kill while a multipart upload has begun (its first part on the server)
-    for _ in 0..2000 {
-        if !server.unfinished_uploads().is_empty() {
+    // kill while a multipart upload is under way: journaled, not completed
+    let journal_path = work.path().join("state/s3-out.uploads");
+    for _ in 0..5000 {
+        let journaled = std::fs::read_to_string(&journal_path).is_ok_and(|j| !j.is_empty());
+        // a part on the server: the upload has run a while (a record
+        // acknowledged too early would be in the checkpoint by now)
+        let part = server
+            .unfinished_uploads()
+            .iter()
+            .any(|f| f.contains(".part-"));
+        if journaled && part {
             lf.kill();
             killed_with_upload = true;
             break;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
     if !killed_with_upload {
         lf.kill();
@@ -343,6 +352,11 @@ fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
         );
         again.wait_for_log("aborted a multipart upload", Duration::from_secs(10));
     }
+    let c = counts(&server.objects());
+    eprintln!(
+        "{} records stored twice",
+        c.values().filter(|&&k| k > 1).count()
+    );
     wait_until("no unfinished upload", Duration::from_secs(10), || {
         server.unfinished_uploads().is_empty()
     });
@@ -398,12 +412,12 @@ fn a_wrong_secret_is_counted_not_ready_and_retried() {
 [sources.gen]
 type = "generator"
 tag = "app"
-count = 1000
+rate = 200
 size = 8
 {}"#,
         s3_sink(
             &server,
-            "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\nmax_object_bytes = \"1KiB\""
+            "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\nmax_object_bytes = \"1KiB\"\ndrain_timeout = \"1s\""
         )
     );
     let mut lf = Logferry::start(&config);

@@ -255,7 +255,7 @@ impl S3Sink {
             match self.settler.settle(deliveries, attempt, verdict) {
                 Settled::Retry { after, items } => {
                     deliveries = items;
-                    if !wait(after, rx, stop_by).await {
+                    if !wait(after, rx, stop_by, self.drain_timeout).await {
                         drop(deliveries);
                         return self.gave_up(records);
                     }
@@ -272,15 +272,19 @@ impl S3Sink {
     }
 }
 
-/// Sleeps `after`; false if the stop's deadline passes first (noticed
-/// from the queue's closing).
-async fn wait(after: Duration, rx: &QueueReceiver, stop_by: &mut Option<Instant>) -> bool {
+/// Sleeps `after`; false if the stop's deadline passes first (set
+/// `drain_timeout` after the queue closes).
+async fn wait(
+    after: Duration,
+    rx: &QueueReceiver,
+    stop_by: &mut Option<Instant>,
+    drain_timeout: Duration,
+) -> bool {
     let until = Instant::now() + after;
     loop {
         if stop_by.is_none() && rx.is_closed() {
-            // the drain_timeout is counted from the stop, as in the
-            // request-based sinks
-            return true;
+            // counted from the stop, as in the request-based sinks
+            *stop_by = Some(Instant::now() + drain_timeout);
         }
         if stop_by.is_some_and(|at| at <= Instant::now()) {
             return false;
