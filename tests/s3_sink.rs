@@ -439,3 +439,59 @@ size = 8
     assert!(server.objects().is_empty());
     lf.stop();
 }
+
+#[test]
+fn with_a_disk_buffer_a_kill_mid_upload_loses_nothing() {
+    let server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 3_000_000;
+    let sink = |source: &str| {
+        format!(
+            "{source}{}",
+            s3_sink(
+                &server,
+                &format!(
+                    "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{w}/state\"\nbuffer = {{ type = \"disk\", dir = \"{w}/buffer\", max_bytes = \"256MiB\" }}",
+                    w = work.path().display()
+                )
+            )
+        )
+    };
+    // the generator's records are accepted once on disk: it finishes
+    // long before the uploads do
+    let mut lf = Logferry::start(&sink(&format!(
+        "[sources.gen]\ntype = \"generator\"\ntag = \"gen\"\ncount = {N}\nsize = 8\nbatch_records = 1000\n"
+    )));
+    lf.wait_for_log("generator finished", Duration::from_secs(60));
+    let journal_path = work.path().join("state/s3-out.uploads");
+    let mut killed_with_upload = false;
+    for _ in 0..20_000 {
+        let journaled = std::fs::read_to_string(&journal_path).is_ok_and(|j| !j.is_empty());
+        let part = server
+            .unfinished_uploads()
+            .iter()
+            .any(|f| f.contains(".part-"));
+        if journaled && part {
+            lf.kill();
+            killed_with_upload = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        killed_with_upload,
+        "never saw an upload in progress to kill"
+    );
+    // no source with records now: what comes is what the disk kept
+    let mut again = Logferry::start(&sink(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n",
+    ));
+    wait_until("every record stored", Duration::from_secs(120), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    again.wait_for_log("aborted a multipart upload", Duration::from_secs(10));
+    wait_until("no unfinished upload", Duration::from_secs(10), || {
+        server.unfinished_uploads().is_empty()
+    });
+    again.stop();
+}
