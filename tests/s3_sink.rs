@@ -134,6 +134,9 @@ impl Drop for S3Server {
 
 fn decompress(p: &Path) -> Vec<u8> {
     let raw = std::fs::read(p).unwrap();
+    if p.to_string_lossy().ends_with(".zst") {
+        return zstd::stream::decode_all(&raw[..]).unwrap();
+    }
     if p.to_string_lossy().ends_with(".gz") {
         let mut out = Vec::new();
         flate2::read::GzDecoder::new(&raw[..])
@@ -494,4 +497,85 @@ fn with_a_disk_buffer_a_kill_mid_upload_loses_nothing() {
         server.unfinished_uploads().is_empty()
     });
     again.stop();
+}
+
+#[test]
+fn ndjson_objects_in_zstd_hold_every_record_with_its_time_and_tag() {
+    let server = S3Server::start();
+    const N: u64 = 20_000;
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app.api"
+count = {N}
+size = 8
+batch_records = 500
+{}"#,
+        s3_sink(
+            &server,
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\nkey = \"archive/${{tag[1]}}/%Y/{{unique}}.ndjson.zst\"\ncompression = \"zstd\"\ntag_key = \"tag\"\ntime_format = \"rfc3339\"\nmax_object_bytes = \"200KiB\"\nmax_object_age = \"1s\""
+            )
+        )
+    )
+    // the helper's text encoding, swapped for the default
+    .replace("encoding = \"text\"\n", "");
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(120));
+    assert!(status.success(), "{}", lf.log_text());
+    let objects = server.objects();
+    assert!(objects.len() >= 2, "{} objects", objects.len());
+    let mut c = BTreeMap::new();
+    for (key, body) in &objects {
+        assert!(
+            key.starts_with("archive/api/") && key.ends_with(".ndjson.zst"),
+            "{key}"
+        );
+        for line in std::str::from_utf8(body).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["tag"], "app.api");
+            assert!(v["time"].as_str().unwrap().ends_with('Z'), "{line}");
+            let n: u64 = v["message"].as_str().unwrap().trim().parse().unwrap();
+            *c.entry(n).or_insert(0usize) += 1;
+        }
+    }
+    assert_eq!(missing(&c, N), Vec::<u64>::new());
+    assert!(c.values().all(|&k| k == 1));
+}
+
+#[test]
+fn objects_refused_until_retries_run_out_go_to_the_dead_letter_file() {
+    let server = S3Server::start();
+    const N: u64 = 1000;
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app"
+count = {N}
+size = 8
+{}"#,
+        s3_sink(
+            &server,
+            "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\ndead_letter = \"{dir}/dead.msgpack\""
+        )
+        .replace(
+            "retry = { initial = \"100ms\", max = \"500ms\" }",
+            "retry = { initial = \"50ms\", max = \"100ms\", max_attempts = 3 }"
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(60));
+    assert!(status.success(), "{}", lf.log_text());
+    assert!(server.objects().is_empty());
+    assert_eq!(
+        lf.final_counter("logferry_sink_dead_letter_records_total{component=\"out\"}"),
+        N
+    );
+    assert!(
+        lf.final_counter("logferry_sink_s3_errors_total{component=\"out\",kind=\"auth\"}") >= 3
+    );
+    let dead = std::fs::metadata(lf.dir.path().join("dead.msgpack")).unwrap();
+    assert!(dead.len() > N * 9);
 }
