@@ -25,7 +25,8 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
         | sinks::SinkRunner::Kafka(_)
         | sinks::SinkRunner::Http(_)
         | sinks::SinkRunner::OpenSearch(_)
-        | sinks::SinkRunner::Otlp(_) => {
+        | sinks::SinkRunner::Otlp(_)
+        | sinks::SinkRunner::S3(_) => {
             unreachable!("the file sink is a blocking sink")
         }
     }

@@ -311,6 +311,7 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
             "the last request got no answer",
             "logferry_sink_http_errors_total",
         ),
+        Some("s3") => ("the last upload failed", "logferry_sink_s3_errors_total"),
         _ => (
             "no server connected",
             "logferry_forward_sink_connection_errors_total",

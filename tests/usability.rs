@@ -192,6 +192,7 @@ fn config_example_list_names_every_component() {
         "sink http",
         "sink opensearch",
         "sink otlp",
+        "sink s3",
         "sink kafka",
     ] {
         let (kind, name) = want.split_once(' ').unwrap();

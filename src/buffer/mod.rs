@@ -297,6 +297,9 @@ impl Drop for Unsent {
 /// The sink's end of its queue.
 pub struct QueueReceiver {
     kind: ReceiverKind,
+    /// A memory queue's `max_bytes`: the sink holding this many bytes of
+    /// unsettled batches blocks the senders.
+    held_limit: Option<usize>,
 }
 
 enum ReceiverKind {
@@ -315,6 +318,7 @@ fn dropped_counter(sink: &str, metrics: &Registry) -> Counter {
 /// Creates the in-memory queue of sink `sink` (whatever `config.kind`).
 pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSender, QueueReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
+    let held_limit = Some(config.max_bytes);
     let sender = QueueSender {
         sink: sink.into(),
         received: Received::new(sink, metrics),
@@ -331,6 +335,7 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
         sender,
         QueueReceiver {
             kind: ReceiverKind::Memory(rx),
+            held_limit,
         },
     )
 }
@@ -359,6 +364,7 @@ pub fn open(
                 },
                 QueueReceiver {
                     kind: ReceiverKind::Disk(shared),
+                    held_limit: None,
                 },
             ))
         }
@@ -547,6 +553,14 @@ impl QueueGauge {
 }
 
 impl QueueReceiver {
+    /// Most bytes of batches the sink may hold unsettled before its
+    /// senders block (a memory queue's `max_bytes`); `None` for a disk
+    /// buffer, whose frames wait on disk. A sink that gathers batches
+    /// (the `s3` sink's objects) must let go before it reaches this.
+    pub fn held_limit(&self) -> Option<usize> {
+        self.held_limit
+    }
+
     /// The next batch; `None` once every sender is gone and the queue is
     /// empty (a disk buffer: everything written has been handed out; what
     /// the sink does not accept stays on disk for the next start).

@@ -16,6 +16,7 @@ pub mod name;
 pub mod null;
 pub mod opensearch;
 pub mod otlp;
+pub mod s3;
 pub mod settle;
 pub mod stdout;
 pub mod verdict;
@@ -29,6 +30,7 @@ use http::HttpSink;
 use kafka::KafkaSink;
 use opensearch::OpenSearchSink;
 use otlp::OtlpSink;
+use s3::S3Sink;
 
 /// Counters every sink keeps.
 #[derive(Clone)]
@@ -96,6 +98,8 @@ pub enum SinkRunner {
     OpenSearch(Box<OpenSearchSink>),
     /// Exports OpenTelemetry logs over OTLP/HTTP; runs its own loop.
     Otlp(Box<OtlpSink>),
+    /// Stores objects in an S3 bucket; runs its own loop.
+    S3(Box<S3Sink>),
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
@@ -160,6 +164,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::Otlp(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::S3(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }

@@ -83,6 +83,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "null", "sink-null.toml"),
     example!(Sink, "opensearch", "sink-opensearch.toml"),
     example!(Sink, "otlp", "sink-otlp.toml"),
+    example!(Sink, "s3", "sink-s3.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
 ];
 
@@ -266,6 +267,7 @@ mod tests {
                 keys_of::<sinks::otlp::config::OtlpSettings>(),
                 keys_of::<sinks::http::RequestConfig>(),
             ),
+            (ComponentKind::Sink, "s3") => keys_of::<sinks::s3::config::S3SinkConfig>(),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
             (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),
             (kind, name) => panic!("no key list for {kind:?} {name}: add it here"),

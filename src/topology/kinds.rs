@@ -26,6 +26,7 @@ use crate::sinks::kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
 use crate::sinks::null::{NullSink, NullSinkConfig};
 use crate::sinks::opensearch::{OpenSearchSink, OpenSearchSinkConfig};
 use crate::sinks::otlp::{OtlpSink, OtlpSinkConfig};
+use crate::sinks::s3::{config::S3SinkConfig, S3Sink};
 use crate::sinks::settle::{SettleConfig, Settler};
 use crate::sinks::stdout::{StdoutSink, StdoutSinkConfig};
 use crate::sinks::verdict::RetryConfig;
@@ -181,10 +182,11 @@ pub enum SinkKind {
     Http(Box<HttpSinkConfig>),
     OpenSearch(Box<OpenSearchSinkConfig>),
     Otlp(Box<OtlpSinkConfig>),
+    S3(Box<S3SinkConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SINKS: &str = "file, forward, http, opensearch, otlp, stdout, null, counter, kafka";
+const KNOWN_SINKS: &str = "file, forward, http, opensearch, otlp, s3, stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
@@ -194,6 +196,7 @@ pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "http" => SinkKind::Http(Box::new(table.parse()?)),
         "opensearch" | "elasticsearch" => SinkKind::OpenSearch(Box::new(table.parse()?)),
         "otlp" => SinkKind::Otlp(Box::new(table.parse()?)),
+        "s3" => SinkKind::S3(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -211,6 +214,7 @@ impl SinkKind {
             SinkKind::Http(_) => "http",
             SinkKind::OpenSearch(_) => "opensearch",
             SinkKind::Otlp(_) => "otlp",
+            SinkKind::S3(_) => "s3",
             SinkKind::Stdout(_) => "stdout",
             SinkKind::Null(_) => "null",
             SinkKind::Counter(_) => "counter",
@@ -226,6 +230,7 @@ impl SinkKind {
             SinkKind::Http(c) => Some(c.request.drain_timeout),
             SinkKind::OpenSearch(c) => Some(c.request.drain_timeout),
             SinkKind::Otlp(c) => Some(c.request.drain_timeout),
+            SinkKind::S3(c) => Some(c.drain_timeout),
             SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
                 None
             }
@@ -245,6 +250,7 @@ impl SinkKind {
             SinkKind::Http(c) => c.validate(),
             SinkKind::OpenSearch(c) => c.validate(),
             SinkKind::Otlp(c) => c.validate(),
+            SinkKind::S3(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
@@ -295,6 +301,12 @@ pub fn build_sink(
             metrics,
         )?)),
         SinkKind::Otlp(c) => SinkRunner::Otlp(Box::new(OtlpSink::new(
+            name,
+            *c,
+            settler(retry, m)?,
+            metrics,
+        )?)),
+        SinkKind::S3(c) => SinkRunner::S3(Box::new(S3Sink::new(
             name,
             *c,
             settler(retry, m)?,

@@ -190,6 +190,7 @@ fn sections() -> Vec<Section> {
                 sinks::http::RequestConfig,
             >(),
         ),
+        section("Sinks > `s3`", probe::<sinks::s3::config::S3SinkConfig>()),
         section(
             "Sinks > `otlp`",
             &probe_flattened::<

@@ -1,0 +1,257 @@
+//! Settings of the `s3` sink.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::key::KeyTemplate;
+use crate::api::access::Secret;
+use crate::config::units;
+use crate::sinks::http::config::{Compression, Encoding, HttpSettings, TimeFormat};
+
+/// `type = "s3"`: records into objects of an S3 bucket (or an
+/// S3-compatible store), acknowledged once the object holding them is
+/// stored.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct S3SinkConfig {
+    /// The bucket objects go to.
+    pub bucket: String,
+    /// An S3-compatible store's URL (`http://127.0.0.1:9000`); unset: AWS.
+    pub endpoint: Option<String>,
+    /// The bucket's region (signed into every request).
+    #[serde(default = "default_region")]
+    pub region: String,
+    /// The object key: `${tag}`, `${tag[N]}` and strftime sequences of the
+    /// time the object was started (UTC); `{unique}` is where the unique
+    /// part goes (time and random), appended as `-{unique}` when absent.
+    #[serde(default = "default_key")]
+    pub key: String,
+    /// `https://endpoint/bucket/key` instead of `https://bucket.endpoint/key`
+    /// (most S3-compatible stores need it).
+    #[serde(default)]
+    pub force_path_style: bool,
+    /// Credentials; unset: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`,
+    /// then the standard AWS chain (web identity, ECS, instance metadata).
+    pub access_key_id: Option<Secret>,
+    /// A file holding the access key id (trimmed), read at start.
+    pub access_key_id_file: Option<PathBuf>,
+    /// The secret key, with `access_key_id`.
+    pub secret_access_key: Option<Secret>,
+    /// A file holding the secret key (trimmed), read at start.
+    pub secret_access_key_file: Option<PathBuf>,
+    /// `"ndjson"` or `"text"` (the message, or `template`).
+    #[serde(default)]
+    pub encoding: Encoding,
+    /// With `encoding = "text"`: a line template (see the file sink's formats).
+    pub template: Option<String>,
+    /// With `ndjson`: the field the record's time goes to (unless it has
+    /// one); `""` leaves it out.
+    #[serde(default = "default_time_key")]
+    pub time_key: String,
+    /// How that time is written.
+    #[serde(default)]
+    pub time_format: TimeFormat,
+    /// With `ndjson`: a field the tag goes to; unset, none.
+    pub tag_key: Option<String>,
+    /// `"gzip"` (default), `"zstd"` or `"none"`: the whole object.
+    #[serde(default = "default_compression")]
+    pub compression: Compression,
+    /// An object is closed and stored once its records take this many
+    /// bytes, encoded and before compression.
+    #[serde(
+        default = "default_max_object_bytes",
+        deserialize_with = "units::bytes"
+    )]
+    pub max_object_bytes: usize,
+    /// An object is closed and stored this long after its first record.
+    #[serde(
+        default = "default_max_object_age",
+        deserialize_with = "units::duration"
+    )]
+    pub max_object_age: Duration,
+    /// An object whose compressed body is larger goes up as a multipart
+    /// upload in parts of this size (at least 5MiB, as S3 requires).
+    #[serde(default = "default_part_bytes", deserialize_with = "units::bytes")]
+    pub multipart_part_bytes: usize,
+    /// Where the journal of multipart uploads in progress is kept; those a
+    /// crash left are aborted at the next start. Unset: no journal.
+    pub state_dir: Option<PathBuf>,
+    /// Longest one request may take.
+    #[serde(
+        default = "default_request_timeout",
+        deserialize_with = "units::duration"
+    )]
+    pub request_timeout: Duration,
+    /// At a stop, how long the objects still open may take to be stored.
+    #[serde(
+        default = "default_drain_timeout",
+        deserialize_with = "units::duration"
+    )]
+    pub drain_timeout: Duration,
+}
+
+fn default_region() -> String {
+    "us-east-1".into()
+}
+
+fn default_key() -> String {
+    "${tag}/%Y/%m/%d/%H/{unique}.log.gz".into()
+}
+
+fn default_time_key() -> String {
+    "time".into()
+}
+
+const fn default_compression() -> Compression {
+    Compression::Gzip
+}
+
+const fn default_max_object_bytes() -> usize {
+    8 << 20
+}
+
+const fn default_max_object_age() -> Duration {
+    Duration::from_secs(60)
+}
+
+/// S3's smallest part (all but the last).
+pub const MIN_PART_BYTES: usize = 5 << 20;
+
+const fn default_part_bytes() -> usize {
+    8 << 20
+}
+
+const fn default_request_timeout() -> Duration {
+    Duration::from_secs(60)
+}
+
+const fn default_drain_timeout() -> Duration {
+    Duration::from_secs(30)
+}
+
+/// Largest object: the sink holds one in memory while it is built.
+const MAX_OBJECT_BYTES: usize = 1 << 30;
+
+impl S3SinkConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.bucket.is_empty() {
+            return Err("bucket must not be empty".into());
+        }
+        KeyTemplate::parse(&self.key)?;
+        if !matches!(self.encoding, Encoding::Ndjson | Encoding::Text) {
+            return Err("encoding: \"ndjson\" or \"text\"".into());
+        }
+        if self.template.is_some() && self.encoding != Encoding::Text {
+            return Err("template applies to encoding = \"text\" only".into());
+        }
+        if let Some(t) = &self.template {
+            crate::format::Template::parse(t)?;
+        }
+        if self.max_object_bytes == 0 || self.max_object_bytes > MAX_OBJECT_BYTES {
+            return Err("max_object_bytes: more than 0 and at most 1GiB".into());
+        }
+        if self.max_object_age.is_zero() || self.request_timeout.is_zero() {
+            return Err("max_object_age and request_timeout must be more than 0".into());
+        }
+        if self.multipart_part_bytes < MIN_PART_BYTES {
+            return Err("multipart_part_bytes: at least 5MiB (S3's smallest part)".into());
+        }
+        if let Some(e) = &self.endpoint {
+            let uri: http::Uri = e.parse().map_err(|err| format!("endpoint {e:?}: {err}"))?;
+            if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+                return Err(format!("endpoint {e:?}: write http(s)://host[:port]"));
+            }
+        }
+        self.credentials()?;
+        Ok(())
+    }
+
+    /// The configured key pair, files read now; `None`: the environment
+    /// or the standard chain.
+    pub fn credentials(&self) -> Result<Option<(String, String)>, String> {
+        let id = secret(
+            "access_key_id",
+            &self.access_key_id,
+            &self.access_key_id_file,
+        )?;
+        let key = secret(
+            "secret_access_key",
+            &self.secret_access_key,
+            &self.secret_access_key_file,
+        )?;
+        match (id, key) {
+            (Some(id), Some(key)) => Ok(Some((id, key))),
+            (None, None) => Ok(None),
+            _ => Err(
+                "set both access_key_id and secret_access_key (or their _file), or neither".into(),
+            ),
+        }
+    }
+
+    /// The encoder's settings, in the `http` sink's terms.
+    pub fn encoding(&self) -> HttpSettings {
+        HttpSettings {
+            uri: String::new(),
+            method: Default::default(),
+            encoding: self.encoding,
+            template: self.template.clone(),
+            time_key: self.time_key.clone(),
+            time_format: self.time_format,
+            tag_key: self.tag_key.clone(),
+            // the whole object is compressed at its close
+            compression: Compression::None,
+            headers: Default::default(),
+            delivered_statuses: Vec::new(),
+            retry_statuses: Vec::new(),
+        }
+    }
+}
+
+/// `key` or `key_file`'s content, if either is set.
+fn secret(
+    key: &str,
+    value: &Option<Secret>,
+    file: &Option<PathBuf>,
+) -> Result<Option<String>, String> {
+    match (value, file) {
+        (Some(v), None) => Ok(Some(v.expose().to_string())),
+        (None, Some(f)) => std::fs::read_to_string(f)
+            .map(|s| Some(s.trim().to_string()))
+            .map_err(|e| format!("{key}_file: cannot read {}: {e}", f.display())),
+        (None, None) => Ok(None),
+        (Some(_), Some(_)) => Err(format!("set one of `{key}` and `{key}_file`")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<S3SinkConfig, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn defaults_and_bad_settings() {
+        let c = parse("bucket = \"logs\"").unwrap();
+        assert_eq!(c.compression, Compression::Gzip);
+        assert_eq!(c.max_object_bytes, 8 << 20);
+        assert_eq!(c.key, "${tag}/%Y/%m/%d/%H/{unique}.log.gz");
+        c.validate().unwrap();
+        for (extra, says) in [
+            ("encoding = \"json\"", "encoding"),
+            ("multipart_part_bytes = \"1MiB\"", "5MiB"),
+            ("access_key_id = \"a\"", "both"),
+            ("endpoint = \"ftp://x\"", "endpoint"),
+            ("key = \"${record.x}/{unique}\"", "record"),
+            ("template = \"{message}\"", "template"),
+        ] {
+            let c = parse(&format!("bucket = \"logs\"\n{extra}")).unwrap();
+            let e = c.validate().unwrap_err();
+            assert!(e.contains(says), "{extra}: {e}");
+        }
+        assert!(parse("bucket = \"logs\"\nnope = 1").is_err());
+    }
+}

@@ -1,0 +1,577 @@
+//! The `s3` sink against a real S3 server: s3s-fs 0.14.1 (SigV4 checked,
+//! multipart uploads, objects kept as files under DIR/bucket/key).
+//!
+//! s3s-fs is the one scripts/s3.sh builds (scripts/test-deps.sh fetches
+//! it); each test runs a server of its own on a temporary directory.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{api_get, metric_value, wait_until, Logferry};
+
+const ACCESS_KEY: &str = "logferry";
+const SECRET_KEY: &str = "logferry-secret";
+const BUCKET: &str = "logs";
+
+/// The s3s-fs that scripts/s3.sh builds (`fetch`: at once if it is
+/// there already), run here directly so each test has a server of its own.
+fn s3s_fs_binary() -> PathBuf {
+    static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        common::s3::s3_sh("fetch", dir.path());
+        let bin = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/target/s3s-fs/bin/s3s-fs"
+        ));
+        assert!(
+            bin.exists(),
+            "scripts/s3.sh fetch left no {}",
+            bin.display()
+        );
+        bin
+    })
+    .clone()
+}
+
+/// A running s3s-fs on a loopback port, serving `dir`.
+struct S3Server {
+    child: Option<Child>,
+    port: u16,
+    dir: tempfile::TempDir,
+}
+
+impl S3Server {
+    fn start() -> S3Server {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(BUCKET)).unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut s = S3Server {
+            child: None,
+            port,
+            dir,
+        };
+        s.restart();
+        s
+    }
+
+    /// Starts it (again) on the same port and directory.
+    fn restart(&mut self) {
+        let child = Command::new(s3s_fs_binary())
+            .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
+            .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+            .arg(self.dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start s3s-fs");
+        self.child = Some(child);
+        let port = self.port;
+        wait_until("s3s-fs listens", Duration::from_secs(10), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+    }
+
+    fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every object of the bucket: key → body (decompressed).
+    fn objects(&self) -> BTreeMap<String, Vec<u8>> {
+        let root = self.dir.path().join(BUCKET);
+        let mut out = BTreeMap::new();
+        let mut dirs = vec![root.clone()];
+        while let Some(d) = dirs.pop() {
+            for e in std::fs::read_dir(&d).unwrap().map(Result::unwrap) {
+                let p = e.path();
+                if p.is_dir() {
+                    dirs.push(p);
+                    continue;
+                }
+                let key = p.strip_prefix(&root).unwrap().display().to_string();
+                out.insert(key, decompress(&p));
+            }
+        }
+        out
+    }
+
+    /// Files of multipart uploads not completed nor aborted.
+    fn unfinished_uploads(&self) -> Vec<String> {
+        std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .filter(|n| n.starts_with(".upload-") || n.starts_with(".upload_id-"))
+            .collect()
+    }
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn decompress(p: &Path) -> Vec<u8> {
+    let raw = std::fs::read(p).unwrap();
+    if p.to_string_lossy().ends_with(".zst") {
+        return zstd::stream::decode_all(&raw[..]).unwrap();
+    }
+    if p.to_string_lossy().ends_with(".gz") {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_end(&mut out)
+            .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+        out
+    } else {
+        raw
+    }
+}
+
+/// How often each number is in `objects` (text lines, the number first).
+fn counts(objects: &BTreeMap<String, Vec<u8>>) -> BTreeMap<u64, usize> {
+    let mut c = BTreeMap::new();
+    for body in objects.values() {
+        for line in std::str::from_utf8(body).unwrap().lines() {
+            let n: u64 = line.trim().parse().unwrap_or_else(|_| panic!("{line:?}"));
+            *c.entry(n).or_insert(0) += 1;
+        }
+    }
+    c
+}
+
+fn missing(c: &BTreeMap<u64, usize>, n: u64) -> Vec<u64> {
+    (0..n).filter(|i| !c.contains_key(i)).take(10).collect()
+}
+
+/// The s3 sink `out` for `server`, text lines, with `extra` settings.
+fn s3_sink(server: &S3Server, extra: &str) -> String {
+    format!(
+        r#"
+[sinks.out]
+type = "s3"
+match = "**"
+bucket = "{BUCKET}"
+endpoint = "{}"
+force_path_style = true
+access_key_id = "{ACCESS_KEY}"
+encoding = "text"
+retry = {{ initial = "100ms", max = "500ms" }}
+{extra}
+
+[api]
+address = "127.0.0.1:0"
+"#,
+        server.endpoint()
+    )
+}
+
+fn metrics(lf: &mut Logferry) -> String {
+    let api = lf.address("api listening");
+    let r = api_get(api, "/metrics");
+    r.split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or(r)
+}
+
+#[test]
+fn numbered_records_land_in_objects_each_once() {
+    let server = S3Server::start();
+    const N: u64 = 100_000;
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app.web"
+count = {N}
+size = 8
+batch_records = 500
+{}"#,
+        s3_sink(
+            &server,
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\nmax_object_bytes = \"100KiB\"\nmax_object_age = \"1s\""
+            )
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(120));
+    assert!(status.success(), "{}", lf.log_text());
+    let objects = server.objects();
+    let c = counts(&objects);
+    assert_eq!(missing(&c, N), Vec::<u64>::new(), "records missing");
+    assert_eq!(c.len() as u64, N);
+    assert!(c.values().all(|&k| k == 1), "a record stored twice");
+    // 9 bytes a line: 900 kB in objects of 100 KiB at most
+    assert!(objects.len() >= 8, "{} objects", objects.len());
+    let hour = chrono::Utc::now().format("%Y/%m/%d/").to_string();
+    for key in objects.keys() {
+        assert!(key.starts_with(&format!("app.web/{hour}")), "{key}");
+        assert!(key.ends_with(".log.gz"), "{key}");
+    }
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"out\"}"),
+        N
+    );
+}
+
+#[test]
+fn large_objects_go_up_in_parts() {
+    let server = S3Server::start();
+    const N: u64 = 700_000;
+    // 9 bytes a line, uncompressed: one object of 6 MiB in two parts of 5
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "big"
+count = {N}
+size = 8
+batch_records = 1000
+{}"#,
+        s3_sink(
+            &server,
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"2s\"\nbuffer = {{ max_bytes = \"64MiB\" }}"
+            )
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(120));
+    assert!(status.success(), "{}", lf.log_text());
+    let c = counts(&server.objects());
+    assert_eq!(missing(&c, N), Vec::<u64>::new());
+    assert!(c.values().all(|&k| k == 1));
+    assert!(
+        lf.final_counter("logferry_sink_s3_multipart_uploads_total{component=\"out\"}") >= 1,
+        "{}",
+        lf.log_text()
+    );
+    assert!(server.unfinished_uploads().is_empty());
+}
+
+/// A file of `n` numbered lines, tailed with a checkpoint: what was not
+/// acknowledged is read again after a restart.
+fn tailed(n: u64, dir: &Path) -> String {
+    let mut text = String::new();
+    for i in 0..n {
+        text.push_str(&format!("{i:08}\n"));
+    }
+    std::fs::write(dir.join("in.log"), text).unwrap();
+    format!(
+        r#"
+[sources.tail]
+type = "tail"
+paths = ["{}/in.log"]
+tag = "app"
+read_from_head = true
+checkpoint_dir = "{}/checkpoints"
+checkpoint_interval = "10ms"
+"#,
+        dir.display(),
+        dir.display()
+    )
+}
+
+#[test]
+fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
+    let server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 2_000_000;
+    // 9 bytes a line, uncompressed: objects of 6 MiB, each in two parts
+    let config = format!(
+        "{}{}",
+        tailed(N, work.path()),
+        s3_sink(
+            &server,
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{}/state\"\nbuffer = {{ max_bytes = \"64MiB\" }}",
+                work.path().display()
+            )
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let mut killed_with_upload = false;
+    wait_until("an object stored", Duration::from_secs(60), || {
+        metric_value(
+            &metrics(&mut lf),
+            "logferry_sink_s3_objects_total{component=\"out\"}",
+        ) >= 1.0
+    });
+    // kill while a multipart upload is under way: journaled, not completed
+    let journal_path = work.path().join("state/s3-out.uploads");
+    for _ in 0..5000 {
+        let journaled = std::fs::read_to_string(&journal_path).is_ok_and(|j| !j.is_empty());
+        // a part on the server: the upload has run a while (a record
+        // acknowledged too early would be in the checkpoint by now)
+        let part = server
+            .unfinished_uploads()
+            .iter()
+            .any(|f| f.contains(".part-"));
+        if journaled && part {
+            lf.kill();
+            killed_with_upload = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    if !killed_with_upload {
+        lf.kill();
+    }
+    let left_before = server.unfinished_uploads();
+    let journal =
+        std::fs::read_to_string(work.path().join("state/s3-out.uploads")).unwrap_or_default();
+    // the same config and checkpoints again
+    let config_path = lf.dir.path().join("logferry.toml");
+    let text = std::fs::read_to_string(&config_path).unwrap();
+    let mut again = Logferry::start(&text);
+    wait_until("every record stored", Duration::from_secs(120), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    if !left_before.is_empty() {
+        assert!(
+            !journal.is_empty(),
+            "an upload was unfinished, the journal empty"
+        );
+        again.wait_for_log("aborted a multipart upload", Duration::from_secs(10));
+    }
+    let c = counts(&server.objects());
+    eprintln!(
+        "{} records stored twice",
+        c.values().filter(|&&k| k > 1).count()
+    );
+    wait_until("no unfinished upload", Duration::from_secs(10), || {
+        server.unfinished_uploads().is_empty()
+    });
+    assert!(
+        killed_with_upload,
+        "never saw an upload in progress to kill"
+    );
+    again.stop();
+}
+
+#[test]
+fn a_server_stopped_mid_run_loses_nothing() {
+    let mut server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 300_000;
+    let config = format!(
+        "{}{}",
+        tailed(N, work.path()),
+        s3_sink(
+            &server,
+            &format!("secret_access_key = \"{SECRET_KEY}\"\nmax_object_bytes = \"256KiB\"\nmax_object_age = \"1s\"")
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    wait_until("an object stored", Duration::from_secs(60), || {
+        metric_value(
+            &metrics(&mut lf),
+            "logferry_sink_s3_objects_total{component=\"out\"}",
+        ) >= 1.0
+    });
+    server.stop();
+    wait_until("a failed upload", Duration::from_secs(30), || {
+        metric_value(
+            &metrics(&mut lf),
+            "logferry_sink_s3_errors_total{component=\"out\",kind=\"request\"}",
+        ) >= 1.0
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    server.restart();
+    wait_until("every record stored", Duration::from_secs(120), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    let c = counts(&server.objects());
+    assert_eq!(c.len() as u64, N);
+    lf.stop();
+}
+
+#[test]
+fn a_wrong_secret_is_counted_not_ready_and_retried() {
+    let server = S3Server::start();
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app"
+rate = 200
+size = 8
+{}"#,
+        s3_sink(
+            &server,
+            "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\nmax_object_bytes = \"1KiB\"\ndrain_timeout = \"1s\""
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let api = lf.address("api listening");
+    wait_until("auth errors counted", Duration::from_secs(30), || {
+        metric_value(
+            &metrics(&mut lf),
+            "logferry_sink_s3_errors_total{component=\"out\",kind=\"auth\"}",
+        ) >= 2.0
+    });
+    let m = metrics(&mut lf);
+    assert!(metric_value(&m, "logferry_sink_retried_records_total{component=\"out\"}") >= 1.0);
+    assert_eq!(
+        metric_value(&m, "logferry_sink_records_total{component=\"out\"}"),
+        0.0
+    );
+    let ready = api_get(api, "/ready");
+    assert!(ready.starts_with("HTTP/1.1 503"), "{ready}");
+    assert!(server.objects().is_empty());
+    lf.stop();
+}
+
+#[test]
+fn with_a_disk_buffer_a_kill_mid_upload_loses_nothing() {
+    let server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 3_000_000;
+    let sink = |source: &str| {
+        format!(
+            "{source}{}",
+            s3_sink(
+                &server,
+                &format!(
+                    "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{w}/state\"\nbuffer = {{ type = \"disk\", dir = \"{w}/buffer\", max_bytes = \"256MiB\" }}",
+                    w = work.path().display()
+                )
+            )
+        )
+    };
+    // the generator's records are accepted once on disk: it finishes
+    // long before the uploads do
+    let mut lf = Logferry::start(&sink(&format!(
+        "[sources.gen]\ntype = \"generator\"\ntag = \"gen\"\ncount = {N}\nsize = 8\nbatch_records = 1000\n"
+    )));
+    lf.wait_for_log("generator finished", Duration::from_secs(60));
+    let journal_path = work.path().join("state/s3-out.uploads");
+    let mut killed_with_upload = false;
+    for _ in 0..20_000 {
+        let journaled = std::fs::read_to_string(&journal_path).is_ok_and(|j| !j.is_empty());
+        let part = server
+            .unfinished_uploads()
+            .iter()
+            .any(|f| f.contains(".part-"));
+        if journaled && part {
+            lf.kill();
+            killed_with_upload = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(
+        killed_with_upload,
+        "never saw an upload in progress to kill"
+    );
+    // no source with records now: what comes is what the disk kept
+    let mut again = Logferry::start(&sink(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n",
+    ));
+    wait_until("every record stored", Duration::from_secs(120), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    again.wait_for_log("aborted a multipart upload", Duration::from_secs(10));
+    wait_until("no unfinished upload", Duration::from_secs(10), || {
+        server.unfinished_uploads().is_empty()
+    });
+    again.stop();
+}
+
+#[test]
+fn ndjson_objects_in_zstd_hold_every_record_with_its_time_and_tag() {
+    let server = S3Server::start();
+    const N: u64 = 20_000;
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app.api"
+count = {N}
+size = 8
+batch_records = 500
+{}"#,
+        s3_sink(
+            &server,
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\nkey = \"archive/${{tag[1]}}/%Y/{{unique}}.ndjson.zst\"\ncompression = \"zstd\"\ntag_key = \"tag\"\ntime_format = \"rfc3339\"\nmax_object_bytes = \"200KiB\"\nmax_object_age = \"1s\""
+            )
+        )
+    )
+    // the helper's text encoding, swapped for the default
+    .replace("encoding = \"text\"\n", "");
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(120));
+    assert!(status.success(), "{}", lf.log_text());
+    let objects = server.objects();
+    assert!(objects.len() >= 2, "{} objects", objects.len());
+    let mut c = BTreeMap::new();
+    for (key, body) in &objects {
+        assert!(
+            key.starts_with("archive/api/") && key.ends_with(".ndjson.zst"),
+            "{key}"
+        );
+        for line in std::str::from_utf8(body).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["tag"], "app.api");
+            assert!(v["time"].as_str().unwrap().ends_with('Z'), "{line}");
+            let n: u64 = v["message"].as_str().unwrap().trim().parse().unwrap();
+            *c.entry(n).or_insert(0usize) += 1;
+        }
+    }
+    assert_eq!(missing(&c, N), Vec::<u64>::new());
+    assert!(c.values().all(|&k| k == 1));
+}
+
+#[test]
+fn objects_refused_until_retries_run_out_go_to_the_dead_letter_file() {
+    let server = S3Server::start();
+    const N: u64 = 1000;
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app"
+count = {N}
+size = 8
+{}"#,
+        s3_sink(
+            &server,
+            "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\ndead_letter = \"{dir}/dead.msgpack\""
+        )
+        .replace(
+            "retry = { initial = \"100ms\", max = \"500ms\" }",
+            "retry = { initial = \"50ms\", max = \"100ms\", max_attempts = 3 }"
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(60));
+    assert!(status.success(), "{}", lf.log_text());
+    assert!(server.objects().is_empty());
+    assert_eq!(
+        lf.final_counter("logferry_sink_dead_letter_records_total{component=\"out\"}"),
+        N
+    );
+    assert!(
+        lf.final_counter("logferry_sink_s3_errors_total{component=\"out\",kind=\"auth\"}") >= 3
+    );
+    let dead = std::fs::metadata(lf.dir.path().join("dead.msgpack")).unwrap();
+    assert!(dead.len() > N * 9);
+}
