@@ -187,6 +187,7 @@ fn config_example_list_names_every_component() {
         "source forward",
         "source tail",
         "source kafka",
+        "source otlp",
         "sink file",
         "sink forward",
         "sink http",

@@ -7,7 +7,8 @@
 //! left alone: it is the per-record tag placeholder of sink paths, not an
 //! environment variable; so are `${topic}`, the Kafka source's tag
 //! placeholder, and `${record.FIELD}`, the Kafka sink's topic placeholder
-//! for a record field; and `${hostname}`, filled in by filters.
+//! for a record field; `${resource.KEY}`, the `otlp` source's tag
+//! placeholder; and `${hostname}`, filled in by filters.
 
 use std::fmt;
 
@@ -75,6 +76,7 @@ pub fn interpolate(
             || name == "hostname"
             || name == "topic"
             || name.starts_with("record.")
+            || name.starts_with("resource.")
         {
             out.push_str(&rest[i..i + 2 + close]);
         } else {

@@ -102,3 +102,33 @@ impl<'de> Visitor<'de> for Transcode<'_> {
         Ok(())
     }
 }
+
+/// Whether JSON `text` opens more than `max` arrays and objects inside
+/// one another (read without parsing it: serde_json parses recursively, so
+/// the depth is checked before it runs).
+pub fn deeper_than(text: &[u8], max: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &c in text {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > max {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    false
+}

@@ -3,4 +3,5 @@
 pub mod forward;
 pub mod json;
 pub mod msgpack;
+pub mod otlp;
 pub mod syslog;

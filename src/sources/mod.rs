@@ -6,6 +6,7 @@ pub mod generator;
 pub mod http;
 pub mod kafka;
 pub mod linger;
+pub mod otlp;
 pub mod tail;
 pub mod tcp;
 

@@ -65,6 +65,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Source, "generator", "source-generator.toml"),
     example!(Source, "http", "source-http.toml"),
     example!(Source, "kafka", "source-kafka.toml"),
+    example!(Source, "otlp", "source-otlp.toml"),
     example!(Source, "tail", "source-tail.toml"),
     example!(Source, "tcp", "source-tcp.toml"),
     example!(Filter, "grep", "filter-grep.toml"),
@@ -249,6 +250,10 @@ mod tests {
             (ComponentKind::Source, "fuse") => keys_of::<sources::fuse::FuseSourceConfig>(),
             (ComponentKind::Source, "http") => keys_of::<sources::http::HttpSourceConfig>(),
             (ComponentKind::Source, "kafka") => keys_of::<sources::kafka::KafkaSourceConfig>(),
+            (ComponentKind::Source, "otlp") => both(
+                keys_of::<sources::otlp::config::OtlpSettings>(),
+                keys_of::<sources::http::HttpSourceConfig>(),
+            ),
             (ComponentKind::Source, "tail") => keys_of::<sources::tail::TailSourceConfig>(),
             (ComponentKind::Source, "tcp") => keys_of::<sources::tcp::TcpSourceConfig>(),
             (ComponentKind::Sink, "counter") => keys_of::<sinks::counter::CounterSinkConfig>(),

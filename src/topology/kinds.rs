@@ -36,6 +36,7 @@ use crate::sources::fuse::{FuseSource, FuseSourceConfig};
 use crate::sources::generator::{GeneratorConfig, GeneratorSource};
 use crate::sources::http::{HttpSource, HttpSourceConfig};
 use crate::sources::kafka::{KafkaSource, KafkaSourceConfig};
+use crate::sources::otlp::{OtlpSource, OtlpSourceConfig};
 use crate::sources::tail::{TailSource, TailSourceConfig};
 use crate::sources::tcp::{TcpSource, TcpSourceConfig};
 
@@ -47,12 +48,13 @@ pub enum SourceKind {
     Generator(GeneratorConfig),
     Http(HttpSourceConfig),
     Kafka(Box<KafkaSourceConfig>),
+    Otlp(Box<OtlpSourceConfig>),
     Tail(Box<TailSourceConfig>),
     Tcp(TcpSourceConfig),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SOURCES: &str = "forward, fuse, generator, http, kafka, tail, tcp";
+const KNOWN_SOURCES: &str = "forward, fuse, generator, http, kafka, otlp, tail, tcp";
 
 /// The typed config of a source of `type = name`.
 pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
@@ -62,6 +64,7 @@ pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind,
         "generator" => SourceKind::Generator(table.parse()?),
         "http" => SourceKind::Http(table.parse()?),
         "kafka" => SourceKind::Kafka(Box::new(table.parse()?)),
+        "otlp" => SourceKind::Otlp(Box::new(table.parse()?)),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
         "tcp" => SourceKind::Tcp(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN_SOURCES)),
@@ -77,6 +80,7 @@ impl SourceKind {
             SourceKind::Generator(_) => "generator",
             SourceKind::Http(_) => "http",
             SourceKind::Kafka(_) => "kafka",
+            SourceKind::Otlp(_) => "otlp",
             SourceKind::Tail(_) => "tail",
             SourceKind::Tcp(_) => "tcp",
         }
@@ -89,6 +93,7 @@ impl SourceKind {
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Http(c) => c.validate(),
             SourceKind::Kafka(c) => c.validate(),
+            SourceKind::Otlp(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
             SourceKind::Tcp(c) => c.validate(),
         }
@@ -110,6 +115,10 @@ pub async fn start_source(kind: SourceKind, cx: SourceContext) -> Result<SourceT
             Box::pin(source.run())
         }
         SourceKind::Kafka(c) => Box::pin(KafkaSource::new(*c, cx)?.run()),
+        SourceKind::Otlp(c) => {
+            let source = OtlpSource::bind(*c, cx).await?;
+            Box::pin(source.run())
+        }
         SourceKind::Tail(c) => {
             let source = TailSource::new(*c, cx)?;
             on_own_thread("tail", source.run())?
@@ -150,6 +159,7 @@ pub fn listen_address(kind: &SourceKind) -> Option<&str> {
     match kind {
         SourceKind::Forward(c) => Some(&c.address),
         SourceKind::Http(c) => Some(&c.address),
+        SourceKind::Otlp(c) => Some(&c.http.address),
         SourceKind::Tcp(c) => Some(&c.address),
         SourceKind::Fuse(_)
         | SourceKind::Generator(_)

@@ -17,6 +17,7 @@ pub fn descriptors_needed(config: &Config) -> u64 {
         .map(|s| match &s.kind {
             SourceKind::Forward(f) => f.max_connections as u64,
             SourceKind::Http(h) => h.max_connections as u64,
+            SourceKind::Otlp(o) => o.http.max_connections as u64,
             SourceKind::Tcp(t) => t.max_connections as u64,
             // by default the tail's budget is a share of the limit itself
             SourceKind::Tail(t) => t.max_open_files.unwrap_or(0) as u64,

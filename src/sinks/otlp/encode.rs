@@ -377,22 +377,7 @@ fn severity(raw: &[u8], out: &mut LogRecord) -> bool {
     }
 }
 
-/// The OTLP severity number of a level name (syslog's and the usual
-/// loggers' names); 0 (unspecified) for a name it does not know.
-pub fn severity_number(name: &str) -> i32 {
-    match name.trim().to_ascii_lowercase().as_str() {
-        "trace" | "finest" | "finer" => 1,
-        "debug" | "dbg" | "fine" => 5,
-        "info" | "information" | "informational" => 9,
-        "notice" => 10,
-        "warn" | "warning" => 13,
-        "error" | "err" => 17,
-        "crit" | "critical" | "severe" => 18,
-        "alert" => 19,
-        "fatal" | "emerg" | "emergency" | "panic" => 21,
-        _ => 0,
-    }
-}
+pub use crate::protocol::otlp::severity_number;
 
 /// A trace or span id of `len` bytes: hex text, or the bytes themselves.
 fn id_bytes(raw: &[u8], len: usize) -> Option<Vec<u8>> {

@@ -9,6 +9,12 @@
 //! waits the connection reads nothing more, so backpressure reaches the
 //! client; past `request_timeout` the client is told to retry (503 with
 //! `Retry-After`).
+//!
+//! The `otlp` source is served here too (`Settings::otlp`): its requests
+//! are `POST /v1/logs` with an OTLP `ExportLogsServiceRequest` (one batch
+//! per tag its resources render), answered with an
+//! `ExportLogsServiceResponse`; records a sink set aside for good are
+//! reported in its `partial_success` instead of a 422.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -40,9 +46,10 @@ use super::encoding::{self, ContentEncoding, InflateError};
 use super::{AckMode, HttpMetrics, HttpSourceConfig};
 use crate::ack::{AckHandle, AckOutcome};
 use crate::component::Shutdown;
-use crate::event::{Batch, EventTime, Tag};
+use crate::event::{Batch, EventTime, Records, Tag};
 use crate::memory::MemoryCharge;
 use crate::net::{accept_tls, Activity, Stream};
+use crate::protocol::otlp;
 use crate::router::Router;
 
 /// What `Retry-After` tells a client that should send again.
@@ -73,6 +80,9 @@ pub struct Settings {
     pub memory: crate::memory::MemoryBudget,
     /// The source's counters.
     pub metrics: Arc<super::HttpMetrics>,
+    /// Serve OTLP/HTTP (the `otlp` source) with this `tag` template,
+    /// instead of `POST /<tag>`.
+    pub otlp: Option<otlp::TagTemplate>,
 }
 
 pub(super) struct Connection {
@@ -509,14 +519,24 @@ enum Asked {
     Records(AskedRecords),
 }
 
-/// A `POST /<tag>`: the tag, how its body is encoded, and its `time`
-/// query parameter.
+/// A `POST /<tag>` (or an OTLP export): the tag, how its body is
+/// encoded, and its `time` query parameter.
 struct AskedRecords {
+    /// Empty for OTLP: its tags come from the resources in the body.
     tag: Tag,
-    kind: BodyKind,
+    kind: Body,
     /// The body's `Content-Encoding`, decoded before `kind` is read.
     encoding: ContentEncoding,
     time: Option<EventTime>,
+}
+
+/// What a body holds.
+#[derive(Clone, Copy)]
+enum Body {
+    /// Records as the HTTP source reads them.
+    Http(BodyKind),
+    /// An OTLP `ExportLogsServiceRequest`.
+    Otlp(otlp::Format),
 }
 
 /// The `kind` label of a refused `Content-Encoding` (415).
@@ -615,31 +635,10 @@ impl Handler {
                 ),
             ));
         }
-        let tag = self.tag(path);
-        if tag.is_empty() {
-            return Err(Refusal::new(
-                StatusCode::NOT_FOUND,
-                "no_tag",
-                "the path names the tag: POST /<tag> (for example POST /app.access)",
-            ));
-        }
-        let kind = BodyKind::from_content_type(
-            req.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes),
-        )
-        .ok_or_else(|| {
-            Refusal::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_type",
-                format!(
-                    "Content-Type {:?} is not read here: use application/json, application/msgpack, \
-                     application/x-ndjson, text/plain or application/x-www-form-urlencoded",
-                    req.headers
-                        .get(CONTENT_TYPE)
-                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-                        .unwrap_or_default()
-                ),
-            )
-        })?;
+        let (tag, kind) = match self.settings.otlp {
+            Some(_) => (Tag::from(""), Body::Otlp(otlp_format(req)?)),
+            None => self.asked_http(req)?,
+        };
         let codings: Vec<&[u8]> = req
             .headers
             .get_all(CONTENT_ENCODING)
@@ -667,6 +666,36 @@ impl Handler {
             encoding,
             time,
         }))
+    }
+
+    /// The tag and body kind of a `POST /<tag>`.
+    fn asked_http(&self, req: &hyper::http::request::Parts) -> Result<(Tag, Body), Refusal> {
+        let tag = self.tag(req.uri.path());
+        if tag.is_empty() {
+            return Err(Refusal::new(
+                StatusCode::NOT_FOUND,
+                "no_tag",
+                "the path names the tag: POST /<tag> (for example POST /app.access)",
+            ));
+        }
+        let kind = BodyKind::from_content_type(
+            req.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes),
+        )
+        .ok_or_else(|| {
+            Refusal::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_type",
+                format!(
+                    "Content-Type {:?} is not read here: use application/json, application/msgpack, \
+                     application/x-ndjson, text/plain or application/x-www-form-urlencoded",
+                    req.headers
+                        .get(CONTENT_TYPE)
+                        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                        .unwrap_or_default()
+                ),
+            )
+        })?;
+        Ok((tag, Body::Http(kind)))
     }
 
     fn too_large(&self) -> Refusal {
@@ -765,12 +794,30 @@ impl Handler {
             }
         };
         let bytes = body.len();
-        let decoded = decode::decode(kind, body, time, EventTime::now())
-            .map_err(|e| Refusal::new(StatusCode::BAD_REQUEST, "malformed", e.to_string()))?;
-        if decoded.count == 0 {
-            return Ok(text(StatusCode::OK, ""));
+        let malformed = |e: String| Refusal::new(StatusCode::BAD_REQUEST, "malformed", e);
+        let (batches, format): (Vec<(Tag, Records, usize)>, _) = match kind {
+            Body::Http(kind) => {
+                let decoded = decode::decode(kind, body, time, EventTime::now())
+                    .map_err(|e| malformed(e.to_string()))?;
+                (vec![(tag, decoded.records, decoded.count)], None)
+            }
+            Body::Otlp(format) => {
+                let template = self
+                    .settings
+                    .otlp
+                    .as_ref()
+                    .expect("an otlp source's request");
+                let tagged = otlp::decode(format, &body, template, EventTime::now())
+                    .map_err(|e| malformed(e.to_string()))?;
+                let batches = tagged.into_iter().map(|t| (t.tag, t.records, t.count));
+                (batches.collect(), Some(format))
+            }
+        };
+        let count: usize = batches.iter().map(|(_, _, n)| n).sum();
+        if count == 0 {
+            return Ok(accepted(format, None));
         }
-        self.metrics.records.add(decoded.count as u64);
+        self.metrics.records.add(count as u64);
         self.metrics.bytes.add(bytes as u64);
         let (ack, verdict) = match config.ack {
             AckMode::Received => (AckHandle::none(), None),
@@ -782,14 +829,25 @@ impl Handler {
                 (ack, Some(rx))
             }
         };
-        let mut batch = Batch::new(tag, decoded.records, decoded.count).with_ack(ack);
-        if verdict.is_some() {
-            // the answer waits for the sinks: they send it without lingering
-            batch = batch.waited_on();
+        // an OTLP request may hold several tags: one batch each, sharing
+        // the request's acknowledgement (answered once all are settled)
+        let (mut charge, last) = (charge, batches.len() - 1);
+        for (i, (tag, records, count)) in batches.into_iter().enumerate() {
+            let mut batch = Batch::new(tag, records, count).with_ack(ack.clone());
+            if verdict.is_some() {
+                // the answer waits for the sinks: they send it without lingering
+                batch = batch.waited_on();
+            }
+            let part = if i == last {
+                std::mem::take(&mut charge)
+            } else {
+                charge.split(batch.byte_len().min(charge.bytes()))
+            };
+            self.route(batch, part, due).await?;
         }
-        self.route(batch, charge, due).await?;
+        drop(ack);
         let Some(verdict) = verdict else {
-            return Ok(text(StatusCode::OK, ""));
+            return Ok(accepted(format, None));
         };
         let waiting = Counted::enter(&self.waiting);
         if self.shutdown.is_triggered() {
@@ -798,7 +856,13 @@ impl Handler {
         let verdict = self.deadline.run(due, verdict).await;
         drop(waiting);
         match verdict {
-            Ok(Ok(AckOutcome::Accepted)) => Ok(text(StatusCode::OK, "")),
+            Ok(Ok(AckOutcome::Accepted)) => Ok(accepted(format, None)),
+            // OTLP says so in the answer's partial_success
+            Ok(Ok(AckOutcome::Refused(r))) if format.is_some() => {
+                let message = r.to_string();
+                self.metrics.error(self.peer, "refused", &message);
+                Ok(accepted(format, Some((r.records, message))))
+            }
             // resending cannot help: say which record and why, not 503
             Ok(Ok(AckOutcome::Refused(r))) => Err(Refusal::new(
                 if r.too_large() {
@@ -952,6 +1016,45 @@ impl Handler {
             .retry()),
         }
     }
+}
+
+/// The 200 answer: empty, or for OTLP an `ExportLogsServiceResponse`
+/// (with `partial_success` for records refused for good).
+fn accepted(
+    format: Option<otlp::Format>,
+    refused: Option<(usize, String)>,
+) -> Response<Full<Bytes>> {
+    let Some(format) = format else {
+        return text(StatusCode::OK, "");
+    };
+    let mut r = Response::new(Full::new(otlp::response(format, refused)));
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static(format.content_type()),
+    );
+    r
+}
+
+/// The format of an OTLP/HTTP export, from its path and `Content-Type`.
+fn otlp_format(req: &hyper::http::request::Parts) -> Result<otlp::Format, Refusal> {
+    if req.uri.path() != otlp::HTTP_PATH {
+        return Err(Refusal::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("OTLP logs are posted to {}", otlp::HTTP_PATH),
+        ));
+    }
+    let ct = req.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes);
+    otlp::Format::from_content_type(ct).ok_or_else(|| {
+        Refusal::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_type",
+            format!(
+                "Content-Type {:?} is not OTLP/HTTP: use application/x-protobuf or application/json",
+                String::from_utf8_lossy(ct.unwrap_or_default())
+            ),
+        )
+    })
 }
 
 /// The `time` query parameter, if any.

@@ -185,30 +185,7 @@ fn check_depth(text: &[u8], line: usize) -> Result<(), DecodeError> {
 /// Whether JSON `text` opens more than [`MAX_JSON_DEPTH`] arrays and
 /// objects inside one another (read without parsing it).
 pub fn too_deep(text: &[u8]) -> bool {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
-    for &c in text {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > MAX_JSON_DEPTH {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
+    crate::protocol::json::deeper_than(text, MAX_JSON_DEPTH)
 }
 
 fn parse_json(text: &[u8], line: usize) -> Result<Json, DecodeError> {

@@ -7,6 +7,9 @@
 //! - `conn.rs`: one connection: limits, timeouts, requests and answers;
 //! - this file: how the shared listener (`crate::net::Listener`) serves
 //!   HTTP connections, and the counters.
+//!
+//! The `otlp` source (`sources::otlp`) is served by the same connections
+//! ([`OtlpHttp`]), with OTLP bodies and answers.
 
 mod config;
 mod conn;
@@ -42,6 +45,7 @@ impl Protocol for conn::Settings {
             tls,
             memory: cx.memory.clone(),
             metrics: Arc::new(HttpMetrics::new(&cx.metrics, &cx.name)),
+            otlp: None,
         }
     }
 
@@ -56,17 +60,57 @@ impl Protocol for conn::Settings {
         self: &Arc<Self>,
         conn: Accepted,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
-        self.metrics.connections.inc();
-        conn::Connection {
-            stream: conn.stream,
-            peer: conn.peer,
-            settings: self.clone(),
-            metrics: self.metrics.clone(),
-            router: conn.router,
-            shutdown: conn.shutdown,
-            activity: conn.activity,
-        }
-        .serve()
+        serve(self, conn)
+    }
+}
+
+/// The task of one accepted connection.
+fn serve(
+    settings: &Arc<conn::Settings>,
+    conn: Accepted,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    settings.metrics.connections.inc();
+    conn::Connection {
+        stream: conn.stream,
+        peer: conn.peer,
+        settings: settings.clone(),
+        metrics: settings.metrics.clone(),
+        router: conn.router,
+        shutdown: conn.shutdown,
+        activity: conn.activity,
+    }
+    .serve()
+}
+
+/// HTTP connections serving OTLP/HTTP logs exports (`POST /v1/logs`):
+/// what the `otlp` source's protocol is made of. Limits, timeouts, memory
+/// budget, `ack` and answers are the HTTP source's.
+pub struct OtlpHttp(Arc<conn::Settings>);
+
+impl OtlpHttp {
+    /// `tag` is rendered for each resource of a request.
+    pub fn new(
+        config: HttpSourceConfig,
+        tag: crate::protocol::otlp::TagTemplate,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        cx: &SourceContext,
+    ) -> Self {
+        let mut settings = <conn::Settings as Protocol>::new(config, tls, cx);
+        settings.otlp = Some(tag);
+        OtlpHttp(Arc::new(settings))
+    }
+
+    /// As [`Protocol::refused`].
+    pub fn refused(&self, peer: SocketAddr) {
+        self.0.refused(peer)
+    }
+
+    /// As [`Protocol::connection`].
+    pub fn connection(
+        &self,
+        conn: Accepted,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        serve(&self.0, conn)
     }
 }
 

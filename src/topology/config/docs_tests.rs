@@ -131,6 +131,14 @@ fn sections() -> Vec<Section> {
             "Sources > `http`",
             probe::<sources::http::HttpSourceConfig>(),
         ),
+        section(
+            "Sources > `otlp`",
+            &probe_flattened::<
+                sources::otlp::config::RawOtlpSourceConfig,
+                sources::otlp::config::OtlpSettings,
+                sources::http::HttpSourceConfig,
+            >(),
+        ),
         section("Sources > `tcp`", probe::<sources::tcp::TcpSourceConfig>()),
         section(
             "Sources > `fuse`",

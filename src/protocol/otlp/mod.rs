@@ -1,0 +1,129 @@
+//! OTLP logs as the `otlp` source receives them: an
+//! `ExportLogsServiceRequest` in protobuf or JSON to records by tag
+//! ([`decode`]), and the `ExportLogsServiceResponse` that answers it
+//! ([`response`]). The message types are `opentelemetry-proto`'s, read by
+//! `prost` (protobuf) and by the crate's serde mapping (OTLP/JSON).
+
+pub mod decode;
+pub mod tag;
+
+use bytes::Bytes;
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsPartialSuccess, ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use prost::Message;
+
+pub use decode::Tagged;
+pub use tag::{TagTemplate, TagTemplateError};
+
+use crate::event::EventTime;
+
+/// The path OTLP/HTTP clients post logs to.
+pub const HTTP_PATH: &str = "/v1/logs";
+
+/// Deepest JSON nesting read (as the HTTP source's JSON bodies): an OTLP
+/// value nested a dozen levels deep is about 50 levels of JSON.
+pub const MAX_JSON_DEPTH: usize = 64;
+
+/// How a request (and its answer) is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// `application/x-protobuf`.
+    Protobuf,
+    /// `application/json`: OTLP/JSON.
+    Json,
+}
+
+impl Format {
+    /// The format of a `Content-Type` (parameters ignored); `None` for one
+    /// OTLP/HTTP does not use.
+    pub fn from_content_type(ct: Option<&[u8]>) -> Option<Format> {
+        let ct = std::str::from_utf8(ct?).ok()?;
+        let media = ct.split(';').next().unwrap_or("").trim();
+        if media.eq_ignore_ascii_case("application/x-protobuf")
+            || media.eq_ignore_ascii_case("application/protobuf")
+        {
+            Some(Format::Protobuf)
+        } else if media.eq_ignore_ascii_case("application/json") {
+            Some(Format::Json)
+        } else {
+            None
+        }
+    }
+
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::Protobuf => "application/x-protobuf",
+            Format::Json => "application/json",
+        }
+    }
+}
+
+/// Why a request body is not an `ExportLogsServiceRequest` (answered 400).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not an OTLP ExportLogsServiceRequest in protobuf: {0}")]
+    Protobuf(String),
+    #[error("not an OTLP ExportLogsServiceRequest in OTLP/JSON: {0}")]
+    Json(String),
+    #[error("OTLP/JSON nested deeper than {MAX_JSON_DEPTH} levels")]
+    TooDeep,
+}
+
+/// The request in `body`.
+pub fn request(format: Format, body: &[u8]) -> Result<ExportLogsServiceRequest, DecodeError> {
+    match format {
+        Format::Protobuf => {
+            ExportLogsServiceRequest::decode(body).map_err(|e| DecodeError::Protobuf(e.to_string()))
+        }
+        Format::Json => {
+            // serde_json parses recursively: bound the depth first
+            if crate::protocol::json::deeper_than(body, MAX_JSON_DEPTH) {
+                return Err(DecodeError::TooDeep);
+            }
+            serde_json::from_slice(body).map_err(|e| DecodeError::Json(e.to_string()))
+        }
+    }
+}
+
+/// Every record of the request in `body`, by tag (see [`decode`]).
+pub fn decode(
+    format: Format,
+    body: &[u8],
+    tag: &TagTemplate,
+    now: EventTime,
+) -> Result<Vec<Tagged>, DecodeError> {
+    Ok(decode::records(&request(format, body)?, tag, now))
+}
+
+/// The answer to an export: `rejected` records (with why) were refused
+/// for good, the rest kept.
+pub fn response(format: Format, rejected: Option<(usize, String)>) -> Bytes {
+    let r = ExportLogsServiceResponse {
+        partial_success: rejected.map(|(n, error_message)| ExportLogsPartialSuccess {
+            rejected_log_records: i64::try_from(n).unwrap_or(i64::MAX),
+            error_message,
+        }),
+    };
+    match format {
+        Format::Protobuf => r.encode_to_vec().into(),
+        Format::Json => serde_json::to_vec(&r).unwrap_or_default().into(),
+    }
+}
+
+/// The OTLP severity number of a level name (syslog's and the usual
+/// loggers' names); 0 (unspecified) for a name it does not know.
+pub fn severity_number(name: &str) -> i32 {
+    match name.trim().to_ascii_lowercase().as_str() {
+        "trace" | "finest" | "finer" => 1,
+        "debug" | "dbg" | "fine" => 5,
+        "info" | "information" | "informational" => 9,
+        "notice" => 10,
+        "warn" | "warning" => 13,
+        "error" | "err" => 17,
+        "crit" | "critical" | "severe" => 18,
+        "alert" => 19,
+        "fatal" | "emerg" | "emergency" | "panic" => 21,
+        _ => 0,
+    }
+}

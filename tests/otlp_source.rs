@@ -1,0 +1,371 @@
+//! The `otlp` source, black-box: the built binary receiving OTLP/HTTP
+//! (the OpenTelemetry Python SDK's exporter, hand-made protobuf and JSON
+//! bodies, and logferry's own `otlp` sink), writing a JSON file; every
+//! numbered record counted at the end with its body, severity,
+//! attributes and resource.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use common::{wait_for_lines, Logferry};
+use opentelemetry_proto::tonic::collector::logs::v1::{
+    ExportLogsServiceRequest, ExportLogsServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+use opentelemetry_proto::tonic::common::v1::{AnyValue, KeyValue};
+use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
+use opentelemetry_proto::tonic::resource::v1::Resource;
+use prost::Message as _;
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// An `otlp` source `otel` (tag by service) into `{dir}/out.json`.
+fn otlp_to_file(extra: &str) -> String {
+    format!(
+        r#"
+[sources.otel]
+type = "otlp"
+address = "127.0.0.1:0"
+tag = "otel.${{resource.service.name}}"
+{extra}
+
+[sinks.file]
+type = "file"
+match = "**"
+path = "{{dir}}/out.json"
+format = "json"
+"#
+    )
+}
+
+fn otlp_addr(lf: &mut Logferry, name: &str) -> SocketAddr {
+    lf.address(&format!("otlp source listening source={name} "))
+}
+
+/// A status, headers (lowercase names) and body.
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn post(addr: SocketAddr, path: &str, content_type: &str, body: &[u8]) -> Reply {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    let _ = s.write_all(body);
+    let mut r = BufReader::new(s);
+    let mut line = String::new();
+    r.read_line(&mut line).unwrap();
+    let status = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        r.read_line(&mut line).unwrap();
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        let (n, v) = l.split_once(':').unwrap();
+        headers.push((n.to_ascii_lowercase(), v.trim().to_string()));
+    }
+    let mut body = Vec::new();
+    let _ = r.read_to_end(&mut body);
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn kv(k: &str, v: Any) -> KeyValue {
+    KeyValue {
+        key: k.into(),
+        value: Some(AnyValue { value: Some(v) }),
+    }
+}
+
+/// Records `from..to` of service `service`: body `n=<i>`, attribute n,
+/// severity WARN, a trace id.
+fn request(service: &str, numbers: std::ops::Range<u64>) -> ExportLogsServiceRequest {
+    let log_records = numbers
+        .map(|i| LogRecord {
+            time_unix_nano: 1_700_000_000_000_000_000 + i,
+            severity_text: "WARN".into(),
+            severity_number: 13,
+            body: Some(AnyValue {
+                value: Some(Any::StringValue(format!("n={i}"))),
+            }),
+            attributes: vec![kv("n", Any::IntValue(i as i64))],
+            trace_id: vec![0xab; 16],
+            ..LogRecord::default()
+        })
+        .collect();
+    ExportLogsServiceRequest {
+        resource_logs: vec![ResourceLogs {
+            resource: Some(Resource {
+                attributes: vec![kv("service.name", Any::StringValue(service.into()))],
+                ..Resource::default()
+            }),
+            scope_logs: vec![ScopeLogs {
+                log_records,
+                ..ScopeLogs::default()
+            }],
+            schema_url: String::new(),
+        }],
+    }
+}
+
+/// The records of the file sink's lines (`{"time", "tag", "record"}`).
+fn records(lines: &[String]) -> Vec<Value> {
+    lines
+        .iter()
+        .map(|l| {
+            let line: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            line["record"].clone()
+        })
+        .collect()
+}
+
+/// Each `n` attribute once, exactly `0..n`.
+fn assert_numbers(records: &[Value], n: u64) {
+    let mut got: Vec<u64> = records
+        .iter()
+        .map(|r| {
+            r["n"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("no number in {r}"))
+        })
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, (0..n).collect::<Vec<_>>(), "every number once");
+}
+
+#[test]
+fn the_python_sdks_numbered_records_arrive_once_with_body_severity_attributes_and_resource() {
+    const N: u64 = 2_000;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join("target/interop/venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: run scripts/test-deps.sh",
+        python.display()
+    );
+    let mut lf = Logferry::start(&otlp_to_file(""));
+    let addr = otlp_addr(&mut lf, "otel");
+    let out = Command::new(python)
+        .arg(root.join("tests/interop/python/otlp_send.py"))
+        .args([
+            "--protocol",
+            "http",
+            "--endpoint",
+            &format!("http://{addr}"),
+        ])
+        .args(["--service", "py", "--count", &N.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "otlp_send.py failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // every export was answered 200 after the file sink kept its records
+    lf.stop();
+    let got = records(&common::read_lines(&lf.path("out.json")));
+    assert_numbers(&got, N);
+    for r in &got {
+        let n = r["n"].as_u64().unwrap();
+        assert_eq!(r["message"], json!(format!("n={n}")), "{r}");
+        assert_eq!(r["severity"], json!("INFO"), "{r}");
+        assert_eq!(r.get("severity_number"), None, "INFO is 9: {r}");
+        assert_eq!(r["resource"]["service.name"], json!("py"), "{r}");
+        assert_eq!(
+            r["scope"]["name"],
+            json!("logferry.interop.otlp_send"),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn protobuf_and_json_exports_by_resource_tag_and_malformed_or_oversize_bodies_refused() {
+    let mut lf = Logferry::start(&format!(
+        "{}\n[sinks.web]\ntype = \"file\"\nmatch = \"otel.web\"\npath = \"{{dir}}/web.json\"\nformat = \"json\"\n",
+        otlp_to_file("max_body_bytes = \"64KiB\"")
+    ));
+    let addr = otlp_addr(&mut lf, "otel");
+    let r = post(
+        addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        &request("web", 0..100).encode_to_vec(),
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+    let answer = ExportLogsServiceResponse::decode(&r.body[..]).unwrap();
+    assert_eq!(answer.partial_success, None);
+
+    // OTLP/JSON as the spec writes it: camelCase, hex ids, int64 as strings
+    let body = json!({"resourceLogs": [{
+        "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": "api"}}]},
+        "scopeLogs": [{"scope": {"name": "s", "version": "1"}, "logRecords": (100..200).map(|i| json!({
+            "timeUnixNano": "1700000000000000000",
+            "severityNumber": 17, "severityText": "ERROR",
+            "traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+            "body": {"stringValue": format!("n={i}")},
+            "attributes": [{"key": "n", "value": {"intValue": i.to_string()}}]
+        })).collect::<Vec<_>>()}]
+    }]});
+    let r = post(
+        addr,
+        "/v1/logs",
+        "application/json",
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+
+    let bad = post(
+        addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        b"\xff\xff\xff not protobuf",
+    );
+    assert_eq!(bad.status, 400, "{bad:?}");
+    let bad_json = post(
+        addr,
+        "/v1/logs",
+        "application/json",
+        b"{\"resourceLogs\": 5}",
+    );
+    assert_eq!(bad_json.status, 400, "{bad_json:?}");
+    let big = post(
+        addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        &request("web", 0..5_000).encode_to_vec(),
+    );
+    assert_eq!(big.status, 413, "{big:?}");
+    let wrong = post(addr, "/v1/traces", "application/x-protobuf", b"");
+    assert_eq!(wrong.status, 404, "{wrong:?}");
+    let text = post(addr, "/v1/logs", "text/plain", b"x\n");
+    assert_eq!(text.status, 415, "{text:?}");
+
+    lf.stop();
+    let all = records(&common::read_lines(&lf.path("out.json")));
+    assert_numbers(&all, 200);
+    let web = records(&common::read_lines(&lf.path("web.json")));
+    assert_eq!(
+        web.len(),
+        100,
+        "tag otel.web: the web resource's records only"
+    );
+    let api = all.iter().find(|r| r["n"] == json!(150)).unwrap();
+    assert_eq!(api["message"], json!("n=150"));
+    assert_eq!(api["severity"], json!("ERROR"));
+    assert_eq!(api["trace_id"], json!("5b8efff798038103d269b633813fc60c"));
+    assert_eq!(api["span_id"], json!("eee19b7ec3c1b174"));
+    assert_eq!(api["resource"], json!({"service.name": "api"}));
+    assert_eq!(api["scope"], json!({"name": "s", "version": "1"}));
+    let web1 = all.iter().find(|r| r["n"] == json!(1)).unwrap();
+    assert_eq!(web1["trace_id"], json!("ab".repeat(16)));
+    let errors = |kind: &str| {
+        lf.final_counter(&format!(
+            "logferry_http_errors_total{{component=\"otel\",kind=\"{kind}\"}}"
+        ))
+    };
+    assert_eq!(errors("malformed"), 2);
+    assert_eq!(errors("too_large"), 1);
+}
+
+#[test]
+fn backpressure_is_a_503_with_retry_after() {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let mut lf = Logferry::start(&format!(
+        r#"
+[sources.otel]
+type = "otlp"
+address = "127.0.0.1:0"
+request_timeout = "1s"
+
+[sinks.out]
+type = "forward"
+match = "**"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+reconnect_min = "50ms"
+reconnect_max = "100ms"
+drain_timeout = "1s"
+"#
+    ));
+    let addr = otlp_addr(&mut lf, "otel");
+    let r = post(
+        addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        &request("web", 0..10).encode_to_vec(),
+    );
+    assert_eq!(r.status, 503, "{r:?}");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    lf.stop();
+}
+
+#[test]
+fn a_record_sent_by_the_otlp_sink_comes_back_the_same() {
+    let mut receiver = Logferry::start(&otlp_to_file(""));
+    let addr = otlp_addr(&mut receiver, "otel");
+    let mut sender = Logferry::start(&format!(
+        r#"
+[sources.web]
+type = "http"
+address = "127.0.0.1:0"
+
+[sinks.otel]
+type = "otlp"
+match = "**"
+endpoint = "http://{addr}"
+"#
+    ));
+    let web = sender.http_addr("web");
+    let sent = json!({
+        "message": "hello", "severity": "warn", "n": 7, "ok": true, "ratio": 0.5,
+        "nested": {"a": [1, "two"]}, "trace_id": "5b8efff798038103d269b633813fc60c",
+        "span_id": "eee19b7ec3c1b174", "resource": {"service.name": "web", "host": "h1"}
+    });
+    let r = post(web, "/app", "application/json", sent.to_string().as_bytes());
+    assert_eq!(r.status, 200, "{r:?}");
+    sender.stop();
+    let lines = wait_for_lines(&receiver.path("out.json"), 1, WAIT);
+    receiver.stop();
+    let mut got = records(&lines).remove(0);
+    // the sink sends every record under its own scope
+    let scope = got.as_object_mut().unwrap().remove("scope").unwrap();
+    assert_eq!(scope["name"], json!("logferry"));
+    let mut want = sent.as_object().unwrap().clone();
+    let mut got = got.as_object().unwrap().clone();
+    want.sort_keys();
+    got.sort_keys();
+    assert_eq!(Value::Object(got), Value::Object(want));
+}
