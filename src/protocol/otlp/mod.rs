@@ -5,6 +5,7 @@
 //! `prost` (protobuf) and by the crate's serde mapping (OTLP/JSON).
 
 pub mod decode;
+pub mod grpc;
 pub mod tag;
 
 use bytes::Bytes;
@@ -32,6 +33,9 @@ pub enum Format {
     Protobuf,
     /// `application/json`: OTLP/JSON.
     Json,
+    /// OTLP/gRPC: the message of a request is protobuf, the answer is a
+    /// framed protobuf message (see [`grpc`]).
+    Grpc,
 }
 
 impl Format {
@@ -55,11 +59,13 @@ impl Format {
         match self {
             Format::Protobuf => "application/x-protobuf",
             Format::Json => "application/json",
+            Format::Grpc => "application/grpc",
         }
     }
 }
 
-/// Why a request body is not an `ExportLogsServiceRequest` (answered 400).
+/// Why a request body is not an `ExportLogsServiceRequest` (answered 400,
+/// or `INVALID_ARGUMENT` over gRPC).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecodeError {
     #[error("not an OTLP ExportLogsServiceRequest in protobuf: {0}")]
@@ -73,7 +79,7 @@ pub enum DecodeError {
 /// The request in `body`.
 pub fn request(format: Format, body: &[u8]) -> Result<ExportLogsServiceRequest, DecodeError> {
     match format {
-        Format::Protobuf => {
+        Format::Protobuf | Format::Grpc => {
             ExportLogsServiceRequest::decode(body).map_err(|e| DecodeError::Protobuf(e.to_string()))
         }
         Format::Json => {
@@ -108,6 +114,7 @@ pub fn response(format: Format, rejected: Option<(usize, String)>) -> Bytes {
     match format {
         Format::Protobuf => r.encode_to_vec().into(),
         Format::Json => serde_json::to_vec(&r).unwrap_or_default().into(),
+        Format::Grpc => grpc::frame(&r.encode_to_vec()),
     }
 }
 

@@ -14,7 +14,10 @@
 //! are `POST /v1/logs` with an OTLP `ExportLogsServiceRequest` (one batch
 //! per tag its resources render), answered with an
 //! `ExportLogsServiceResponse`; records a sink set aside for good are
-//! reported in its `partial_success` instead of a 422.
+//! reported in its `partial_success` instead of a 422. Its gRPC listener
+//! (`Settings::grpc`) serves `LogsService/Export` over HTTP/2 only: the
+//! body is one gRPC message, the answer a framed message and a
+//! `grpc-status` trailer, an error a trailers-only answer (`answer`).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -26,7 +29,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{
     HeaderValue, ACCEPT_ENCODING, ALLOW, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH,
@@ -41,6 +44,7 @@ use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 use tokio_rustls::TlsAcceptor;
 
+use super::answer::{self, Answer};
 use super::decode::{self, BodyKind};
 use super::encoding::{self, ContentEncoding, InflateError};
 use super::{AckMode, HttpMetrics, HttpSourceConfig};
@@ -83,6 +87,8 @@ pub struct Settings {
     /// Serve OTLP/HTTP (the `otlp` source) with this `tag` template,
     /// instead of `POST /<tag>`.
     pub otlp: Option<otlp::TagTemplate>,
+    /// With `otlp`: serve OTLP/gRPC (HTTP/2 only) instead of OTLP/HTTP.
+    pub grpc: bool,
 }
 
 pub(super) struct Connection {
@@ -169,6 +175,10 @@ impl Connection {
         } else {
             false
         };
+        if settings.grpc && !h2 {
+            let reason = "gRPC is served over HTTP/2 only (prior knowledge, or ALPN h2 with TLS)";
+            return metrics.error(peer, "not_http2", reason);
+        }
         let io = TokioIo::new(io);
         let result = if h2 {
             let conn = http2::Builder::new(TokioExecutor::new())
@@ -347,7 +357,7 @@ impl Refusal {
         self
     }
 
-    fn response(&self) -> Response<Full<Bytes>> {
+    fn response(&self) -> Response<Answer> {
         let mut r = text(self.status, format!("{}\n", self.message));
         if self.retry {
             r.headers_mut()
@@ -370,10 +380,17 @@ impl Refusal {
         }
         r
     }
+
+    /// The gRPC answer: trailers-only, HTTP 200 with `grpc-status`.
+    fn grpc_response(&self) -> Response<Answer> {
+        let unsupported = self.kind == UNSUPPORTED_ENCODING;
+        let code = answer::grpc_code(self.status, unsupported);
+        answer::grpc_error(code, &self.message)
+    }
 }
 
-fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Answer> {
+    let mut r = Response::new(Answer::full(body));
     *r.status_mut() = status;
     r.headers_mut().insert(
         CONTENT_TYPE,
@@ -543,7 +560,7 @@ enum Body {
 const UNSUPPORTED_ENCODING: &str = "unsupported_encoding";
 
 impl Handler {
-    async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    async fn handle(&self, req: Request<Incoming>) -> Response<Answer> {
         let busy = self.busy.enter();
         let due = Due {
             at: Instant::now() + self.settings.config.request_timeout,
@@ -562,8 +579,12 @@ impl Handler {
             Ok(Asked::Records(records)) => self.serve(records, &mut body, due).await,
             Err(refusal) => Err(refusal),
         };
-        let response = match served {
-            Ok(r) => r,
+        // the answer, and the HTTP status it is counted under
+        let (response, status) = match served {
+            Ok(r) => {
+                let status = r.status();
+                (r, status)
+            }
             Err(mut refusal) => {
                 self.metrics
                     .error(self.peer, refusal.kind, &refusal.message);
@@ -574,13 +595,18 @@ impl Handler {
                     let drained = self.deadline.run(due, Limited::new(body, limit).collect());
                     refusal.close = !matches!(drained.await, Ok(Ok(_)));
                 }
-                refusal.response()
+                let response = if self.settings.grpc {
+                    refusal.grpc_response()
+                } else {
+                    refusal.response()
+                };
+                (response, refusal.status)
             }
         };
         // the request line and headers go back to the budget (what hyper
         // read of a next request stays charged)
         drop(lock(&self.held).split(head));
-        self.metrics.response(response.status().as_u16());
+        self.metrics.response(status.as_u16());
         drop(busy);
         if self.shutdown.is_triggered() {
             // this request may have been the last one yet to be routed
@@ -636,12 +662,19 @@ impl Handler {
             ));
         }
         let (tag, kind) = match self.settings.otlp {
+            Some(_) if self.settings.grpc => (Tag::from(""), Body::Otlp(grpc_format(req)?)),
             Some(_) => (Tag::from(""), Body::Otlp(otlp_format(req)?)),
             None => self.asked_http(req)?,
         };
+        // gRPC names the coding of its compressed messages in `grpc-encoding`
+        let coding = if self.settings.grpc {
+            GRPC_ENCODING
+        } else {
+            CONTENT_ENCODING
+        };
         let codings: Vec<&[u8]> = req
             .headers
-            .get_all(CONTENT_ENCODING)
+            .get_all(coding)
             .iter()
             .map(HeaderValue::as_bytes)
             .collect();
@@ -722,7 +755,7 @@ impl Handler {
         }: AskedRecords,
         body: &mut Option<Incoming>,
         due: Due,
-    ) -> Result<Response<Full<Bytes>>, Refusal> {
+    ) -> Result<Response<Answer>, Refusal> {
         let config = &self.settings.config;
         let Some(incoming) = body.take() else {
             return Err(Refusal::new(
@@ -756,6 +789,20 @@ impl Handler {
             }
         };
         // the body was read whole: a refusal here keeps the connection
+        let (body, encoding) = match kind {
+            Body::Otlp(otlp::Format::Grpc) => {
+                let message = otlp::grpc::unframe(&body).map_err(|e| {
+                    Refusal::new(StatusCode::BAD_REQUEST, "malformed", e.to_string())
+                })?;
+                // an uncompressed message ignores `grpc-encoding`
+                let encoding = match message.compressed {
+                    true => encoding,
+                    false => ContentEncoding::Identity,
+                };
+                (message.bytes, encoding)
+            }
+            _ => (body, encoding),
+        };
         let inflated = encoding::inflate(
             encoding,
             body,
@@ -1020,14 +1067,15 @@ impl Handler {
 
 /// The 200 answer: empty, or for OTLP an `ExportLogsServiceResponse`
 /// (with `partial_success` for records refused for good).
-fn accepted(
-    format: Option<otlp::Format>,
-    refused: Option<(usize, String)>,
-) -> Response<Full<Bytes>> {
+fn accepted(format: Option<otlp::Format>, refused: Option<(usize, String)>) -> Response<Answer> {
     let Some(format) = format else {
         return text(StatusCode::OK, "");
     };
-    let mut r = Response::new(Full::new(otlp::response(format, refused)));
+    let body = otlp::response(format, refused);
+    if format == otlp::Format::Grpc {
+        return answer::grpc_ok(body);
+    }
+    let mut r = Response::new(Answer::full(body));
     r.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static(format.content_type()),
@@ -1055,6 +1103,33 @@ fn otlp_format(req: &hyper::http::request::Parts) -> Result<otlp::Format, Refusa
             ),
         )
     })
+}
+
+/// The header naming the coding of a gRPC request's compressed message.
+const GRPC_ENCODING: hyper::header::HeaderName =
+    hyper::header::HeaderName::from_static("grpc-encoding");
+
+/// An OTLP/gRPC export, from its path and `Content-Type`.
+fn grpc_format(req: &hyper::http::request::Parts) -> Result<otlp::Format, Refusal> {
+    if req.uri.path() != otlp::grpc::EXPORT_PATH {
+        return Err(Refusal::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!("only {} is served here", otlp::grpc::EXPORT_PATH),
+        ));
+    }
+    let ct = req.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes);
+    if !otlp::grpc::is_grpc_content_type(ct) {
+        return Err(Refusal::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_type",
+            format!(
+                "Content-Type {:?} is not gRPC: use application/grpc",
+                String::from_utf8_lossy(ct.unwrap_or_default())
+            ),
+        ));
+    }
+    Ok(otlp::Format::Grpc)
 }
 
 /// The `time` query parameter, if any.

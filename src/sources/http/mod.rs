@@ -11,6 +11,7 @@
 //! The `otlp` source (`sources::otlp`) is served by the same connections
 //! ([`OtlpHttp`]), with OTLP bodies and answers.
 
+mod answer;
 mod config;
 mod conn;
 pub mod decode;
@@ -46,6 +47,7 @@ impl Protocol for conn::Settings {
             memory: cx.memory.clone(),
             metrics: Arc::new(HttpMetrics::new(&cx.metrics, &cx.name)),
             otlp: None,
+            grpc: false,
         }
     }
 
@@ -82,21 +84,25 @@ fn serve(
     .serve()
 }
 
-/// HTTP connections serving OTLP/HTTP logs exports (`POST /v1/logs`):
+/// HTTP connections serving OTLP/HTTP logs exports (`POST /v1/logs`), or
+/// OTLP/gRPC ones (`LogsService/Export`):
 /// what the `otlp` source's protocol is made of. Limits, timeouts, memory
 /// budget, `ack` and answers are the HTTP source's.
 pub struct OtlpHttp(Arc<conn::Settings>);
 
 impl OtlpHttp {
-    /// `tag` is rendered for each resource of a request.
+    /// `tag` is rendered for each resource of a request; with `grpc`,
+    /// OTLP/gRPC is served (HTTP/2 only) instead of OTLP/HTTP.
     pub fn new(
         config: HttpSourceConfig,
         tag: crate::protocol::otlp::TagTemplate,
+        grpc: bool,
         tls: Option<tokio_rustls::TlsAcceptor>,
         cx: &SourceContext,
     ) -> Self {
         let mut settings = <conn::Settings as Protocol>::new(config, tls, cx);
         settings.otlp = Some(tag);
+        settings.grpc = grpc;
         OtlpHttp(Arc::new(settings))
     }
 

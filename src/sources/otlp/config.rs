@@ -47,8 +47,9 @@ pub struct OtlpSettings {
     /// `application/x-protobuf` or `application/json`.
     #[serde(default = "default_address")]
     pub address: String,
-    /// `host:port` OTLP/gRPC would be served on; not served yet: setting it
-    /// is refused at start-up rather than silently ignored.
+    /// `host:port` OTLP/gRPC (`LogsService/Export`, HTTP/2 only) is served
+    /// on, with the same limits, `tls` and `ack` as `address`; none by
+    /// default (OTLP/gRPC's port is 4317).
     #[serde(default)]
     pub grpc_address: Option<String>,
     /// The records' tag, rendered for each resource: `${resource.KEY}` is
@@ -70,11 +71,6 @@ impl OtlpSourceConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.http.validate()?;
         TagTemplate::parse(&self.otlp.tag).map_err(|e| e.to_string())?;
-        if let Some(grpc) = &self.otlp.grpc_address {
-            return Err(format!(
-                "grpc_address = {grpc:?}: OTLP/gRPC is not served yet; send OTLP/HTTP to address"
-            ));
-        }
         Ok(())
     }
 
@@ -106,9 +102,10 @@ mod tests {
     }
 
     #[test]
-    fn refuses_unknown_keys_bad_tags_and_grpc() {
+    fn refuses_unknown_keys_and_bad_tags_and_reads_grpc_address() {
         assert!(parse("adress = \"x\"").unwrap_err().contains("adress"));
         assert!(parse("tag = \"${record.x}\"").is_err());
-        assert!(parse("grpc_address = \"127.0.0.1:4317\"").is_err());
+        let c = parse("grpc_address = \"127.0.0.1:4317\"").unwrap();
+        assert_eq!(c.otlp.grpc_address.as_deref(), Some("127.0.0.1:4317"));
     }
 }
