@@ -1,13 +1,18 @@
 //! The `otlp` source's request decoding (`protocol::otlp::decode`):
 //! protobuf and OTLP/JSON `ExportLogsServiceRequest`s → records by tag, on
-//! arbitrary bytes.
+//! arbitrary bytes; and OTLP/gRPC's framing (`protocol::otlp::grpc`).
 //!
-//! Byte 0 picks the format (bit 0: JSON) and whether the tag has a
-//! resource placeholder (bit 1); the rest is the body.
+//! Byte 0 picks the format (bit 0: JSON), whether the tag has a resource
+//! placeholder (bit 1) and whether the body is a gRPC request body (bit 2:
+//! one framed message, read by `grpc::unframe`, then protobuf unless its
+//! compressed flag is set: inflating is `http_encodings`' target); the
+//! rest is the body.
 //!
 //! Checked:
 //! * nothing panics, whatever the bytes, and stack use stays bounded (the
 //!   checks run on the small stack of `common.rs`);
+//! * a gRPC body is read as one message exactly when its length prefix
+//!   names the rest of the body, and framing any bytes reads them back;
 //! * each batch is well-formed `[time, map]` forward entries, exactly
 //!   `count` of them, and no tag is empty or repeated.
 
@@ -16,7 +21,7 @@
 use libfuzzer_sys::fuzz_target;
 use logferry::event::{EventTime, Records};
 use logferry::protocol::forward::count_entries;
-use logferry::protocol::otlp::{decode, Format, TagTemplate};
+use logferry::protocol::otlp::{decode, grpc, Format, TagTemplate};
 
 mod common;
 
@@ -31,6 +36,24 @@ fn check(data: &[u8]) {
     let format = if head & 1 == 0 { Format::Protobuf } else { Format::Json };
     let tag = if head & 2 == 0 { "otel" } else { "otel.${resource.service.name}" };
     let tag = TagTemplate::parse(tag).expect("a valid template");
+    let message;
+    let (format, body) = if head & 4 == 0 {
+        (format, body)
+    } else {
+        let framed = grpc::frame(body);
+        let back = grpc::unframe(&framed).expect("a framed message reads back");
+        assert!(!back.compressed && back.bytes[..] == *body, "framing is not read back");
+        let whole = bytes::Bytes::copy_from_slice(body);
+        let Ok(m) = grpc::unframe(&whole) else {
+            return;
+        };
+        assert_eq!(m.bytes.len() + 5, body.len(), "a message is the body less its prefix");
+        if m.compressed {
+            return;
+        }
+        message = m.bytes;
+        (Format::Grpc, &message[..])
+    };
     let Ok(batches) = decode(format, body, &tag, NOW) else {
         return;
     };
