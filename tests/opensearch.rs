@@ -7,13 +7,14 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use common::opensearch::{unique_index, OpenSearch};
+use common::scripted::{Answer, Request, Scripted};
 use common::{api_get, metric_value, wait_ready, wait_until, Logferry};
 use logferry::protocol::msgpack::{Reader, Value as Mp};
 use serde_json::{json, Value};
@@ -607,156 +608,52 @@ id_key = "id"
 
 // ------------------------------------------------------- a scripted server
 
-/// One request the scripted server read.
-#[derive(Debug, Clone)]
-struct Request {
-    method: String,
-    path: String,
-    body: Vec<u8>,
-    at: Instant,
+/// Whether the scripted server was sent a bulk request (not a probe).
+fn is_bulk(r: &Request) -> bool {
+    r.method == "POST" && r.path.contains("/_bulk")
 }
 
-impl Request {
-    fn is_bulk(&self) -> bool {
-        self.method == "POST" && self.path.contains("/_bulk")
-    }
-
-    /// The `n` of every document of a bulk body, in order.
-    fn numbers(&self) -> Vec<u64> {
-        let text = String::from_utf8_lossy(&self.body);
-        let lines: Vec<&str> = text.lines().collect();
-        assert!(
-            lines.len().is_multiple_of(2),
-            "action and document lines: {text}"
-        );
-        lines
-            .chunks(2)
-            .map(|pair| {
-                let doc: Value = serde_json::from_str(pair[1]).expect("a JSON document");
-                doc["n"].as_u64().unwrap_or_else(|| panic!("no n in {doc}"))
-            })
-            .collect()
-    }
+/// The `n` of every document of a bulk body, in order.
+fn numbers(r: &Request) -> Vec<u64> {
+    let body = r.decoded_body();
+    let text = String::from_utf8_lossy(&body);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.len().is_multiple_of(2),
+        "action and document lines: {text}"
+    );
+    lines
+        .chunks(2)
+        .map(|pair| {
+            let doc: Value = serde_json::from_str(pair[1]).expect("a JSON document");
+            doc["n"].as_u64().unwrap_or_else(|| panic!("no n in {doc}"))
+        })
+        .collect()
 }
 
 /// An answer: status, extra headers, body.
-type Answer = (u16, Vec<(&'static str, String)>, String);
+type Reply = (u16, Vec<(&'static str, String)>, String);
 
-/// A small HTTP/1.1 server (keep-alive, `content-length` bodies) that
-/// answers the `k`th bulk request with `script(k, request)` and any other
-/// (the health probe) with 200 `{}`; every request is kept.
-struct Scripted {
-    addr: SocketAddr,
-    requests: Arc<Mutex<Vec<Request>>>,
-    stop: Arc<AtomicBool>,
+/// A scripted server (tests/common/scripted.rs) answering the `k`th bulk
+/// request with `script(k, request)` and any other (the health probe)
+/// with 200 `{}`.
+fn bulk_server(script: impl Fn(usize, &Request) -> Reply + Send + Sync + 'static) -> Scripted {
+    let bulks = AtomicUsize::new(0);
+    Scripted::start(move |_, req| {
+        if !is_bulk(req) {
+            return Answer::new(200, "application/json", b"{}".to_vec());
+        }
+        let (status, headers, body) = script(bulks.fetch_add(1, Ordering::SeqCst), req);
+        headers.into_iter().fold(
+            Answer::new(status, "application/json", body.into_bytes()),
+            |a, (k, v)| a.with_header(k, &v),
+        )
+    })
 }
 
-impl Scripted {
-    fn start(script: impl Fn(usize, &Request) -> Answer + Send + Sync + 'static) -> Scripted {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let script = Arc::new(script);
-        let (reqs, halt) = (requests.clone(), stop.clone());
-        std::thread::spawn(move || {
-            for conn in listener.incoming() {
-                if halt.load(Ordering::Relaxed) {
-                    return;
-                }
-                let Ok(conn) = conn else { continue };
-                let (reqs, script) = (reqs.clone(), script.clone());
-                std::thread::spawn(move || serve(conn, &reqs, &*script));
-            }
-        });
-        Scripted {
-            addr,
-            requests,
-            stop,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn bulks(&self) -> Vec<Request> {
-        let all = self.requests.lock().unwrap();
-        all.iter().filter(|r| r.is_bulk()).cloned().collect()
-    }
-}
-
-impl Drop for Scripted {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-fn serve(
-    conn: TcpStream,
-    requests: &Mutex<Vec<Request>>,
-    script: &(dyn Fn(usize, &Request) -> Answer + Send + Sync),
-) {
-    let mut out = conn.try_clone().unwrap();
-    let mut r = BufReader::new(conn);
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or_default().to_string();
-        let path = parts.next().unwrap_or_default().to_string();
-        let mut length = 0;
-        loop {
-            let mut h = String::new();
-            if r.read_line(&mut h).unwrap_or(0) == 0 {
-                return;
-            }
-            let h = h.trim_end();
-            if h.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = h.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    length = v.trim().parse().unwrap();
-                }
-            }
-        }
-        let mut body = vec![0; length];
-        if r.read_exact(&mut body).is_err() {
-            return;
-        }
-        let req = Request {
-            method,
-            path,
-            body,
-            at: Instant::now(),
-        };
-        let (status, headers, text) = if req.is_bulk() {
-            let k = {
-                let mut all = requests.lock().unwrap();
-                all.push(req.clone());
-                all.iter().filter(|r| r.is_bulk()).count() - 1
-            };
-            script(k, &req)
-        } else {
-            requests.lock().unwrap().push(req);
-            (200, Vec::new(), "{}".to_string())
-        };
-        let mut head = format!(
-            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\n",
-            text.len()
-        );
-        for (k, v) in headers {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        if out.write_all(head.as_bytes()).is_err() || out.write_all(text.as_bytes()).is_err() {
-            return;
-        }
-    }
+/// The bulk requests the server was sent, in order.
+fn bulks_of(server: &Scripted) -> Vec<Request> {
+    server.requests().into_iter().filter(is_bulk).collect()
 }
 
 /// A bulk answer with one item per status; a failed item carries its
@@ -775,8 +672,8 @@ fn bulk_answer(items: &[(u16, Option<&str>)]) -> String {
 }
 
 /// An answer storing every document of `req`.
-fn all_stored(req: &Request) -> Answer {
-    let items: Vec<_> = req.numbers().iter().map(|_| (201, None)).collect();
+fn all_stored(req: &Request) -> Reply {
+    let items: Vec<_> = numbers(req).iter().map(|_| (201, None)).collect();
     (200, Vec::new(), bulk_answer(&items))
 }
 
@@ -803,10 +700,9 @@ max = "200ms"
 
 #[test]
 fn items_429_are_sent_again_alone_and_a_refused_item_is_set_aside_alone() {
-    let server = Scripted::start(|k, req| match k {
+    let server = bulk_server(|k, req| match k {
         0 => {
-            let items: Vec<_> = req
-                .numbers()
+            let items: Vec<_> = numbers(req)
                 .iter()
                 .map(|n| match n {
                     3 | 7 => (429, Some("es_rejected_execution_exception")),
@@ -825,10 +721,10 @@ fn items_429_are_sent_again_alone_and_a_refused_item_is_set_aside_alone() {
     assert_eq!(status, 422, "one document refused: {body}");
     assert!(body.contains("mapper_parsing_exception"), "{body}");
 
-    let bulks = server.bulks();
+    let bulks = bulks_of(&server);
     assert_eq!(bulks.len(), 2, "one bulk, then one retry: {bulks:?}");
-    assert_eq!(bulks[0].numbers(), (0..10).collect::<Vec<_>>());
-    assert_eq!(bulks[1].numbers(), vec![3, 7], "only the items to retry");
+    assert_eq!(numbers(&bulks[0]), (0..10).collect::<Vec<_>>());
+    assert_eq!(numbers(&bulks[1]), vec![3, 7], "only the items to retry");
     let dead = dead_letters(&lf.path("dead.msgpack"));
     assert_eq!(dead.len(), 1, "{dead:?}");
     assert_eq!(dead[0].record["n"], json!(5));
@@ -848,13 +744,13 @@ fn items_429_are_sent_again_alone_and_a_refused_item_is_set_aside_alone() {
     assert_eq!(items("rejected"), 1);
     // nothing more is sent later
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(server.bulks().len(), 2, "no loop");
+    assert_eq!(bulks_of(&server).len(), 2, "no loop");
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 
 #[test]
 fn a_whole_bulk_answered_503_with_retry_after_is_sent_again_whole() {
-    let server = Scripted::start(|k, req| match k {
+    let server = bulk_server(|k, req| match k {
         0 => (
             503,
             vec![("retry-after", "1".to_string())],
@@ -869,7 +765,7 @@ fn a_whole_bulk_answered_503_with_retry_after_is_sent_again_whole() {
     let addr = lf.http_addr("web");
     let (status, body) = post(addr, "whole", &ndjson(0..10, |i| json!({"n": i}))).unwrap();
     assert_eq!(status, 200, "{body}");
-    let bulks = server.bulks();
+    let bulks = bulks_of(&server);
     assert_eq!(bulks.len(), 2, "{bulks:?}");
     assert_eq!(bulks[0].body, bulks[1].body, "the same bulk, whole");
     let waited = bulks[1].at - bulks[0].at;
@@ -883,9 +779,8 @@ fn a_whole_bulk_answered_503_with_retry_after_is_sent_again_whole() {
 
 #[test]
 fn items_that_keep_failing_are_dead_lettered_after_max_attempts_and_nothing_loops() {
-    let server = Scripted::start(|_, req| {
-        let items: Vec<_> = req
-            .numbers()
+    let server = bulk_server(|_, req| {
+        let items: Vec<_> = numbers(req)
             .iter()
             .map(|n| {
                 if n % 2 == 1 {
@@ -905,11 +800,11 @@ fn items_that_keep_failing_are_dead_lettered_after_max_attempts_and_nothing_loop
     let (status, body) = post(addr, "exhausted", &ndjson(0..10, |i| json!({"n": i}))).unwrap();
     assert_eq!(status, 422, "set aside, not to be resent: {body}");
 
-    let bulks = server.bulks();
+    let bulks = bulks_of(&server);
     assert_eq!(bulks.len(), 2, "two attempts, no more: {bulks:?}");
-    assert_eq!(bulks[1].numbers(), vec![1, 3, 5, 7, 9]);
+    assert_eq!(numbers(&bulks[1]), vec![1, 3, 5, 7, 9]);
     let mut stored: BTreeMap<u64, usize> = BTreeMap::new();
-    for n in bulks[0].numbers().into_iter().filter(|n| n % 2 == 0) {
+    for n in numbers(&bulks[0]).into_iter().filter(|n| n % 2 == 0) {
         *stored.entry(n).or_default() += 1;
     }
     assert_eq!(stored.len(), 5, "the others delivered, once");
@@ -922,7 +817,7 @@ fn items_that_keep_failing_are_dead_lettered_after_max_attempts_and_nothing_loop
         "{dead:?}"
     );
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(server.bulks().len(), 2, "no loop");
+    assert_eq!(bulks_of(&server).len(), 2, "no loop");
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 
@@ -931,8 +826,8 @@ fn an_answer_that_cannot_be_read_sends_the_bulk_again_in_halves_until_it_can() {
     // a node (or a proxy before it) whose answer to a bulk of more than 3
     // documents is cut short or not JSON: each is then sent in bulks whose
     // answers can be read, once each, and nothing loops
-    let server = Scripted::start(|k, req| {
-        if req.numbers().len() > 3 {
+    let server = bulk_server(|k, req| {
+        if numbers(req).len() > 3 {
             let garbage = if k % 2 == 0 {
                 "<html>502 from a proxy, but 200</html>"
             } else {
@@ -947,14 +842,14 @@ fn an_answer_that_cannot_be_read_sends_the_bulk_again_in_halves_until_it_can() {
     let addr = lf.http_addr("web");
     let (status, body) = post(addr, "halves", &ndjson(0..10, |i| json!({"n": i}))).unwrap();
     assert_eq!(status, 200, "{body}");
-    let bulks = server.bulks();
-    let sizes: Vec<usize> = bulks.iter().map(|b| b.numbers().len()).collect();
+    let bulks = bulks_of(&server);
+    let sizes: Vec<usize> = bulks.iter().map(|b| numbers(&b).len()).collect();
     // 10 unreadable, 5 unreadable, then bulks of at most 2 until done
     assert_eq!(sizes[..2], [10, 5], "{sizes:?}");
     assert!(sizes[2..].iter().all(|s| *s <= 2), "{sizes:?}");
     let mut stored: BTreeMap<u64, usize> = BTreeMap::new();
     for b in &bulks[2..] {
-        for n in b.numbers() {
+        for n in numbers(&b) {
             *stored.entry(n).or_default() += 1;
         }
     }
@@ -968,6 +863,6 @@ fn an_answer_that_cannot_be_read_sends_the_bulk_again_in_halves_until_it_can() {
     );
     assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
     std::thread::sleep(Duration::from_millis(500));
-    assert_eq!(server.bulks().len(), bulks.len(), "no loop");
+    assert_eq!(bulks_of(&server).len(), bulks.len(), "no loop");
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
