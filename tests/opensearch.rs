@@ -843,13 +843,13 @@ fn an_answer_that_cannot_be_read_sends_the_bulk_again_in_halves_until_it_can() {
     let (status, body) = post(addr, "halves", &ndjson(0..10, |i| json!({"n": i}))).unwrap();
     assert_eq!(status, 200, "{body}");
     let bulks = bulks_of(&server);
-    let sizes: Vec<usize> = bulks.iter().map(|b| numbers(&b).len()).collect();
+    let sizes: Vec<usize> = bulks.iter().map(|b| numbers(b).len()).collect();
     // 10 unreadable, 5 unreadable, then bulks of at most 2 until done
     assert_eq!(sizes[..2], [10, 5], "{sizes:?}");
     assert!(sizes[2..].iter().all(|s| *s <= 2), "{sizes:?}");
     let mut stored: BTreeMap<u64, usize> = BTreeMap::new();
     for b in &bulks[2..] {
-        for n in numbers(&b) {
+        for n in numbers(b) {
             *stored.entry(n).or_default() += 1;
         }
     }
