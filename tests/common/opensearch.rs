@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -129,28 +129,13 @@ impl OpenSearch {
 
     /// The node's process id (private nodes only).
     pub fn pid(&self) -> u32 {
-        let p = self.private_dir().join("pid");
-        std::fs::read_to_string(&p)
-            .unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
-            .trim()
-            .parse()
-            .unwrap()
+        super::server::state_pid(self.private_dir())
     }
 
     /// SIGKILLs a private node, as a crash would, and waits until it is
     /// gone. Its data stays for `restart`.
     pub fn kill(&self) {
-        let pid = self.pid().to_string();
-        let st = Command::new("kill").args(["-9", &pid]).status().unwrap();
-        assert!(st.success(), "kill -9 {pid} failed");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while alive(&pid) {
-            assert!(
-                Instant::now() < deadline,
-                "node {pid} still alive after SIGKILL"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        super::server::kill_and_wait(self.pid(), "node");
     }
 
     /// Starts a private node again (after `kill` or a stop) on the same
@@ -331,18 +316,6 @@ impl Drop for OpenSearch {
                 .status();
             give_private_slot();
         }
-    }
-}
-
-/// Whether process `pid` lives: a killed node not yet reaped by whatever
-/// adopted it is a zombie, and counts as gone.
-fn alive(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // the state follows the command name, which is in parentheses
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
     }
 }
 

@@ -129,29 +129,14 @@ impl Collector {
     /// The collector's process id (private collectors only).
     pub fn pid(&self) -> u32 {
         self.must_be_private("signalled");
-        let p = self.dir.join("pid");
-        std::fs::read_to_string(&p)
-            .unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
-            .trim()
-            .parse()
-            .unwrap()
+        super::server::state_pid(&self.dir)
     }
 
     /// SIGKILLs a private collector, as a crash would, and waits until it
     /// is gone. What it had not yet flushed to its file (up to 100 ms of
     /// exports) is lost with it, as with a real one.
     pub fn kill(&self) {
-        let pid = self.pid().to_string();
-        let st = Command::new("kill").args(["-9", &pid]).status().unwrap();
-        assert!(st.success(), "kill -9 {pid} failed");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while alive(&pid) {
-            assert!(
-                Instant::now() < deadline,
-                "collector {pid} still alive after SIGKILL"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        super::server::kill_and_wait(self.pid(), "collector");
     }
 
     /// Starts a private collector again (after `kill` or a stop) on the
@@ -256,18 +241,6 @@ impl Drop for Collector {
                 .env("LOGFERRY_OTELCOL_DIR", &self.dir)
                 .status();
         }
-    }
-}
-
-/// Whether process `pid` lives: a killed process not yet reaped by
-/// whatever adopted it is a zombie, and counts as gone.
-fn alive(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // the state follows the command name, which is in parentheses
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
     }
 }
 

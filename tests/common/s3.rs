@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The access key every test server takes (scripts/s3.sh's default).
 pub const ACCESS_KEY: &str = "logferry";
@@ -183,28 +183,13 @@ impl S3 {
     /// The server's process id (private servers only).
     pub fn pid(&self) -> u32 {
         self.must_be_private("signalled");
-        let p = self.dir.join("pid");
-        std::fs::read_to_string(&p)
-            .unwrap_or_else(|e| panic!("read {}: {e}", p.display()))
-            .trim()
-            .parse()
-            .unwrap()
+        super::server::state_pid(&self.dir)
     }
 
     /// SIGKILLs a private server, as a crash would, and waits until it is
     /// gone. Its objects stay for `restart`.
     pub fn kill(&self) {
-        let pid = self.pid().to_string();
-        let st = Command::new("kill").args(["-9", &pid]).status().unwrap();
-        assert!(st.success(), "kill -9 {pid} failed");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while alive(&pid) {
-            assert!(
-                Instant::now() < deadline,
-                "s3s-fs {pid} still alive after SIGKILL"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        super::server::kill_and_wait(self.pid(), "s3s-fs");
     }
 
     /// Starts a private server again (after `kill` or a stop) on the same
@@ -271,18 +256,6 @@ fn base64url(bytes: &[u8]) -> String {
         }
     }
     s
-}
-
-/// Whether process `pid` lives: a killed process not yet reaped by
-/// whatever adopted it is a zombie, and counts as gone.
-fn alive(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // the state follows the command name, which is in parentheses
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
 }
 
 /// A bucket name no other test (in this run or an earlier one on the
