@@ -38,6 +38,7 @@ LOGFERRY_OTELCOL_DIR=$otel_dir scripts/otelcol.sh start >/dev/null
 LOGFERRY_S3_DIR=$s3_dir scripts/s3.sh start >/dev/null
 run sinks --workload otlp --state-dir "$otel_dir" --records 500000 --runs 3 "${peer[@]}"
 run sinks --workload s3 --state-dir "$s3_dir" --records 1000000 --runs 3 "${peer[@]}"
+run sinks --workload otlp-in --records 1000000 --runs 3 "${peer[@]}"
 # Kafka: a local broker (scripts/kafka.sh), left running afterwards
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls

@@ -189,3 +189,23 @@ fn sinks_s3_counts_every_line_in_the_objects() {
         .collect();
     assert!(left.is_empty(), "buckets left: {left:?}");
 }
+
+#[test]
+fn sinks_otlp_in_counts_every_record_in_the_file() {
+    // the run ends only once the file holds a line per log record posted
+    let out = bench(&[
+        "sinks",
+        "--workload",
+        "otlp-in",
+        "--records",
+        "3000",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("OTLP/HTTP protobuf → otlp source")
+            && out.contains("| **logferry, median** | 3000 |"),
+        "{out}"
+    );
+}

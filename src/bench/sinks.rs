@@ -24,7 +24,10 @@
 //!   s3s-fs, gzip objects closed at 8 MiB of records before compression,
 //!   each run into a bucket of its own; the clock stops when the objects
 //!   decompressed hold a line per record sent. The server's CPU is
-//!   reported beside.
+//!   reported beside;
+//! - `otlp-in`, the way in rather than a sink: OTLP/HTTP protobuf
+//!   requests of the same records posted to the `otlp` source (Fluent
+//!   Bit: `opentelemetry` input) writing a file (see `otlp_in.rs`).
 //!
 //! The two servers run from their scripts with a state dir given by
 //! `--state-dir` (`LOGFERRY_OTELCOL_DIR=D scripts/otelcol.sh start`,
@@ -53,6 +56,7 @@ use super::scenario::template::Target;
 use crate::protocol::forward::write_packed_forward;
 use crate::protocol::msgpack::write;
 
+mod otlp_in;
 mod stores;
 use stores::{Collector, Store};
 
@@ -66,6 +70,9 @@ pub enum Workload {
     Otlp,
     /// forward → s3 sink → s3s-fs (`--state-dir`).
     S3,
+    /// OTLP/HTTP protobuf posts → otlp source → file (not a sink: the
+    /// way in, measured with the same records).
+    OtlpIn,
 }
 
 #[derive(Debug, clap::Args)]
@@ -120,7 +127,7 @@ const COUNT_EVERY: Duration = Duration::from_millis(200);
 pub fn run(a: SinksArgs) -> Result<(), String> {
     let records = a.records.unwrap_or(match a.workload {
         Workload::Opensearch => 500_000,
-        Workload::Http | Workload::Otlp | Workload::S3 => 2_000_000,
+        Workload::Http | Workload::Otlp | Workload::S3 | Workload::OtlpIn => 2_000_000,
     });
     if records == 0 || a.run.runs == 0 {
         return Err("records and runs must be positive".into());
@@ -142,6 +149,7 @@ pub fn run(a: SinksArgs) -> Result<(), String> {
         Workload::Http => Dest::Http,
         Workload::Otlp => Dest::Otlp(Collector::new(&state_dir(&a, "otelcol")?)?),
         Workload::S3 => Dest::S3(Store::new(&state_dir(&a, "s3")?)?),
+        Workload::OtlpIn => Dest::OtlpIn(otlp_in::Requests::new(records)),
     };
     let load = Load::new(records);
     compare(&dir.path, &a, peer.as_deref(), &dest, &load)
@@ -226,6 +234,8 @@ enum Dest {
     Http,
     Otlp(Collector),
     S3(Store),
+    /// Not a destination: OTLP requests posted to the measured process.
+    OtlpIn(otlp_in::Requests),
 }
 
 /// The OpenSearch node.
@@ -373,6 +383,13 @@ fn compare(
             "otlp",
             format!("the OpenTelemetry Collector at {} (file exporter)", c.url),
         ),
+        Dest::OtlpIn(r) => {
+            println!(
+                "OTLP/HTTP protobuf → otlp source (Fluent Bit: opentelemetry input) → file: {} log records with {RECORD_BYTES} B string bodies, {CHUNK} a request, 2 connections; {} runs",
+                r.records, a.run.runs
+            );
+            ("", String::new())
+        }
         Dest::S3(s) => (
             "s3",
             format!(
@@ -382,10 +399,12 @@ fn compare(
             ),
         ),
     };
-    println!(
+    if !sink.is_empty() {
+        println!(
         "forward → {sink} sink → {destination}: {} records of {RECORD_BYTES} B (JSON) in chunks of {CHUNK}; batches of up to {BATCH_RECORDS} records or {BATCH_BYTES} B, linger 1 s (Fluent Bit: Flush 1, a request per chunk), 2 in flight; {} runs",
         load.records, a.run.runs
     );
+    }
     let mut systems = vec![System::Logferry];
     if peer.is_some() {
         systems.push(System::FluentBit);
@@ -404,6 +423,7 @@ fn compare(
                 }
                 Dest::Http => measure_http(dir, system, peer, &tag, load)?,
                 Dest::Otlp(c) => stores::measure_otlp(dir, system, peer, c, load)?,
+                Dest::OtlpIn(r) => otlp_in::measure_otlp_in(dir, system, peer, &tag, r)?,
                 Dest::S3(s) => {
                     let bucket = format!("bench-{tag}");
                     s.create(&bucket)?;
@@ -431,6 +451,7 @@ fn compare(
         Dest::Http => "HTTP receiver (logferry)",
         Dest::Otlp(_) => "OpenTelemetry Collector",
         Dest::S3(_) => "S3 server (s3s-fs)",
+        Dest::OtlpIn(_) => "",
     };
     if results.iter().flatten().any(|m| m.dest_cpu.is_some()) {
         println!("\n| sender | {dest_name}: CPU s | CPU s / M records | CPU % of one core |\n|---|---|---|---|");
