@@ -31,6 +31,14 @@ run filters --workload pass-through --records 5000000 --runs 5
 os_url=$(scripts/opensearch.sh start)
 run sinks --workload opensearch --endpoint "$os_url" --node-pid "$(cat "${LOGFERRY_OPENSEARCH_DIR:-target/opensearch}/pid")" --records 500000 --runs 3 "${peer[@]}"
 run sinks --workload http --records 2000000 --runs 3 "${peer[@]}"
+# OTLP out and S3 against Fluent Bit: a collector and s3s-fs with state
+# dirs of the bench's own (the bench counts what arrives there), left running
+otel_dir=target/bench-otelcol s3_dir=target/bench-s3
+LOGFERRY_OTELCOL_DIR=$otel_dir scripts/otelcol.sh start >/dev/null
+LOGFERRY_S3_DIR=$s3_dir scripts/s3.sh start >/dev/null
+run sinks --workload otlp --state-dir "$otel_dir" --records 500000 --runs 3 "${peer[@]}"
+run sinks --workload s3 --state-dir "$s3_dir" --records 1000000 --runs 3 "${peer[@]}"
+run sinks --workload otlp-in --records 1000000 --runs 3 "${peer[@]}"
 # Kafka: a local broker (scripts/kafka.sh), left running afterwards
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls

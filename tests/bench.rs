@@ -133,3 +133,79 @@ fn sinks_http_counts_every_record_in_the_receivers_file() {
     );
     assert!(out.contains("HTTP receiver (logferry): CPU s"), "{out}");
 }
+
+#[test]
+fn sinks_otlp_counts_every_record_in_the_collectors_file() {
+    // a collector of this test's own: the run counts every log record
+    // written to its file while it lasts
+    let dir = tempfile::tempdir().unwrap();
+    let _collector = common::otelcol::Collector::private(dir.path());
+    let out = bench(&[
+        "sinks",
+        "--workload",
+        "otlp",
+        "--state-dir",
+        dir.path().to_str().unwrap(),
+        "--records",
+        "3000",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("forward → otlp sink") && out.contains("| **logferry, median** | 3000 |"),
+        "{out}"
+    );
+    assert!(out.contains("OpenTelemetry Collector: CPU s"), "{out}");
+}
+
+#[test]
+fn sinks_s3_counts_every_line_in_the_objects() {
+    // the run ends only once the bucket's gzip objects hold a line per
+    // record; the bucket is removed after it
+    let dir = tempfile::tempdir().unwrap();
+    let s3 = common::s3::S3::private(dir.path());
+    let out = bench(&[
+        "sinks",
+        "--workload",
+        "s3",
+        "--state-dir",
+        dir.path().to_str().unwrap(),
+        "--records",
+        "3000",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("forward → s3 sink") && out.contains("| **logferry, median** | 3000 |"),
+        "{out}"
+    );
+    assert!(out.contains("S3 server (s3s-fs): CPU s"), "{out}");
+    let left: Vec<_> = std::fs::read_dir(s3.data_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .collect();
+    assert!(left.is_empty(), "buckets left: {left:?}");
+}
+
+#[test]
+fn sinks_otlp_in_counts_every_record_in_the_file() {
+    // the run ends only once the file holds a line per log record posted
+    let out = bench(&[
+        "sinks",
+        "--workload",
+        "otlp-in",
+        "--records",
+        "3000",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("OTLP/HTTP protobuf → otlp source")
+            && out.contains("| **logferry, median** | 3000 |"),
+        "{out}"
+    );
+}

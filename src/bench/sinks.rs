@@ -14,7 +14,25 @@
 //!   a receiver that is a separate logferry process (HTTP source → file),
 //!   the same for both systems and started afresh for each run; the clock
 //!   stops when its file holds a line per record. The receiver's CPU is
-//!   reported beside, not charged to the measured process.
+//!   reported beside, not charged to the measured process;
+//! - `otlp`: the `otlp` sink (Fluent Bit: `opentelemetry`, gzip both) into
+//!   an OpenTelemetry Collector whose file exporter writes OTLP-JSON
+//!   lines; the clock stops when the lines written since the run began
+//!   hold a log record per record sent. The collector's CPU is reported
+//!   beside;
+//! - `s3`: the `s3` sink (Fluent Bit: `s3` with `use_put_object`) into
+//!   s3s-fs, gzip objects closed at 8 MiB of records before compression,
+//!   each run into a bucket of its own; the clock stops when the objects
+//!   decompressed hold a line per record sent. The server's CPU is
+//!   reported beside;
+//! - `otlp-in`, the way in rather than a sink: OTLP/HTTP protobuf
+//!   requests of the same records posted to the `otlp` source (Fluent
+//!   Bit: `opentelemetry` input) writing a file (see `otlp_in.rs`).
+//!
+//! The two servers run from their scripts with a state dir given by
+//! `--state-dir` (`LOGFERRY_OTELCOL_DIR=D scripts/otelcol.sh start`,
+//! `LOGFERRY_S3_DIR=D scripts/s3.sh start`), where the bench finds their
+//! address, process id and what they received.
 //!
 //! Batches are made alike: Fluent Bit sends one request per chunk at each
 //! flush (`Flush 1`; a chunk is at most about 2 MB of records), so
@@ -38,12 +56,23 @@ use super::scenario::template::Target;
 use crate::protocol::forward::write_packed_forward;
 use crate::protocol::msgpack::write;
 
+mod otlp_in;
+mod stores;
+use stores::{Collector, Store};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Workload {
     /// forward → opensearch sink → an OpenSearch node (`--endpoint`).
     Opensearch,
     /// forward → http sink → a logferry HTTP source writing a file.
     Http,
+    /// forward → otlp sink → an OpenTelemetry Collector (`--state-dir`).
+    Otlp,
+    /// forward → s3 sink → s3s-fs (`--state-dir`).
+    S3,
+    /// OTLP/HTTP protobuf posts → otlp source → file (not a sink: the
+    /// way in, measured with the same records).
+    OtlpIn,
 }
 
 #[derive(Debug, clap::Args)]
@@ -52,7 +81,7 @@ pub struct SinksArgs {
     #[arg(long, value_enum)]
     pub workload: Workload,
     /// Records per run (default 500,000 for `opensearch`, 2,000,000 for
-    /// `http`); rounded up to whole chunks of 1,000.
+    /// the others); rounded up to whole chunks of 1,000.
     #[arg(long)]
     pub records: Option<usize>,
     /// The OpenSearch node's base URL (`http://127.0.0.1:9200`;
@@ -63,6 +92,12 @@ pub struct SinksArgs {
     /// reported (scripts/opensearch.sh keeps it in its state dir's `pid`).
     #[arg(long)]
     pub node_pid: Option<u32>,
+    /// `otlp`: the collector's state dir (`LOGFERRY_OTELCOL_DIR` of
+    /// scripts/otelcol.sh); `s3`: the S3 server's (`LOGFERRY_S3_DIR` of
+    /// scripts/s3.sh). Private to the bench: the records it counts are
+    /// all that arrive there during a run.
+    #[arg(long)]
+    pub state_dir: Option<PathBuf>,
     /// Measure logferry alone, without Fluent Bit.
     #[arg(long)]
     pub no_peer: bool,
@@ -92,7 +127,7 @@ const COUNT_EVERY: Duration = Duration::from_millis(200);
 pub fn run(a: SinksArgs) -> Result<(), String> {
     let records = a.records.unwrap_or(match a.workload {
         Workload::Opensearch => 500_000,
-        Workload::Http => 2_000_000,
+        Workload::Http | Workload::Otlp | Workload::S3 | Workload::OtlpIn => 2_000_000,
     });
     if records == 0 || a.run.runs == 0 {
         return Err("records and runs must be positive".into());
@@ -112,9 +147,22 @@ pub fn run(a: SinksArgs) -> Result<(), String> {
             Dest::OpenSearch(Node::new(&url, a.node_pid)?)
         }
         Workload::Http => Dest::Http,
+        Workload::Otlp => Dest::Otlp(Collector::new(&state_dir(&a, "otelcol")?)?),
+        Workload::S3 => Dest::S3(Store::new(&state_dir(&a, "s3")?)?),
+        Workload::OtlpIn => Dest::OtlpIn(otlp_in::Requests::new(records)),
     };
     let load = Load::new(records);
     compare(&dir.path, &a, peer.as_deref(), &dest, &load)
+}
+
+/// `--state-dir`, which the workload needs.
+fn state_dir(a: &SinksArgs, script: &str) -> Result<PathBuf, String> {
+    a.state_dir.clone().ok_or_else(|| {
+        format!(
+            "--workload {:?} needs --state-dir DIR, the state dir of scripts/{script}.sh start",
+            a.workload
+        )
+    })
 }
 
 /// The chunks every run sends.
@@ -184,6 +232,10 @@ enum Dest {
     OpenSearch(Node),
     /// A receiver started for each run.
     Http,
+    Otlp(Collector),
+    S3(Store),
+    /// Not a destination: OTLP requests posted to the measured process.
+    OtlpIn(otlp_in::Requests),
 }
 
 /// The OpenSearch node.
@@ -327,11 +379,32 @@ fn compare(
     let (sink, destination) = match dest {
         Dest::OpenSearch(n) => ("opensearch", format!("the OpenSearch node at {}", n.url)),
         Dest::Http => ("http", "a logferry HTTP source → file".to_string()),
+        Dest::Otlp(c) => (
+            "otlp",
+            format!("the OpenTelemetry Collector at {} (file exporter)", c.url),
+        ),
+        Dest::OtlpIn(r) => {
+            println!(
+                "OTLP/HTTP protobuf → otlp source (Fluent Bit: opentelemetry input) → file: {} log records with {RECORD_BYTES} B string bodies, {CHUNK} a request, 2 connections; {} runs",
+                r.records, a.run.runs
+            );
+            ("", String::new())
+        }
+        Dest::S3(s) => (
+            "s3",
+            format!(
+                "s3s-fs at {}, gzip objects of {} MiB before compression",
+                s.url,
+                stores::OBJECT_MIB
+            ),
+        ),
     };
-    println!(
+    if !sink.is_empty() {
+        println!(
         "forward → {sink} sink → {destination}: {} records of {RECORD_BYTES} B (JSON) in chunks of {CHUNK}; batches of up to {BATCH_RECORDS} records or {BATCH_BYTES} B, linger 1 s (Fluent Bit: Flush 1, a request per chunk), 2 in flight; {} runs",
         load.records, a.run.runs
     );
+    }
     let mut systems = vec![System::Logferry];
     if peer.is_some() {
         systems.push(System::FluentBit);
@@ -349,6 +422,15 @@ fn compare(
                     m?
                 }
                 Dest::Http => measure_http(dir, system, peer, &tag, load)?,
+                Dest::Otlp(c) => stores::measure_otlp(dir, system, peer, c, load)?,
+                Dest::OtlpIn(r) => otlp_in::measure_otlp_in(dir, system, peer, &tag, r)?,
+                Dest::S3(s) => {
+                    let bucket = format!("bench-{tag}");
+                    s.create(&bucket)?;
+                    let m = stores::measure_s3(dir, system, peer, s, &bucket, load);
+                    s.delete(&bucket);
+                    m?
+                }
             };
             eprintln!("run {}: {}", i + 1, m.run.row(system.name()));
             results[k].push(m);
@@ -367,6 +449,9 @@ fn compare(
     let dest_name = match dest {
         Dest::OpenSearch(_) => "OpenSearch node",
         Dest::Http => "HTTP receiver (logferry)",
+        Dest::Otlp(_) => "OpenTelemetry Collector",
+        Dest::S3(_) => "S3 server (s3s-fs)",
+        Dest::OtlpIn(_) => "",
     };
     if results.iter().flatten().any(|m| m.dest_cpu.is_some()) {
         println!("\n| sender | {dest_name}: CPU s | CPU s / M records | CPU % of one core |\n|---|---|---|---|");
@@ -408,6 +493,7 @@ fn start(
     peer: Option<&Path>,
     logferry_sink: &str,
     fluent_bit_output: &str,
+    fluent_bit_env: &[(&str, &str)],
 ) -> Result<(Proc, SocketAddr), String> {
     match (system, peer) {
         (System::Logferry, _) => {
@@ -434,7 +520,10 @@ fn start(
             )
             .map_err(|e| e.to_string())?;
             let mut cmd = Command::new(bin);
-            cmd.arg("-c").arg(&conf).stdout(std::process::Stdio::null());
+            cmd.arg("-c")
+                .arg(&conf)
+                .envs(fluent_bit_env.iter().copied())
+                .stdout(std::process::Stdio::null());
             let mut p = Proc::spawn(cmd, "fluent-bit")?;
             wait_for_port(addr, &mut p)?;
             Ok((p, addr))
@@ -466,7 +555,7 @@ fn measure_opensearch(
         "[OUTPUT]\n    Name               opensearch\n    Match              *\n    Host               {}\n    Port               {port}\n    Index              {index}\n    Suppress_Type_Name On\n    Buffer_Size        False\n    Workers            2\n",
         node.addr.ip()
     );
-    let (mut p, addr) = start(dir, system, peer, &sink, &output)?;
+    let (mut p, addr) = start(dir, system, peer, &sink, &output, &[])?;
     let node_before = node.cpu();
     let mut last = Instant::now();
     let mut n = 0;
@@ -525,7 +614,7 @@ fn measure_http(
         recv.ip(),
         recv.port()
     );
-    let (mut p, addr) = start(dir, system, peer, &sink, &output)?;
+    let (mut p, addr) = start(dir, system, peer, &sink, &output, &[])?;
     let receiver_before = receiver.sample()?;
     let mut lines = LineCount::new(&out);
     let run = measure(
