@@ -32,14 +32,21 @@ pub fn kill_and_wait(pid: u32, what: &str) {
     }
 }
 
-/// Whether process `pid` lives: a killed process that its adopter has not
-/// reaped yet is a zombie, which is gone for this purpose.
+/// Whether process `pid` lives: any of its threads is not yet a zombie.
+/// A killed process's first thread turns zombie while the others may still
+/// be exiting and holding its sockets, and one its adopter has not reaped
+/// yet stays a zombie: gone, for this purpose, once every thread is.
 pub fn alive(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // the state follows the command name, which is in parentheses
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        match std::fs::read_to_string(t.path().join("stat")) {
+            // the state follows the command name, which is in parentheses
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+            Err(_) => false,
+        }
+    })
 }
