@@ -21,7 +21,7 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
     let kind = SinkKind::File(toml::from_str(&config).unwrap());
     match build_sink("bench", kind, &Default::default(), &Registry::new()).unwrap() {
         sinks::SinkRunner::Blocking(s) => s,
-        sinks::SinkRunner::Async(_)
+        sinks::SinkRunner::Forward(_)
         | sinks::SinkRunner::Kafka(_)
         | sinks::SinkRunner::Http(_)
         | sinks::SinkRunner::OpenSearch(_)

@@ -5,6 +5,12 @@
 //! sources' runtime, and it needs no locks. The loop takes every batch that
 //! is already queued, then flushes once the queue is momentarily empty, so a
 //! busy sink writes large blocks and an idle one writes at once.
+//!
+//! The forward sink is the exception: it only encodes and writes to
+//! sockets, so it runs as tasks of the sources' runtime. A relay's
+//! connection task then hands a chunk to it and the chunk is sent in the
+//! same turn of the same thread; on its own thread, every chunk would wake
+//! that thread too (at 10 chunks a second, most of a relay's CPU).
 
 pub mod counter;
 pub mod file;
@@ -68,7 +74,10 @@ pub trait Sink: Send + 'static {
     fn take(&mut self, delivery: Delivery);
     /// Writes out everything taken so far and settles those deliveries.
     fn flush(&mut self);
-    /// How often [`Sink::tick`] should run, if at all.
+    /// How often [`Sink::tick`] should run, if at all: once per interval
+    /// while the sink is idle; a sink being written to ticks in the turns
+    /// of its writes instead, at least every one and a half intervals and
+    /// at most every half.
     fn tick_interval(&self) -> Option<Duration> {
         None
     }
@@ -88,8 +97,9 @@ pub trait Sink: Send + 'static {
 pub enum SinkRunner {
     /// Driven by [`drive`]: takes batches, flushes when the queue runs dry.
     Blocking(Box<dyn Sink>),
-    /// Runs its own loop over the queue (network sinks).
-    Async(Box<ForwardSink>),
+    /// Sends to forward servers; runs its own loop over the queue, as a
+    /// task of the sources' runtime rather than on a thread of its own.
+    Forward(Box<ForwardSink>),
     /// Produces to Kafka; runs its own loop over the queue.
     Kafka(Box<KafkaSink>),
     /// Sends requests to an HTTP endpoint; runs its own loop over the queue.
@@ -138,6 +148,18 @@ pub fn spawn_stoppable(
             std::future::pending::<()>().await;
         }
     };
+    // the forward sink runs where its sources do: a batch handed over is
+    // sent in the same turn, with no thread woken for it
+    let sink = match (sink, tokio::runtime::Handle::try_current()) {
+        (SinkRunner::Forward(sink), Ok(runtime)) => {
+            runtime.spawn(async move {
+                sink.run(rx, stopped).await;
+                let _ = done_tx.send(());
+            });
+            return Ok((done_rx, StopSink(stop_tx)));
+        }
+        (sink, _) => sink,
+    };
     std::thread::Builder::new()
         .name(format!("sink-{name}"))
         .spawn(move || {
@@ -151,9 +173,7 @@ pub fn spawn_stoppable(
                         sink.finish();
                     }
                 }
-                SinkRunner::Async(sink) => {
-                    rt.block_on(until_stopped(sink.run(rx), stopped));
-                }
+                SinkRunner::Forward(sink) => rt.block_on(sink.run(rx, stopped)),
                 SinkRunner::Kafka(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
@@ -200,15 +220,23 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             sink.take(d);
             took = true;
         }
-        if took {
+        let flushed = std::mem::take(&mut took);
+        if flushed {
             sink.flush();
-            took = false;
         }
-        // a busy sink still ticks on time
         if let (Some(at), Some(e)) = (next_tick, every) {
-            if tokio::time::Instant::now() >= at {
+            let now = tokio::time::Instant::now();
+            if now >= at {
+                // a busy sink still ticks on time
                 sink.tick();
                 next_tick = Some(at + e);
+            } else if flushed && now + e >= at {
+                // a turn taken anyway also does a tick due within a period
+                // (at most every half period); the next is due a period and
+                // a half on, so a sink written to about once a period wakes
+                // only for its writes
+                sink.tick();
+                next_tick = Some(now + e + e / 2);
             }
         }
         let retry_at = sink.retry_at().map(tokio::time::Instant::from_std);
@@ -306,5 +334,65 @@ mod tests {
         assert!(flushes.load(Ordering::Acquire) >= 2);
         drop(tx);
         assert_eq!(driver.await.unwrap(), 0);
+    }
+
+    /// Ticks every second; counts its ticks and those that woke it alone.
+    #[derive(Default)]
+    struct Ticking {
+        flushed_at: Option<tokio::time::Instant>,
+        ticks: Arc<AtomicUsize>,
+        alone: Arc<AtomicUsize>,
+    }
+
+    impl Sink for Ticking {
+        fn take(&mut self, d: Delivery) {
+            d.accept();
+        }
+        fn flush(&mut self) {
+            self.flushed_at = Some(tokio::time::Instant::now());
+        }
+        fn tick_interval(&self) -> Option<Duration> {
+            Some(Duration::from_secs(1))
+        }
+        fn tick(&mut self) {
+            self.ticks.fetch_add(1, Ordering::AcqRel);
+            // the clock stands still within a turn
+            if self.flushed_at != Some(tokio::time::Instant::now()) {
+                self.alone.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_sink_written_once_a_period_ticks_in_its_writes_turns_only() {
+        let registry = Registry::new();
+        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
+        let mut sink = Ticking::default();
+        let (ticks, alone) = (sink.ticks.clone(), sink.alone.clone());
+        let driver = tokio::spawn(async move { drive(&mut sink, rx).await });
+        let line = || {
+            let data = bytes::Bytes::from_static(b"x\n");
+            let time = EventTime::default();
+            Batch::new("t".into(), Records::Lines { data, time }, 1)
+        };
+        // a batch every second, out of step with the ticks, for 20 s
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        for _ in 0..20 {
+            tx.send(line()).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        let written = ticks.load(Ordering::Acquire);
+        assert_eq!(
+            alone.load(Ordering::Acquire),
+            0,
+            "a tick woke the sink on its own"
+        );
+        assert!(written >= 13, "a tick at least every 1.5 s: {written}");
+        // idle, it ticks on its own, once a second
+        tokio::time::sleep(Duration::from_millis(10_100)).await;
+        let idle = ticks.load(Ordering::Acquire) - written;
+        assert!((9..=10).contains(&idle), "{idle} ticks in 10 s idle");
+        drop(tx);
+        driver.await.unwrap();
     }
 }

@@ -287,7 +287,7 @@ pub fn build_sink(
         )),
         SinkKind::Forward(c) => {
             let retry = c.retry_config();
-            SinkRunner::Async(Box::new(ForwardSink::new(
+            SinkRunner::Forward(Box::new(ForwardSink::new(
                 name,
                 *c,
                 metrics,

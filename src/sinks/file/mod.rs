@@ -433,7 +433,7 @@ impl Sink for FileSink {
 
     fn tick_interval(&self) -> Option<Duration> {
         // also closes files of paths no longer written (old dates, old tags)
-        // and acts on SIGHUP within a second
+        // and acts on SIGHUP within a second and a half when no write comes
         Some(Duration::from_secs(1))
     }
 

@@ -29,6 +29,7 @@ use std::sync::Arc;
 
 use std::time::Duration;
 use tokio::sync::{mpsc, Notify};
+use tokio::task::JoinSet;
 
 use tokio::time::Instant;
 
@@ -239,17 +240,36 @@ impl ForwardSink {
     }
 
     /// Runs until the queue is closed and everything is delivered (or
-    /// `drain_timeout` has passed since the queue closed).
-    pub async fn run(self, mut rx: QueueReceiver) {
+    /// `drain_timeout` has passed since the queue closed), or until
+    /// `stopped` resolves: then every chunk it holds is dropped, unsettled,
+    /// before it returns.
+    ///
+    /// It runs on the runtime of the sources that feed it (see
+    /// [`crate::sinks::spawn`]), so a batch a connection task hands over
+    /// is sent in the same turn of the same thread, without waking another.
+    pub async fn run(self, rx: QueueReceiver, stopped: impl std::future::Future<Output = ()>) {
+        let mut tasks = JoinSet::new();
+        let ran_out = tokio::select! {
+            biased;
+            _ = stopped => false,
+            _ = self.serve(rx, &mut tasks) => true,
+        };
+        if !ran_out {
+            // the server tasks hold the chunks in flight: gone before we are
+            tasks.abort_all();
+        }
+        while tasks.join_next().await.is_some() {}
+    }
+
+    async fn serve(&self, mut rx: QueueReceiver, tasks: &mut JoinSet<()>) {
         let wake = Arc::new(Notify::new());
         let (retry_tx, mut retry_rx) = mpsc::unbounded_channel();
         let mut links = Vec::new();
-        let mut tasks = Vec::new();
         for s in &self.config.servers {
             let (tx, srx) = mpsc::channel(1);
             let healthy = Arc::new(AtomicBool::new(false));
             let tried = Arc::new(AtomicBool::new(false));
-            tasks.push(tokio::spawn(
+            tasks.spawn(
                 ServerTask {
                     address: s.address.clone(),
                     settings: self.settings.clone(),
@@ -262,7 +282,7 @@ impl ForwardSink {
                     settled_chunks: 0,
                 }
                 .run(),
-            ));
+            );
             links.push(Link {
                 tx,
                 healthy,
@@ -350,10 +370,9 @@ impl ForwardSink {
             Some(deadline) if !gave_up => deadline.max(Instant::now() + CLOSE_GRACE),
             _ => Instant::now(),
         };
-        for mut t in tasks {
-            if tokio::time::timeout_at(cut_at, &mut t).await.is_err() {
-                t.abort();
-            }
+        let all_ended = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout_at(cut_at, all_ended).await.is_err() {
+            tasks.abort_all();
         }
     }
 }

@@ -100,7 +100,7 @@ pub async fn replay(args: &ReplayArgs) -> Result<ReplayReport, String> {
     let settler = Settler::new("replay", &registry, metrics.clone(), retry, None);
     let sink = ForwardSink::new("replay", config, &registry, settler, metrics)?;
     let (tx, rx) = queue("replay", BufferConfig::default(), &registry);
-    let done = crate::sinks::spawn("replay", SinkRunner::Async(Box::new(sink)), rx)
+    let done = crate::sinks::spawn("replay", SinkRunner::Forward(Box::new(sink)), rx)
         .map_err(|e| format!("cannot start the forward client: {e}"))?;
     let acked = Arc::new(AtomicUsize::new(0));
     let mut report = ReplayReport::default();

@@ -29,8 +29,9 @@ pub struct TailSourceConfig {
     pub refresh_interval: Duration,
     /// Once the reader has caught up with its files, how long it lets new
     /// lines gather before it reads again: a file written one line at a
-    /// time is then read (and sent on) a few times a second in batches,
-    /// not once per line, at the cost of up to this much latency. A reader
+    /// time is then read (and sent on) once a second in batches, not
+    /// once per line (and every tier downstream handles one chunk a
+    /// second), at the cost of up to this much latency. A reader
     /// that has not caught up (a backlog, full speed) never waits. 0: read
     /// at every change event.
     #[serde(default = "default_linger", deserialize_with = "units::duration")]
@@ -120,7 +121,7 @@ const fn default_close_idle_after() -> Duration {
     Duration::from_secs(300)
 }
 const fn default_linger() -> Duration {
-    Duration::from_millis(100)
+    Duration::from_secs(1)
 }
 const fn default_poll_interval() -> Duration {
     Duration::from_millis(250)

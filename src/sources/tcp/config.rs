@@ -46,7 +46,7 @@ pub struct TcpSourceConfig {
     /// Once a connection's reader has caught up with what its client sent,
     /// how long it lets new messages gather before it reads again (nobody
     /// waits for an acknowledgement over TCP): a client writing one line at
-    /// a time is read and sent on a few times a second in batches, at the
+    /// a time is read and sent on once a second in batches, at the
     /// cost of up to this much latency. A reader that has not caught up
     /// never waits. 0: read as soon as data arrives.
     #[serde(default = "default_linger", deserialize_with = "units::duration")]
@@ -102,7 +102,7 @@ const fn default_max_connections() -> usize {
 }
 
 const fn default_linger() -> Duration {
-    Duration::from_millis(100)
+    Duration::from_secs(1)
 }
 const fn default_idle_timeout() -> Duration {
     Duration::from_secs(300)
