@@ -213,18 +213,15 @@ impl Connection {
                 break End::Evicted;
             }
             if caught_up {
-                // let the client's next lines gather; with nothing begun,
-                // the connection may be closed meanwhile to admit a new one
+                // let the client's next lines gather. The connection is not
+                // idle meanwhile (it was sent something within a linger):
+                // the client's next lines may already wait in the socket,
+                // unread, and closing it to admit a new one would lose them
                 linger.caught_up();
-                let idle = conn.buf.is_empty().then(|| activity.idle());
                 tokio::select! {
                     biased;
                     _ = shutdown.wait() => {}
-                    _ = activity.evicted(), if idle.is_some() => break End::Evicted,
                     _ = linger.wait() => {}
-                }
-                if idle.is_some_and(|idle| !idle.end()) {
-                    break End::Evicted;
                 }
             }
         };
