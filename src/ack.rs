@@ -95,19 +95,36 @@ struct AckInner {
     rejected: AtomicBool,
     /// A client waits for this acknowledgement ([`AckHandle::mark_waited_on`]).
     waited_on: AtomicBool,
-    /// The first refusal of any sink, if records were set aside.
-    refused: Mutex<Option<Arc<Refusal>>>,
+    /// The refusals of every sink, if records were set aside.
+    refused: Mutex<Refused>,
     callback: Mutex<Option<Callback>>,
+}
+
+/// The refusals of a batch's records by its sinks.
+#[derive(Default)]
+struct Refused {
+    /// The first, which the outcome describes.
+    first: Option<Refusal>,
+    /// Records refused, by sink.
+    by_sink: Vec<(Arc<str>, usize)>,
+}
+
+impl Refused {
+    /// The first refusal, counting the records of the sink that refused most.
+    fn outcome(self) -> Option<Refusal> {
+        let most = self.by_sink.iter().map(|(_, n)| *n).max()?;
+        self.first.map(|r| Refusal { records: most, ..r })
+    }
 }
 
 impl Drop for AckInner {
     fn drop(&mut self) {
         let cb = self.callback.get_mut().ok().and_then(Option::take);
         if let Some(cb) = cb {
-            let refused = self.refused.get_mut().ok().and_then(Option::take);
-            let outcome = match (self.rejected.load(Ordering::Acquire), refused) {
+            let refused = std::mem::take(self.refused.get_mut().unwrap_or_else(|e| e.into_inner()));
+            let outcome = match (self.rejected.load(Ordering::Acquire), refused.outcome()) {
                 (true, _) => AckOutcome::Rejected,
-                (false, Some(r)) => AckOutcome::Refused(r),
+                (false, Some(r)) => AckOutcome::Refused(Arc::new(r)),
                 (false, None) => AckOutcome::Accepted,
             };
             cb(outcome);
@@ -143,7 +160,7 @@ impl AckHandle {
         AckHandle(Some(Arc::new(AckInner {
             rejected: AtomicBool::new(false),
             waited_on: AtomicBool::new(false),
-            refused: Mutex::new(None),
+            refused: Mutex::new(Refused::default()),
             callback: Mutex::new(Some(Box::new(callback))),
         })))
     }
@@ -158,10 +175,21 @@ impl AckHandle {
 
     /// Marks records of the batch as set aside for good by one sink; the
     /// outcome is [`AckOutcome::Refused`] unless another holder rejects.
+    ///
+    /// The outcome describes the first refusal, with the number of records
+    /// refused: a sink's refusals of one batch are of different records
+    /// (they add up); another sink's may be of the same ones, so the count
+    /// is the largest of any sink (at least that many were not kept).
     pub fn refuse(&self, refusal: Refusal) {
         if let Some(i) = &self.0 {
-            let mut slot = i.refused.lock().unwrap_or_else(|e| e.into_inner());
-            slot.get_or_insert_with(|| Arc::new(refusal));
+            let mut refused = i.refused.lock().unwrap_or_else(|e| e.into_inner());
+            match refused.by_sink.iter_mut().find(|(s, _)| *s == refusal.sink) {
+                Some((_, n)) => *n += refusal.records,
+                None => refused
+                    .by_sink
+                    .push((refusal.sink.clone(), refusal.records)),
+            }
+            refused.first.get_or_insert(refusal);
         }
     }
 
@@ -242,6 +270,29 @@ mod tests {
         other.reject();
         drop((h, other));
         assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
+    }
+
+    #[test]
+    fn refused_records_add_up_by_sink_and_the_most_any_sink_refused_is_told() {
+        let (tx, rx) = mpsc::channel();
+        let h = AckHandle::new(move |o| tx.send(o).unwrap());
+        // the opensearch sink refuses three records of the batch, one by one
+        for _ in 0..3 {
+            h.refuse(refusal("opensearch"));
+        }
+        // the kafka sink two (perhaps the same ones)
+        h.refuse(Refusal {
+            records: 2,
+            ..refusal("kafka")
+        });
+        drop(h);
+        match rx.try_recv().unwrap() {
+            AckOutcome::Refused(r) => {
+                assert_eq!(&*r.sink, "opensearch", "the first refusal is described");
+                assert_eq!(r.records, 3);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

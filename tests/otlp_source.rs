@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{wait_for_lines, Logferry};
+use logferry::protocol::otlp::status::{self, Status};
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsServiceRequest, ExportLogsServiceResponse,
 };
@@ -260,6 +261,13 @@ fn protobuf_and_json_exports_by_resource_tag_and_malformed_or_oversize_bodies_re
         b"{\"resourceLogs\": 5}",
     );
     assert_eq!(bad_json.status, 400, "{bad_json:?}");
+    // a google.rpc.Status in the request's format says why
+    let why: Value = serde_json::from_slice(&bad_json.body).unwrap();
+    assert_eq!(why["code"], json!(3), "INVALID_ARGUMENT: {why}");
+    assert!(
+        why["message"].as_str().unwrap().contains("OTLP/JSON"),
+        "{why}"
+    );
     let big = post(
         addr,
         "/v1/logs",
@@ -271,6 +279,8 @@ fn protobuf_and_json_exports_by_resource_tag_and_malformed_or_oversize_bodies_re
     assert_eq!(wrong.status, 404, "{wrong:?}");
     let text = post(addr, "/v1/logs", "text/plain", b"x\n");
     assert_eq!(text.status, 415, "{text:?}");
+    let why = Status::decode(text.body.as_slice()).unwrap();
+    assert!(why.message.contains("text/plain"), "{why:?}");
 
     lf.stop();
     let all = records(&common::read_lines(&lf.path("out.json")));
@@ -329,7 +339,33 @@ drain_timeout = "1s"
     );
     assert_eq!(r.status, 503, "{r:?}");
     assert_eq!(r.header("retry-after"), Some("1"));
+    // OTLP's error body: a google.rpc.Status, with how long to wait
+    assert_eq!(r.header("content-type"), Some("application/x-protobuf"));
+    assert_retry_in_1s(&Status::decode(r.body.as_slice()).unwrap(), 14);
+    let j = post(
+        addr,
+        "/v1/logs",
+        "application/json",
+        serde_json::to_string(&request("web", 0..10))
+            .unwrap()
+            .as_bytes(),
+    );
+    assert_eq!(j.status, 503, "{j:?}");
+    let v: Value = serde_json::from_slice(&j.body).unwrap();
+    assert_eq!(v["code"], json!(14), "{v}");
+    assert_eq!(v["details"][0]["@type"], json!(status::RETRY_INFO), "{v}");
+    assert_eq!(v["details"][0]["retryDelay"], json!("1s"), "{v}");
     lf.stop();
+}
+
+/// `s` has `code` and a `RetryInfo` of one second.
+fn assert_retry_in_1s(s: &Status, code: i32) {
+    assert_eq!(s.code, code, "{s:?}");
+    assert!(!s.message.is_empty(), "{s:?}");
+    assert_eq!(s.details.len(), 1, "{s:?}");
+    assert_eq!(s.details[0].type_url, status::RETRY_INFO);
+    let info = status::RetryInfo::decode(s.details[0].value.as_slice()).unwrap();
+    assert_eq!(info.retry_delay.map(|d| (d.seconds, d.nanos)), Some((1, 0)));
 }
 
 #[test]
@@ -588,5 +624,15 @@ drain_timeout = "1s"
     );
     assert!(r.starts_with("http/2 200"), "trailers-only: {r}");
     assert!(r.contains("grpc-status: 14"), "{r}");
+    // the status again, with a RetryInfo the exporters wait for
+    let details = r
+        .lines()
+        .find_map(|l| l.strip_prefix("grpc-status-details-bin: "))
+        .unwrap_or_else(|| panic!("no status details: {r}"));
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(details.trim().trim_end_matches('='))
+        .unwrap();
+    assert_retry_in_1s(&Status::decode(bytes.as_slice()).unwrap(), 14);
     lf.stop();
 }

@@ -6,6 +6,7 @@
 
 pub mod decode;
 pub mod grpc;
+pub mod status;
 pub mod tag;
 
 use bytes::Bytes;

@@ -5,6 +5,7 @@
 use std::convert::Infallible;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -12,10 +13,11 @@ use hyper::body::{Body, Frame, SizeHint};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::protocol::otlp::grpc;
+use crate::protocol::otlp::{grpc, status};
 
 const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 const GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
+const GRPC_DETAILS: HeaderName = HeaderName::from_static("grpc-status-details-bin");
 const GRPC: HeaderValue = HeaderValue::from_static("application/grpc");
 
 /// An answer's body.
@@ -86,14 +88,20 @@ pub fn grpc_ok(message: Bytes) -> Response<Answer> {
     r
 }
 
-/// A gRPC error: HTTP 200 with the status in the headers (trailers-only).
-pub fn grpc_error(code: u16, message: &str) -> Response<Answer> {
+/// A gRPC error: HTTP 200 with the status in the headers (trailers-only),
+/// and the `google.rpc.Status` in `grpc-status-details-bin`, with a
+/// `RetryInfo` when the client should `retry` after a while.
+pub fn grpc_error(code: u16, message: &str, retry: Option<Duration>) -> Response<Answer> {
     let mut r = Response::new(Answer::full(Bytes::new()));
     let h = r.headers_mut();
     h.insert(CONTENT_TYPE, GRPC);
     h.insert(GRPC_STATUS, HeaderValue::from(code));
     if let Ok(v) = HeaderValue::from_str(&grpc::message_header(message)) {
         h.insert(GRPC_MESSAGE, v);
+    }
+    let details = status::details_bin(&status::status(code, message, retry));
+    if let Ok(v) = HeaderValue::from_str(&details) {
+        h.insert(GRPC_DETAILS, v);
     }
     r
 }
@@ -132,9 +140,20 @@ mod tests {
         let trailers = collected.trailers().cloned().expect("trailers");
         assert_eq!(trailers["grpc-status"], "0");
         assert_eq!(&collected.to_bytes()[..], b"\0\0\0\0\0");
-        let e = grpc_error(3, "bad\n");
+        let e = grpc_error(3, "bad\n", None);
         assert_eq!(e.headers()["grpc-status"], "3");
         assert_eq!(e.headers()["grpc-message"], "bad");
         assert!(e.body().is_end_stream(), "trailers-only");
+        // the status again, with the delay of a retry
+        let busy = grpc_error(14, "full", Some(Duration::from_secs(1)));
+        let details = busy.headers()["grpc-status-details-bin"].to_str().unwrap();
+        use base64::Engine;
+        let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(details)
+            .unwrap();
+        use prost::Message;
+        let s = status::Status::decode(bytes.as_slice()).unwrap();
+        assert_eq!((s.code, s.message.as_str()), (14, "full"));
+        assert_eq!(s.details[0].type_url, status::RETRY_INFO);
     }
 }

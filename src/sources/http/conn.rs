@@ -56,8 +56,10 @@ use crate::net::{accept_tls, Activity, Stream};
 use crate::protocol::otlp;
 use crate::router::Router;
 
-/// What `Retry-After` tells a client that should send again.
+/// What `Retry-After` (and an OTLP answer's `RetryInfo`) tells a client
+/// that should send again.
 const RETRY_AFTER_SECS: &str = "1";
+const RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// hyper's default read buffer; raised when `max_header_bytes` is larger.
 const DEFAULT_BUF_BYTES: usize = 8192 + 4096 * 100;
@@ -357,8 +359,26 @@ impl Refusal {
         self
     }
 
-    fn response(&self) -> Response<Answer> {
-        let mut r = text(self.status, format!("{}\n", self.message));
+    /// The HTTP answer: the message as text, or to an OTLP/HTTP export a
+    /// `google.rpc.Status` in the request's format (`otlp`), as OTLP asks.
+    fn response(&self, otlp: Option<otlp::Format>) -> Response<Answer> {
+        let mut r = match otlp {
+            Some(format) => {
+                let status = otlp::status::status(
+                    answer::grpc_code(self.status, self.kind == UNSUPPORTED_ENCODING),
+                    &self.message,
+                    self.retry.then_some(RETRY_DELAY),
+                );
+                let mut r = Response::new(Answer::full(otlp::status::http_body(format, &status)));
+                *r.status_mut() = self.status;
+                r.headers_mut().insert(
+                    CONTENT_TYPE,
+                    HeaderValue::from_static(format.content_type()),
+                );
+                r
+            }
+            None => text(self.status, format!("{}\n", self.message)),
+        };
         if self.retry {
             r.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from_static(RETRY_AFTER_SECS));
@@ -385,7 +405,7 @@ impl Refusal {
     fn grpc_response(&self) -> Response<Answer> {
         let unsupported = self.kind == UNSUPPORTED_ENCODING;
         let code = answer::grpc_code(self.status, unsupported);
-        answer::grpc_error(code, &self.message)
+        answer::grpc_error(code, &self.message, self.retry.then_some(RETRY_DELAY))
     }
 }
 
@@ -569,6 +589,16 @@ impl Handler {
         let (parts, body) = req.into_parts();
         let head = head_bytes(&parts);
         let asked = self.asked(&parts);
+        // an OTLP/HTTP error is a Status in the request's format
+        let otlp_answer = match self.settings.otlp {
+            Some(_) if !self.settings.grpc => Some(
+                otlp::Format::from_content_type(
+                    parts.headers.get(CONTENT_TYPE).map(HeaderValue::as_bytes),
+                )
+                .unwrap_or(otlp::Format::Protobuf),
+            ),
+            _ => None,
+        };
         // the head's URI and header values are slices of hyper's read
         // buffer: held while the records wait for the sinks, they would keep
         // a buffer of 8 KiB or more alive for every request waiting
@@ -598,7 +628,7 @@ impl Handler {
                 let response = if self.settings.grpc {
                     refusal.grpc_response()
                 } else {
-                    refusal.response()
+                    refusal.response(otlp_answer)
                 };
                 (response, refusal.status)
             }
