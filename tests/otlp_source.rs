@@ -625,13 +625,17 @@ drain_timeout = "1s"
     assert!(r.starts_with("http/2 200"), "trailers-only: {r}");
     assert!(r.contains("grpc-status: 14"), "{r}");
     // the status again, with a RetryInfo the exporters wait for
-    let details = r
-        .lines()
-        .find_map(|l| l.strip_prefix("grpc-status-details-bin: "))
-        .unwrap_or_else(|| panic!("no status details: {r}"));
+    let (status, headers) = h2_post(
+        addr,
+        EXPORT,
+        grpc_frame(&request("web", 0..10).encode_to_vec()),
+    );
+    assert_eq!(status, 200, "{headers:?}");
+    assert_eq!(headers["grpc-status"], "14", "{headers:?}");
+    let details = headers["grpc-status-details-bin"].to_str().unwrap();
     use base64::Engine as _;
     let bytes = base64::engine::general_purpose::STANDARD_NO_PAD
-        .decode(details.trim().trim_end_matches('='))
+        .decode(details.trim_end_matches('='))
         .unwrap();
     assert_retry_in_1s(&Status::decode(bytes.as_slice()).unwrap(), 14);
     lf.stop();

@@ -2,7 +2,8 @@
 //! 4xx or 5xx (protobuf or JSON, as the request was), and over gRPC the
 //! `grpc-status-details-bin` trailer. When the client should send again,
 //! it carries a `google.rpc.RetryInfo` with the delay, which OTLP
-//! exporters honour (the HTTP answer also has `Retry-After`).
+//! exporters honour (the HTTP answer also has `Retry-After`). The `otlp`
+//! sink reads the message of the ones it is answered with.
 //!
 //! The four messages are small and stable; they are declared here with
 //! `prost`'s derive rather than pulled from a crate of Google's types.

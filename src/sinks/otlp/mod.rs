@@ -40,6 +40,7 @@ use super::verdict::Verdict;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::EventTime;
 use crate::metrics::{Counter, Registry};
+use crate::protocol::otlp::status::Status;
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
 
@@ -69,16 +70,6 @@ struct Metrics {
     unreadable: Counter,
     /// Records that could not be read (rejected to their source).
     bad_records: Counter,
-}
-
-/// `google.rpc.Status`, the body of an OTLP/HTTP error answer: only its
-/// message is read (prost skips the details).
-#[derive(Clone, PartialEq, prost::Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
 }
 
 impl OtlpSink {
@@ -227,7 +218,7 @@ impl OtlpSink {
 /// The message of an error answer's `google.rpc.Status`, else its first
 /// bytes as text.
 fn error_message(answer: &Answer) -> String {
-    match RpcStatus::decode(&answer.body[..]) {
+    match Status::decode(&answer.body[..]) {
         Ok(s) if answer.complete && !s.message.is_empty() => s.message,
         _ => shown(answer),
     }
