@@ -36,24 +36,11 @@ static PLAIN: [bool; 256] = {
     t
 };
 
-/// Whether every byte of `s` is [`PLAIN`]: eight bytes at a time, by the
-/// high bits of word arithmetic.
+/// Whether every byte of `s` is [`PLAIN`]: eight bytes at a time.
 fn is_plain(s: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // a byte of `x` is zero: its high bit is set in the result (exact for
-    // whether any is, which is all that is asked)
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
     let mut words = s.chunks_exact(8);
     for w in &mut words {
-        let mut x = [0; 8];
-        x.copy_from_slice(w);
-        let x = u64::from_le_bytes(x);
-        // below 0x20 (for bytes under 0x80), a quote, a backslash, or not ASCII
-        let control = x.wrapping_sub(ONES * 0x20) & !x;
-        let quote = zero(x ^ (ONES * u64::from(b'"')));
-        let backslash = zero(x ^ (ONES * u64::from(b'\\')));
-        if (control | quote | backslash | x) & HIGH != 0 {
+        if needs_escape(w) || !w.is_ascii() {
             return false;
         }
     }
@@ -63,7 +50,17 @@ fn is_plain(s: &[u8]) -> bool {
 fn escape_into(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // eight bytes with nothing to escape are skipped at once
+        if let Some(w) = bytes.get(i..i + 8) {
+            if !needs_escape(w) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        i += 1;
         let esc: &[u8] = match b {
             b'"' => b"\\\"",
             b'\\' => b"\\\\",
@@ -71,18 +68,37 @@ fn escape_into(out: &mut Vec<u8>, s: &str) {
             b'\r' => b"\\r",
             b'\t' => b"\\t",
             0x00..=0x1f => {
-                out.extend_from_slice(&bytes[start..i]);
+                out.extend_from_slice(&bytes[start..i - 1]);
                 out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
-                start = i + 1;
+                start = i;
                 continue;
             }
             _ => continue,
         };
-        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(&bytes[start..i - 1]);
         out.extend_from_slice(esc);
-        start = i + 1;
+        start = i;
     }
     out.extend_from_slice(&bytes[start..]);
+}
+
+/// Whether one of the eight bytes of `w` is a control character, a quote
+/// or a backslash (bytes of other characters, ASCII or not, go as they
+/// are into a JSON string), by the high bits of word arithmetic.
+fn needs_escape(w: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // a byte of `x` is zero: its high bit is set in the result (exact for
+    // whether any is, which is all that is asked)
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let mut x = [0; 8];
+    x.copy_from_slice(w);
+    let x = u64::from_le_bytes(x);
+    // a byte below 0x20 (one from 0x80 up has its high bit cleared by `!x`)
+    let control = x.wrapping_sub(ONES * 0x20) & !x;
+    let quote = zero(x ^ (ONES * u64::from(b'"')));
+    let backslash = zero(x ^ (ONES * u64::from(b'\\')));
+    (control | quote | backslash) & HIGH != 0
 }
 
 /// Writes a scalar (containers are handled by [`write_value`]).
@@ -429,6 +445,28 @@ mod tests {
             }
         }
         assert!(is_plain(b""));
+    }
+
+    #[test]
+    fn escaped_text_reads_back_the_same_with_the_byte_to_escape_anywhere() {
+        let chars: Vec<char> = (0u8..0x80)
+            .map(char::from)
+            .chain(['é', '€', '😀'])
+            .collect();
+        for c in chars {
+            for len in [1, 7, 8, 9, 16, 17, 40] {
+                for at in 0..len {
+                    let mut s: Vec<char> = "ab\"cdefg".chars().cycle().take(len).collect();
+                    s[at] = c;
+                    let s: String = s.into_iter().collect();
+                    let mut out = Vec::new();
+                    write_str(&mut out, s.as_bytes());
+                    let back: String = serde_json::from_slice(&out)
+                        .unwrap_or_else(|e| panic!("{c:?} at {at} of {len}: {e}"));
+                    assert_eq!(back, s, "{c:?} at {at} of {len}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -43,6 +43,11 @@ pub struct Tagged {
 /// Every record of a request, by tag, in the order their tags first came.
 pub fn records(req: &ExportLogsServiceRequest, tag: &TagTemplate, now: EventTime) -> Vec<Tagged> {
     let mut out: Vec<(Tag, Vec<u8>, usize)> = Vec::new();
+    // one record's fields at a time, the allocations kept from one to the next
+    let mut fields = Fields {
+        keys: Vec::new(),
+        body: Vec::new(),
+    };
     for rl in &req.resource_logs {
         let resource: &[KeyValue] = rl
             .resource
@@ -57,9 +62,21 @@ pub fn records(req: &ExportLogsServiceRequest, tag: &TagTemplate, now: EventTime
             }
         };
         let (_, buf, count) = &mut out[i];
+        // what every record of the resource (and of a scope) repeats is
+        // encoded once
+        let resource = (!resource.is_empty()).then(|| {
+            let mut m = Vec::new();
+            kv_map(resource, &mut m);
+            m
+        });
         for sl in &rl.scope_logs {
+            let scope = sl.scope.as_ref().and_then(scope_map);
+            let shared = Shared {
+                resource: resource.as_deref(),
+                scope: scope.as_deref(),
+            };
             for record in &sl.log_records {
-                entry(record, resource, sl.scope.as_ref(), now, buf);
+                entry(record, &shared, now, &mut fields, buf);
                 *count += 1;
             }
         }
@@ -111,36 +128,64 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn attributes(&mut self, key: &'a str, kvs: &[KeyValue]) {
+    /// `value`, already encoded.
+    fn encoded(&mut self, key: &'a str, value: &[u8]) {
         if self.key(key) {
-            kv_map(kvs, &mut self.body);
+            self.body.extend_from_slice(value);
         }
     }
 }
 
+/// The encoded maps every record of a scope repeats.
+struct Shared<'s> {
+    /// The resource's attributes.
+    resource: Option<&'s [u8]>,
+    /// The scope's name, version and attributes.
+    scope: Option<&'s [u8]>,
+}
+
+/// The `scope` map, if the scope has a name or attributes.
+fn scope_map(s: &InstrumentationScope) -> Option<Vec<u8>> {
+    if s.name.is_empty() && s.attributes.is_empty() {
+        return None;
+    }
+    let mut m = Vec::new();
+    let n = 1 + usize::from(!s.version.is_empty()) + usize::from(!s.attributes.is_empty());
+    write::map_len(&mut m, n);
+    write::str(&mut m, b"name");
+    write::str(&mut m, s.name.as_bytes());
+    if !s.version.is_empty() {
+        write::str(&mut m, b"version");
+        write::str(&mut m, s.version.as_bytes());
+    }
+    if !s.attributes.is_empty() {
+        write::str(&mut m, b"attributes");
+        kv_map(&s.attributes, &mut m);
+    }
+    Some(m)
+}
+
 /// One log record as a forward entry.
-fn entry(
-    r: &LogRecord,
-    resource: &[KeyValue],
-    scope: Option<&InstrumentationScope>,
+fn entry<'a>(
+    r: &'a LogRecord,
+    shared: &Shared<'_>,
     now: EventTime,
+    f: &mut Fields<'a>,
     out: &mut Vec<u8>,
 ) {
-    let mut f = Fields {
-        keys: Vec::with_capacity(r.attributes.len() + 4),
-        body: Vec::new(),
-    };
+    f.keys.clear();
+    f.body.clear();
     match r.body.as_ref().and_then(|b| b.value.as_ref()) {
         Some(Any::KvlistValue(list)) if r.attributes.is_empty() => {
             for kv in &list.values {
-                field(&mut f, kv);
+                field(f, kv);
             }
         }
         Some(_) => f.value("message", r.body.as_ref().expect("matched above")),
         None => {}
     }
     for kv in &r.attributes {
-        field(&mut f, kv);
+        field(f, kv);
     }
     let text = r.severity_text.as_str();
     if !text.is_empty() {
@@ -160,24 +205,11 @@ fn entry(
     if !r.event_name.is_empty() {
         f.str("event_name", &r.event_name);
     }
-    if !resource.is_empty() {
-        f.attributes("resource", resource);
+    if let Some(resource) = shared.resource {
+        f.encoded("resource", resource);
     }
-    if let Some(s) = scope.filter(|s| !(s.name.is_empty() && s.attributes.is_empty())) {
-        if f.key("scope") {
-            let n = 1 + usize::from(!s.version.is_empty()) + usize::from(!s.attributes.is_empty());
-            write::map_len(&mut f.body, n);
-            write::str(&mut f.body, b"name");
-            write::str(&mut f.body, s.name.as_bytes());
-            if !s.version.is_empty() {
-                write::str(&mut f.body, b"version");
-                write::str(&mut f.body, s.version.as_bytes());
-            }
-            if !s.attributes.is_empty() {
-                write::str(&mut f.body, b"attributes");
-                kv_map(&s.attributes, &mut f.body);
-            }
-        }
+    if let Some(scope) = shared.scope {
+        f.encoded("scope", scope);
     }
     let time = time_of(r.time_unix_nano)
         .or_else(|| time_of(r.observed_time_unix_nano))

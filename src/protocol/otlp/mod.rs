@@ -122,7 +122,16 @@ pub fn response(format: Format, rejected: Option<(usize, String)>) -> Bytes {
 /// The OTLP severity number of a level name (syslog's and the usual
 /// loggers' names); 0 (unspecified) for a name it does not know.
 pub fn severity_number(name: &str) -> i32 {
-    match name.trim().to_ascii_lowercase().as_str() {
+    // the longest name is 13 bytes: lowercased on the stack, not the heap
+    let name = name.trim().as_bytes();
+    let mut lower = [0u8; 13];
+    let Some(lower) = lower.get_mut(..name.len()) else {
+        return 0;
+    };
+    for (l, b) in lower.iter_mut().zip(name) {
+        *l = b.to_ascii_lowercase();
+    }
+    match std::str::from_utf8(lower).unwrap_or("") {
         "trace" | "finest" | "finer" => 1,
         "debug" | "dbg" | "fine" => 5,
         "info" | "information" | "informational" => 9,
