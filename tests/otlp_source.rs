@@ -309,17 +309,19 @@ fn protobuf_and_json_exports_by_resource_tag_and_malformed_or_oversize_bodies_re
     assert_eq!(errors("too_large"), 1);
 }
 
-#[test]
-fn backpressure_is_a_503_with_retry_after() {
+/// An `otlp` source (with `extra` keys) whose one sink forwards to a
+/// port nobody listens on: no request is ever kept.
+fn behind_a_dead_server(extra: &str) -> Logferry {
     let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = dead.local_addr().unwrap().port();
     drop(dead);
-    let mut lf = Logferry::start(&format!(
+    Logferry::start(&format!(
         r#"
 [sources.otel]
 type = "otlp"
 address = "127.0.0.1:0"
 request_timeout = "1s"
+{extra}
 
 [sinks.out]
 type = "forward"
@@ -329,7 +331,12 @@ reconnect_min = "50ms"
 reconnect_max = "100ms"
 drain_timeout = "1s"
 "#
-    ));
+    ))
+}
+
+#[test]
+fn backpressure_is_a_503_with_retry_after() {
+    let mut lf = behind_a_dead_server("");
     let addr = otlp_addr(&mut lf, "otel");
     let r = post(
         addr,
@@ -595,26 +602,7 @@ fn grpc_exports_answer_a_framed_response_and_status_trailers_and_refusals_are_co
 
 #[test]
 fn grpc_backpressure_is_unavailable_which_exporters_retry() {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
-    let mut lf = Logferry::start(&format!(
-        r#"
-[sources.otel]
-type = "otlp"
-address = "127.0.0.1:0"
-grpc_address = "127.0.0.1:0"
-request_timeout = "1s"
-
-[sinks.out]
-type = "forward"
-match = "**"
-servers = [{{ address = "127.0.0.1:{port}" }}]
-reconnect_min = "50ms"
-reconnect_max = "100ms"
-drain_timeout = "1s"
-"#
-    ));
+    let mut lf = behind_a_dead_server("grpc_address = \"127.0.0.1:0\"");
     let addr = lf.address("otlp grpc source listening source=otel ");
     let r = grpc_curl(
         addr,

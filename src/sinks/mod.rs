@@ -214,6 +214,7 @@ async fn until_stopped(
 async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
     let every = sink.tick_interval();
     let mut next_tick = every.map(|e| tokio::time::Instant::now() + e);
+    let mut ticked_at: Option<tokio::time::Instant> = None;
     let mut took = false;
     loop {
         while let Some(d) = rx.try_recv() {
@@ -229,13 +230,15 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             if now >= at {
                 // a busy sink still ticks on time
                 sink.tick();
+                ticked_at = Some(now);
                 next_tick = Some(at + e);
-            } else if flushed && now + e >= at {
-                // a turn taken anyway also does a tick due within a period
-                // (at most every half period); the next is due a period and
-                // a half on, so a sink written to about once a period wakes
-                // only for its writes
+            } else if flushed && ticked_at.is_none_or(|t| now >= t + e / 2) {
+                // a write's turn also ticks, at most every half period; the
+                // next tick of its own is due a period and a half on, so a
+                // sink written to about once a period wakes only for its
+                // writes
                 sink.tick();
+                ticked_at = Some(now);
                 next_tick = Some(now + e + e / 2);
             }
         }
@@ -244,6 +247,7 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             d = rx.recv() => d,
             _ = sleep_until_opt(next_tick) => {
                 sink.tick();
+                ticked_at = Some(tokio::time::Instant::now());
                 next_tick = every.and_then(|e| next_tick.map(|at| at + e));
                 continue;
             }
