@@ -57,8 +57,6 @@ pub struct Link {
     pub healthy: Arc<AtomicBool>,
     /// The server's first connection attempt has ended (either way).
     pub tried: Arc<AtomicBool>,
-    /// Used only while no primary is up.
-    pub standby: bool,
 }
 
 /// The task that serves one server.

@@ -283,12 +283,7 @@ impl ForwardSink {
                 }
                 .run(),
             );
-            links.push(Link {
-                tx,
-                healthy,
-                tried,
-                standby: s.standby,
-            });
+            links.push(Link { tx, healthy, tried });
         }
         drop(retry_tx);
         let mut d = Dispatcher {
@@ -485,18 +480,19 @@ impl Dispatcher<'_> {
     /// Hands ready chunks to their servers, in order, until one cannot be
     /// placed (its server is busy, or none is up).
     fn assign(&mut self) {
-        // standbys wait until every primary has tried to connect once, so
-        // a standby that happens to connect first gets nothing
-        let primaries_tried = self
+        // no chunk goes before every server has tried to connect once: the
+        // servers' tasks connect at the same time, and the first to connect
+        // would take what the balancing gives another (the first primary's
+        // chunks in failover, a tag's in hash_tag, anything, for a standby)
+        if !self.links.iter().all(|l| l.tried.load(Ordering::Acquire)) {
+            return;
+        }
+        let healthy: Vec<bool> = self
             .links
             .iter()
-            .all(|l| l.standby || l.tried.load(Ordering::Acquire));
+            .map(|l| l.healthy.load(Ordering::Acquire))
+            .collect();
         while let Some(chunk) = self.ready.pop_front() {
-            let healthy: Vec<bool> = self
-                .links
-                .iter()
-                .map(|l| l.healthy.load(Ordering::Acquire) && (primaries_tried || !l.standby))
-                .collect();
             let Some(i) = self.balancer.pick(&chunk.tag, &healthy) else {
                 self.ready.push_front(chunk);
                 return;
