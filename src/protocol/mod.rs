@@ -4,4 +4,5 @@ pub mod forward;
 pub mod json;
 pub mod msgpack;
 pub mod otlp;
+pub mod protobuf;
 pub mod syslog;

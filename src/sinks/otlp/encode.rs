@@ -1,6 +1,13 @@
-//! Records → OpenTelemetry log records, grouped by resource, as one
-//! `ExportLogsServiceRequest` (the types are `opentelemetry-proto`'s,
-//! encoded by `prost`).
+//! Records → OpenTelemetry log records, grouped by resource, as the
+//! bytes of one `ExportLogsServiceRequest`.
+//!
+//! The protobuf is written straight from each record's msgpack
+//! (src/protocol/protobuf.rs), not through `opentelemetry-proto`'s
+//! structs and `prost`: a profile of forward → `otlp` sink at full speed
+//! had building, sizing, encoding and freeing those structs (a `String`
+//! and a `Vec` per field, `encoded_len` walked again at every level of
+//! nesting) take over half of the sink's CPU. What the bytes decode to is
+//! tested with prost (tests.rs).
 //!
 //! A record maps as Fluent Bit's `opentelemetry` output maps it with
 //! `logs_body_key_attributes` on:
@@ -31,18 +38,14 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-
-use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
-use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
-use opentelemetry_proto::tonic::common::v1::{
-    AnyValue, ArrayValue, InstrumentationScope, KeyValue, KeyValueList,
-};
-use opentelemetry_proto::tonic::logs::v1::{LogRecord, ResourceLogs, ScopeLogs};
-use opentelemetry_proto::tonic::resource::v1::Resource;
+use std::ops::Range;
 
 use super::config::OtlpSettings;
 use crate::event::{skip_rest, Batch, EventTime, RecordRef};
 use crate::protocol::msgpack::{self, Reader, Value};
+use crate::protocol::protobuf::{
+    bytes_field, bytes_field_len, fixed64_field, key, message, varint, varint_field, LEN,
+};
 
 /// Nesting kept as key/value lists and arrays; a value nested deeper is
 /// sent as the bytes of its msgpack encoding (records are read without
@@ -52,6 +55,42 @@ const MAX_DEPTH: usize = 32;
 /// The scope every record is sent under.
 pub const SCOPE_NAME: &str = "logferry";
 
+/// Field numbers of the OTLP messages written here
+/// (opentelemetry/proto/{collector/logs,logs,common,resource}/v1).
+mod field {
+    // ExportLogsServiceRequest, ResourceLogs, ScopeLogs
+    pub const RESOURCE_LOGS: u32 = 1;
+    pub const RESOURCE: u32 = 1;
+    pub const SCOPE_LOGS: u32 = 2;
+    pub const SCOPE: u32 = 1;
+    pub const LOG_RECORDS: u32 = 2;
+    // Resource, InstrumentationScope
+    pub const RESOURCE_ATTRIBUTES: u32 = 1;
+    pub const SCOPE_NAME: u32 = 1;
+    pub const SCOPE_VERSION: u32 = 2;
+    // LogRecord
+    pub const TIME: u32 = 1;
+    pub const OBSERVED_TIME: u32 = 11;
+    pub const SEVERITY_NUMBER: u32 = 2;
+    pub const SEVERITY_TEXT: u32 = 3;
+    pub const BODY: u32 = 5;
+    pub const ATTRIBUTES: u32 = 6;
+    pub const TRACE_ID: u32 = 9;
+    pub const SPAN_ID: u32 = 10;
+    // KeyValue, KeyValueList, ArrayValue
+    pub const KEY: u32 = 1;
+    pub const VALUE: u32 = 2;
+    pub const VALUES: u32 = 1;
+    // AnyValue
+    pub const STRING: u32 = 1;
+    pub const BOOL: u32 = 2;
+    pub const INT: u32 = 3;
+    pub const DOUBLE: u32 = 4;
+    pub const ARRAY: u32 = 5;
+    pub const KVLIST: u32 = 6;
+    pub const BYTES: u32 = 7;
+}
+
 /// Maps records to log records.
 pub struct LogEncoder {
     body_keys: Vec<Vec<u8>>,
@@ -60,26 +99,67 @@ pub struct LogEncoder {
     span_id_key: Vec<u8>,
     resource_key: Vec<u8>,
     /// `resource_attributes`.
-    resource_attributes: Vec<KeyValue>,
+    resource_attributes: Vec<(String, String)>,
+    /// The `InstrumentationScope` every record is sent under, encoded.
+    scope: Vec<u8>,
 }
 
-/// The log records of one request so far, by resource.
+/// The log records of one request so far, by resource, encoded.
 #[derive(Default)]
 pub struct Grouped {
-    /// The resource's bytes in the records (empty: none), and its records.
-    groups: Vec<(Vec<u8>, Vec<LogRecord>)>,
+    groups: Vec<Group>,
     /// Where each resource's group is in `groups`.
     index: HashMap<Vec<u8>, usize>,
+    /// The group the last record went to.
+    last: usize,
     /// Records so far.
     pub records: usize,
+    /// One record's fields, kept from one record to the next.
+    fields: Vec<FieldAt>,
 }
 
-/// One record mapped, with the bytes of its resource map (if any).
-type Mapped<'a> = (Option<&'a [u8]>, LogRecord);
+/// The records of one resource.
+struct Group {
+    /// The resource's map as the records hold it (empty: none).
+    resource: Vec<u8>,
+    /// Its log records, each as a `ScopeLogs.log_records` field.
+    records: Vec<u8>,
+}
+
+/// A field of a record's map, by where it is in the map's bytes.
+struct FieldAt {
+    /// Its key: where it is, or written out (a number or a boolean).
+    key: Key,
+    value: Range<usize>,
+    /// Mapped to something other than an attribute (body, severity, ids,
+    /// resource).
+    used: bool,
+}
+
+enum Key {
+    At(Range<usize>),
+    Text(String),
+}
+
+impl FieldAt {
+    fn key<'a>(&'a self, map: &'a [u8]) -> &'a [u8] {
+        match &self.key {
+            Key::At(r) => &map[r.clone()],
+            Key::Text(s) => s.as_bytes(),
+        }
+    }
+}
 
 impl LogEncoder {
     pub fn new(c: &OtlpSettings) -> LogEncoder {
         let bytes = |s: &String| s.as_bytes().to_vec();
+        let mut scope = Vec::new();
+        bytes_field(&mut scope, field::SCOPE_NAME, SCOPE_NAME.as_bytes());
+        bytes_field(
+            &mut scope,
+            field::SCOPE_VERSION,
+            env!("CARGO_PKG_VERSION").as_bytes(),
+        );
         LogEncoder {
             body_keys: c.body_keys.iter().map(bytes).collect(),
             severity_keys: c.severity_keys.iter().map(bytes).collect(),
@@ -89,190 +169,266 @@ impl LogEncoder {
             resource_attributes: c
                 .resource_attributes
                 .iter()
-                .map(|(k, v)| key_value(k.clone(), Some(Any::StringValue(v.clone()))))
+                .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
+            scope,
         }
     }
 
     /// Adds every record of `batch` to `out`; nothing of it if one cannot
     /// be read.
     pub fn batch(&self, batch: &Batch, observed: u64, out: &mut Grouped) -> msgpack::Result<()> {
-        let mut mapped: Vec<(Option<Vec<u8>>, LogRecord)> = Vec::with_capacity(batch.count);
+        let before: Vec<usize> = out.groups.iter().map(|g| g.records.len()).collect();
+        let (groups, records) = (out.groups.len(), out.records);
         let mut failed = None;
-        batch.for_each_record(|time, rec| {
-            if failed.is_some() {
-                return;
+        let read = batch.for_each_record(|time, rec| {
+            if failed.is_none() {
+                if let Err(e) = self.record(time, rec, observed, out) {
+                    failed = Some(e);
+                }
             }
-            match self.record(time, rec, observed) {
-                Ok((resource, record)) => mapped.push((resource.map(<[u8]>::to_vec), record)),
-                Err(e) => failed = Some(e),
+        });
+        if let Some(e) = read.err().or(failed) {
+            // back to where the batch began
+            for (g, len) in out.groups.iter_mut().zip(before) {
+                g.records.truncate(len);
             }
-        })?;
-        if let Some(e) = failed {
+            for g in out.groups.drain(groups..) {
+                out.index.remove(&g.resource);
+            }
+            out.records = records;
+            out.last = 0;
             return Err(e);
-        }
-        for (resource, record) in mapped {
-            out.push(resource.unwrap_or_default(), record);
         }
         Ok(())
     }
 
-    /// One record as a log record.
-    pub fn record<'a>(
+    /// Adds one record to its resource's group.
+    fn record(
         &self,
         time: EventTime,
-        rec: RecordRef<'a>,
+        rec: RecordRef<'_>,
         observed: u64,
-    ) -> msgpack::Result<Mapped<'a>> {
-        let mut out = LogRecord {
-            time_unix_nano: u64::from(time.secs) * 1_000_000_000 + u64::from(time.nanos),
-            observed_time_unix_nano: observed,
-            ..LogRecord::default()
-        };
+        out: &mut Grouped,
+    ) -> msgpack::Result<()> {
+        let time = u64::from(time.secs) * 1_000_000_000 + u64::from(time.nanos);
         let map = match rec {
             RecordRef::Line(l) => {
-                out.body = Some(AnyValue {
-                    value: Some(text(l)),
+                let g = out.group(&[]);
+                message(&mut g.records, field::LOG_RECORDS, |o| {
+                    fixed64_field(o, field::TIME, time);
+                    fixed64_field(o, field::OBSERVED_TIME, observed);
+                    message(o, field::BODY, |o| text(o, l));
                 });
-                return Ok((None, out));
+                out.records += 1;
+                return Ok(());
             }
             RecordRef::Map(m) => m,
         };
-        let fields = fields(map)?;
-        let find = |key: &[u8]| fields.iter().position(|(k, _)| k.as_ref() == key);
-        let mut used = vec![false; fields.len()];
-        let body = self.body_keys.iter().find_map(|k| find(k));
+        let mut fields = std::mem::take(&mut out.fields);
+        let r = self.map_record(map, time, observed, &mut fields, out);
+        out.fields = fields;
+        r
+    }
+
+    fn map_record(
+        &self,
+        map: &[u8],
+        time: u64,
+        observed: u64,
+        fields: &mut Vec<FieldAt>,
+        out: &mut Grouped,
+    ) -> msgpack::Result<()> {
+        read_fields(map, fields)?;
+        let find = |fields: &[FieldAt], key: &[u8]| fields.iter().position(|f| f.key(map) == key);
+        let value = |f: &FieldAt| &map[f.value.clone()];
+        let body = self.body_keys.iter().find_map(|k| find(fields, k));
+        let mut severity = None;
+        if let Some(i) = self.severity_keys.iter().find_map(|k| find(fields, k)) {
+            severity = read_severity(value(&fields[i]));
+            fields[i].used = severity.is_some();
+        }
+        let mut ids = [None, None];
+        for (id, key, len) in [(0, &self.trace_id_key, 16), (1, &self.span_id_key, 8)] {
+            if let Some(i) = find(fields, key) {
+                ids[id] = id_bytes(value(&fields[i]), len);
+                fields[i].used = ids[id].is_some();
+            }
+        }
+        let mut resource: &[u8] = &[];
+        if let Some(i) = find(fields, &self.resource_key) {
+            if matches!(Reader::new(value(&fields[i])).read(), Ok(Value::Map(_))) {
+                resource = value(&fields[i]);
+                fields[i].used = true;
+            }
+        }
         if let Some(i) = body {
-            used[i] = true;
-            out.body = Some(any_value(fields[i].1)?);
+            fields[i].used = true;
         }
-        if let Some(i) = self.severity_keys.iter().find_map(|k| find(k)) {
-            used[i] = severity(fields[i].1, &mut out);
-        }
-        if let Some(i) = find(&self.trace_id_key) {
-            if let Some(id) = id_bytes(fields[i].1, 16) {
-                out.trace_id = id;
-                used[i] = true;
+        let g = out.group(resource);
+        let r = message(&mut g.records, field::LOG_RECORDS, |o| {
+            fixed64_field(o, field::TIME, time);
+            fixed64_field(o, field::OBSERVED_TIME, observed);
+            if let Some((number, text)) = &severity {
+                if *number != 0 {
+                    varint_field(o, field::SEVERITY_NUMBER, *number as u64);
+                }
+                if !text.is_empty() {
+                    bytes_field(o, field::SEVERITY_TEXT, text.as_bytes());
+                }
             }
-        }
-        if let Some(i) = find(&self.span_id_key) {
-            if let Some(id) = id_bytes(fields[i].1, 8) {
-                out.span_id = id;
-                used[i] = true;
+            let attributes = |o: &mut Vec<u8>, list_field: u32| {
+                for f in fields.iter().filter(|f| !f.used) {
+                    message(o, list_field, |o| {
+                        key_value(o, f.key(map), &mut Reader::new(value(f)), 0)
+                    })?;
+                }
+                Ok(())
+            };
+            match body {
+                Some(i) => {
+                    message(o, field::BODY, |o| {
+                        any_value(o, &mut Reader::new(value(&fields[i])), 0)
+                    })?;
+                    attributes(o, field::ATTRIBUTES)?;
+                }
+                // the record is its own body
+                None => message(o, field::BODY, |o| {
+                    message(o, field::KVLIST, |o| attributes(o, field::VALUES))
+                })?,
             }
-        }
-        let mut resource = None;
-        if let Some(i) = find(&self.resource_key) {
-            if matches!(Reader::new(fields[i].1).read(), Ok(Value::Map(_))) {
-                resource = Some(fields[i].1);
-                used[i] = true;
+            for (id, f) in ids.iter().zip([field::TRACE_ID, field::SPAN_ID]) {
+                if let Some(id) = id {
+                    bytes_field(o, f, id);
+                }
             }
+            Ok(())
+        });
+        // on an error `batch` takes the group back to where the batch began
+        if r.is_ok() {
+            out.records += 1;
         }
-        let mut rest = Vec::with_capacity(fields.len());
-        for ((k, raw), used) in fields.iter().zip(used) {
-            if !used {
-                rest.push(key_value(
-                    String::from_utf8_lossy(k).into_owned(),
-                    any_value(raw)?.value,
-                ));
-            }
-        }
-        if body.is_some() {
-            out.attributes = rest;
-        } else {
-            out.body = Some(AnyValue {
-                value: Some(Any::KvlistValue(KeyValueList { values: rest })),
-            });
-        }
-        Ok((resource, out))
+        r
     }
 
-    /// The resource of records whose resource map is `raw` (empty: none).
-    fn resource(&self, raw: &[u8]) -> msgpack::Result<Resource> {
-        let mut attributes = Vec::new();
+    /// The `Resource` of records whose resource map is `raw` (empty: none).
+    fn resource(&self, raw: &[u8], out: &mut Vec<u8>) -> msgpack::Result<()> {
+        let mut keys: Vec<Cow<'_, [u8]>> = Vec::new();
         if !raw.is_empty() {
-            for (k, v) in fields(raw)? {
-                attributes.push(key_value(
-                    String::from_utf8_lossy(&k).into_owned(),
-                    any_value(v)?.value,
-                ));
+            let mut r = Reader::new(raw);
+            for _ in 0..r.read_map_len()? {
+                let Some(k) = read_key(&mut r)? else {
+                    continue;
+                };
+                message(out, field::RESOURCE_ATTRIBUTES, |o| {
+                    key_value(o, &k, &mut r, 0)
+                })?;
+                keys.push(k);
             }
         }
-        for kv in &self.resource_attributes {
-            if !attributes.iter().any(|a| a.key == kv.key) {
-                attributes.push(kv.clone());
+        for (k, v) in &self.resource_attributes {
+            if !keys.iter().any(|have| have.as_ref() == k.as_bytes()) {
+                message(out, field::RESOURCE_ATTRIBUTES, |o| {
+                    bytes_field(o, field::KEY, k.as_bytes());
+                    message(o, field::VALUE, |o| {
+                        bytes_field(o, field::STRING, v.as_bytes())
+                    });
+                });
             }
         }
-        Ok(Resource {
-            attributes,
-            ..Resource::default()
-        })
+        Ok(())
     }
 
-    /// The request holding every record of `g`.
-    pub fn request(&self, g: Grouped) -> ExportLogsServiceRequest {
-        let scope = InstrumentationScope {
-            name: SCOPE_NAME.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            ..InstrumentationScope::default()
-        };
-        let resource_logs = g
-            .groups
-            .into_iter()
-            .map(|(raw, log_records)| ResourceLogs {
-                // read once already, as each record was mapped
-                resource: Some(self.resource(&raw).unwrap_or_default()),
-                scope_logs: vec![ScopeLogs {
-                    scope: Some(scope.clone()),
-                    log_records,
-                    schema_url: String::new(),
-                }],
-                schema_url: String::new(),
-            })
-            .collect();
-        ExportLogsServiceRequest { resource_logs }
+    /// The encoded `ExportLogsServiceRequest` holding every record of `g`.
+    pub fn request(&self, g: Grouped) -> Vec<u8> {
+        let total: usize = g.groups.iter().map(|g| g.records.len() + 64).sum();
+        let mut out = Vec::with_capacity(total + 256 * g.groups.len());
+        let mut resource = Vec::new();
+        for group in &g.groups {
+            resource.clear();
+            // read once already, as each record was mapped
+            if self.resource(&group.resource, &mut resource).is_err() {
+                resource.clear();
+            }
+            let scope_logs = bytes_field_len(field::SCOPE, self.scope.len()) + group.records.len();
+            let resource_logs = bytes_field_len(field::RESOURCE, resource.len())
+                + bytes_field_len(field::SCOPE_LOGS, scope_logs);
+            // lengths known: the records are not moved again
+            key(&mut out, field::RESOURCE_LOGS, LEN);
+            varint(&mut out, resource_logs as u64);
+            bytes_field(&mut out, field::RESOURCE, &resource);
+            key(&mut out, field::SCOPE_LOGS, LEN);
+            varint(&mut out, scope_logs as u64);
+            bytes_field(&mut out, field::SCOPE, &self.scope);
+            out.extend_from_slice(&group.records);
+        }
+        out
     }
 }
 
 impl Grouped {
-    fn push(&mut self, resource: Vec<u8>, record: LogRecord) {
-        self.records += 1;
-        let i = match self.index.get(&resource) {
-            Some(&i) => i,
-            None => {
-                self.groups.push((resource.clone(), Vec::new()));
-                self.index.insert(resource, self.groups.len() - 1);
-                self.groups.len() - 1
-            }
+    /// The group of records with resource `resource`, made if new.
+    fn group(&mut self, resource: &[u8]) -> &mut Group {
+        let i = match self.groups.get(self.last) {
+            Some(g) if g.resource == resource => self.last,
+            _ => match self.index.get(resource) {
+                Some(&i) => i,
+                None => {
+                    self.groups.push(Group {
+                        resource: resource.to_vec(),
+                        records: Vec::new(),
+                    });
+                    self.index.insert(resource.to_vec(), self.groups.len() - 1);
+                    self.groups.len() - 1
+                }
+            },
         };
-        self.groups[i].1.push(record);
+        self.last = i;
+        &mut self.groups[i]
     }
 }
 
-fn key_value(key: String, value: Option<Any>) -> KeyValue {
-    KeyValue {
-        key,
-        value: Some(AnyValue { value }),
-    }
-}
-
-/// A field of a map: its key and the bytes of its value.
-type Field<'a> = (Cow<'a, [u8]>, &'a [u8]);
-
-/// The fields of an encoded map.
-fn fields(map: &[u8]) -> msgpack::Result<Vec<Field<'_>>> {
+/// Reads the fields of the encoded map `map` into `out`.
+fn read_fields(map: &[u8], out: &mut Vec<FieldAt>) -> msgpack::Result<()> {
+    out.clear();
     let mut r = Reader::new(map);
     let n = r.read_map_len()?;
-    let mut out = Vec::with_capacity(n.min(map.len()));
     for _ in 0..n {
-        let Some(key) = read_key(&mut r)? else {
-            continue;
+        let key = match r.read()? {
+            Value::Str(k) | Value::Bin(k) => {
+                // a slice of `map`: where it starts in it
+                let at = k.as_ptr() as usize - map.as_ptr() as usize;
+                Key::At(at..at + k.len())
+            }
+            Value::Int(i) => Key::Text(i.to_string()),
+            Value::UInt(u) => Key::Text(u.to_string()),
+            Value::Bool(b) => Key::Text(b.to_string()),
+            k => {
+                skip_rest(&mut r, k)?;
+                r.skip()?;
+                continue;
+            }
         };
         let start = r.pos();
         r.skip()?;
-        out.push((key, &map[start..r.pos()]));
+        out.push(FieldAt {
+            key,
+            value: start..r.pos(),
+            used: false,
+        });
     }
-    Ok(out)
+    Ok(())
+}
+
+/// Appends a `KeyValue`'s content: `key` and the value `r` reads next.
+fn key_value(
+    out: &mut Vec<u8>,
+    key: &[u8],
+    r: &mut Reader<'_>,
+    depth: usize,
+) -> msgpack::Result<()> {
+    bytes_field(out, field::KEY, String::from_utf8_lossy(key).as_bytes());
+    message(out, field::VALUE, |o| any_value(o, r, depth))
 }
 
 /// The next map key as text (a number or boolean written out); `None`,
@@ -293,106 +449,105 @@ fn read_key<'a>(r: &mut Reader<'a>) -> msgpack::Result<Option<Cow<'a, [u8]>>> {
     }))
 }
 
-/// Text as a string value, or bytes when it is not UTF-8.
-fn text(b: &[u8]) -> Any {
-    match std::str::from_utf8(b) {
-        Ok(s) => Any::StringValue(s.to_string()),
-        Err(_) => Any::BytesValue(b.to_vec()),
-    }
+/// Appends an `AnyValue`'s content for text: a string, or bytes when it
+/// is not UTF-8.
+fn text(out: &mut Vec<u8>, b: &[u8]) {
+    let f = match std::str::from_utf8(b) {
+        Ok(_) => field::STRING,
+        Err(_) => field::BYTES,
+    };
+    bytes_field(out, f, b);
 }
 
-/// An encoded msgpack value as an OTLP value.
-pub fn any_value(raw: &[u8]) -> msgpack::Result<AnyValue> {
-    value(&mut Reader::new(raw), 0)
-}
-
-fn value(r: &mut Reader<'_>, depth: usize) -> msgpack::Result<AnyValue> {
+/// Appends an `AnyValue`'s content for the msgpack value `r` reads next.
+fn any_value(out: &mut Vec<u8>, r: &mut Reader<'_>, depth: usize) -> msgpack::Result<()> {
     let start = r.pos();
     let v = r.read()?;
-    if matches!(v, Value::Array(_) | Value::Map(_)) && depth >= MAX_DEPTH {
-        skip_rest(r, v)?;
-        let raw = &r.buffer()[start..r.pos()];
-        return Ok(AnyValue {
-            value: Some(Any::BytesValue(raw.to_vec())),
-        });
-    }
-    // a hostile length costs no allocation beyond the bytes there are
-    let room = |n: usize| n.min(r.buffer().len() - r.pos());
-    let value = match v {
-        Value::Nil => None,
-        Value::Bool(b) => Some(Any::BoolValue(b)),
-        Value::Int(i) => Some(Any::IntValue(i)),
-        Value::UInt(u) => Some(match i64::try_from(u) {
-            Ok(i) => Any::IntValue(i),
-            Err(_) => Any::StringValue(u.to_string()),
-        }),
-        Value::Float(f) => Some(Any::DoubleValue(f)),
-        // the f32's shortest digits, not those of its widened value
-        Value::Float32(f) => Some(Any::DoubleValue(
-            f.to_string().parse().unwrap_or(f64::from(f)),
-        )),
-        Value::Str(s) => Some(text(s)),
-        Value::Bin(b) | Value::Ext(_, b) => Some(Any::BytesValue(b.to_vec())),
-        Value::Array(n) => {
-            let mut values = Vec::with_capacity(room(n));
-            for _ in 0..n {
-                values.push(value(r, depth + 1)?);
-            }
-            Some(Any::ArrayValue(ArrayValue { values }))
+    match v {
+        Value::Array(_) | Value::Map(_) if depth >= MAX_DEPTH => {
+            skip_rest(r, v)?;
+            bytes_field(out, field::BYTES, &r.buffer()[start..r.pos()]);
         }
-        Value::Map(n) => {
-            let mut values = Vec::with_capacity(room(n));
+        Value::Nil => {}
+        Value::Bool(b) => varint_field(out, field::BOOL, u64::from(b)),
+        Value::Int(i) => varint_field(out, field::INT, i as u64),
+        Value::UInt(u) => match i64::try_from(u) {
+            Ok(i) => varint_field(out, field::INT, i as u64),
+            Err(_) => bytes_field(out, field::STRING, u.to_string().as_bytes()),
+        },
+        Value::Float(f) => fixed64_field(out, field::DOUBLE, f.to_bits()),
+        // the f32's shortest digits, not those of its widened value
+        Value::Float32(f) => fixed64_field(
+            out,
+            field::DOUBLE,
+            f.to_string().parse().unwrap_or(f64::from(f)).to_bits(),
+        ),
+        Value::Str(s) => text(out, s),
+        Value::Bin(b) | Value::Ext(_, b) => bytes_field(out, field::BYTES, b),
+        Value::Array(n) => message(out, field::ARRAY, |o| {
+            for _ in 0..n {
+                message(o, field::VALUES, |o| any_value(o, r, depth + 1))?;
+            }
+            Ok(())
+        })?,
+        Value::Map(n) => message(out, field::KVLIST, |o| {
             for _ in 0..n {
                 let Some(key) = read_key(r)? else {
                     continue;
                 };
-                let key = String::from_utf8_lossy(&key).into_owned();
-                values.push(key_value(key, value(r, depth + 1)?.value));
+                message(o, field::VALUES, |o| key_value(o, &key, r, depth + 1))?;
             }
-            Some(Any::KvlistValue(KeyValueList { values }))
-        }
-    };
-    Ok(AnyValue { value })
+            Ok(())
+        })?,
+    }
+    Ok(())
 }
 
-/// Sets the severity from a field's value; false if it is neither a name
-/// nor a severity number (it then stays an attribute).
-fn severity(raw: &[u8], out: &mut LogRecord) -> bool {
+/// The severity number and text of a field's value; `None` if it is
+/// neither a name nor a severity number (it then stays an attribute).
+fn read_severity(raw: &[u8]) -> Option<(i32, Cow<'_, str>)> {
     match Reader::new(raw).read() {
         Ok(Value::Str(s)) => {
-            let name = String::from_utf8_lossy(s).into_owned();
-            out.severity_number = severity_number(&name);
-            out.severity_text = name;
-            true
+            let name = String::from_utf8_lossy(s);
+            Some((severity_number(&name), name))
         }
-        Ok(Value::Int(n)) if (1..=24).contains(&n) => {
-            out.severity_number = n as i32;
-            true
-        }
-        Ok(Value::UInt(n)) if (1..=24).contains(&n) => {
-            out.severity_number = n as i32;
-            true
-        }
-        _ => false,
+        Ok(Value::Int(n)) if (1..=24).contains(&n) => Some((n as i32, "".into())),
+        Ok(Value::UInt(n)) if (1..=24).contains(&n) => Some((n as i32, "".into())),
+        _ => None,
     }
 }
 
 pub use crate::protocol::otlp::severity_number;
 
-/// A trace or span id of `len` bytes: hex text, or the bytes themselves.
-fn id_bytes(raw: &[u8], len: usize) -> Option<Vec<u8>> {
+/// A trace or span id of `len` (at most 16) bytes: hex text, or the bytes
+/// themselves.
+fn id_bytes(raw: &[u8], len: usize) -> Option<IdBytes> {
+    let mut id = IdBytes {
+        bytes: [0; 16],
+        len,
+    };
     match Reader::new(raw).read().ok()? {
-        Value::Str(s) if s.len() == 2 * len => s
-            .chunks(2)
-            .map(|pair| {
-                // from_str_radix alone would take a sign ("+f")
-                let hex = std::str::from_utf8(pair).ok()?;
-                pair.iter()
-                    .all(u8::is_ascii_hexdigit)
-                    .then(|| u8::from_str_radix(hex, 16).ok())?
-            })
-            .collect(),
-        Value::Bin(b) if b.len() == len => Some(b.to_vec()),
-        _ => None,
+        Value::Str(s) if s.len() == 2 * len => {
+            for (b, pair) in id.bytes.iter_mut().zip(s.chunks(2)) {
+                let digit = |c: u8| (c as char).to_digit(16);
+                *b = (digit(pair[0])? * 16 + digit(pair[1])?) as u8;
+            }
+        }
+        Value::Bin(b) if b.len() == len => id.bytes[..len].copy_from_slice(b),
+        _ => return None,
+    }
+    Some(id)
+}
+
+/// A trace id (16 bytes) or a span id (8).
+struct IdBytes {
+    bytes: [u8; 16],
+    len: usize,
+}
+
+impl std::ops::Deref for IdBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.bytes[..self.len]
     }
 }

@@ -170,7 +170,7 @@ impl OtlpSink {
                 }
             }
         }
-        let body = self.encoder.request(grouped).encode_to_vec();
+        let body = self.encoder.request(grouped);
         let body = crate::sinks::http::encode::compress(self.compression, body);
         (Bytes::from(body), kept)
     }

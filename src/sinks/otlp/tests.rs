@@ -50,7 +50,7 @@ fn export(enc: &LogEncoder, batches: &[Batch]) -> ExportLogsServiceRequest {
     for b in batches {
         enc.batch(b, OBSERVED, &mut g).unwrap();
     }
-    let bytes = enc.request(g).encode_to_vec();
+    let bytes = enc.request(g);
     ExportLogsServiceRequest::decode(&bytes[..]).unwrap()
 }
 
@@ -332,9 +332,26 @@ fn a_batch_that_cannot_be_read_adds_nothing() {
     // a map announcing two pairs with one
     let mut bad = json(r#"{"message":"a"}"#);
     bad[0] = 0x82;
-    let batch = entries(&[json(r#"{"message":"b"}"#), bad]);
+    // before it: a record of the same resource and one of a new one
+    let batch = entries(&[
+        json(r#"{"message":"b"}"#),
+        json(r#"{"message":"c","resource":{"service.name":"new"}}"#),
+        bad,
+    ]);
     assert!(enc.batch(&batch, OBSERVED, &mut g).is_err());
     assert_eq!(g.records, 1);
-    let req = enc.request(g);
-    assert_eq!(records(&req).len(), 1);
+    // the batch after it is kept, its new resource too
+    enc.batch(
+        &entries(&[json(r#"{"message":"d","resource":{"service.name":"new"}}"#)]),
+        OBSERVED,
+        &mut g,
+    )
+    .unwrap();
+    let req = ExportLogsServiceRequest::decode(&enc.request(g)[..]).unwrap();
+    assert_eq!(req.resource_logs.len(), 2);
+    let bodies: Vec<_> = records(&req)
+        .into_iter()
+        .map(|r| r.body.unwrap().value.unwrap())
+        .collect();
+    assert_eq!(bodies, [s("ok"), s("d")]);
 }
