@@ -49,34 +49,43 @@ fn is_plain(s: &[u8]) -> bool {
 
 fn escape_into(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 8);
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
-        // eight bytes with nothing to escape are skipped at once
-        if let Some(w) = bytes.get(i..i + 8) {
-            if !needs_escape(w) {
-                i += 8;
+        match bytes.get(i..i + 8) {
+            // eight bytes at once: skipped when nothing is to be escaped,
+            // else straight to the first that is
+            Some(w) => {
+                let flagged = escape_mask(w);
+                if flagged == 0 {
+                    i += 8;
+                    continue;
+                }
+                i += (flagged.trailing_zeros() / 8) as usize;
+            }
+            None if PLAIN[bytes[i] as usize] || bytes[i] >= 0x80 => {
+                i += 1;
                 continue;
             }
+            None => {}
         }
         let b = bytes[i];
-        i += 1;
-        let esc: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x00..=0x1f => {
-                out.extend_from_slice(&bytes[start..i - 1]);
-                out.extend_from_slice(format!("\\u{b:04x}").as_bytes());
-                start = i;
-                continue;
+        out.extend_from_slice(&bytes[start..i]);
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 15)]);
             }
-            _ => continue,
-        };
-        out.extend_from_slice(&bytes[start..i - 1]);
-        out.extend_from_slice(esc);
+        }
+        i += 1;
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
@@ -84,12 +93,19 @@ fn escape_into(out: &mut Vec<u8>, s: &str) {
 
 /// Whether one of the eight bytes of `w` is a control character, a quote
 /// or a backslash (bytes of other characters, ASCII or not, go as they
-/// are into a JSON string), by the high bits of word arithmetic.
+/// are into a JSON string).
 fn needs_escape(w: &[u8]) -> bool {
+    escape_mask(w) != 0
+}
+
+/// The high bit of each byte of `w` (little-endian) that is a control
+/// character, a quote or a backslash, by word arithmetic. Exact for the
+/// lowest such byte; a byte above it may be flagged too (a borrow), which
+/// is all [`escape_into`] and [`needs_escape`] rely on.
+fn escape_mask(w: &[u8]) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
-    // a byte of `x` is zero: its high bit is set in the result (exact for
-    // whether any is, which is all that is asked)
+    // a byte of `x` is zero: its high bit is set in the result
     let zero = |x: u64| x.wrapping_sub(ONES) & !x;
     let mut x = [0; 8];
     x.copy_from_slice(w);
@@ -98,7 +114,7 @@ fn needs_escape(w: &[u8]) -> bool {
     let control = x.wrapping_sub(ONES * 0x20) & !x;
     let quote = zero(x ^ (ONES * u64::from(b'"')));
     let backslash = zero(x ^ (ONES * u64::from(b'\\')));
-    (control | quote | backslash) & HIGH != 0
+    (control | quote | backslash) & HIGH
 }
 
 /// Writes a scalar (containers are handled by [`write_value`]).
