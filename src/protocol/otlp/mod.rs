@@ -100,7 +100,11 @@ pub fn decode(
     tag: &TagTemplate,
     now: EventTime,
 ) -> Result<Vec<Tagged>, DecodeError> {
-    Ok(decode::records(&request(format, body)?, tag, now))
+    match format {
+        Format::Protobuf | Format::Grpc => decode::records(body, tag, now),
+        // read by serde into prost's types, then as protobuf
+        Format::Json => decode::records(&request(format, body)?.encode_to_vec(), tag, now),
+    }
 }
 
 /// The answer to an export: `rejected` records (with why) were refused
