@@ -15,6 +15,10 @@
 # The received logs are in $STATE/out.jsonl: one line per export request,
 # an OTLP-JSON `{"resourceLogs": [...]}` object, appended within 100 ms
 # (the file exporter's flush_interval). A restart appends to it.
+# OTELCOL_WRITE_THROUGH=1 at start: every export request is written to
+# the file before it is answered (scripts/otelcol/write-through.yaml), so
+# one killed with SIGKILL loses nothing it acknowledged; each start reads
+# it anew.
 #
 # State (config, out.jsonl, log, pid, addresses) lives in
 # $LOGFERRY_OTELCOL_DIR, default target/otelcol. Several collectors can run
@@ -135,8 +139,11 @@ start() {
   build
   configure
   [[ -f $STATE/otelcol.log ]] && mv "$STATE/otelcol.log" "$STATE/otelcol.log.1"
+  local configs=(--config "file:$STATE/config.yaml")
+  # a later --config is merged over the earlier ones
+  [[ ${OTELCOL_WRITE_THROUGH:-} == 1 ]] && configs+=(--config "file:$SPEC/write-through.yaml")
   # setsid: the collector outlives the shell (and test process) that started it
-  setsid "$BIN" --config "file:$STATE/config.yaml" \
+  setsid "$BIN" "${configs[@]}" \
     > "$STATE/otelcol.log" 2>&1 < /dev/null 8>&- 9>&- &
   echo $! > "$STATE/pid"
   wait_ready

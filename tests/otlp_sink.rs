@@ -389,9 +389,11 @@ fn collected(c: &common::otelcol::Collector) -> BTreeMap<u64, usize> {
 }
 
 #[test]
-fn a_real_collector_stopped_and_started_mid_run_gets_every_record() {
+fn a_real_collector_killed_mid_run_and_restarted_gets_every_record() {
+    // it writes each export to its file before answering it: what it
+    // acknowledged survives a kill -9, so every record must be there
     let dir = tempfile::tempdir().unwrap();
-    let collector = common::otelcol::Collector::private(dir.path());
+    let collector = common::otelcol::Collector::private_write_through(dir.path());
     let mut lf = Logferry::start(&config(
         collector.http_url(),
         "linger = \"50ms\"\nbatch_records = 500",
@@ -399,13 +401,12 @@ fn a_real_collector_stopped_and_started_mid_run_gets_every_record() {
     let addr = lf.http_addr("web");
     const N: u64 = 20_000;
     let sender = std::thread::spawn(move || post_all(addr, N, 250, 4));
-    // mid-run: the collector goes away for two seconds (a stop flushes
-    // what it acknowledged; a kill -9 would lose what it had not yet
-    // written, which is the collector's to keep, not the sender's)
+    // mid-run, exports in flight: the collector crashes and is back after
+    // two seconds of refused connections
     common::wait_until("a first export", Duration::from_secs(60), || {
         !collected(&collector).is_empty()
     });
-    collector.stop();
+    collector.kill();
     std::thread::sleep(Duration::from_secs(2));
     collector.restart();
     sender.join().unwrap();
@@ -418,6 +419,11 @@ fn a_real_collector_stopped_and_started_mid_run_gets_every_record() {
     assert_eq!(
         seen.keys().copied().collect::<Vec<_>>(),
         (0..N).collect::<Vec<_>>()
+    );
+    assert!(
+        lf.log_text().contains("request failed; retrying"),
+        "the sink saw the collector gone: {}",
+        lf.log_text()
     );
     let twice = seen.values().filter(|c| **c > 1).count();
     assert!(

@@ -33,9 +33,19 @@ fn shared_dir() -> PathBuf {
 /// Runs `scripts/otelcol.sh <cmd>` with its state in `dir` and returns
 /// what it printed.
 pub fn otelcol_sh(cmd: &str, dir: &Path) -> String {
+    otelcol_sh_with(cmd, dir, false)
+}
+
+/// [`otelcol_sh`]; with `write_through`, a collector it starts writes
+/// each export to its file before answering it.
+fn otelcol_sh_with(cmd: &str, dir: &Path, write_through: bool) -> String {
     let out = Command::new(repo().join("scripts/otelcol.sh"))
         .arg(cmd)
         .env("LOGFERRY_OTELCOL_DIR", dir)
+        .env(
+            "OTELCOL_WRITE_THROUGH",
+            if write_through { "1" } else { "0" },
+        )
         .output()
         .expect("run scripts/otelcol.sh");
     assert!(
@@ -73,6 +83,9 @@ pub struct Collector {
     grpc: String,
     dir: PathBuf,
     private: bool,
+    /// Whether each export is in the file before it is answered (private
+    /// collectors only; see [`Collector::private_write_through`]).
+    write_through: bool,
 }
 
 impl Collector {
@@ -88,6 +101,7 @@ impl Collector {
                 grpc,
                 dir,
                 private: false,
+                write_through: false,
             }
         })
     }
@@ -96,13 +110,27 @@ impl Collector {
     /// be a fresh temporary dir): it may be killed, restarted and
     /// cleared, and is stopped when dropped.
     pub fn private(dir: &Path) -> Collector {
+        Self::start_private(dir, false)
+    }
+
+    /// A private collector whose file exporter writes each export to the
+    /// file before the receiver answers it (OTELCOL_WRITE_THROUGH, see
+    /// scripts/otelcol/write-through.yaml): killed with SIGKILL, it keeps
+    /// every record it acknowledged, as a collector with a durable
+    /// exporter would. Its restarts write through too.
+    pub fn private_write_through(dir: &Path) -> Collector {
+        Self::start_private(dir, true)
+    }
+
+    fn start_private(dir: &Path, write_through: bool) -> Collector {
         let mut c = Collector {
             http: String::new(),
             grpc: String::new(),
             dir: dir.to_path_buf(),
             private: true,
+            write_through,
         };
-        (c.http, c.grpc) = parse_addresses(&otelcol_sh("start", dir));
+        (c.http, c.grpc) = parse_addresses(&otelcol_sh_with("start", dir, write_through));
         c
     }
 
@@ -115,6 +143,11 @@ impl Collector {
     /// The OTLP/gRPC address, `127.0.0.1:PORT` (plaintext).
     pub fn grpc_addr(&self) -> &str {
         &self.grpc
+    }
+
+    /// The OTLP/gRPC base URL, `http://127.0.0.1:PORT` (plaintext, h2c).
+    pub fn grpc_url(&self) -> String {
+        format!("http://{}", self.grpc)
     }
 
     /// The file the collector writes: one OTLP-JSON export request a line.
@@ -134,16 +167,33 @@ impl Collector {
 
     /// SIGKILLs a private collector, as a crash would, and waits until it
     /// is gone. What it had not yet flushed to its file (up to 100 ms of
-    /// exports) is lost with it, as with a real one.
+    /// exports, unless it writes through) is lost with it, as with a real
+    /// one. A line the kill cut short (an export written in two or more
+    /// write(2)s, the last not done: never answered, so its sender sends
+    /// it again) is cut off the file, as a writer's recovery would, so
+    /// that the restarted collector's lines start on lines of their own.
     pub fn kill(&self) {
         super::server::kill_and_wait(self.pid(), "collector");
+        let p = self.out_path();
+        let Ok(text) = std::fs::read(&p) else {
+            return;
+        };
+        let whole = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        if whole < text.len() {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&p)
+                .and_then(|f| f.set_len(whole as u64))
+                .unwrap_or_else(|e| panic!("cut {} back to its last line: {e}", p.display()));
+        }
     }
 
     /// Starts a private collector again (after `kill` or a stop) on the
     /// same addresses; it appends to the same file.
     pub fn restart(&self) {
         self.must_be_private("restarted");
-        let (http, grpc) = parse_addresses(&otelcol_sh("start", &self.dir));
+        let (http, grpc) =
+            parse_addresses(&otelcol_sh_with("start", &self.dir, self.write_through));
         assert_eq!(
             (http.as_str(), grpc.as_str()),
             (self.http.as_str(), self.grpc.as_str()),
@@ -178,8 +228,8 @@ impl Collector {
     }
 
     /// Every log record in the file so far, flattened (see `flatten`). A
-    /// last line not yet ended (the exporter flushes every 100 ms) is left
-    /// for the next call.
+    /// last line not yet ended (the exporter flushes every 100 ms, or a
+    /// write-through one is between its writes) is left for the next call.
     pub fn records(&self) -> Vec<Value> {
         let p = self.out_path();
         let text = match std::fs::read(&p) {
