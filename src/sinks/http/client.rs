@@ -1,9 +1,11 @@
-//! The HTTP client of the request-based sinks (`http`, `opensearch`): one
-//! origin (`scheme://host:port`), keep-alive connections reused from an
-//! idle pool (HTTP/1.1) or one multiplexed connection (HTTP/2), TLS with
-//! the settings every client shares, and every wait bounded: the connect
-//! by `connect_timeout`, the whole exchange by `request_timeout`, the
-//! answer by `max_response_bytes`.
+//! The HTTP client of the request-based sinks (`http`, `opensearch`,
+//! `otlp`): one origin (`scheme://host:port`), keep-alive connections
+//! reused from an idle pool (HTTP/1.1) or one multiplexed connection
+//! (HTTP/2: by ALPN over TLS, with prior knowledge in plain text), TLS
+//! with the settings every client shares, and every wait bounded: the
+//! connect by `connect_timeout`, the whole exchange by `request_timeout`,
+//! the answer by `max_response_bytes`. An answer's trailers are kept (an
+//! OTLP/gRPC answer's status is in them).
 //!
 //! hyper's connection-level client is used directly: the sinks need only
 //! one origin each, and their own pool keeps a connection whose answer was
@@ -62,8 +64,11 @@ pub struct Answer {
     pub headers: HeaderMap,
     pub body: Bytes,
     /// False when the body was longer than `max_response_bytes` (`body`
-    /// holds its start).
+    /// holds its start, and its trailers were not read).
     pub complete: bool,
+    /// The trailers after the body (HTTP/2, or chunked HTTP/1.1); empty
+    /// when there were none.
+    pub trailers: HeaderMap,
 }
 
 /// Why an exchange did not give an answer. Every one is worth a retry:
@@ -250,16 +255,24 @@ impl Client {
         let max = self.config.max_response_bytes;
         let mut read = BytesMut::new();
         let mut complete = true;
+        let mut trailers = HeaderMap::new();
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| (broken(e), true))?;
-            if let Ok(data) = frame.into_data() {
-                if read.len() + data.len() > max {
-                    read.extend_from_slice(&data[..max - read.len()]);
-                    complete = false;
-                    break;
+            let data = match frame.into_data() {
+                Ok(data) => data,
+                Err(frame) => {
+                    if let Ok(t) = frame.into_trailers() {
+                        trailers.extend(t);
+                    }
+                    continue;
                 }
-                read.extend_from_slice(&data);
+            };
+            if read.len() + data.len() > max {
+                read.extend_from_slice(&data[..max - read.len()]);
+                complete = false;
+                break;
             }
+            read.extend_from_slice(&data);
         }
         if complete {
             if let Some(sender) = h1 {
@@ -271,6 +284,7 @@ impl Client {
             headers: parts.headers,
             body: read.freeze(),
             complete,
+            trailers,
         })
     }
 

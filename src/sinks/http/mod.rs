@@ -33,7 +33,7 @@ use self::config::{HttpSinkConfig, StatusPattern};
 use self::encode::Encoder;
 use self::gather::{Deliver, Gathering};
 use super::settle::{Settled, Settler};
-use super::verdict::{Rejection, Verdict};
+use super::verdict::{Rejection, RetryConfig, Verdict};
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::metrics::{Counter, Gauge, Histogram, Registry};
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
@@ -432,10 +432,19 @@ pub async fn send_until_settled(
 /// How long to wait after an answer asking for a retry: its `Retry-After`
 /// (at most `retry.max`), else the backoff of the `attempt`th failure.
 pub fn retry_wait(settler: &Settler, answer: &Answer, attempt: u32) -> Duration {
-    let backoff = settler.retry().after(attempt);
-    match client::retry_after(&answer.headers) {
-        Some(asked) => asked.min(settler.retry().max),
-        None => backoff,
+    asked_wait(
+        settler.retry(),
+        client::retry_after(&answer.headers),
+        attempt,
+    )
+}
+
+/// The wait a receiver `asked` for (at most `retry.max`), else the
+/// backoff of the `attempt`th failure.
+pub fn asked_wait(retry: &RetryConfig, asked: Option<Duration>, attempt: u32) -> Duration {
+    match asked {
+        Some(asked) => asked.min(retry.max),
+        None => retry.after(attempt),
     }
 }
 
