@@ -1,6 +1,7 @@
 //! OTLP/gRPC's framing (gRPC over HTTP/2, the `LogsService/Export`
 //! method): a request body is one length-prefixed message, an answer is
 //! one framed `ExportLogsServiceResponse` and a `grpc-status` trailer.
+//! The `otlp` source serves it, the `otlp` sink calls it.
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -10,15 +11,46 @@ pub const EXPORT_PATH: &str = "/opentelemetry.proto.collector.logs.v1.LogsServic
 /// Bytes before a message: its compressed flag and big-endian length.
 const PREFIX: usize = 5;
 
-/// gRPC status codes the `otlp` source answers with.
+/// gRPC status codes.
 pub mod status {
     pub const OK: u16 = 0;
-    pub const DEADLINE_EXCEEDED: u16 = 4;
+    pub const CANCELLED: u16 = 1;
+    pub const UNKNOWN: u16 = 2;
     pub const INVALID_ARGUMENT: u16 = 3;
+    pub const DEADLINE_EXCEEDED: u16 = 4;
+    pub const PERMISSION_DENIED: u16 = 7;
     pub const RESOURCE_EXHAUSTED: u16 = 8;
+    pub const ABORTED: u16 = 10;
+    pub const OUT_OF_RANGE: u16 = 11;
     pub const UNIMPLEMENTED: u16 = 12;
     pub const INTERNAL: u16 = 13;
     pub const UNAVAILABLE: u16 = 14;
+    pub const DATA_LOSS: u16 = 15;
+    pub const UNAUTHENTICATED: u16 = 16;
+
+    /// The name of a code, as gRPC spells it (`UNAVAILABLE`).
+    pub fn name(code: u16) -> &'static str {
+        const NAMES: [&str; 17] = [
+            "OK",
+            "CANCELLED",
+            "UNKNOWN",
+            "INVALID_ARGUMENT",
+            "DEADLINE_EXCEEDED",
+            "NOT_FOUND",
+            "ALREADY_EXISTS",
+            "PERMISSION_DENIED",
+            "RESOURCE_EXHAUSTED",
+            "FAILED_PRECONDITION",
+            "ABORTED",
+            "OUT_OF_RANGE",
+            "UNIMPLEMENTED",
+            "INTERNAL",
+            "UNAVAILABLE",
+            "DATA_LOSS",
+            "UNAUTHENTICATED",
+        ];
+        NAMES.get(usize::from(code)).copied().unwrap_or("UNKNOWN")
+    }
 }
 
 /// Whether a `Content-Type` is gRPC's with protobuf messages
@@ -80,8 +112,17 @@ pub fn unframe(body: &Bytes) -> Result<Message, FrameError> {
 
 /// `message` framed, not compressed.
 pub fn frame(message: &[u8]) -> Bytes {
+    framed(false, message)
+}
+
+/// `message`, compressed with the call's `grpc-encoding`, framed.
+pub fn frame_compressed(message: &[u8]) -> Bytes {
+    framed(true, message)
+}
+
+fn framed(compressed: bool, message: &[u8]) -> Bytes {
     let mut out = BytesMut::with_capacity(PREFIX + message.len());
-    out.put_u8(0);
+    out.put_u8(u8::from(compressed));
     out.put_u32(u32::try_from(message.len()).unwrap_or(u32::MAX));
     out.put_slice(message);
     out.freeze()
@@ -99,6 +140,31 @@ pub fn message_header(text: &str) -> String {
         }
     }
     out
+}
+
+/// A `grpc-message` value as text: its percent-encoded bytes decoded
+/// (a `%` not followed by two hex digits stays as it is).
+pub fn message_from_header(value: &[u8]) -> String {
+    let mut out = Vec::with_capacity(value.len());
+    let mut i = 0;
+    while i < value.len() {
+        let hex = value
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (value[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -152,5 +218,11 @@ mod tests {
         assert!(!is_grpc_content_type(Some(b"application/grpc+json")));
         assert!(!is_grpc_content_type(None));
         assert_eq!(message_header("50% é\n"), "50%25 %C3%A9");
+        assert_eq!(message_from_header(b"50%25 %C3%A9"), "50% é");
+        assert_eq!(message_from_header(b"100% %zz %4"), "100% %zz %4");
+        assert_eq!(status::name(status::UNAVAILABLE), "UNAVAILABLE");
+        assert_eq!(status::name(99), "UNKNOWN");
+        let zipped = frame_compressed(b"z");
+        assert_eq!(&zipped[..], b"\x01\x00\x00\x00\x01z");
     }
 }
