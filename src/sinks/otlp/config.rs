@@ -4,11 +4,13 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::protocol::otlp::grpc::EXPORT_PATH;
+use crate::sinks::http::client::HttpVersion;
 use crate::sinks::http::config::{Compression, StatusPattern};
 use crate::sinks::http::RequestConfig;
 
 /// `type = "otlp"`: exports records as OpenTelemetry log records over
-/// OTLP/HTTP (protobuf). Its keys are in two structs (see
+/// OTLP/HTTP (protobuf) or OTLP/gRPC. Its keys are in two structs (see
 /// [`crate::sinks::http::config::HttpSinkConfig`]).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -22,14 +24,19 @@ pub struct OtlpSinkConfig {
 /// The keys of the `otlp` sink that are its own.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 pub struct OtlpSettings {
-    /// The OTLP/HTTP base URL (`http://127.0.0.1:4318`); requests go to
-    /// `/v1/logs` under it.
+    /// `"http"` (OTLP/HTTP, the default) or `"grpc"` (OTLP/gRPC).
+    #[serde(default)]
+    pub protocol: Protocol,
+    /// With `http`, the OTLP/HTTP base URL (`http://127.0.0.1:4318`):
+    /// requests go to `/v1/logs` under it. With `grpc`, the gRPC server's
+    /// URL (`http://127.0.0.1:4317`, or `https://` for TLS), no path.
     pub endpoint: String,
     /// Headers sent with every request (values may use `${VAR}`).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// `"gzip"` (the default, as the OpenTelemetry Collector's `otlphttp`
-    /// exporter has it) or `"none"`.
+    /// and `otlp` exporters have it) or `"none"`. Over gRPC, each message
+    /// is compressed (`grpc-encoding: gzip`).
     #[serde(default = "default_compression")]
     pub compression: Compression,
     /// The fields whose value is the log record's body, the first a record
@@ -55,11 +62,22 @@ pub struct OtlpSettings {
     /// record's own resource attributes win.
     #[serde(default)]
     pub resource_attributes: BTreeMap<String, String>,
-    /// Answers retried: by default 429, 502, 503 and 504, as the OTLP
-    /// specification says; every other answer that is not 2xx is a
-    /// rejection.
+    /// Answers retried over OTLP/HTTP: by default 429, 502, 503 and 504,
+    /// as the OTLP specification says; every other answer that is not 2xx
+    /// is a rejection. (gRPC's retried codes are fixed, see the module.)
     #[serde(default = "default_retry_statuses")]
     pub retry_statuses: Vec<StatusPattern>,
+}
+
+/// `protocol`: how exports travel.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// OTLP/HTTP: `POST {endpoint}/v1/logs`, protobuf.
+    #[default]
+    Http,
+    /// OTLP/gRPC: a unary `LogsService/Export` call over HTTP/2.
+    Grpc,
 }
 
 const fn default_compression() -> Compression {
@@ -99,7 +117,20 @@ pub const LOGS_PATH: &str = "/v1/logs";
 impl OtlpSinkConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.request.validate()?;
+        if self.sink.protocol == Protocol::Grpc && self.request.http_version == HttpVersion::Http1 {
+            return Err("http_version = \"http1\": gRPC needs HTTP/2".into());
+        }
         self.sink.validate()
+    }
+
+    /// The request settings the client uses: gRPC always speaks HTTP/2
+    /// (prior knowledge in plain text, ALPN `h2` over TLS).
+    pub fn requests(&self) -> RequestConfig {
+        let mut r = self.request.clone();
+        if self.sink.protocol == Protocol::Grpc {
+            r.http_version = HttpVersion::Http2;
+        }
+        r
     }
 }
 
@@ -109,14 +140,25 @@ impl OtlpSettings {
             .endpoint
             .parse()
             .map_err(|e| format!("endpoint {:?}: {e}", self.endpoint))?;
+        let example = match self.protocol {
+            Protocol::Http => "the OTLP/HTTP base URL, http://host:4318",
+            Protocol::Grpc => "the OTLP/gRPC server's URL, http://host:4317",
+        };
         if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
             return Err(format!(
-                "endpoint {:?}: write the OTLP/HTTP base URL, http://host:4318 or https://…",
+                "endpoint {:?}: write {example} or https://…",
                 self.endpoint
             ));
         }
         if uri.query().is_some() {
             return Err(format!("endpoint {:?}: no query string", self.endpoint));
+        }
+        // a gRPC call's path is its method's, whatever the endpoint says
+        if self.protocol == Protocol::Grpc && !matches!(uri.path(), "" | "/") {
+            return Err(format!(
+                "endpoint {:?}: write {example}, without a path (calls go to {EXPORT_PATH})",
+                self.endpoint
+            ));
         }
         // a URL copied from a signal-specific setting would be sent to
         // /v1/logs/v1/logs and answered 404, a rejection of every record
@@ -148,7 +190,16 @@ impl OtlpSettings {
         Ok(())
     }
 
-    /// The path requests go to: the endpoint's path with `/v1/logs`.
+    /// The path requests go to: over HTTP the endpoint's path with
+    /// `/v1/logs`, over gRPC the `LogsService/Export` method's.
+    pub fn request_path(&self) -> String {
+        match self.protocol {
+            Protocol::Http => self.logs_path(),
+            Protocol::Grpc => EXPORT_PATH.into(),
+        }
+    }
+
+    /// The endpoint's path with `/v1/logs`.
     pub fn logs_path(&self) -> String {
         let path = self
             .endpoint
@@ -189,5 +240,32 @@ mod tests {
             assert!(e.contains(says), "{text}: {e}");
         }
         assert!(parse("endpoint = \"http://h\"\nnope = 1").is_err());
+        assert_eq!(c.sink.protocol, Protocol::Http);
+        assert_eq!(c.requests().http_version, HttpVersion::Auto);
+    }
+
+    #[test]
+    fn grpc_takes_a_url_without_path_and_speaks_http2() {
+        let c = parse("protocol = \"grpc\"\nendpoint = \"http://127.0.0.1:4317\"").unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.sink.request_path(), EXPORT_PATH);
+        assert_eq!(c.requests().http_version, HttpVersion::Http2);
+        parse("protocol = \"grpc\"\nendpoint = \"https://h:4317/\"")
+            .unwrap()
+            .validate()
+            .unwrap();
+        for (text, says) in [
+            ("endpoint = \"http://h:4317/v1/logs\"", "without a path"),
+            ("endpoint = \"h:4317\"", "http://host:4317"),
+            (
+                "endpoint = \"http://h\"\nhttp_version = \"http1\"",
+                "HTTP/2",
+            ),
+        ] {
+            let text = format!("protocol = \"grpc\"\n{text}");
+            let e = parse(&text).unwrap().validate().unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        assert!(parse("protocol = \"thrift\"\nendpoint = \"http://h\"").is_err());
     }
 }

@@ -1,27 +1,40 @@
-//! `type = "otlp"`: records exported as OpenTelemetry logs over OTLP/HTTP
-//! (protobuf, `POST {endpoint}/v1/logs`), acknowledged to their sources
-//! only once the receiver answered 2xx.
+//! `type = "otlp"`: records exported as OpenTelemetry logs, acknowledged
+//! to their sources only once the receiver took them. `protocol` says how:
+//! - `http` (the default): OTLP/HTTP, protobuf, `POST {endpoint}/v1/logs`;
+//! - `grpc`: OTLP/gRPC, a unary `LogsService/Export` call over HTTP/2 to
+//!   `endpoint` (h2c with prior knowledge for `http://`, TLS with ALPN
+//!   `h2` for `https://`), answered by a `grpc-status`.
+//!
+//! Both are the same request-based sink (gathering, concurrency, retries,
+//! settling and the client are the `http` sink's); they differ in the
+//! body's framing and the reading of the answer.
 //!
 //! - `config.rs`: the settings (with the shared request settings);
-//! - `encode.rs`: records → log records grouped by resource.
+//! - `encode.rs`: records → log records grouped by resource;
+//! - `grpc.rs`: a gRPC call's headers and body, and its answer's status.
 //!
 //! Each answer is a verdict, as the OTLP specification asks of a client:
-//! - 2xx: delivered. Its `ExportLogsServiceResponse` may hold a
-//!   `partial_success` with `rejected_log_records`: the receiver dropped
-//!   those for good and a client must not send them again. It does not
-//!   say which, so the request counts as delivered; the number is counted
-//!   in `logferry_otlp_sink_rejected_records_total` and the receiver's
-//!   `error_message` logged.
-//! - `retry_statuses` (429, 502, 503, 504): sent again, after the
-//!   receiver's `Retry-After` (at most `retry.max`) or the backoff.
+//! - 2xx, or gRPC `OK`: delivered. Its `ExportLogsServiceResponse` may
+//!   hold a `partial_success` with `rejected_log_records`: the receiver
+//!   dropped those for good and a client must not send them again. It
+//!   does not say which, so the request counts as delivered; the number
+//!   is counted in `logferry_otlp_sink_rejected_records_total` and the
+//!   receiver's `error_message` logged.
+//! - over HTTP, `retry_statuses` (429, 502, 503, 504): sent again, after
+//!   the receiver's `Retry-After` (at most `retry.max`) or the backoff.
+//! - over gRPC, `UNAVAILABLE`, `CANCELLED`, `DEADLINE_EXCEEDED`,
+//!   `ABORTED`, `OUT_OF_RANGE`, `DATA_LOSS`, and `RESOURCE_EXHAUSTED` when
+//!   its status carries a `RetryInfo`: sent again after the `RetryInfo`'s
+//!   delay (at most `retry.max`) or the backoff.
 //! - any other answer: rejected, set aside with the status and the
-//!   message of the `google.rpc.Status` in its body (dead-lettered, or
-//!   dropped and counted).
-//! - no answer (a connection refused, a TLS handshake failing, no answer
-//!   within `request_timeout`): sent again after the backoff.
+//!   message of the `google.rpc.Status` in its body (HTTP) or of
+//!   `grpc-message` (gRPC) (dead-lettered, or dropped and counted).
+//! - no answer (a connection refused or broken, a TLS handshake failing,
+//!   no answer within `request_timeout`): sent again after the backoff.
 
 pub mod config;
 pub mod encode;
+pub mod grpc;
 
 use std::rc::Rc;
 
@@ -30,7 +43,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceResponse;
 use prost::Message as _;
 
+use self::config::Protocol;
 use self::encode::{Grouped, LogEncoder};
+use self::grpc::Reply;
 use super::http::client::Answer;
 use super::http::config::{Compression, StatusPattern};
 use super::http::gather::{self, Deliver, Gathering};
@@ -40,6 +55,7 @@ use super::verdict::Verdict;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::event::EventTime;
 use crate::metrics::{Counter, Registry};
+use crate::protocol::otlp::grpc::status::name as grpc_status_name;
 use crate::protocol::otlp::status::Status;
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
@@ -49,12 +65,17 @@ pub use config::OtlpSinkConfig;
 /// The `otlp` sink.
 pub struct OtlpSink {
     name: String,
+    protocol: Protocol,
     requests: Requests,
-    /// `/v1/logs` under the endpoint's path.
+    /// `/v1/logs` under the endpoint's path, or gRPC's `Export` method.
     path: String,
     encoder: LogEncoder,
     compression: Compression,
     retried: Vec<StatusPattern>,
+    /// Most bytes of a gRPC answer's message once uncompressed.
+    max_response_bytes: usize,
+    /// For the count of gRPC answers by status.
+    registry: Registry,
     gathering: Gathering,
     settler: Settler,
     metrics: Metrics,
@@ -66,7 +87,8 @@ struct Metrics {
     /// Records a receiver answered 2xx but reported as rejected
     /// (`partial_success`).
     rejected: Counter,
-    /// 2xx answers whose body is not an `ExportLogsServiceResponse`.
+    /// Successful answers (2xx, gRPC OK) without a readable
+    /// `ExportLogsServiceResponse`.
     unreadable: Counter,
     /// Records that could not be read (rejected to their source).
     bad_records: Counter,
@@ -80,22 +102,15 @@ impl OtlpSink {
         registry: &Registry,
     ) -> Result<OtlpSink, String> {
         c.validate()?;
-        let (s, r) = (&c.sink, &c.request);
+        let (s, r) = (&c.sink, &c.requests());
         let base: http::Uri = s
             .endpoint
             .parse()
             .map_err(|e| format!("endpoint {:?}: {e}", s.endpoint))?;
-        let mut headers = HeaderMap::new();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("application/x-protobuf"),
-        );
-        if s.compression == Compression::Gzip {
-            headers.insert(
-                http::header::CONTENT_ENCODING,
-                HeaderValue::from_static("gzip"),
-            );
-        }
+        let mut headers = match s.protocol {
+            Protocol::Http => http_headers(s.compression),
+            Protocol::Grpc => grpc::headers(s.compression, r.request_timeout),
+        };
         for (k, v) in &s.headers {
             let (k, v) = (
                 HeaderName::from_bytes(k.as_bytes()).map_err(|e| format!("headers.{k}: {e}"))?,
@@ -113,11 +128,14 @@ impl OtlpSink {
         let requests = Requests::new(name, base, r, headers, registry, Some(connected))?;
         Ok(OtlpSink {
             name: name.to_string(),
+            protocol: s.protocol,
             requests,
-            path: s.logs_path(),
+            path: s.request_path(),
             encoder: LogEncoder::new(s),
             compression: s.compression,
             retried: s.retry_statuses.clone(),
+            max_response_bytes: r.max_response_bytes,
+            registry: registry.clone(),
             gathering: Gathering {
                 max_records: r.batch_records,
                 max_bytes: r.batch_bytes,
@@ -134,7 +152,7 @@ impl OtlpSink {
                 ),
                 unreadable: registry.counter(
                     "logferry_otlp_sink_unreadable_answers_total",
-                    "2xx answers whose body is not an ExportLogsServiceResponse (counted delivered).",
+                    "Successful answers (2xx, gRPC OK) without a readable ExportLogsServiceResponse (counted delivered).",
                     l,
                 ),
                 bad_records: registry.counter(
@@ -172,13 +190,24 @@ impl OtlpSink {
         }
         let body = self.encoder.request(grouped);
         let body = crate::sinks::http::encode::compress(self.compression, body);
-        (Bytes::from(body), kept)
+        let body = match self.protocol {
+            Protocol::Http => Bytes::from(body),
+            Protocol::Grpc => grpc::body(&body, self.compression),
+        };
+        (body, kept)
     }
 
     /// The verdict for an answer to the `attempt`th try (from 1).
     fn judge(&self, answer: &Answer, attempt: u32) -> Verdict {
+        match self.protocol {
+            Protocol::Http => self.judge_http(answer, attempt),
+            Protocol::Grpc => self.judge_grpc(answer, attempt),
+        }
+    }
+
+    fn judge_http(&self, answer: &Answer, attempt: u32) -> Verdict {
         if answer.status.is_success() {
-            self.read_success(answer);
+            self.read_success(answer, answer.complete.then_some(&answer.body[..]));
             return Verdict::Delivered;
         }
         failed_verdict(
@@ -190,11 +219,32 @@ impl OtlpSink {
         )
     }
 
-    /// Counts and logs the records a 2xx answer reports rejected.
-    fn read_success(&self, answer: &Answer) {
-        let response = match ExportLogsServiceResponse::decode(&answer.body[..]) {
-            Ok(r) if answer.complete => r,
-            Ok(_) | Err(_) => {
+    fn judge_grpc(&self, answer: &Answer, attempt: u32) -> Verdict {
+        let reply = Reply::read(answer, self.max_response_bytes);
+        self.registry
+            .counter(
+                "logferry_otlp_sink_grpc_answers_total",
+                "gRPC calls answered, by grpc-status (its name).",
+                &[
+                    ("component", &self.name),
+                    ("code", grpc_status_name(reply.code)),
+                ],
+            )
+            .inc();
+        let verdict = reply.verdict(self.settler.retry(), attempt);
+        if verdict == Verdict::Delivered {
+            self.read_success(answer, reply.response.as_deref());
+        }
+        verdict
+    }
+
+    /// Counts and logs the records a successful answer reports rejected;
+    /// `message` is its `ExportLogsServiceResponse` (`None`: it could not
+    /// be read whole).
+    fn read_success(&self, answer: &Answer, message: Option<&[u8]>) {
+        let response = match message.map(ExportLogsServiceResponse::decode) {
+            Some(Ok(r)) => r,
+            None | Some(Err(_)) => {
                 self.metrics.unreadable.inc();
                 warn_limited!(self.answers_log, "unreadable", sink = %self.name, status = %answer.status,
                     answer = %shown(answer), "cannot read the receiver's answer; its records count as delivered");
@@ -213,6 +263,23 @@ impl OtlpSink {
                 "the receiver rejected records of a request (partial success); which is not said, so none is sent again");
         }
     }
+}
+
+/// The headers of every OTLP/HTTP request, besides `auth` and the
+/// configured ones.
+fn http_headers(compression: Compression) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-protobuf"),
+    );
+    if compression == Compression::Gzip {
+        headers.insert(
+            http::header::CONTENT_ENCODING,
+            HeaderValue::from_static("gzip"),
+        );
+    }
+    headers
 }
 
 /// The message of an error answer's `google.rpc.Status`, else its first
