@@ -17,8 +17,9 @@
 # (the file exporter's flush_interval). A restart appends to it.
 # OTELCOL_WRITE_THROUGH=1 at start: every export request is written to
 # the file before it is answered (scripts/otelcol/write-through.yaml), so
-# one killed with SIGKILL loses nothing it acknowledged; each start reads
-# it anew.
+# one killed with SIGKILL loses nothing it acknowledged.
+# OTELCOL_OVERLAY=FILE at start: a config file merged over the others
+# (TLS on the gRPC receiver, say). Each start reads both anew.
 #
 # State (config, out.jsonl, log, pid, addresses) lives in
 # $LOGFERRY_OTELCOL_DIR, default target/otelcol. Several collectors can run
@@ -142,6 +143,7 @@ start() {
   local configs=(--config "file:$STATE/config.yaml")
   # a later --config is merged over the earlier ones
   [[ ${OTELCOL_WRITE_THROUGH:-} == 1 ]] && configs+=(--config "file:$SPEC/write-through.yaml")
+  [[ -n ${OTELCOL_OVERLAY:-} ]] && configs+=(--config "file:$OTELCOL_OVERLAY")
   # setsid: the collector outlives the shell (and test process) that started it
   setsid "$BIN" "${configs[@]}" \
     > "$STATE/otelcol.log" 2>&1 < /dev/null 8>&- 9>&- &

@@ -2,12 +2,13 @@
 //! front, numbered records, and every number counted at the end in what
 //! an OTLP/HTTP receiver was sent, decoded with `opentelemetry-proto`.
 //!
-//! The receiver here is a scripted server (tests/common/scripted.rs), for
-//! the answers a real one rarely gives: a 503 with `Retry-After`, a 400
-//! with a `google.rpc.Status`, a partial success. A test against a real
-//! OpenTelemetry Collector uses the same `config` (its OTLP/HTTP address
-//! as the endpoint), `post_all` and `record`, and counts the numbers in
-//! the collector's file instead.
+//! The receiver here is a scripted server (tests/common/scripted.rs, and
+//! tests/common/scripted_grpc.rs for OTLP/gRPC), for the answers a real
+//! one rarely gives: a 503 with `Retry-After`, a 400 with a
+//! `google.rpc.Status`, a partial success, UNAVAILABLE with a
+//! `RetryInfo`, INVALID_ARGUMENT. The tests against a real OpenTelemetry
+//! Collector (over HTTP and gRPC) use the same `config`, `post_all` and
+//! `record`, and count the numbers in the collector's file instead.
 
 mod common;
 
@@ -17,6 +18,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use common::scripted::{Answer, Request, Scripted};
+use common::scripted_grpc::{GrpcAnswer, ScriptedGrpc};
 use common::{api_get, metric_value, Logferry};
 use logferry::protocol::msgpack::{Reader, Value as Mp};
 use opentelemetry_proto::tonic::collector::logs::v1::{
@@ -26,7 +28,7 @@ use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::logs::v1::LogRecord;
 use prost::Message as _;
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// logferry with its API, an HTTP source `web`, and an `otlp` sink `otel`
 /// to `endpoint` (`extra` added to its table), retrying every 50 ms to
@@ -106,13 +108,23 @@ fn post_all(addr: SocketAddr, n: u64, per: u64, threads: u64) {
     });
 }
 
-/// The log records of an export request, each with its resource's
-/// attributes.
+/// The path of OTLP/gRPC's `LogsService/Export` method.
+const GRPC_EXPORT: &str = "/opentelemetry.proto.collector.logs.v1.LogsService/Export";
+
+/// The log records of an export request (OTLP/HTTP, or an OTLP/gRPC
+/// call), each with its resource's attributes.
 fn exported(req: &Request) -> Vec<(Vec<KeyValue>, LogRecord)> {
     assert_eq!(req.method, "POST");
-    assert_eq!(req.path, "/v1/logs");
-    assert_eq!(req.header("content-type"), Some("application/x-protobuf"));
-    let export = ExportLogsServiceRequest::decode(&req.decoded_body()[..]).expect("protobuf");
+    let message = if req.path == GRPC_EXPORT {
+        assert_eq!(req.header("content-type"), Some("application/grpc"));
+        assert_eq!(req.header("te"), Some("trailers"));
+        common::scripted_grpc::message(req)
+    } else {
+        assert_eq!(req.path, "/v1/logs");
+        assert_eq!(req.header("content-type"), Some("application/x-protobuf"));
+        req.decoded_body()
+    };
+    let export = ExportLogsServiceRequest::decode(&message[..]).expect("protobuf");
     let mut out = Vec::new();
     for rl in export.resource_logs {
         let resource = rl.resource.map(|r| r.attributes).unwrap_or_default();
@@ -254,32 +266,90 @@ fn an_export_answered_503_with_retry_after_is_sent_again_and_none_is_lost() {
         _ => ok_answer(ExportLogsServiceResponse::default()),
     });
     let mut lf = Logferry::start(&config(&server.url(), "compression = \"none\""));
-    let addr = lf.http_addr("web");
-    let (status, body) = post(addr, "app", &ndjson(0..500));
-    assert_eq!(status, 200, "{body}");
-    let requests = server.requests();
-    assert_eq!(requests.len(), 2, "one export, then one retry");
-    assert_eq!(requests[0].body, requests[1].body, "the same export, whole");
+    let requests = five_hundred_sent_again_a_second_later(&mut lf, || server.requests());
     assert_eq!(requests[1].header("content-encoding"), None);
-    let waited = requests[1].at - requests[0].at;
-    assert!(
-        waited >= Duration::from_millis(900),
-        "Retry-After: 1 honoured (the backoff alone is 50ms), waited {waited:?}"
-    );
-    let seen = numbers(&requests[1..]);
-    assert_eq!(seen.len(), 500);
-    assert!(seen.values().all(|&c| c == 1));
-    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 
-/// `google.rpc.Status`, the body of an OTLP/HTTP error answer.
+/// Posts records 0..500 through `lf`, whose receiver answers the first
+/// request "again in 1 s" (the backoff alone is 50 ms) and takes the
+/// second: the records are acknowledged once it does. Returns the two
+/// requests (`requests` reads them), checking that the second is the
+/// first whole, came after the second asked for, and holds every record
+/// once.
+fn five_hundred_sent_again_a_second_later(
+    lf: &mut Logferry,
+    requests: impl Fn() -> Vec<Request>,
+) -> Vec<Request> {
+    let (status, body) = post(lf.http_addr("web"), "app", &ndjson(0..500));
+    assert_eq!(status, 200, "{body}");
+    let requests = requests();
+    assert_eq!(requests.len(), 2, "one export, then one retry");
+    assert_eq!(requests[0].body, requests[1].body, "the same export, whole");
+    let waited = requests[1].at - requests[0].at;
+    assert!(
+        waited >= Duration::from_millis(900),
+        "the 1 s asked for honoured (the backoff alone is 50ms), waited {waited:?}"
+    );
+    let seen = numbers(&requests[1..]);
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        (0..500).collect::<Vec<_>>()
+    );
+    assert!(seen.values().all(|&c| c == 1));
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    requests
+}
+
+/// Posts records 0..10 through `lf`, whose sink sets them aside: the
+/// client is told (422), and each is in the dead-letter file with `kind`
+/// and `reason`.
+fn ten_set_aside(lf: &mut Logferry, kind: &str, reason: &str) {
+    let (status, body) = post(lf.http_addr("web"), "app", &ndjson(0..10));
+    assert_eq!(status, 422, "the client is told: {body}");
+    let dead = dead_letters(&lf.path("dead.msgpack"));
+    let ns: Vec<u64> = dead.iter().map(|d| d.n).collect();
+    assert_eq!(ns, (0..10).collect::<Vec<_>>(), "{dead:?}");
+    for d in &dead {
+        assert_eq!((d.kind.as_str(), d.reason.as_str()), (kind, reason));
+    }
+}
+
+/// `google.rpc.Status`, the body of an OTLP/HTTP error answer and the
+/// `grpc-status-details-bin` of an OTLP/gRPC one.
 #[derive(Clone, PartialEq, prost::Message)]
 struct RpcStatus {
     #[prost(int32, tag = "1")]
     code: i32,
     #[prost(string, tag = "2")]
     message: String,
+    #[prost(message, repeated, tag = "3")]
+    details: Vec<ProtoAny>,
+}
+
+/// `google.protobuf.Any`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ProtoAny {
+    #[prost(string, tag = "1")]
+    type_url: String,
+    #[prost(bytes = "vec", tag = "2")]
+    value: Vec<u8>,
+}
+
+/// `google.rpc.RetryInfo`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct RetryInfo {
+    #[prost(message, optional, tag = "1")]
+    retry_delay: Option<ProtoDuration>,
+}
+
+/// `google.protobuf.Duration`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct ProtoDuration {
+    #[prost(int64, tag = "1")]
+    seconds: i64,
+    #[prost(int32, tag = "2")]
+    nanos: i32,
 }
 
 #[test]
@@ -288,24 +358,17 @@ fn an_export_answered_400_is_dead_lettered_with_the_receivers_message_and_not_se
         let status = RpcStatus {
             code: 3,
             message: "log record attributes too large".into(),
+            details: Vec::new(),
         };
         Answer::new(400, "application/x-protobuf", status.encode_to_vec())
     });
     let mut lf = Logferry::start(&config(&server.url(), ""));
-    let addr = lf.http_addr("web");
-    let (status, body) = post(addr, "app", &ndjson(0..10));
-    assert_eq!(status, 422, "the client is told: {body}");
-    let dead = dead_letters(&lf.path("dead.msgpack"));
-    let ns: Vec<u64> = dead.iter().map(|d| d.n).collect();
-    assert_eq!(ns, (0..10).collect::<Vec<_>>(), "{dead:?}");
-    for d in &dead {
-        assert_eq!(d.kind, "http_4xx");
-        // the Status's message, not its protobuf bytes
-        assert_eq!(
-            d.reason,
-            "HTTP 400 Bad Request: log record attributes too large"
-        );
-    }
+    // the Status's message, not its protobuf bytes
+    ten_set_aside(
+        &mut lf,
+        "http_4xx",
+        "HTTP 400 Bad Request: log record attributes too large",
+    );
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(server.requests().len(), 1, "a 400 is never sent again");
     assert!(lf.stop().success(), "{}", lf.log_text());
@@ -369,6 +432,114 @@ fn an_endpoint_that_refuses_connections_is_retried_until_it_listens() {
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 
+// ------------------------------------------------------------ OTLP/gRPC, scripted
+
+/// A gRPC error answer: `code`, `message`, and a `google.rpc.Status`
+/// with a `RetryInfo` of `retry_after` when set.
+fn grpc_error(code: u16, message: &str, retry_after: Option<Duration>) -> GrpcAnswer {
+    let details = retry_after
+        .map(|d| ProtoAny {
+            type_url: "type.googleapis.com/google.rpc.RetryInfo".into(),
+            value: RetryInfo {
+                retry_delay: Some(ProtoDuration {
+                    seconds: d.as_secs() as i64,
+                    nanos: d.subsec_nanos() as i32,
+                }),
+            }
+            .encode_to_vec(),
+        })
+        .into_iter()
+        .collect();
+    let status = RpcStatus {
+        code: i32::from(code),
+        message: message.into(),
+        details,
+    };
+    GrpcAnswer::Error {
+        code,
+        message: message.into(),
+        details: status.encode_to_vec(),
+    }
+}
+
+fn grpc_ok(response: ExportLogsServiceResponse) -> GrpcAnswer {
+    GrpcAnswer::Ok(response.encode_to_vec())
+}
+
+#[test]
+fn a_grpc_export_answered_unavailable_with_retry_info_is_sent_again_after_its_delay_and_none_is_lost(
+) {
+    let server = ScriptedGrpc::start(|k, _| match k {
+        0 => grpc_error(14, "the queue is full", Some(Duration::from_secs(1))),
+        // the retry is taken, with a partial success to count
+        _ => grpc_ok(ExportLogsServiceResponse {
+            partial_success: Some(ExportLogsPartialSuccess {
+                rejected_log_records: 3,
+                error_message: "3 records too old".into(),
+            }),
+        }),
+    });
+    let mut lf = Logferry::start(&config(
+        &server.url(),
+        "protocol = \"grpc\"\ncompression = \"none\"",
+    ));
+    let api = lf.address("api listening");
+    // RetryInfo's 1 s honoured
+    let requests = five_hundred_sent_again_a_second_later(&mut lf, || server.requests());
+    assert_eq!(requests[1].path, GRPC_EXPORT);
+    assert_eq!(requests[1].header("grpc-encoding"), None);
+    assert_eq!(requests[1].body[0], 0, "an uncompressed message");
+    let grpc = |code: &str| {
+        metric(
+            api,
+            &format!("logferry_otlp_sink_grpc_answers_total{{component=\"otel\",code=\"{code}\"}}"),
+        )
+    };
+    assert_eq!((grpc("UNAVAILABLE"), grpc("OK")), (1, 1));
+    assert_eq!(
+        metric(
+            api,
+            "logferry_otlp_sink_rejected_records_total{component=\"otel\"}"
+        ),
+        3,
+        "the partial success of the OK"
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+#[test]
+fn a_grpc_export_answered_invalid_argument_is_dead_lettered_with_its_message_and_not_sent_again() {
+    let server = ScriptedGrpc::start(|k, _| match k {
+        0 => grpc_error(3, "log record attributes too large", None),
+        _ => grpc_ok(ExportLogsServiceResponse::default()),
+    });
+    // one call at a time: a retry of the first would come before the next
+    let mut lf = Logferry::start(&config(
+        &server.url(),
+        "protocol = \"grpc\"\nconcurrency = 1",
+    ));
+    ten_set_aside(
+        &mut lf,
+        "grpc_status",
+        "gRPC INVALID_ARGUMENT (3): log record attributes too large",
+    );
+    let (status, body) = post(lf.http_addr("web"), "app", &ndjson(10..20));
+    assert_eq!(status, 200, "{body}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the refused export was never sent again");
+    assert_eq!(
+        requests[1].header("grpc-encoding"),
+        Some("gzip"),
+        "the default"
+    );
+    let seen = numbers(&requests[1..]);
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        (10..20).collect::<Vec<_>>()
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
 /// A server that accepts every export, on `port`.
 fn scripted_on(port: u16) -> Scripted {
     Scripted::start_on(port, |_, _| ok_answer(ExportLogsServiceResponse::default()))
@@ -388,16 +559,108 @@ fn collected(c: &common::otelcol::Collector) -> BTreeMap<u64, usize> {
     seen
 }
 
+/// Waits until records `0..n` are all in the collector's file (and no
+/// other number) and returns how often each came.
+fn every_number_collected(c: &common::otelcol::Collector, n: u64) -> BTreeMap<u64, usize> {
+    common::wait_until(
+        "every record in the collector's file",
+        Duration::from_secs(60),
+        || collected(c).len() as u64 >= n,
+    );
+    let seen = collected(c);
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        (0..n).collect::<Vec<_>>()
+    );
+    seen
+}
+
+/// Checks one record as the collector read it: body, severity,
+/// attributes, resource.
+fn assert_record_7(collector: &common::otelcol::Collector) {
+    let r = collector
+        .records()
+        .into_iter()
+        .find(|r| r["attributes"]["n"] == 7)
+        .unwrap();
+    assert_eq!(r["body"], "record 7");
+    assert_eq!(
+        r["attributes"]["level"],
+        Value::Null,
+        "the severity, not an attribute"
+    );
+    assert_eq!(r["resource"]["service.name"], "svc-1");
+    assert_eq!(r["resource"]["deployment.environment"], "test");
+    assert_eq!(r["record"]["severityText"], "warn");
+    assert_eq!(r["record"]["severityNumber"], 13);
+    assert_eq!(r["scope"]["name"], "logferry");
+}
+
 #[test]
-fn a_real_collector_killed_mid_run_and_restarted_gets_every_record() {
+fn twenty_thousand_numbered_records_reach_a_real_collector_over_grpc_once_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let collector = common::otelcol::Collector::private(dir.path());
+    once_each_over_grpc(&collector, "batch_records = 1000", 20_000);
+}
+
+#[test]
+fn numbered_records_reach_a_real_collector_over_grpc_with_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = common::pki(dir.path());
+    let collector =
+        common::otelcol::Collector::private_grpc_tls(dir.path(), &pki.server_cert, &pki.server_key);
+    assert!(collector.grpc_url().starts_with("https://"));
+    let tls = format!("tls = {{ ca_file = \"{}\" }}", pki.ca.display());
+    once_each_over_grpc(&collector, &tls, 2_000);
+}
+
+/// Posts records `0..n` through a sink with `protocol = "grpc"` (and
+/// `extra`) to `collector`'s gRPC receiver: each arrives once, intact,
+/// in calls answered OK.
+fn once_each_over_grpc(collector: &common::otelcol::Collector, extra: &str, n: u64) {
+    let mut lf = Logferry::start(&config(
+        &collector.grpc_url(),
+        &format!("protocol = \"grpc\"\n{extra}"),
+    ));
+    let addr = lf.http_addr("web");
+    let api = lf.address("api listening");
+    post_all(addr, n, 250, 4);
+    // each was answered OK: the file has them within its flush interval
+    let seen = every_number_collected(collector, n);
+    assert!(seen.values().all(|&c| c == 1), "each once");
+    assert_record_7(collector);
+    let ok = "logferry_otlp_sink_grpc_answers_total{component=\"otel\",code=\"OK\"}";
+    assert!(metric(api, ok) > 0, "gRPC calls, answered OK");
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+#[test]
+fn a_real_collector_killed_mid_run_and_restarted_gets_every_record_over_http() {
+    every_record_through_a_killed_collector(false);
+}
+
+#[test]
+fn a_real_collector_killed_mid_run_and_restarted_gets_every_record_over_grpc() {
+    every_record_through_a_killed_collector(true);
+}
+
+/// 20,000 numbered records to a collector killed with SIGKILL mid-run
+/// and started again two seconds later: every one arrives (some twice).
+fn every_record_through_a_killed_collector(grpc: bool) {
     // it writes each export to its file before answering it: what it
     // acknowledged survives a kill -9, so every record must be there
     let dir = tempfile::tempdir().unwrap();
     let collector = common::otelcol::Collector::private_write_through(dir.path());
-    let mut lf = Logferry::start(&config(
-        collector.http_url(),
-        "linger = \"50ms\"\nbatch_records = 500",
-    ));
+    let linger = "linger = \"50ms\"\nbatch_records = 500";
+    let mut lf = Logferry::start(&if grpc {
+        config(
+            &collector.grpc_url(),
+            &format!("protocol = \"grpc\"\n{linger}"),
+        )
+    } else {
+        config(collector.http_url(), linger)
+    });
     let addr = lf.http_addr("web");
     const N: u64 = 20_000;
     let sender = std::thread::spawn(move || post_all(addr, N, 250, 4));
@@ -410,16 +673,7 @@ fn a_real_collector_killed_mid_run_and_restarted_gets_every_record() {
     std::thread::sleep(Duration::from_secs(2));
     collector.restart();
     sender.join().unwrap();
-    common::wait_until(
-        "every record in the collector's file",
-        Duration::from_secs(60),
-        || collected(&collector).len() as u64 == N,
-    );
-    let seen = collected(&collector);
-    assert_eq!(
-        seen.keys().copied().collect::<Vec<_>>(),
-        (0..N).collect::<Vec<_>>()
-    );
+    let seen = every_number_collected(&collector, N);
     assert!(
         lf.log_text().contains("request failed; retrying"),
         "the sink saw the collector gone: {}",
@@ -430,15 +684,6 @@ fn a_real_collector_killed_mid_run_and_restarted_gets_every_record() {
         twice <= 2_000,
         "at least once, not a resend of everything: {twice} twice"
     );
-    // one record as the collector read it: body, severity, attributes, resource
-    let r = collector
-        .records()
-        .into_iter()
-        .find(|r| r["attributes"]["n"] == 7)
-        .unwrap();
-    assert_eq!(r["body"], "record 7");
-    assert_eq!(r["resource"]["service.name"], "svc-1");
-    assert_eq!(r["resource"]["deployment.environment"], "test");
-    assert_eq!(r["record"]["severityText"], "warn");
+    assert_record_7(&collector);
     assert!(lf.stop().success(), "{}", lf.log_text());
 }

@@ -15,6 +15,7 @@ pub mod opensearch;
 pub mod otelcol;
 pub mod s3;
 pub mod scripted;
+pub mod scripted_grpc;
 pub mod server;
 pub mod tail;
 

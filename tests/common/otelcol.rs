@@ -33,18 +33,31 @@ fn shared_dir() -> PathBuf {
 /// Runs `scripts/otelcol.sh <cmd>` with its state in `dir` and returns
 /// what it printed.
 pub fn otelcol_sh(cmd: &str, dir: &Path) -> String {
-    otelcol_sh_with(cmd, dir, false)
+    otelcol_sh_with(cmd, dir, &Setup::default())
 }
 
-/// [`otelcol_sh`]; with `write_through`, a collector it starts writes
-/// each export to its file before answering it.
-fn otelcol_sh_with(cmd: &str, dir: &Path, write_through: bool) -> String {
+/// How a private collector is set up beyond the script's config.
+#[derive(Debug, Clone, Default)]
+struct Setup {
+    /// Each export written to the file before it is answered
+    /// (OTELCOL_WRITE_THROUGH).
+    write_through: bool,
+    /// A config file merged over the others (OTELCOL_OVERLAY).
+    overlay: Option<PathBuf>,
+}
+
+/// [`otelcol_sh`], a collector it starts set up as `setup` says.
+fn otelcol_sh_with(cmd: &str, dir: &Path, setup: &Setup) -> String {
     let out = Command::new(repo().join("scripts/otelcol.sh"))
         .arg(cmd)
         .env("LOGFERRY_OTELCOL_DIR", dir)
         .env(
             "OTELCOL_WRITE_THROUGH",
-            if write_through { "1" } else { "0" },
+            if setup.write_through { "1" } else { "0" },
+        )
+        .env(
+            "OTELCOL_OVERLAY",
+            setup.overlay.as_deref().unwrap_or(Path::new("")),
         )
         .output()
         .expect("run scripts/otelcol.sh");
@@ -83,9 +96,10 @@ pub struct Collector {
     grpc: String,
     dir: PathBuf,
     private: bool,
-    /// Whether each export is in the file before it is answered (private
-    /// collectors only; see [`Collector::private_write_through`]).
-    write_through: bool,
+    /// A private collector's setup, for its restarts.
+    setup: Setup,
+    /// Whether its gRPC receiver speaks TLS.
+    grpc_tls: bool,
 }
 
 impl Collector {
@@ -101,7 +115,8 @@ impl Collector {
                 grpc,
                 dir,
                 private: false,
-                write_through: false,
+                setup: Setup::default(),
+                grpc_tls: false,
             }
         })
     }
@@ -110,7 +125,7 @@ impl Collector {
     /// be a fresh temporary dir): it may be killed, restarted and
     /// cleared, and is stopped when dropped.
     pub fn private(dir: &Path) -> Collector {
-        Self::start_private(dir, false)
+        Self::start_private(dir, Setup::default())
     }
 
     /// A private collector whose file exporter writes each export to the
@@ -119,19 +134,44 @@ impl Collector {
     /// every record it acknowledged, as a collector with a durable
     /// exporter would. Its restarts write through too.
     pub fn private_write_through(dir: &Path) -> Collector {
-        Self::start_private(dir, true)
+        let setup = Setup {
+            write_through: true,
+            ..Setup::default()
+        };
+        Self::start_private(dir, setup)
     }
 
-    fn start_private(dir: &Path, write_through: bool) -> Collector {
-        let mut c = Collector {
-            http: String::new(),
-            grpc: String::new(),
+    /// A private collector whose gRPC receiver speaks TLS only, with the
+    /// certificate `cert` and its key `key` (PEM files); its `grpc_url`
+    /// is `https://`.
+    pub fn private_grpc_tls(dir: &Path, cert: &Path, key: &Path) -> Collector {
+        let overlay = dir.join("grpc-tls.yaml");
+        let yaml = format!(
+            "receivers:\n  otlp:\n    protocols:\n      grpc:\n        tls:\n          \
+             cert_file: {}\n          key_file: {}\n",
+            cert.display(),
+            key.display()
+        );
+        std::fs::write(&overlay, yaml).unwrap();
+        let setup = Setup {
+            overlay: Some(overlay),
+            ..Setup::default()
+        };
+        let mut c = Self::start_private(dir, setup);
+        c.grpc_tls = true;
+        c
+    }
+
+    fn start_private(dir: &Path, setup: Setup) -> Collector {
+        let (http, grpc) = parse_addresses(&otelcol_sh_with("start", dir, &setup));
+        Collector {
+            http,
+            grpc,
             dir: dir.to_path_buf(),
             private: true,
-            write_through,
-        };
-        (c.http, c.grpc) = parse_addresses(&otelcol_sh_with("start", dir, write_through));
-        c
+            setup,
+            grpc_tls: false,
+        }
     }
 
     /// The OTLP/HTTP base URL, `http://127.0.0.1:PORT`, without a trailing
@@ -140,14 +180,17 @@ impl Collector {
         &self.http
     }
 
-    /// The OTLP/gRPC address, `127.0.0.1:PORT` (plaintext).
+    /// The OTLP/gRPC address, `127.0.0.1:PORT` (plaintext, but for
+    /// [`Collector::private_grpc_tls`]).
     pub fn grpc_addr(&self) -> &str {
         &self.grpc
     }
 
-    /// The OTLP/gRPC base URL, `http://127.0.0.1:PORT` (plaintext, h2c).
+    /// The OTLP/gRPC base URL: `http://127.0.0.1:PORT` (plaintext,
+    /// h2c), or `https://` for [`Collector::private_grpc_tls`].
     pub fn grpc_url(&self) -> String {
-        format!("http://{}", self.grpc)
+        let scheme = if self.grpc_tls { "https" } else { "http" };
+        format!("{scheme}://{}", self.grpc)
     }
 
     /// The file the collector writes: one OTLP-JSON export request a line.
@@ -192,8 +235,7 @@ impl Collector {
     /// same addresses; it appends to the same file.
     pub fn restart(&self) {
         self.must_be_private("restarted");
-        let (http, grpc) =
-            parse_addresses(&otelcol_sh_with("start", &self.dir, self.write_through));
+        let (http, grpc) = parse_addresses(&otelcol_sh_with("start", &self.dir, &self.setup));
         assert_eq!(
             (http.as_str(), grpc.as_str()),
             (self.http.as_str(), self.grpc.as_str()),

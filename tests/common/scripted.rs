@@ -67,10 +67,28 @@ impl Answer {
     }
 }
 
+/// The requests a scripted server has read, shared by its connections.
+#[derive(Clone, Default)]
+pub struct Received(Arc<Mutex<Vec<Request>>>);
+
+impl Received {
+    /// Keeps `req`; returns its number (from 0, over every connection).
+    pub fn keep(&self, req: Request) -> usize {
+        let mut all = self.0.lock().unwrap();
+        all.push(req);
+        all.len() - 1
+    }
+
+    /// Every request so far, in the order they were read.
+    pub fn all(&self) -> Vec<Request> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
 /// The server; it stops taking connections when dropped.
 pub struct Scripted {
     pub addr: SocketAddr,
-    requests: Arc<Mutex<Vec<Request>>>,
+    requests: Received,
     stop: Arc<AtomicBool>,
 }
 
@@ -90,7 +108,7 @@ impl Scripted {
     ) -> Scripted {
         let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
         let addr = listener.local_addr().unwrap();
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        let requests = Received::default();
         let stop = Arc::new(AtomicBool::new(false));
         let script: Arc<Script> = Arc::new(script);
         let (reqs, halt) = (requests.clone(), stop.clone());
@@ -117,7 +135,7 @@ impl Scripted {
 
     /// Every request so far, in the order they were read.
     pub fn requests(&self) -> Vec<Request> {
-        self.requests.lock().unwrap().clone()
+        self.requests.all()
     }
 }
 
@@ -128,7 +146,7 @@ impl Drop for Scripted {
     }
 }
 
-fn serve(conn: TcpStream, requests: &Mutex<Vec<Request>>, script: &Script) {
+fn serve(conn: TcpStream, requests: &Received, script: &Script) {
     let mut out = conn.try_clone().unwrap();
     let mut r = BufReader::new(conn);
     loop {
@@ -168,11 +186,7 @@ fn serve(conn: TcpStream, requests: &Mutex<Vec<Request>>, script: &Script) {
             body,
             at: Instant::now(),
         };
-        let k = {
-            let mut all = requests.lock().unwrap();
-            all.push(req.clone());
-            all.len() - 1
-        };
+        let k = requests.keep(req.clone());
         let a = script(k, &req);
         let mut head = format!(
             "HTTP/1.1 {} X\r\ncontent-type: {}\r\ncontent-length: {}\r\n",
