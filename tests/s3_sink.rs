@@ -3,16 +3,19 @@
 //!
 //! s3s-fs is the one scripts/s3.sh builds (scripts/test-deps.sh fetches
 //! it); each test runs a server of its own on a temporary directory.
+//! Some put a proxy (common/s3_proxy.rs) between the sink and the server:
+//! to check what the sink signs, and to reach virtual-hosted names.
 
 mod common;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use common::s3_proxy::{payload_hash, sigv4_problems, S3Proxy, Seen};
 use common::{api_get, metric_value, wait_until, Logferry};
 
 const ACCESS_KEY: &str = "logferry";
@@ -45,10 +48,19 @@ struct S3Server {
     child: Option<Child>,
     port: u16,
     dir: tempfile::TempDir,
+    /// `--domain`: `s3.test:PORT` takes `logs.s3.test:PORT` as bucket `logs`.
+    domain: Option<String>,
 }
 
 impl S3Server {
     fn start() -> S3Server {
+        Self::start_with_domain(None)
+    }
+
+    /// With `domain` (`s3.test`), requests to `BUCKET.DOMAIN:PORT`
+    /// (virtual-hosted) are understood too; those to 127.0.0.1 stay
+    /// path-style.
+    fn start_with_domain(domain: Option<&str>) -> S3Server {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(BUCKET)).unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
@@ -60,6 +72,7 @@ impl S3Server {
             child: None,
             port,
             dir,
+            domain: domain.map(|d| format!("{d}:{port}")),
         };
         s.restart();
         s
@@ -70,6 +83,7 @@ impl S3Server {
         let child = Command::new(s3s_fs_binary())
             .args(["--host", "127.0.0.1", "--port", &self.port.to_string()])
             .args(["--access-key", ACCESS_KEY, "--secret-key", SECRET_KEY])
+            .args(self.domain.iter().flat_map(|d| ["--domain", d]))
             .arg(self.dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -90,7 +104,11 @@ impl S3Server {
     }
 
     fn endpoint(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        format!("http://{}", self.addr())
+    }
+
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
     }
 
     /// Every object of the bucket: key → body (decompressed).
@@ -160,26 +178,60 @@ fn missing(c: &BTreeMap<u64, usize>, n: u64) -> Vec<u64> {
     (0..n).filter(|i| !c.contains_key(i)).take(10).collect()
 }
 
-/// The s3 sink `out` for `server`, text lines, with `extra` settings.
-fn s3_sink(server: &S3Server, extra: &str) -> String {
+/// Asserts that `objects` hold the numbers 0..`n`, each once.
+fn assert_each_once(objects: &BTreeMap<String, Vec<u8>>, n: u64) {
+    let c = counts(objects);
+    assert_eq!(missing(&c, n), Vec::<u64>::new(), "records missing");
+    let twice: Vec<_> = c.iter().filter(|(_, &k)| k > 1).take(10).collect();
+    assert!(twice.is_empty(), "stored more than once: {twice:?}");
+    assert_eq!(c.len() as u64, n, "numbers past {n}");
+}
+
+/// The s3 sink `out` sending to `endpoint`, path-style, the access key id
+/// set, text lines, with `extra` settings.
+fn s3_sink(endpoint: &str, extra: &str) -> String {
+    s3_sink_to(
+        endpoint,
+        &format!("force_path_style = true\naccess_key_id = \"{ACCESS_KEY}\"\n{extra}"),
+    )
+}
+
+/// The s3 sink `out` sending to `endpoint`, text lines, with `extra`
+/// settings (addressing and credentials among them).
+fn s3_sink_to(endpoint: &str, extra: &str) -> String {
     format!(
         r#"
 [sinks.out]
 type = "s3"
 match = "**"
 bucket = "{BUCKET}"
-endpoint = "{}"
-force_path_style = true
-access_key_id = "{ACCESS_KEY}"
+endpoint = "{endpoint}"
 encoding = "text"
 retry = {{ initial = "100ms", max = "500ms" }}
 {extra}
 
 [api]
 address = "127.0.0.1:0"
-"#,
-        server.endpoint()
+"#
     )
+}
+
+/// Uncompressed objects of 6 MiB (about 700,000 lines of 9 bytes), each
+/// stored as a multipart upload of two parts (5 MiB and the rest), closed
+/// at the latest `age` after their first record; signed with the right
+/// secret.
+fn six_mib_objects(age: &str) -> String {
+    format!(
+        "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"{age}\""
+    )
+}
+
+/// `lf` once it has exited, as it should, by itself (its sources all
+/// finished and every record stored).
+fn run_to_end(mut lf: Logferry) -> Logferry {
+    let status = lf.wait(Duration::from_secs(120));
+    assert!(status.success(), "{}", lf.log_text());
+    lf
 }
 
 fn metrics(lf: &mut Logferry) -> String {
@@ -204,20 +256,15 @@ size = 8
 batch_records = 500
 {}"#,
         s3_sink(
-            &server,
+            &server.endpoint(),
             &format!(
                 "secret_access_key = \"{SECRET_KEY}\"\nmax_object_bytes = \"100KiB\"\nmax_object_age = \"1s\""
             )
         )
     );
-    let mut lf = Logferry::start(&config);
-    let status = lf.wait(Duration::from_secs(120));
-    assert!(status.success(), "{}", lf.log_text());
+    let lf = run_to_end(Logferry::start(&config));
     let objects = server.objects();
-    let c = counts(&objects);
-    assert_eq!(missing(&c, N), Vec::<u64>::new(), "records missing");
-    assert_eq!(c.len() as u64, N);
-    assert!(c.values().all(|&k| k == 1), "a record stored twice");
+    assert_each_once(&objects, N);
     // 9 bytes a line: 900 kB in objects of 100 KiB at most
     assert!(objects.len() >= 8, "{} objects", objects.len());
     let hour = chrono::Utc::now().format("%Y/%m/%d/").to_string();
@@ -237,27 +284,18 @@ fn large_objects_go_up_in_parts() {
     const N: u64 = 700_000;
     // 9 bytes a line, uncompressed: one object of 6 MiB in two parts of 5
     let config = format!(
-        r#"
-[sources.gen]
-type = "generator"
-tag = "big"
-count = {N}
-size = 8
-batch_records = 1000
-{}"#,
+        "{}{}",
+        generated(N),
         s3_sink(
-            &server,
+            &server.endpoint(),
             &format!(
-                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"2s\"\nbuffer = {{ max_bytes = \"64MiB\" }}"
+                "{}\nbuffer = {{ max_bytes = \"64MiB\" }}",
+                six_mib_objects("2s"),
             )
         )
     );
-    let mut lf = Logferry::start(&config);
-    let status = lf.wait(Duration::from_secs(120));
-    assert!(status.success(), "{}", lf.log_text());
-    let c = counts(&server.objects());
-    assert_eq!(missing(&c, N), Vec::<u64>::new());
-    assert!(c.values().all(|&k| k == 1));
+    let lf = run_to_end(Logferry::start(&config));
+    assert_each_once(&server.objects(), N);
     assert!(
         lf.final_counter("logferry_sink_s3_multipart_uploads_total{component=\"out\"}") >= 1,
         "{}",
@@ -340,9 +378,10 @@ fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
         "{}{}",
         tailed(N, work.path()),
         s3_sink(
-            &server,
+            &server.endpoint(),
             &format!(
-                "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{}/state\"\nbuffer = {{ max_bytes = \"64MiB\" }}",
+                "{}\nstate_dir = \"{}/state\"\nbuffer = {{ max_bytes = \"64MiB\" }}",
+                six_mib_objects("1s"),
                 work.path().display()
             )
         )
@@ -400,7 +439,7 @@ fn a_server_stopped_mid_run_loses_nothing() {
         "{}{}",
         tailed(N, work.path()),
         s3_sink(
-            &server,
+            &server.endpoint(),
             &format!("secret_access_key = \"{SECRET_KEY}\"\nmax_object_bytes = \"256KiB\"\nmax_object_age = \"1s\"")
         )
     );
@@ -440,7 +479,7 @@ rate = 200
 size = 8
 {}"#,
         s3_sink(
-            &server,
+            &server.endpoint(),
             "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\nmax_object_bytes = \"1KiB\"\ndrain_timeout = \"1s\""
         )
     );
@@ -473,9 +512,10 @@ fn with_a_disk_buffer_a_kill_mid_upload_loses_nothing() {
         format!(
             "{source}{}",
             s3_sink(
-                &server,
+                &server.endpoint(),
                 &format!(
-                    "secret_access_key = \"{SECRET_KEY}\"\ncompression = \"none\"\nkey = \"${{tag}}/{{unique}}.log\"\nmax_object_bytes = \"6MiB\"\nmultipart_part_bytes = \"5MiB\"\nmax_object_age = \"1s\"\nstate_dir = \"{w}/state\"\nbuffer = {{ type = \"disk\", dir = \"{w}/buffer\", max_bytes = \"256MiB\" }}",
+                    "{}\nstate_dir = \"{w}/state\"\nbuffer = {{ type = \"disk\", dir = \"{w}/buffer\", max_bytes = \"256MiB\" }}",
+                    six_mib_objects("1s"),
                     w = work.path().display()
                 )
             )
@@ -521,7 +561,7 @@ size = 8
 batch_records = 500
 {}"#,
         s3_sink(
-            &server,
+            &server.endpoint(),
             &format!(
                 "secret_access_key = \"{SECRET_KEY}\"\nkey = \"archive/${{tag[1]}}/%Y/{{unique}}.ndjson.zst\"\ncompression = \"zstd\"\ntag_key = \"tag\"\ntime_format = \"rfc3339\"\nmax_object_bytes = \"200KiB\"\nmax_object_age = \"1s\""
             )
@@ -529,9 +569,7 @@ batch_records = 500
     )
     // the helper's text encoding, swapped for the default
     .replace("encoding = \"text\"\n", "");
-    let mut lf = Logferry::start(&config);
-    let status = lf.wait(Duration::from_secs(120));
-    assert!(status.success(), "{}", lf.log_text());
+    run_to_end(Logferry::start(&config));
     let objects = server.objects();
     assert!(objects.len() >= 2, "{} objects", objects.len());
     let mut c = BTreeMap::new();
@@ -565,7 +603,7 @@ count = {N}
 size = 8
 {}"#,
         s3_sink(
-            &server,
+            &server.endpoint(),
             "secret_access_key = \"wrong\"\nmax_object_age = \"200ms\"\ndead_letter = \"{dir}/dead.msgpack\""
         )
         .replace(
@@ -586,4 +624,159 @@ size = 8
     );
     let dead = std::fs::metadata(lf.dir.path().join("dead.msgpack")).unwrap();
     assert!(dead.len() > N * 9);
+}
+
+/// `n` numbered records from a generator, tag `app`, in batches of 1000.
+fn generated(n: u64) -> String {
+    format!(
+        "[sources.gen]\ntype = \"generator\"\ntag = \"app\"\ncount = {n}\nsize = 8\nbatch_records = 1000\n"
+    )
+}
+
+/// What kinds of problem [`sigv4_problems`] finds in `r`.
+fn problem_kinds(r: &Seen) -> Vec<String> {
+    sigv4_problems(r, SECRET_KEY)
+        .iter()
+        .map(|p| p.split(':').next().unwrap().to_string())
+        .collect()
+}
+
+/// Every request the sink sends is signed (SigV4) over its body, each
+/// part of a multipart upload too: checked by a proxy between the sink
+/// and s3s-fs, which would store the same objects sent as
+/// `UNSIGNED-PAYLOAD`.
+#[test]
+fn every_request_is_signed_over_its_body() {
+    let server = S3Server::start();
+    let proxy = S3Proxy::start(server.addr(), false);
+    const N: u64 = 720_000;
+    // 9 bytes a line, uncompressed: an object of 6 MiB in two parts (of 5
+    // and 1), then the rest in one PUT
+    let config = format!(
+        "{}{}",
+        generated(N),
+        s3_sink(
+            &proxy.url(),
+            &format!(
+                "{}\nbuffer = {{ max_bytes = \"64MiB\" }}",
+                six_mib_objects("30s"),
+            )
+        )
+    );
+    run_to_end(Logferry::start(&config));
+    assert_each_once(&server.objects(), N);
+
+    let seen = proxy.seen();
+    let parts = seen.iter().filter(|r| r.is_part()).count();
+    let single = seen.iter().filter(|r| r.is_put() && !r.is_part()).count();
+    assert!(
+        parts >= 2 && single >= 1,
+        "{parts} parts, {single} single PUTs"
+    );
+    let problems: Vec<String> = seen
+        .iter()
+        .flat_map(|r| {
+            sigv4_problems(r, SECRET_KEY)
+                .into_iter()
+                .map(move |p| format!("{} {}: {p}", r.method, r.target))
+        })
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+
+    // the check fails where it must, on a part as sent: one byte of the
+    // body changed; the declared hash changed to match; no hash signed
+    let part = seen.iter().find(|r| r.is_part()).unwrap();
+    let mut changed = part.clone();
+    let mut body = changed.body.to_vec();
+    body[0] ^= 0x01;
+    changed.body = body.into();
+    assert_eq!(problem_kinds(&changed), ["payload"]);
+    let forged_hash = payload_hash(&changed.body);
+    changed.set_header("x-amz-content-sha256", &forged_hash);
+    assert_eq!(problem_kinds(&changed), ["signature"]);
+    let mut unsigned = part.clone();
+    unsigned.set_header("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+    assert_eq!(problem_kinds(&unsigned), ["payload", "signature"]);
+}
+
+/// The check on the way: with one byte of every `PUT` body changed by the
+/// proxy (a single PUT and the parts of an upload), every such request is
+/// reported, and s3s-fs refuses them all (500, where S3 answers 400
+/// `XAmzContentSHA256Mismatch`), so nothing is stored. s3s-fs would take
+/// any body under `UNSIGNED-PAYLOAD`, though: that it stores what the sink
+/// sends does not show that the sink signs it; the check above does.
+#[test]
+fn a_body_changed_on_the_way_is_reported_and_refused() {
+    // a small object (one PUT), then a large one (parts of an upload; the
+    // first refused ends it, and the sink stores one object at a time);
+    // objects close by size or at the stop, never by age
+    for (n, multipart) in [(1000, false), (720_000, true)] {
+        let server = S3Server::start();
+        let proxy = S3Proxy::start(server.addr(), true);
+        let config = format!(
+            "{}{}",
+            generated(n),
+            s3_sink(
+                &proxy.url(),
+                &format!(
+                    "{}\nbuffer = {{ max_bytes = \"64MiB\" }}\ndrain_timeout = \"1s\"",
+                    six_mib_objects("30s"),
+                )
+            )
+        );
+        let mut lf = Logferry::start(&config);
+        let status = lf.wait(Duration::from_secs(60));
+        assert!(!status.success(), "{}", lf.log_text());
+        let seen = proxy.seen();
+        let puts: Vec<&Seen> = seen.iter().filter(|r| r.is_put()).collect();
+        assert!(!puts.is_empty());
+        for r in &puts {
+            assert_eq!(r.is_part(), multipart, "{}", r.target);
+            assert_eq!(problem_kinds(r), ["payload"], "{}", r.target);
+            assert_eq!(r.status, 500, "{}", r.target);
+        }
+        // (an upload the stop cut short may be left: no state_dir here)
+        assert!(server.objects().is_empty());
+    }
+}
+
+/// `force_path_style = false` (the default): requests go to
+/// `logs.s3.test:PORT/key` through a proxy, since the name resolves
+/// nowhere (the proxy takes every request to s3s-fs, started with
+/// `--domain s3.test:PORT`): the `proxy_url` setting, then `HTTP_PROXY`
+/// in the environment. The keys come from the environment.
+#[test]
+fn virtual_hosted_requests_through_a_proxy_store_every_record_once() {
+    for setting in [true, false] {
+        let server = S3Server::start_with_domain(Some("s3.test"));
+        let proxy = S3Proxy::start(server.addr(), false);
+        let proxy_url = proxy.url();
+        let mut env = vec![
+            ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+            ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+        ];
+        let mut extra = "max_object_bytes = \"100KiB\"\nmax_object_age = \"1s\"".to_string();
+        if setting {
+            extra.push_str(&format!("\nproxy_url = \"{proxy_url}\""));
+        } else {
+            env.push(("HTTP_PROXY", &proxy_url));
+        }
+        const N: u64 = 50_000;
+        let endpoint = format!("http://s3.test:{}", server.port);
+        let config = format!("{}{}", generated(N), s3_sink_to(&endpoint, &extra));
+        run_to_end(Logferry::start_with_env(&config, env));
+        let objects = server.objects();
+        assert_each_once(&objects, N);
+        assert!(objects.len() >= 2, "{} objects", objects.len());
+
+        let host = format!("{BUCKET}.s3.test:{}", server.port);
+        let seen = proxy.seen();
+        assert!(seen.iter().filter(|r| r.is_put()).count() >= 2);
+        for r in &seen {
+            let what = format!("{} {}", r.method, r.target);
+            assert_eq!(r.header("host"), Some(host.as_str()), "{what}");
+            assert!(!r.target.starts_with(&format!("/{BUCKET}/")), "{what}");
+            assert_eq!(sigv4_problems(r, SECRET_KEY), Vec::<String>::new());
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub mod kafka;
 pub mod opensearch;
 pub mod otelcol;
 pub mod s3;
+pub mod s3_proxy;
 pub mod scripted;
 pub mod scripted_grpc;
 pub mod server;
@@ -48,11 +49,21 @@ impl Logferry {
     /// Starts `logferry run` with `config`, where `{dir}` is replaced by a
     /// fresh temporary directory.
     pub fn start(config: &str) -> Logferry {
+        Self::start_with_env(config, [])
+    }
+
+    /// [`Logferry::start`] with `env` added to the process's environment.
+    pub fn start_with_env<'a>(
+        config: &str,
+        env: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Logferry {
         let dir = tempfile::tempdir().unwrap();
         let config = config.replace("{dir}", &dir.path().display().to_string());
         let path = dir.path().join("logferry.toml");
         std::fs::write(&path, config).unwrap();
-        Self::spawn(Command::new(BIN).args(["run", "--config"]).arg(&path), dir)
+        let mut cmd = Command::new(BIN);
+        cmd.args(["run", "--config"]).arg(&path).envs(env);
+        Self::spawn(&mut cmd, dir)
     }
 
     /// Starts a prepared command (for runs without `--config`).

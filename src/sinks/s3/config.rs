@@ -32,8 +32,13 @@ pub struct S3SinkConfig {
     /// (most S3-compatible stores need it).
     #[serde(default)]
     pub force_path_style: bool,
+    /// An HTTP proxy every request goes through (`http://host:port`, or
+    /// `http://user:password@host:port`); unset: `HTTPS_PROXY`,
+    /// `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` from the environment.
+    pub proxy_url: Option<Secret>,
     /// Credentials; unset: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`,
-    /// then the standard AWS chain (web identity, ECS, instance metadata).
+    /// then web identity, ECS or EKS Pod Identity, then instance metadata
+    /// (not the shared credentials file `~/.aws/credentials`).
     pub access_key_id: Option<Secret>,
     /// A file holding the access key id (trimmed), read at start.
     pub access_key_id_file: Option<PathBuf>,
@@ -159,10 +164,17 @@ impl S3SinkConfig {
             return Err("multipart_part_bytes: at least 5MiB (S3's smallest part)".into());
         }
         if let Some(e) = &self.endpoint {
-            let uri: http::Uri = e.parse().map_err(|err| format!("endpoint {e:?}: {err}"))?;
-            if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
+            if !is_http_url(e) {
                 return Err(format!("endpoint {e:?}: write http(s)://host[:port]"));
             }
+        }
+        // the URL is not quoted: it may hold the proxy's password
+        if self
+            .proxy_url
+            .as_ref()
+            .is_some_and(|p| !is_http_url(p.expose()))
+        {
+            return Err("proxy_url: write http(s)://[user:password@]host:port".into());
         }
         self.credentials()?;
         Ok(())
@@ -209,6 +221,12 @@ impl S3SinkConfig {
     }
 }
 
+/// Whether `s` is `http(s)://host[:port]` (a path is allowed).
+fn is_http_url(s: &str) -> bool {
+    s.parse::<http::Uri>()
+        .is_ok_and(|uri| matches!(uri.scheme_str(), Some("http" | "https")) && uri.host().is_some())
+}
+
 /// `key` or `key_file`'s content, if either is set.
 fn secret(
     key: &str,
@@ -245,6 +263,7 @@ mod tests {
             ("multipart_part_bytes = \"1MiB\"", "5MiB"),
             ("access_key_id = \"a\"", "both"),
             ("endpoint = \"ftp://x\"", "endpoint"),
+            ("proxy_url = \"proxy:3128\"", "proxy_url"),
             ("key = \"${record.x}/{unique}\"", "record"),
             ("template = \"{message}\"", "template"),
         ] {
@@ -253,5 +272,11 @@ mod tests {
             assert!(e.contains(says), "{extra}: {e}");
         }
         assert!(parse("bucket = \"logs\"\nnope = 1").is_err());
+        // a proxy's password is never shown
+        let c = parse("bucket = \"logs\"\nproxy_url = \"http://u:pw9@proxy:3128\"").unwrap();
+        c.validate().unwrap();
+        assert!(!format!("{c:?}").contains("pw9"));
+        let c = parse("bucket = \"logs\"\nproxy_url = \"u:pw9@proxy:3128\"").unwrap();
+        assert!(!c.validate().unwrap_err().contains("pw9"));
     }
 }

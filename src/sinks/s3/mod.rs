@@ -15,7 +15,8 @@
 //! its own), several minutes of cold build for the same requests. Its
 //! `MultipartStore` exposes the upload id, which the journal needs. Its
 //! own retries are off: the shared [`Settler`] retries, gives up and
-//! dead-letters, as for every sink.
+//! dead-letters, as for every sink. Every request is signed over its
+//! body (`x-amz-content-sha256`, see `build_store`).
 //!
 //! Delivery: the batches of an object are held (and count in the memory
 //! budget, with the encoded body) until the object is stored; then all
@@ -323,6 +324,13 @@ fn bucket_endpoint(endpoint: &str, bucket: &str, path_style: bool) -> Result<Str
 fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> {
     use object_store::aws::AmazonS3Builder;
     use object_store::{ClientOptions, RetryConfig};
+    // without a proxy_url, reqwest's own: HTTP(S)_PROXY, ALL_PROXY, NO_PROXY
+    let mut options = ClientOptions::new()
+        .with_timeout(c.request_timeout)
+        .with_allow_http(true);
+    if let Some(p) = &c.proxy_url {
+        options = options.with_proxy_url(p.expose());
+    }
     // the environment first (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
     // AWS_SESSION_TOKEN, web identity, ECS), the settings over it; with no
     // key pair, object_store asks the instance metadata service
@@ -330,11 +338,15 @@ fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> 
         .with_bucket_name(&c.bucket)
         .with_region(&c.region)
         .with_virtual_hosted_style_request(!c.force_path_style)
-        .with_client_options(
-            ClientOptions::new()
-                .with_timeout(c.request_timeout)
-                .with_allow_http(true),
-        )
+        // every request signed, its body included (`x-amz-content-sha256`
+        // is the body's SHA-256, not `UNSIGNED-PAYLOAD`), over https too:
+        // on a plain http endpoint it is the only check that the store
+        // stored the bytes sent, and it costs one SHA-256 pass over the
+        // compressed object. Set here so AWS_UNSIGNED_PAYLOAD and
+        // AWS_SKIP_SIGNATURE in the environment cannot turn it off.
+        .with_unsigned_payload(false)
+        .with_skip_signature(false)
+        .with_client_options(options)
         .with_retry(RetryConfig {
             max_retries: 0,
             retry_timeout: c.request_timeout,
