@@ -10,16 +10,19 @@ const MAX_DEPTH: usize = 64;
 /// is always valid JSON.
 pub fn write_str(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
-    // most strings are printable ASCII with nothing to escape: one pass
-    // over them, and one copy
-    if is_plain(s) {
-        out.extend_from_slice(s);
-        out.push(b'"');
-        return;
-    }
-    match std::str::from_utf8(s) {
-        Ok(text) => escape_into(out, text),
-        Err(_) => escape_into(out, &String::from_utf8_lossy(s)),
+    let start = out.len();
+    // one pass over ASCII text, escaping as it goes; text from its first
+    // byte that is not ASCII on is checked for UTF-8 once, then escaped
+    if let Err(at) = escape_into(out, s, true) {
+        match std::str::from_utf8(&s[at..]) {
+            Ok(_) => {
+                let _ = escape_into(out, &s[at..], false);
+            }
+            Err(_) => {
+                out.truncate(start);
+                let _ = escape_into(out, String::from_utf8_lossy(s).as_bytes(), false);
+            }
+        }
     }
     out.push(b'"');
 }
@@ -36,20 +39,13 @@ static PLAIN: [bool; 256] = {
     t
 };
 
-/// Whether every byte of `s` is [`PLAIN`]: eight bytes at a time.
-fn is_plain(s: &[u8]) -> bool {
-    let mut words = s.chunks_exact(8);
-    for w in &mut words {
-        if needs_escape(w) || !w.is_ascii() {
-            return false;
-        }
-    }
-    words.remainder().iter().all(|&b| PLAIN[b as usize])
-}
-
-fn escape_into(out: &mut Vec<u8>, s: &str) {
-    let bytes = s.as_bytes();
+/// Appends `bytes` with what JSON strings escape escaped. `ascii_only`:
+/// stops before the first byte from 0x80 up, having written what came
+/// before it, and returns where it is (else every byte is taken as part
+/// of valid UTF-8).
+fn escape_into(out: &mut Vec<u8>, bytes: &[u8], ascii_only: bool) -> Result<(), usize> {
     out.reserve(bytes.len() + 8);
+    let high = if ascii_only { HIGH } else { 0 };
     let mut start = 0;
     let mut i = 0;
     while i < bytes.len() {
@@ -57,14 +53,14 @@ fn escape_into(out: &mut Vec<u8>, s: &str) {
             // eight bytes at once: skipped when nothing is to be escaped,
             // else straight to the first that is
             Some(w) => {
-                let flagged = escape_mask(w);
+                let flagged = escape_mask(w) | (word(w) & high);
                 if flagged == 0 {
                     i += 8;
                     continue;
                 }
                 i += (flagged.trailing_zeros() / 8) as usize;
             }
-            None if PLAIN[bytes[i] as usize] || bytes[i] >= 0x80 => {
+            None if PLAIN[bytes[i] as usize] || (bytes[i] >= 0x80 && !ascii_only) => {
                 i += 1;
                 continue;
             }
@@ -78,6 +74,7 @@ fn escape_into(out: &mut Vec<u8>, s: &str) {
             b'\n' => out.extend_from_slice(b"\\n"),
             b'\r' => out.extend_from_slice(b"\\r"),
             b'\t' => out.extend_from_slice(b"\\t"),
+            0x80.. => return Err(i),
             _ => {
                 const HEX: &[u8; 16] = b"0123456789abcdef";
                 out.extend_from_slice(b"\\u00");
@@ -89,27 +86,26 @@ fn escape_into(out: &mut Vec<u8>, s: &str) {
         start = i;
     }
     out.extend_from_slice(&bytes[start..]);
+    Ok(())
 }
 
-/// Whether one of the eight bytes of `w` is a control character, a quote
-/// or a backslash (bytes of other characters, ASCII or not, go as they
-/// are into a JSON string).
-fn needs_escape(w: &[u8]) -> bool {
-    escape_mask(w) != 0
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+fn word(w: &[u8]) -> u64 {
+    let mut x = [0; 8];
+    x.copy_from_slice(w);
+    u64::from_le_bytes(x)
 }
 
 /// The high bit of each byte of `w` (little-endian) that is a control
 /// character, a quote or a backslash, by word arithmetic. Exact for the
 /// lowest such byte; a byte above it may be flagged too (a borrow), which
-/// is all [`escape_into`] and [`needs_escape`] rely on.
+/// is all [`escape_into`] relies on.
 fn escape_mask(w: &[u8]) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     // a byte of `x` is zero: its high bit is set in the result
     let zero = |x: u64| x.wrapping_sub(ONES) & !x;
-    let mut x = [0; 8];
-    x.copy_from_slice(w);
-    let x = u64::from_le_bytes(x);
+    let x = word(w);
     // a byte below 0x20 (one from 0x80 up has its high bit cleared by `!x`)
     let control = x.wrapping_sub(ONES * 0x20) & !x;
     let quote = zero(x ^ (ONES * u64::from(b'"')));
@@ -446,21 +442,25 @@ mod tests {
     }
 
     #[test]
-    fn plain_text_is_told_from_text_to_escape_at_every_place() {
+    fn every_byte_anywhere_reads_back_as_its_text_or_u_fffd() {
         for b in 0..=255u8 {
             for len in [1, 7, 8, 9, 16, 17] {
                 for at in 0..len {
-                    let mut s = vec![b'a'; len];
+                    let mut s: Vec<u8> =
+                        b"a\"b\\cdefgh".iter().copied().cycle().take(len).collect();
                     s[at] = b;
+                    let mut out = Vec::new();
+                    write_str(&mut out, &s);
+                    let back: String = serde_json::from_slice(&out)
+                        .unwrap_or_else(|e| panic!("byte {b:#x} at {at} of {len}: {e}"));
                     assert_eq!(
-                        is_plain(&s),
-                        PLAIN[b as usize],
+                        back,
+                        String::from_utf8_lossy(&s),
                         "byte {b:#x} at {at} of {len}"
                     );
                 }
             }
         }
-        assert!(is_plain(b""));
     }
 
     #[test]

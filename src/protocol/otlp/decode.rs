@@ -373,10 +373,10 @@ fn entry<'a>(
                 }
             }
         }
-        Some(_) => {
+        Some(set) => {
             // the first key: never there already
             f.key("message");
-            any(body, &mut f.body, DEPTH + 1)?;
+            write_member(set, &mut f.body, DEPTH + 1)?;
         }
         None => {}
     }
@@ -484,12 +484,23 @@ fn any(v: Option<&[u8]>, out: &mut Vec<u8>, depth: usize) -> Result<(), WireErro
         Some(v) => member(v, depth)?,
         None => None,
     };
-    let Some((n, w)) = set else {
-        out.push(0xc0);
-        return Ok(());
-    };
+    match set {
+        Some(set) => write_member(set, out, depth),
+        None => {
+            out.push(0xc0);
+            Ok(())
+        }
+    }
+}
+
+/// The member [`member`] found of an `AnyValue` `depth` deep, as msgpack.
+fn write_member(
+    set: (u32, WireValue<'_>),
+    out: &mut Vec<u8>,
+    depth: usize,
+) -> Result<(), WireError> {
     // checked by `member`
-    match (n, w) {
+    match set {
         (1, WireValue::Len(b)) => write::str(out, b),
         (2, WireValue::Varint(b)) => out.push(if b != 0 { 0xc3 } else { 0xc2 }),
         (3, WireValue::Varint(i)) => int(i as i64, out),
