@@ -779,3 +779,83 @@ fn virtual_hosted_requests_through_a_proxy_store_every_record_once() {
         }
     }
 }
+
+/// The keys from the shared credentials file of the AWS CLI and SDKs when
+/// none are configured or in the environment: `~/.aws/credentials`'
+/// `default` profile, the profile `AWS_PROFILE` names, and the file and
+/// profile of the `credentials_file` and `profile` settings. A profile
+/// with the wrong secret is refused by the server (the file's keys are
+/// what signs); a profile the settings name and the file lacks stops the
+/// start, saying so.
+#[test]
+fn keys_come_from_the_shared_credentials_file_and_its_profiles() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".aws")).unwrap();
+    let file = home.path().join(".aws/credentials");
+    let keys = format!("aws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET_KEY}\n");
+    std::fs::write(
+        &file,
+        format!(
+            "[default]\n{keys}\n# a secret the server refuses\n[wrong]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = not-the-secret\n\n[archive]\n{keys}"
+        ),
+    )
+    .unwrap();
+    let home_dir = home.path().display().to_string();
+    let file_path = file.display().to_string();
+    let extra = "force_path_style = true\nmax_object_bytes = \"100KiB\"\nmax_object_age = \"1s\"";
+    const N: u64 = 20_000;
+    let cases: [(&str, Vec<(&str, &str)>); 3] = [
+        ("", vec![("HOME", &home_dir)]),
+        ("", vec![("HOME", &home_dir), ("AWS_PROFILE", "archive")]),
+        (
+            &format!("credentials_file = {file_path:?}\nprofile = \"archive\"\n"),
+            vec![("HOME", "/nonexistent")],
+        ),
+    ];
+    for (settings, env) in cases {
+        let server = S3Server::start();
+        let config = format!(
+            "{}{}",
+            generated(N),
+            s3_sink_to(&server.endpoint(), &format!("{settings}{extra}"))
+        );
+        run_to_end(Logferry::start_with_env(&config, env.clone()));
+        assert_each_once(&server.objects(), N);
+        eprintln!("{settings:?} {env:?}: every record stored");
+    }
+
+    let server = S3Server::start();
+    let config = format!(
+        "{}{}",
+        generated(N),
+        s3_sink_to(
+            &server.endpoint(),
+            &format!("{extra}\ndrain_timeout = \"1s\"")
+        )
+    );
+    let mut lf = Logferry::start_with_env(
+        &config,
+        [("HOME", home_dir.as_str()), ("AWS_PROFILE", "wrong")],
+    );
+    wait_until("auth errors counted", Duration::from_secs(30), || {
+        metric_value(
+            &metrics(&mut lf),
+            "logferry_sink_s3_errors_total{component=\"out\",kind=\"auth\"}",
+        ) >= 1.0
+    });
+    assert!(server.objects().is_empty());
+    lf.stop();
+
+    let config = format!(
+        "{}{}",
+        generated(N),
+        s3_sink_to(
+            &server.endpoint(),
+            &format!("credentials_file = {file_path:?}\nprofile = \"missing\"\n{extra}")
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    assert!(!lf.wait(Duration::from_secs(30)).success());
+    let log = lf.log_text();
+    assert!(log.contains("no profile [missing]"), "{log}");
+}

@@ -37,8 +37,8 @@ pub struct S3SinkConfig {
     /// `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` from the environment.
     pub proxy_url: Option<Secret>,
     /// Credentials; unset: `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY`,
-    /// then web identity, ECS or EKS Pod Identity, then instance metadata
-    /// (not the shared credentials file `~/.aws/credentials`).
+    /// then the shared credentials file, then web identity, ECS or EKS Pod
+    /// Identity, then instance metadata.
     pub access_key_id: Option<Secret>,
     /// A file holding the access key id (trimmed), read at start.
     pub access_key_id_file: Option<PathBuf>,
@@ -46,6 +46,11 @@ pub struct S3SinkConfig {
     pub secret_access_key: Option<Secret>,
     /// A file holding the secret key (trimmed), read at start.
     pub secret_access_key_file: Option<PathBuf>,
+    /// The shared credentials file of the AWS CLI and SDKs; unset:
+    /// `AWS_SHARED_CREDENTIALS_FILE`, else `~/.aws/credentials`.
+    pub credentials_file: Option<PathBuf>,
+    /// Its profile; unset: `AWS_PROFILE`, else `default`.
+    pub profile: Option<String>,
     /// `"ndjson"` or `"text"` (the message, or `template`).
     #[serde(default)]
     pub encoding: Encoding,
@@ -177,6 +182,7 @@ impl S3SinkConfig {
             return Err("proxy_url: write http(s)://[user:password@]host:port".into());
         }
         self.credentials()?;
+        self.file_credentials(|k| std::env::var(k).ok())?;
         Ok(())
     }
 
@@ -221,6 +227,91 @@ impl S3SinkConfig {
     }
 }
 
+/// A key pair (and session token) from a shared credentials file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCredentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+}
+
+impl S3SinkConfig {
+    /// The key pair of the shared credentials file's profile, when no key
+    /// pair is configured or in the environment (`env` reads a variable).
+    /// A file or profile the settings name must be there; one only the
+    /// defaults name may be missing (`None`: the rest of the chain).
+    pub fn file_credentials(
+        &self,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<FileCredentials>, String> {
+        if self.credentials()?.is_some() || env("AWS_ACCESS_KEY_ID").is_some() {
+            return Ok(None);
+        }
+        let named = self.credentials_file.is_some() || self.profile.is_some();
+        let path = match (&self.credentials_file, env("AWS_SHARED_CREDENTIALS_FILE")) {
+            (Some(p), _) => p.clone(),
+            (None, Some(p)) => PathBuf::from(p),
+            (None, None) => match env("HOME") {
+                Some(home) => PathBuf::from(home).join(".aws/credentials"),
+                None => return Ok(None),
+            },
+        };
+        let profile = self
+            .profile
+            .clone()
+            .or_else(|| env("AWS_PROFILE"))
+            .unwrap_or_else(|| "default".into());
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !named => return Ok(None),
+            Err(e) => return Err(format!("credentials file {}: {e}", path.display())),
+        };
+        match profile_keys(&text, &profile) {
+            Some(c) => Ok(Some(c)),
+            None if named => Err(format!(
+                "credentials file {}: no profile [{profile}] with aws_access_key_id and aws_secret_access_key",
+                path.display()
+            )),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The keys of `[profile]` in the text of a shared credentials file (INI:
+/// `[name]` sections of `key = value` lines, `#` and `;` comments).
+fn profile_keys(text: &str, profile: &str) -> Option<FileCredentials> {
+    let (mut id, mut secret, mut token) = (None, None, None);
+    let mut inside = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            inside = name.trim() == profile;
+            continue;
+        }
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        if !inside {
+            continue;
+        }
+        let v = Some(v.trim().to_string());
+        match k.trim().to_ascii_lowercase().as_str() {
+            "aws_access_key_id" => id = v,
+            "aws_secret_access_key" => secret = v,
+            "aws_session_token" => token = v,
+            _ => {}
+        }
+    }
+    Some(FileCredentials {
+        access_key_id: id.filter(|s| !s.is_empty())?,
+        secret_access_key: secret.filter(|s| !s.is_empty())?,
+        session_token: token.filter(|s| !s.is_empty()),
+    })
+}
+
 /// Whether `s` is `http(s)://host[:port]` (a path is allowed).
 fn is_http_url(s: &str) -> bool {
     s.parse::<http::Uri>()
@@ -246,6 +337,64 @@ fn secret(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_profile_of_the_shared_credentials_file_is_read() {
+        let text = "# keys\n[default]\naws_access_key_id = D\naws_secret_access_key = DS\n\n[logs]\n; the archive's\nAWS_ACCESS_KEY_ID=L\naws_secret_access_key = LS\naws_session_token = T\n[half]\naws_access_key_id = H\n";
+        let keys = |id: &str, secret: &str, token: Option<&str>| FileCredentials {
+            access_key_id: id.into(),
+            secret_access_key: secret.into(),
+            session_token: token.map(Into::into),
+        };
+        assert_eq!(profile_keys(text, "default"), Some(keys("D", "DS", None)));
+        assert_eq!(profile_keys(text, "logs"), Some(keys("L", "LS", Some("T"))));
+        assert_eq!(profile_keys(text, "half"), None);
+        assert_eq!(profile_keys(text, "none"), None);
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("credentials");
+        std::fs::write(&file, text).unwrap();
+        let file_str = file.display().to_string();
+        let c = parse("bucket = \"b\"").unwrap();
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        // the defaults: a file that is not there is the rest of the chain
+        assert_eq!(
+            c.file_credentials(env(&[("HOME", "/nonexistent")])),
+            Ok(None)
+        );
+        // keys in the environment win
+        assert_eq!(
+            c.file_credentials(env(&[("AWS_ACCESS_KEY_ID", "E")])),
+            Ok(None)
+        );
+        let by_env = c.file_credentials(|k| match k {
+            "AWS_SHARED_CREDENTIALS_FILE" => Some(file_str.clone()),
+            "AWS_PROFILE" => Some("logs".into()),
+            _ => None,
+        });
+        assert_eq!(by_env, Ok(Some(keys("L", "LS", Some("T")))));
+        let named = parse(&format!(
+            "bucket = \"b\"\ncredentials_file = {file_str:?}\nprofile = \"half\""
+        ))
+        .unwrap();
+        let err = named.file_credentials(env(&[])).unwrap_err();
+        assert!(err.contains("no profile [half]"), "{err}");
+        let missing =
+            parse("bucket = \"b\"\ncredentials_file = \"/nonexistent/credentials\"").unwrap();
+        assert!(missing
+            .file_credentials(env(&[]))
+            .unwrap_err()
+            .contains("/nonexistent/credentials"));
+        // configured keys win over the file
+        let keyed = parse(&format!("bucket = \"b\"\naccess_key_id = \"A\"\nsecret_access_key = \"S\"\ncredentials_file = {file_str:?}")).unwrap();
+        assert_eq!(keyed.file_credentials(env(&[])), Ok(None));
+    }
 
     fn parse(text: &str) -> Result<S3SinkConfig, String> {
         toml::from_str(text).map_err(|e| e.to_string())

@@ -357,6 +357,15 @@ fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> 
     }
     if let Some((id, secret)) = c.credentials()? {
         b = b.with_access_key_id(id).with_secret_access_key(secret);
+    } else if let Some(f) = c.file_credentials(|k| std::env::var(k).ok())? {
+        // the shared credentials file comes before web identity, ECS and
+        // instance metadata, as in the AWS SDKs' chain
+        b = b
+            .with_access_key_id(f.access_key_id)
+            .with_secret_access_key(f.secret_access_key);
+        if let Some(t) = f.session_token {
+            b = b.with_token(t);
+        }
     }
     b.build().map_err(|e| format!("s3: {e}"))
 }
