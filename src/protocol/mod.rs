@@ -6,3 +6,10 @@ pub mod msgpack;
 pub mod otlp;
 pub mod protobuf;
 pub mod syslog;
+
+/// The gzip level logferry compresses at (forward chunks, request bodies,
+/// S3 objects). With zlib-rs, level 1 is its "quick" strategy: no faster
+/// than level 2 and about half as big again on log lines (141 MB of NDJSON
+/// records: 9.2 MB at level 1, 6.0 MB at 2, both near 980 MB/s on one
+/// core); levels 4 to 6 save another 5 % at 1.8 to 2.6 times the CPU.
+pub const GZIP_LEVEL: u32 = 2;

@@ -150,8 +150,10 @@ impl Chunk {
         let parts = match compress {
             Compress::None => parts,
             Compress::Gzip => {
-                let mut gz =
-                    GzEncoder::new(Vec::with_capacity(self.bytes / 4), Compression::fast());
+                let mut gz = GzEncoder::new(
+                    Vec::with_capacity(self.bytes / 4),
+                    Compression::new(crate::protocol::GZIP_LEVEL),
+                );
                 for p in &parts {
                     // writing to a Vec cannot fail
                     let _ = gz.write_all(p);

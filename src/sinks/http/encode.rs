@@ -249,7 +249,7 @@ pub fn compress(c: Compression, body: Vec<u8>) -> Vec<u8> {
         Compression::Gzip => {
             let mut z = flate2::write::GzEncoder::new(
                 Vec::with_capacity(body.len() / 4),
-                flate2::Compression::fast(),
+                flate2::Compression::new(crate::protocol::GZIP_LEVEL),
             );
             // writing to a Vec cannot fail
             let _ = z.write_all(&body);
