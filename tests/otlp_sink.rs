@@ -687,3 +687,54 @@ fn every_record_through_a_killed_collector(grpc: bool) {
     assert_record_7(&collector);
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
+
+/// A reload that moves the sink to another collector while records come:
+/// the old sink delivers what it holds before the new one takes the
+/// queue, so every number is in one of the two files, the second got
+/// the records after the reload, and no request was answered but 200.
+#[test]
+fn a_reload_moving_the_sink_to_another_collector_loses_nothing() {
+    let (dir_a, dir_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let a = common::otelcol::Collector::private(dir_a.path());
+    let b = common::otelcol::Collector::private(dir_b.path());
+    let extra = "linger = \"50ms\"\nbatch_records = 500";
+    let mut lf = Logferry::start(&config(a.http_url(), extra));
+    let addr = lf.http_addr("web");
+    let api = lf.address("api listening");
+    const N: u64 = 20_000;
+    // slow enough that the reload lands mid-run: 100 records a request,
+    // one request at a time per thread
+    let sender = std::thread::spawn(move || post_all(addr, N, 100, 2));
+    common::wait_until("a first export", Duration::from_secs(60), || {
+        !collected(&a).is_empty()
+    });
+    lf.rewrite_config(&config(b.http_url(), extra));
+    let answer = common::api_post(api, "/reload");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    sender.join().unwrap();
+    // the first collector had the records exported before the reload
+    let before = collected(&a).len();
+    let mut seen = BTreeMap::new();
+    common::wait_until(
+        "every record in one file or the other",
+        Duration::from_secs(60),
+        || {
+            let mut all = collected(&a);
+            for (n, k) in collected(&b) {
+                *all.entry(n).or_insert(0) += k;
+            }
+            seen = all;
+            seen.len() as u64 >= N
+        },
+    );
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        (0..N).collect::<Vec<_>>()
+    );
+    assert!(seen.values().all(|&k| k == 1), "a record sent twice");
+    assert!(
+        (before as u64) < N && !collected(&b).is_empty(),
+        "the reload did not land mid-run: {before} records before it"
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}

@@ -859,3 +859,42 @@ fn keys_come_from_the_shared_credentials_file_and_its_profiles() {
     let log = lf.log_text();
     assert!(log.contains("no profile [missing]"), "{log}");
 }
+
+/// A reload that changes the sink's key while records come: the old sink
+/// stores the objects it holds before the new one takes the queue, so
+/// every number is stored once, under the old key or the new.
+#[test]
+fn a_reload_changing_the_key_stores_every_record_once() {
+    let server = S3Server::start();
+    const N: u64 = 20_000;
+    let config = |prefix: &str| {
+        format!(
+            "[sources.gen]\ntype = \"generator\"\ntag = \"app\"\ncount = {N}\nrate = 5000\nsize = 8\nbatch_records = 100\n{}",
+            s3_sink(
+                &server.endpoint(),
+                &format!(
+                    "secret_access_key = \"{SECRET_KEY}\"\nkey = \"{prefix}/${{tag}}/{{unique}}.log.gz\"\nmax_object_bytes = \"20KiB\"\nmax_object_age = \"1s\""
+                )
+            )
+        )
+    };
+    let mut lf = Logferry::start(&config("before"));
+    let api = lf.address("api listening");
+    wait_until("a first object", Duration::from_secs(30), || {
+        !server.objects().is_empty()
+    });
+    lf.rewrite_config(&config("after"));
+    let answer = common::api_post(api, "/reload");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let lf = run_to_end(lf);
+    let objects = server.objects();
+    assert_each_once(&objects, N);
+    for prefix in ["before/app/", "after/app/"] {
+        assert!(
+            objects.keys().any(|k| k.starts_with(prefix)),
+            "no object under {prefix}: {:?}\n{}",
+            objects.keys().collect::<Vec<_>>(),
+            lf.log_text()
+        );
+    }
+}

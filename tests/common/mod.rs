@@ -540,6 +540,21 @@ pub fn api_get(api: SocketAddr, path: &str) -> String {
     text
 }
 
+/// `POST path` (no body) on logferry's API: the whole response.
+pub fn api_post(api: SocketAddr, path: &str) -> String {
+    use std::io::Read;
+    let mut s = TcpStream::connect(api).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    text
+}
+
 /// `/ready` of the API at `api`: (status line, body).
 pub fn ready(api: SocketAddr) -> (String, String) {
     let r = api_get(api, "/ready");
