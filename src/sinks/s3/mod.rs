@@ -306,6 +306,17 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
+/// The store's URL: `endpoint`, else `AWS_ENDPOINT_URL` or `AWS_ENDPOINT`
+/// from the environment (`env` reads a variable), which object_store
+/// would otherwise take as the bucket's own URL; `None`: AWS.
+fn endpoint(c: &S3SinkConfig, env: impl Fn(&str) -> Option<String>) -> Option<String> {
+    c.endpoint.clone().or_else(|| {
+        ["AWS_ENDPOINT_URL", "AWS_ENDPOINT"]
+            .into_iter()
+            .find_map(|k| env(k).filter(|v| !v.is_empty()))
+    })
+}
+
 /// The URL requests go to: `endpoint` itself with path-style addressing,
 /// else the bucket's host under it (`http://bucket.host:port`), as
 /// object_store expects.
@@ -352,8 +363,8 @@ fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> 
             retry_timeout: c.request_timeout,
             ..RetryConfig::default()
         });
-    if let Some(e) = &c.endpoint {
-        b = b.with_endpoint(bucket_endpoint(e, &c.bucket, c.force_path_style)?);
+    if let Some(e) = endpoint(c, |k| std::env::var(k).ok()) {
+        b = b.with_endpoint(bucket_endpoint(&e, &c.bucket, c.force_path_style)?);
     }
     if let Some((id, secret)) = c.credentials()? {
         b = b.with_access_key_id(id).with_secret_access_key(secret);
@@ -373,6 +384,21 @@ fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_endpoint_from_the_environment_is_the_stores_not_the_buckets() {
+        let c: S3SinkConfig = toml::from_str("bucket = \"logs\"").unwrap();
+        let env = |k: &str| (k == "AWS_ENDPOINT").then(|| "http://127.0.0.1:9000".to_string());
+        let e = endpoint(&c, env).unwrap();
+        assert_eq!(
+            bucket_endpoint(&e, "logs", false).unwrap(),
+            "http://logs.127.0.0.1:9000"
+        );
+        assert_eq!(endpoint(&c, |_| None), None);
+        let set: S3SinkConfig =
+            toml::from_str("bucket = \"logs\"\nendpoint = \"http://s3.test\"").unwrap();
+        assert_eq!(endpoint(&set, env).as_deref(), Some("http://s3.test"));
+    }
 
     #[test]
     fn virtual_hosts_put_the_bucket_in_the_host() {
