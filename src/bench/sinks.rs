@@ -98,6 +98,11 @@ pub struct SinksArgs {
     /// all that arrive there during a run.
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
+    /// `otlp-in`: when the `otlp` source answers (its `ack`): `sinks`
+    /// (the default: once the file has the records) or `received` (once
+    /// they are queued, as Fluent Bit's `opentelemetry` input answers).
+    #[arg(long, default_value = "sinks")]
+    pub source_ack: SourceAck,
     /// Measure logferry alone, without Fluent Bit.
     #[arg(long)]
     pub no_peer: bool,
@@ -107,6 +112,13 @@ pub struct SinksArgs {
     pub peer_bin: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// When the source of `otlp-in` answers a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SourceAck {
+    Sinks,
+    Received,
 }
 
 /// Records per PackedForward chunk the sender writes.
@@ -149,7 +161,7 @@ pub fn run(a: SinksArgs) -> Result<(), String> {
         Workload::Http => Dest::Http,
         Workload::Otlp => Dest::Otlp(Collector::new(&state_dir(&a, "otelcol")?)?),
         Workload::S3 => Dest::S3(Store::new(&state_dir(&a, "s3")?)?),
-        Workload::OtlpIn => Dest::OtlpIn(otlp_in::Requests::new(records)),
+        Workload::OtlpIn => Dest::OtlpIn(otlp_in::Requests::new(records, a.source_ack)),
     };
     let load = Load::new(records);
     compare(&dir.path, &a, peer.as_deref(), &dest, &load)
@@ -385,8 +397,8 @@ fn compare(
         ),
         Dest::OtlpIn(r) => {
             println!(
-                "OTLP/HTTP protobuf → otlp source (Fluent Bit: opentelemetry input) → file: {} log records with {RECORD_BYTES} B string bodies, {CHUNK} a request, 2 connections; {} runs",
-                r.records, a.run.runs
+                "OTLP/HTTP protobuf → otlp source (ack = {:?}; Fluent Bit: opentelemetry input) → file: {} log records with {RECORD_BYTES} B string bodies, {CHUNK} a request, 2 connections; {} runs",
+                r.ack_setting(), r.records, a.run.runs
             );
             ("", String::new())
         }

@@ -21,7 +21,7 @@ use prost::Message;
 use super::super::filters::{free_port, wait_for_port, LineCount};
 use super::super::process::{wait_until_every, Proc};
 use super::super::report::Run;
-use super::{record_json, Measured, System, CHUNK, DISTINCT_CHUNKS, RECORD_BYTES};
+use super::{record_json, Measured, SourceAck, System, CHUNK, DISTINCT_CHUNKS, RECORD_BYTES};
 
 /// Connections posting at once.
 const CONNECTIONS: usize = 2;
@@ -32,16 +32,27 @@ pub struct Requests {
     pub records: usize,
     /// The distinct protobuf bodies, posted in turn.
     bodies: Vec<Vec<u8>>,
+    /// When logferry's source answers.
+    ack: SourceAck,
 }
 
 impl Requests {
-    pub fn new(records: usize) -> Requests {
+    pub fn new(records: usize, ack: SourceAck) -> Requests {
         let bodies = (0..DISTINCT_CHUNKS)
             .map(|c| export_request(c * CHUNK).encode_to_vec())
             .collect();
         Requests {
             records: records.div_ceil(CHUNK) * CHUNK,
             bodies,
+            ack,
+        }
+    }
+
+    /// The source's `ack` setting.
+    pub fn ack_setting(&self) -> &'static str {
+        match self.ack {
+            SourceAck::Sinks => "sinks",
+            SourceAck::Received => "received",
         }
     }
 
@@ -183,8 +194,9 @@ pub fn measure_otlp_in(
                 dir,
                 "logferry-otlp-in",
                 &format!(
-                    "[sources.in]\ntype = \"otlp\"\naddress = \"127.0.0.1:0\"\n\n\
+                    "[sources.in]\ntype = \"otlp\"\naddress = \"127.0.0.1:0\"\nack = {:?}\n\n\
                      [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n",
+                    load.ack_setting(),
                     out.display().to_string()
                 ),
             )?;
