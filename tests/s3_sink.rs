@@ -331,7 +331,7 @@ checkpoint_interval = "10ms"
 /// `journal` lists, with a part stored, and not completed (s3s-fs forgets
 /// the upload's id first when it completes one). So that the server is
 /// not completing it as the kill lands, logferry is stopped (SIGSTOP)
-/// first and the server given a moment to answer what it was sent; then
+/// first and the server given a second to answer what it was sent; then
 /// the upload is checked again, and logferry killed, or let go on. Polls
 /// `tries` times; whether it killed.
 fn kill_mid_upload(lf: &mut Logferry, server: &S3Server, journal: &Path, tries: usize) -> bool {
@@ -356,7 +356,7 @@ fn kill_mid_upload(lf: &mut Logferry, server: &S3Server, journal: &Path, tries: 
     for _ in 0..tries {
         if mid_way() {
             signal(libc::SIGSTOP);
-            std::thread::sleep(Duration::from_millis(300));
+            std::thread::sleep(Duration::from_secs(1));
             if mid_way() {
                 lf.kill();
                 return true;
