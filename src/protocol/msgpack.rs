@@ -432,6 +432,35 @@ pub mod write {
     }
 }
 
+/// A msgpack value as JSON, for tests to compare records with `json!`:
+/// binaries as `{"bin": [bytes]}`, extensions as `{"ext": type, "data":
+/// [bytes]}`, map keys that are not strings written out.
+#[cfg(test)]
+pub(crate) fn to_json(r: &mut Reader<'_>) -> serde_json::Value {
+    use serde_json::{json, Value as Json};
+    match r.read().expect("valid msgpack") {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => json!(b),
+        Value::Int(i) => json!(i),
+        Value::UInt(u) => json!(u),
+        Value::Float(f) => json!(f),
+        Value::Float32(f) => json!(f),
+        Value::Str(s) => json!(String::from_utf8_lossy(s)),
+        Value::Bin(b) => json!({ "bin": b }),
+        Value::Array(n) => Json::Array((0..n).map(|_| to_json(r)).collect()),
+        Value::Map(n) => Json::Object(
+            (0..n)
+                .map(|_| {
+                    let k = to_json(r);
+                    let k = k.as_str().map(str::to_string).unwrap_or(k.to_string());
+                    (k, to_json(r))
+                })
+                .collect(),
+        ),
+        Value::Ext(t, b) => json!({"ext": t, "data": b}),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,30 +7,7 @@ use serde_json::{json, Value as Json};
 
 use super::*;
 use crate::event::{Batch, EventTime, Records};
-use crate::protocol::msgpack::{Reader, Value};
-
-fn to_json(r: &mut Reader<'_>) -> Json {
-    match r.read().expect("valid msgpack") {
-        Value::Nil => Json::Null,
-        Value::Bool(b) => json!(b),
-        Value::Int(i) => json!(i),
-        Value::UInt(u) => json!(u),
-        Value::Float(f) => json!(f),
-        Value::Float32(f) => json!(f),
-        Value::Str(s) | Value::Bin(s) => json!(String::from_utf8_lossy(s)),
-        Value::Array(n) => Json::Array((0..n).map(|_| to_json(r)).collect()),
-        Value::Map(n) => Json::Object(
-            (0..n)
-                .map(|_| {
-                    let k = to_json(r);
-                    let k = k.as_str().map(str::to_string).unwrap_or(k.to_string());
-                    (k, to_json(r))
-                })
-                .collect(),
-        ),
-        Value::Ext(t, b) => json!({"ext": t, "data": b}),
-    }
-}
+use crate::protocol::msgpack::{to_json, Reader};
 
 /// (time, record) pairs of a decoded frame, as JSON.
 fn entries(frame: &Frame) -> Vec<(EventTime, Json)> {

@@ -110,19 +110,16 @@ impl<'a> Pieces<'a> {
     }
 }
 
-/// One `ResourceLogs`: its records added to its tag's batch in `out`.
-fn resource_logs<'a>(
-    rl: &'a [u8],
-    tag: &TagTemplate,
-    now: EventTime,
-    fields: &mut Fields<'a>,
-    out: &mut Vec<(Tag, Vec<u8>, usize)>,
-) -> Result<(), DecodeError> {
-    let mut resource = Pieces::default();
-    for f in Wire::new(rl) {
+/// The head of a `ResourceLogs` or a `ScopeLogs`, which share their
+/// shape: field 1 (its `Resource` or `InstrumentationScope`, in pieces),
+/// with field 2 (the list below) checked to be bytes and field 3
+/// (`schema_url`) text.
+fn head(m: &[u8]) -> Result<Pieces<'_>, WireError> {
+    let mut first = Pieces::default();
+    for f in Wire::new(m) {
         let (n, v) = f?;
         match n {
-            1 => resource.add(v.bytes(n)?),
+            1 => first.add(v.bytes(n)?),
             2 => {
                 v.bytes(n)?;
             }
@@ -132,6 +129,18 @@ fn resource_logs<'a>(
             _ => {}
         }
     }
+    Ok(first)
+}
+
+/// One `ResourceLogs`: its records added to its tag's batch in `out`.
+fn resource_logs<'a>(
+    rl: &'a [u8],
+    tag: &TagTemplate,
+    now: EventTime,
+    fields: &mut Fields<'a>,
+    out: &mut Vec<(Tag, Vec<u8>, usize)>,
+) -> Result<(), DecodeError> {
+    let resource = head(rl)?;
     let resource = resource.get().unwrap_or_default();
     let attributes = Resource::decode(resource)
         .map_err(|e| DecodeError::Protobuf(e.to_string()))?
@@ -159,20 +168,7 @@ fn resource_logs<'a>(
         if n != 2 {
             continue;
         }
-        let mut scope = Pieces::default();
-        for f in Wire::new(v.bytes(n)?) {
-            let (n, v) = f?;
-            match n {
-                1 => scope.add(v.bytes(n)?),
-                2 => {
-                    v.bytes(n)?;
-                }
-                3 => {
-                    v.str(n)?;
-                }
-                _ => {}
-            }
-        }
+        let scope = head(v.bytes(n)?)?;
         let scope = match scope.get() {
             Some(s) => scope_map(s)?,
             None => None,
@@ -566,7 +562,7 @@ impl From<WireError> for DecodeError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::msgpack::{Reader, Value};
+    use crate::protocol::msgpack::{to_json, Reader, Value};
     use opentelemetry_proto::tonic::collector::logs::v1::ExportLogsServiceRequest;
     use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
     use opentelemetry_proto::tonic::common::v1::{
@@ -590,29 +586,6 @@ mod tests {
 
     fn s(text: &str) -> Any {
         Any::StringValue(text.into())
-    }
-
-    fn to_json(r: &mut Reader<'_>) -> Json {
-        match r.read().unwrap() {
-            Value::Nil => Json::Null,
-            Value::Bool(b) => json!(b),
-            Value::Int(i) => json!(i),
-            Value::UInt(u) => json!(u),
-            Value::Float(f) => json!(f),
-            Value::Float32(f) => json!(f),
-            Value::Str(s) => json!(std::str::from_utf8(s).unwrap()),
-            Value::Bin(b) => json!({ "bin": b }),
-            Value::Ext(_, b) => json!({ "ext": b }),
-            Value::Array(n) => Json::Array((0..n).map(|_| to_json(r)).collect()),
-            Value::Map(n) => {
-                let mut m = serde_json::Map::new();
-                for _ in 0..n {
-                    let k = to_json(r).as_str().unwrap().to_string();
-                    m.insert(k, to_json(r));
-                }
-                Json::Object(m)
-            }
-        }
     }
 
     /// (tag, [(seconds, record)]) per batch.
