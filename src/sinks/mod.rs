@@ -232,14 +232,21 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
                 sink.tick();
                 ticked_at = Some(now);
                 next_tick = Some(at + e);
-            } else if flushed && ticked_at.is_none_or(|t| now >= t + e / 2) {
-                // a write's turn also ticks, at most every half period; the
-                // next tick of its own is due a period and a half on, so a
-                // sink written to about once a period wakes only for its
-                // writes
-                sink.tick();
-                ticked_at = Some(now);
-                next_tick = Some(now + e + e / 2);
+            } else if flushed {
+                // a write's turn also ticks, at most every half period, and
+                // the next tick of its own is due a period and a half after
+                // the last tick: a sink written to about once a period
+                // wakes only for its writes, even when they come just after
+                // a tick of its own (a reader upstream lingering a period)
+                let t = match ticked_at {
+                    Some(t) if now < t + e / 2 => t,
+                    _ => {
+                        sink.tick();
+                        now
+                    }
+                };
+                ticked_at = Some(t);
+                next_tick = Some(t + e + e / 2);
             }
         }
         let retry_at = sink.retry_at().map(tokio::time::Instant::from_std);
@@ -367,6 +374,13 @@ mod tests {
         }
     }
 
+    /// A batch of one line.
+    fn line() -> Batch {
+        let data = bytes::Bytes::from_static(b"x\n");
+        let time = EventTime::default();
+        Batch::new("t".into(), Records::Lines { data, time }, 1)
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_sink_written_once_a_period_ticks_in_its_writes_turns_only() {
         let registry = Registry::new();
@@ -374,11 +388,6 @@ mod tests {
         let mut sink = Ticking::default();
         let (ticks, alone) = (sink.ticks.clone(), sink.alone.clone());
         let driver = tokio::spawn(async move { drive(&mut sink, rx).await });
-        let line = || {
-            let data = bytes::Bytes::from_static(b"x\n");
-            let time = EventTime::default();
-            Batch::new("t".into(), Records::Lines { data, time }, 1)
-        };
         // a batch every second, out of step with the ticks, for 20 s
         tokio::time::sleep(Duration::from_millis(300)).await;
         for _ in 0..20 {
@@ -396,6 +405,30 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(10_100)).await;
         let idle = ticks.load(Ordering::Acquire) - written;
         assert!((9..=10).contains(&idle), "{idle} ticks in 10 s idle");
+        drop(tx);
+        driver.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn writes_just_after_a_tick_of_its_own_take_the_ticks_over() {
+        let registry = Registry::new();
+        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
+        let mut sink = Ticking::default();
+        let (ticks, alone) = (sink.ticks.clone(), sink.alone.clone());
+        let driver = tokio::spawn(async move { drive(&mut sink, rx).await });
+        // a reader lingering 1 s upstream: a batch every second, each a
+        // few milliseconds after the sink's own tick
+        tokio::time::sleep(Duration::from_millis(1_004)).await;
+        for _ in 0..20 {
+            tx.send(line()).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        let alone = alone.load(Ordering::Acquire);
+        assert!(alone <= 1, "{alone} ticks woke the sink on their own");
+        assert!(
+            ticks.load(Ordering::Acquire) >= 13,
+            "a tick at least every 1.5 s"
+        );
         drop(tx);
         driver.await.unwrap();
     }

@@ -92,7 +92,7 @@ impl TailMetrics {
             ),
             lag_bytes: r.gauge(
                 "logferry_tail_lag_bytes",
-                "Bytes written to the followed files and not read yet (updated every poll_interval).",
+                "Bytes written to the followed files and not read yet (updated when the reader looks at files that changed).",
                 l,
             ),
         }

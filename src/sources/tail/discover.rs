@@ -573,6 +573,11 @@ mod tests {
     /// A source reading `dir/*.log`, without change events, and the queue
     /// its batches land in.
     fn source(dir: &Path) -> (TailSource, crate::buffer::QueueReceiver) {
+        source_with(dir, "")
+    }
+
+    /// As [`source`], with more settings (TOML lines).
+    fn source_with(dir: &Path, extra: &str) -> (TailSource, crate::buffer::QueueReceiver) {
         let metrics = Registry::new();
         let (tx, rx) = queue("out", BufferConfig::default(), &metrics);
         let router = Router::new(
@@ -585,7 +590,7 @@ mod tests {
         );
         let (_trigger, shutdown) = shutdown_channel();
         let config: super::super::TailSourceConfig = toml::from_str(&format!(
-            "paths = [\"{}/*.log\"]\ntag = \"t\"\nread_from_head = true",
+            "paths = [\"{}/*.log\"]\ntag = \"t\"\nread_from_head = true\n{extra}",
             dir.display()
         ))
         .unwrap();
@@ -653,5 +658,58 @@ mod tests {
         got.sort();
         assert_eq!(got, ["first\n", "second\n"]);
         assert_eq!(tail.metrics.rotations.get(), 1);
+    }
+
+    /// An idle reader whose files all have change events is not woken to
+    /// poll them every `poll_interval`: the next poll is due at its own
+    /// timers (here a partial line going stale), or with the next rescan.
+    /// A file that has grown since the last look, a rotated one, or one
+    /// without change events is polled every `poll_interval`.
+    #[tokio::test]
+    async fn an_idle_reader_polls_only_when_a_poll_has_work() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut tail, mut rx) = source_with(
+            dir.path(),
+            "refresh_interval = \"60s\"\npartial_line_timeout = \"7s\"",
+        );
+        tail.watcher = Some(super::super::watch::Watcher::new().unwrap());
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, b"one\n").unwrap();
+        tail.start_up().unwrap();
+        assert!(tail.read_ready().await.unwrap());
+        rx.try_recv().expect("a batch").accept();
+        tail.drain_acks();
+        // the lag of the file just read is reported at the next poll
+        let last = Instant::now();
+        let period = tail.config.poll_interval;
+        assert_eq!(tail.poll_due(last), Some(last + period));
+        tail.poll(last);
+        tail.report_lag();
+        // read and reported: nothing to do but close the file when idle
+        let idle = tail.files[&tail.names[&path]].last_growth + tail.config.close_idle_after;
+        assert_eq!(tail.poll_due(last), Some(idle));
+        // a partial line: due when it goes stale, not before
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        std::io::Write::write_all(&mut f, b"par").unwrap();
+        let key = tail.names[&path];
+        tail.wake(key);
+        tail.read_ready().await.unwrap();
+        assert!(rx.try_recv().is_none(), "a partial line is held");
+        tail.report_lag();
+        let stale = tail.files[&key].last_growth + Duration::from_secs(7);
+        assert_eq!(tail.poll_due(last), Some(stale));
+        // a file renamed away (rotated) is looked at every period
+        std::fs::rename(&path, dir.path().join("app.log.1")).unwrap();
+        tail.rescan(false);
+        assert!(tail.files.values().any(|f| f.rotated_at.is_some()));
+        assert_eq!(tail.poll_due(last), Some(last + period));
+        // without change events, every period
+        std::fs::write(&path, b"two\n").unwrap();
+        let (mut polled, _rx) = source(dir.path());
+        polled.start_up().unwrap();
+        assert_eq!(polled.poll_due(last), Some(last + period));
     }
 }

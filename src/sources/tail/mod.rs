@@ -236,7 +236,7 @@ impl TailSource {
         }
         self.save_checkpoint();
         let mut next_rescan = Instant::now() + self.config.refresh_interval;
-        let mut next_poll = Instant::now() + self.config.poll_interval;
+        let mut last_poll = Instant::now();
         // caught up with its files, it lets lines gather
         let mut linger = crate::sources::linger::Linger::new(self.config.linger);
         loop {
@@ -261,10 +261,13 @@ impl TailSource {
             }
             // a turn that runs anyway also does a poll due within the
             // linger, so that polls do not wake the reader on their own
-            if now + self.early(self.config.poll_interval) >= next_poll {
+            let early = now + self.early(self.config.poll_interval);
+            if early >= last_poll + self.config.poll_interval
+                && self.poll_due(last_poll).is_some_and(|t| early >= t)
+            {
                 self.poll(now);
                 self.report_lag();
-                next_poll = now + self.config.poll_interval;
+                last_poll = now;
             }
             if !quiet {
                 match self.read_ready().await {
@@ -280,15 +283,28 @@ impl TailSource {
                     Ok(false) => {}
                 }
             }
-            let mut until = next_rescan.min(next_poll);
-            if let Some(t) = linger.until() {
-                until = until.min(t.into_std());
+            // while lines gather, a poll falling due waits for the turn at
+            // the linger's end: what it finds is read only then anyway
+            let lingering = linger.until().map(|t| t.into_std());
+            let mut until = next_rescan;
+            if let Some(t) = self.poll_due(last_poll) {
+                until = until.min(lingering.map_or(t, |l| t.max(l)));
+            }
+            if let Some(t) = lingering {
+                until = until.min(t);
             }
             if let Some(t) = self.rescan_soon {
                 until = until.min(t);
             }
             if self.dirty {
-                until = until.min(self.next_checkpoint);
+                // so does a checkpoint falling due just before it (written
+                // in that turn, see `checkpoint_if_due`)
+                let at = self.next_checkpoint;
+                let early = self.early(self.config.checkpoint_interval);
+                until = until.min(match lingering {
+                    Some(l) if at + early >= l => at.max(l),
+                    _ => at,
+                });
             }
             if quiet {
                 if let Some(w) = self.watcher.as_mut() {
@@ -349,6 +365,45 @@ impl TailSource {
         if self.queued.insert(key) {
             self.ready.push_back(key);
         }
+    }
+
+    /// When the next [`TailSource::poll`] has something to do, given the
+    /// last one at `last`: a `poll_interval` after it while a file needs
+    /// looking at (rotated, without change events, behind, or with a lag
+    /// to report), otherwise at the first of
+    /// the files' timers (a partial line or a multiline record going
+    /// stale, a paused file resuming, an idle file to close), and never
+    /// sooner than a `poll_interval` after the last; `None`: nothing to
+    /// do. An idle reader whose files all have change events thus sleeps
+    /// until its next rescan.
+    fn poll_due(&self, last: Instant) -> Option<Instant> {
+        let soonest = last + self.config.poll_interval;
+        if !self.lag_stale.is_empty() {
+            return Some(soonest);
+        }
+        let mut due: Option<Instant> = None;
+        for (key, f) in &self.files {
+            let watched = self
+                .watcher
+                .as_ref()
+                .zip(f.path.parent())
+                .is_some_and(|(w, dir)| w.is_watched(dir));
+            if f.rotated_at.is_some() || !watched || f.read_offset < f.seen_size() {
+                return Some(soonest);
+            }
+            let timers = [
+                f.paused_until,
+                f.has_partial()
+                    .then(|| f.last_growth + self.config.partial_line_timeout),
+                self.joiners.get(key).and_then(FileJoiner::deadline),
+            ];
+            let idle = f
+                .is_open()
+                // closed only once settled: past this, every period
+                .then(|| f.last_growth + self.config.close_idle_after);
+            due = timers.into_iter().chain([idle, due]).flatten().min();
+        }
+        due.map(|t| t.max(soonest))
     }
 
     /// Timers: rotated and unwatched files are polled, stale partial lines
@@ -550,6 +605,8 @@ impl TailSource {
                     }
                 };
                 any = true;
+                // the lag changed: reported at the next poll
+                self.lag_stale.insert(key);
                 more = turn + 1 == BLOCKS_PER_TURN;
                 // read up to the size just looked at: what was written since
                 // raises a new event (or shows at the next poll), so no
@@ -824,7 +881,11 @@ impl TailSource {
 
     fn save_checkpoint(&mut self) {
         self.next_checkpoint = Instant::now() + self.config.checkpoint_interval;
-        let Some(c) = &self.checkpoint else { return };
+        let Some(c) = &self.checkpoint else {
+            // nothing to write: no turn needs to wake for it
+            self.dirty = false;
+            return;
+        };
         let entries: Vec<Entry> = self
             .files
             .values()
