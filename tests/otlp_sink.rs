@@ -432,6 +432,43 @@ fn an_endpoint_that_refuses_connections_is_retried_until_it_listens() {
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 
+/// A collector that takes the export and never answers: a stop does not
+/// wait out `request_timeout` but ends within `drain_timeout` and says
+/// so, and the client that posted the records is told to send them again
+/// (so nothing is lost unsaid), not that they were kept.
+#[test]
+fn a_stop_while_the_collector_never_answers_ends_within_drain_timeout() {
+    let server = Scripted::start(|_, _| {
+        std::thread::sleep(Duration::from_secs(120));
+        ok_answer(ExportLogsServiceResponse::default())
+    });
+    let mut lf = Logferry::start(&config(
+        &server.url(),
+        "request_timeout = \"60s\"\ndrain_timeout = \"1s\"",
+    ));
+    let addr = lf.http_addr("web");
+    let client = std::thread::spawn(move || post(addr, "app", &ndjson(0..100)));
+    common::wait_until("an export sent", Duration::from_secs(30), || {
+        !server.requests().is_empty()
+    });
+    let asked = std::time::Instant::now();
+    lf.signal(libc::SIGTERM);
+    lf.wait(Duration::from_secs(40));
+    // generous: the point is that the 60 s request_timeout is not waited out
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "stopped after {:?}",
+        asked.elapsed()
+    );
+    let log = lf.log_text();
+    assert!(
+        log.contains("drain_timeout passed with requests unanswered"),
+        "{log}"
+    );
+    let (code, body) = client.join().unwrap();
+    assert_eq!(code, 503, "undelivered records: {body}");
+}
+
 // ------------------------------------------------------------ OTLP/gRPC, scripted
 
 /// A gRPC error answer: `code`, `message`, and a `google.rpc.Status`

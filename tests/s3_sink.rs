@@ -467,6 +467,53 @@ fn a_server_stopped_mid_run_loses_nothing() {
     lf.stop();
 }
 
+/// A store that takes the upload and never answers: a stop does not wait
+/// out `request_timeout` but ends within `drain_timeout`, says so, and
+/// exits non-zero (the generator's records were not stored, and nobody
+/// else can be told).
+#[test]
+fn a_stop_while_the_store_never_answers_ends_within_drain_timeout() {
+    let server = common::scripted::Scripted::start(|_, _| {
+        std::thread::sleep(Duration::from_secs(120));
+        common::scripted::Answer::new(200, "application/xml", Vec::new())
+    });
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app"
+count = 1000
+size = 8
+{}"#,
+        s3_sink(
+            &server.url(),
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\nmax_object_age = \"200ms\"\n\
+                 request_timeout = \"60s\"\ndrain_timeout = \"1s\""
+            )
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    wait_until("an upload sent", Duration::from_secs(30), || {
+        !server.requests().is_empty()
+    });
+    let asked = std::time::Instant::now();
+    lf.signal(libc::SIGTERM);
+    let status = lf.wait(Duration::from_secs(40));
+    // generous: the point is that the 60 s request_timeout is not waited out
+    assert!(
+        asked.elapsed() < Duration::from_secs(20),
+        "stopped after {:?}",
+        asked.elapsed()
+    );
+    assert!(
+        !status.success(),
+        "records undelivered, yet exit 0:\n{}",
+        lf.log_text()
+    );
+    assert!(lf.log_text().contains("drain_timeout"), "{}", lf.log_text());
+}
+
 #[test]
 fn a_wrong_secret_is_counted_not_ready_and_retried() {
     let server = S3Server::start();
