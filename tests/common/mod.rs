@@ -192,6 +192,24 @@ impl Logferry {
         }
     }
 
+    /// SIGTERM while a sink waits on a destination that never answers:
+    /// the stop must end within the sink's `drain_timeout` (a few seconds
+    /// here), not wait out its `request_timeout`, and log why it gave up.
+    pub fn stop_within_drain_timeout(&mut self) -> ExitStatus {
+        let asked = Instant::now();
+        self.signal(libc::SIGTERM);
+        let status = self.wait(Duration::from_secs(40));
+        // generous: the point is that a 60 s request_timeout is not waited out
+        assert!(
+            asked.elapsed() < Duration::from_secs(20),
+            "stopped after {:?}",
+            asked.elapsed()
+        );
+        let log = self.log_text();
+        assert!(log.contains("drain_timeout"), "{log}");
+        status
+    }
+
     /// Waits for the process to exit by itself.
     pub fn wait(&mut self, timeout: Duration) -> ExitStatus {
         let deadline = Instant::now() + timeout;
