@@ -374,26 +374,37 @@ mod tests {
         }
     }
 
-    /// A batch of one line.
-    fn line() -> Batch {
-        let data = bytes::Bytes::from_static(b"x\n");
-        let time = EventTime::default();
-        Batch::new("t".into(), Records::Lines { data, time }, 1)
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn a_sink_written_once_a_period_ticks_in_its_writes_turns_only() {
+    /// A [`Ticking`] sink driven from a queue, fed a batch of one line
+    /// every second for 20 s from `first` on: its ticks, those that woke
+    /// it alone, the queue (to keep it open) and the driver.
+    async fn ticking_fed_every_second(
+        first: Duration,
+    ) -> (
+        Arc<AtomicUsize>,
+        Arc<AtomicUsize>,
+        crate::buffer::QueueSender,
+        tokio::task::JoinHandle<()>,
+    ) {
         let registry = Registry::new();
         let (tx, rx) = queue("s", BufferConfig::default(), &registry);
         let mut sink = Ticking::default();
         let (ticks, alone) = (sink.ticks.clone(), sink.alone.clone());
         let driver = tokio::spawn(async move { drive(&mut sink, rx).await });
-        // a batch every second, out of step with the ticks, for 20 s
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        tokio::time::sleep(first).await;
         for _ in 0..20 {
-            tx.send(line()).await.unwrap();
+            let data = bytes::Bytes::from_static(b"x\n");
+            let time = EventTime::default();
+            let batch = Batch::new("t".into(), Records::Lines { data, time }, 1);
+            tx.send(batch).await.unwrap();
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
+        (ticks, alone, tx, driver)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_sink_written_once_a_period_ticks_in_its_writes_turns_only() {
+        // out of step with the ticks
+        let (ticks, alone, tx, driver) = ticking_fed_every_second(Duration::from_millis(300)).await;
         let written = ticks.load(Ordering::Acquire);
         assert_eq!(
             alone.load(Ordering::Acquire),
@@ -411,18 +422,10 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn writes_just_after_a_tick_of_its_own_take_the_ticks_over() {
-        let registry = Registry::new();
-        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
-        let mut sink = Ticking::default();
-        let (ticks, alone) = (sink.ticks.clone(), sink.alone.clone());
-        let driver = tokio::spawn(async move { drive(&mut sink, rx).await });
-        // a reader lingering 1 s upstream: a batch every second, each a
-        // few milliseconds after the sink's own tick
-        tokio::time::sleep(Duration::from_millis(1_004)).await;
-        for _ in 0..20 {
-            tx.send(line()).await.unwrap();
-            tokio::time::sleep(Duration::from_secs(1)).await;
-        }
+        // a reader lingering 1 s upstream: each batch a few milliseconds
+        // after the sink's own tick
+        let (ticks, alone, tx, driver) =
+            ticking_fed_every_second(Duration::from_millis(1_004)).await;
         let alone = alone.load(Ordering::Acquire);
         assert!(alone <= 1, "{alone} ticks woke the sink on their own");
         assert!(

@@ -367,41 +367,60 @@ impl TailSource {
         }
     }
 
+    /// Whether `f` must be looked at every `poll_interval`: rotated (read
+    /// to its end), or in a directory without change events.
+    fn needs_looks(&self, f: &file::TailedFile) -> bool {
+        let watched = self
+            .watcher
+            .as_ref()
+            .zip(f.path.parent())
+            .is_some_and(|(w, dir)| w.is_watched(dir));
+        f.rotated_at.is_some() || !watched
+    }
+
+    /// When file `key` is to be woken without a change event: a pause
+    /// ending, a partial last line going stale, or a multiline record's
+    /// flush timeout (with no new line, the poll wakes the file and its
+    /// turn sends what is due).
+    fn wake_at(&self, key: u64, f: &file::TailedFile) -> Option<Instant> {
+        let stale_partial = f
+            .has_partial()
+            .then(|| f.last_growth + self.config.partial_line_timeout);
+        let record = self.joiners.get(&key).and_then(FileJoiner::deadline);
+        [f.paused_until, stale_partial, record]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// When an open file gives its descriptor back (once settled).
+    fn idle_at(&self, f: &file::TailedFile) -> Option<Instant> {
+        f.is_open()
+            .then(|| f.last_growth + self.config.close_idle_after)
+    }
+
     /// When the next [`TailSource::poll`] has something to do, given the
     /// last one at `last`: a `poll_interval` after it while a file needs
-    /// looking at (rotated, without change events, behind, or with a lag
-    /// to report), otherwise at the first of
-    /// the files' timers (a partial line or a multiline record going
-    /// stale, a paused file resuming, an idle file to close), and never
-    /// sooner than a `poll_interval` after the last; `None`: nothing to
-    /// do. An idle reader whose files all have change events thus sleeps
-    /// until its next rescan.
+    /// looks, is behind, or has a lag to report, otherwise at the first
+    /// of the files' timers ([`TailSource::wake_at`],
+    /// [`TailSource::idle_at`]), and never sooner than a `poll_interval`
+    /// after the last; `None`: nothing to do. An idle reader whose files
+    /// all have change events thus sleeps until its next rescan.
     fn poll_due(&self, last: Instant) -> Option<Instant> {
         let soonest = last + self.config.poll_interval;
         if !self.lag_stale.is_empty() {
             return Some(soonest);
         }
         let mut due: Option<Instant> = None;
-        for (key, f) in &self.files {
-            let watched = self
-                .watcher
-                .as_ref()
-                .zip(f.path.parent())
-                .is_some_and(|(w, dir)| w.is_watched(dir));
-            if f.rotated_at.is_some() || !watched || f.read_offset < f.seen_size() {
+        for (&key, f) in &self.files {
+            if self.needs_looks(f) || f.read_offset < f.seen_size() {
                 return Some(soonest);
             }
-            let timers = [
-                f.paused_until,
-                f.has_partial()
-                    .then(|| f.last_growth + self.config.partial_line_timeout),
-                self.joiners.get(key).and_then(FileJoiner::deadline),
-            ];
-            let idle = f
-                .is_open()
-                // closed only once settled: past this, every period
-                .then(|| f.last_growth + self.config.close_idle_after);
-            due = timers.into_iter().chain([idle, due]).flatten().min();
+            // an unsettled idle file is looked at again every period
+            due = [self.wake_at(key, f), self.idle_at(f), due]
+                .into_iter()
+                .flatten()
+                .min();
         }
         due.map(|t| t.max(soonest))
     }
@@ -413,27 +432,10 @@ impl TailSource {
         let mut wake = Vec::new();
         let mut idle = Vec::new();
         for (&key, f) in &self.files {
-            let watched = self
-                .watcher
-                .as_ref()
-                .zip(f.path.parent())
-                .is_some_and(|(w, dir)| w.is_watched(dir));
-            let resumed = f.paused_until.is_some_and(|t| now >= t);
-            let stale_partial = f.has_partial()
-                && now.duration_since(f.last_growth) >= self.config.partial_line_timeout;
-            // the flush timeout fires with no new line: the poll wakes
-            // the file, and its turn sends what is due
-            let stale_record = self
-                .joiners
-                .get(&key)
-                .and_then(FileJoiner::deadline)
-                .is_some_and(|t| now >= t);
-            if f.rotated_at.is_some() || !watched || resumed || stale_partial || stale_record {
+            let due = |t: Option<Instant>| t.is_some_and(|t| now >= t);
+            if self.needs_looks(f) || due(self.wake_at(key, f)) {
                 wake.push(key);
-            } else if f.is_open()
-                && f.settled()
-                && now.duration_since(f.last_growth) >= self.config.close_idle_after
-            {
+            } else if f.settled() && due(self.idle_at(f)) {
                 idle.push(key);
             }
         }
