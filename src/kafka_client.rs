@@ -231,9 +231,15 @@ fn classify(error: &KafkaError, reason: &str) -> (&'static str, &'static str) {
 }
 
 /// The brokers a client is connected to now, as a gauge: the number of
-/// brokers librdkafka's statistics show `UP` with a real node id (not a
-/// bootstrap address), set at each statistics report and dropped to 0 at
-/// once when librdkafka reports that all brokers are down.
+/// cluster brokers librdkafka's statistics show a connection `UP` to,
+/// set at each statistics report and dropped to 0 at once when
+/// librdkafka reports that all brokers are down.
+///
+/// A broker counts once whether the connection is its own (a real node
+/// id, not a bootstrap address) or a consumer group's coordinator's:
+/// librdkafka keeps that one apart, under the node id -1, and a consumer
+/// without partitions to fetch may hold no other (it connects to brokers
+/// only as it needs them).
 #[derive(Clone)]
 pub struct BrokerConnections(Gauge);
 
@@ -249,6 +255,14 @@ struct Statistics {
 struct BrokerState {
     state: String,
     nodeid: i32,
+    /// `host:port` of the broker; for the coordinator's connection, of
+    /// the broker it reaches.
+    #[serde(default)]
+    nodename: String,
+    /// `configured` (bootstrap), `learned`, `logical` (the coordinator's
+    /// connection) or `internal`.
+    #[serde(default)]
+    source: String,
 }
 
 impl BrokerConnections {
@@ -290,12 +304,17 @@ impl BrokerConnections {
     }
 }
 
-/// Brokers `UP` with a node id learned from the cluster.
+/// Cluster brokers with a connection `UP`: by a node id learned from the
+/// cluster, or by the group coordinator's connection, each once.
 fn connected(s: &Statistics) -> u64 {
     s.brokers
         .values()
-        .filter(|b| b.state == "UP" && b.nodeid >= 0)
-        .count() as u64
+        .filter(|b| {
+            b.state == "UP" && (b.nodeid >= 0 || (b.source == "logical" && !b.nodename.is_empty()))
+        })
+        .map(|b| b.nodename.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len() as u64
 }
 
 impl ClientContext for ClientErrors {
@@ -406,7 +425,7 @@ mod tests {
     }
 
     #[test]
-    fn connected_brokers_are_those_up_with_a_node_id() {
+    fn connected_brokers_are_cluster_brokers_up_each_once() {
         let r = Registry::new();
         let mut p = BTreeMap::new();
         let new = |p: &BTreeMap<String, String>| BrokerConnections::new(&r, "c", "c", "k", p);
@@ -418,10 +437,11 @@ mod tests {
         assert_eq!(r.value_if_any("c", &[("component", "k")]), Some(0.0));
         c.update(
             br#"{"name":"x","brokers":{
-              "127.0.0.1:9092/bootstrap":{"name":"127.0.0.1:9092/bootstrap","nodeid":-1,"state":"UP","rtt":{}},
-              "127.0.0.1:9092/1":{"name":"127.0.0.1:9092/1","nodeid":1,"state":"UP"},
-              "127.0.0.1:9093/2":{"name":"127.0.0.1:9093/2","nodeid":2,"state":"UP"},
-              "127.0.0.1:9094/3":{"name":"127.0.0.1:9094/3","nodeid":3,"state":"CONNECT"}},
+              "127.0.0.1:9092/bootstrap":{"name":"127.0.0.1:9092/bootstrap","nodeid":-1,"nodename":"127.0.0.1:9092","source":"configured","state":"UP","rtt":{}},
+              "127.0.0.1:9092/1":{"name":"127.0.0.1:9092/1","nodeid":1,"nodename":"127.0.0.1:9092","source":"learned","state":"UP"},
+              "127.0.0.1:9093/2":{"name":"127.0.0.1:9093/2","nodeid":2,"nodename":"127.0.0.1:9093","source":"learned","state":"UP"},
+              "127.0.0.1:9094/3":{"name":"127.0.0.1:9094/3","nodeid":3,"nodename":"127.0.0.1:9094","source":"learned","state":"CONNECT"},
+              "GroupCoordinator":{"name":"GroupCoordinator","nodeid":-1,"nodename":"127.0.0.1:9093","source":"logical","state":"UP"}},
               "topics":{}}"#,
         );
         assert_eq!(r.value("c", &[("component", "k")]), 2);
@@ -431,6 +451,21 @@ mod tests {
             RDKafkaErrorCode::BrokerTransportFailure,
         ));
         assert_eq!(r.value("c", &[("component", "k")]), 2);
+        // a consumer with nothing to fetch, connected to its coordinator
+        // alone (as librdkafka 2.12 reports it)
+        let coordinator_only = br#"{"brokers":{
+              "127.0.0.1:9092/1":{"nodeid":1,"nodename":"127.0.0.1:9092","source":"learned","state":"INIT"},
+              "GroupCoordinator":{"nodeid":-1,"nodename":"127.0.0.1:9092","source":"logical","state":"UP"}}}"#;
+        c.update(coordinator_only);
+        assert_eq!(r.value("c", &[("component", "k")]), 1);
+        c.update(
+            br#"{"brokers":{"GroupCoordinator":{"nodeid":-1,"nodename":"","source":"logical","state":"INIT"}}}"#,
+        );
+        assert_eq!(r.value("c", &[("component", "k")]), 0);
+        c.update(coordinator_only);
+        assert_eq!(r.value("c", &[("component", "k")]), 1);
+        c.update(br#"{"brokers":{"127.0.0.1:9093/2":{"nodeid":2,"nodename":"127.0.0.1:9093","state":"UP"}}}"#);
+        assert_eq!(r.value("c", &[("component", "k")]), 1);
         c.on_error(&KafkaError::Global(RDKafkaErrorCode::AllBrokersDown));
         assert_eq!(r.value("c", &[("component", "k")]), 0);
         c.update(br#"{"brokers":{"b/1":{"nodeid":1,"state":"DOWN"}}}"#);

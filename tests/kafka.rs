@@ -1537,7 +1537,15 @@ path = "{{dir}}/out.log"
 }
 
 /// Waits until the metric `series` satisfies `ok`.
-fn wait_metric(api: SocketAddr, series: &str, ok: impl Fn(f64) -> bool, timeout: Duration) {
+/// Waits for `series` of `lf`'s API to pass `ok`; on time-out, fails with
+/// the metrics and `lf`'s log.
+fn wait_metric(
+    lf: &Logferry,
+    api: SocketAddr,
+    series: &str,
+    ok: impl Fn(f64) -> bool,
+    timeout: Duration,
+) {
     let deadline = Instant::now() + timeout;
     loop {
         let m = api_get(api, "/metrics");
@@ -1546,7 +1554,8 @@ fn wait_metric(api: SocketAddr, series: &str, ok: impl Fn(f64) -> bool, timeout:
         }
         assert!(
             Instant::now() < deadline,
-            "{series} after {timeout:?}:\n{m}"
+            "{series} after {timeout:?}:\n{m}\nlog:\n{}",
+            lf.log_text()
         );
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -1598,7 +1607,7 @@ address = "127.0.0.1:0"
         "{body}"
     );
     let source = r#"logferry_kafka_source_connected_brokers{component="kin"}"#;
-    wait_metric(api, source, |v| v >= 1.0, Duration::from_secs(20));
+    wait_metric(&lf, api, source, |v| v >= 1.0, Duration::from_secs(20));
 
     // the broker stops: not ready within a few seconds, and the reason
     // names Kafka
@@ -1613,13 +1622,13 @@ address = "127.0.0.1:0"
         "{body}"
     );
     assert!(body.contains(r#""local":{"ready":true"#), "{body}");
-    wait_metric(api, source, |v| v == 0.0, Duration::from_secs(10));
+    wait_metric(&lf, api, source, |v| v == 0.0, Duration::from_secs(10));
 
     // it comes back: ready again (the consumer rejoins its group through a
     // coordinator that loads again first: slower than the producer)
     broker.restart();
     wait_ready(api, "200", Duration::from_secs(60));
-    wait_metric(api, source, |v| v >= 1.0, Duration::from_secs(120));
+    wait_metric(&lf, api, source, |v| v >= 1.0, Duration::from_secs(120));
     // and both work again: records sent now are produced and consumed
     let mut s2 = send_frame(lf.forward_addr("in"), &frame("app.x", "rec", 10..20, "c2"));
     assert_eq!(

@@ -68,8 +68,12 @@ impl Logferry {
 
     /// Starts a prepared command (for runs without `--config`).
     pub fn spawn(cmd: &mut Command, dir: tempfile::TempDir) -> Logferry {
+        // LOGFERRY_TEST_LOG, when set, is the processes' LOGFERRY_LOG
+        // (`info,librdkafka=debug` for librdkafka's `debug` contexts);
+        // LOGFERRY_TEST_ECHO=1 echoes their logs
+        let level = std::env::var("LOGFERRY_TEST_LOG").unwrap_or_else(|_| "info".into());
         let mut child = cmd
-            .env("LOGFERRY_LOG", "info")
+            .env("LOGFERRY_LOG", level)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
