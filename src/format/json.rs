@@ -252,28 +252,75 @@ struct Open {
     done: usize,
 }
 
+/// The containers inside records written lately, as msgpack and as JSON.
+/// Records of one source often repeat one (an OTLP resource, a pod's
+/// Kubernetes metadata): comparing its bytes and copying its JSON is
+/// cheaper than writing it again.
+#[derive(Default)]
+struct Recent {
+    entries: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The entry the next new container replaces.
+    next: usize,
+}
+
+impl Recent {
+    const ENTRIES: usize = 4;
+    /// The largest container kept (msgpack bytes).
+    const MAX_BYTES: usize = 4096;
+
+    fn get(&self, msgpack: &[u8]) -> Option<&[u8]> {
+        self.entries
+            .iter()
+            .find(|(m, _)| m.as_slice() == msgpack)
+            .map(|(_, json)| json.as_slice())
+    }
+
+    fn put(&mut self, msgpack: &[u8], json: &[u8]) {
+        if msgpack.len() > Self::MAX_BYTES {
+            return;
+        }
+        if self.entries.len() < Self::ENTRIES {
+            self.entries.push((msgpack.to_vec(), json.to_vec()));
+            return;
+        }
+        let (m, j) = &mut self.entries[self.next];
+        m.clear();
+        m.extend_from_slice(msgpack);
+        j.clear();
+        j.extend_from_slice(json);
+        self.next = (self.next + 1) % Self::ENTRIES;
+    }
+}
+
+/// What [`write_value`] keeps between calls, so that converting a record
+/// allocates nothing.
+#[derive(Default)]
+struct Scratch {
+    /// The open containers.
+    stack: Vec<Open>,
+    recent: Recent,
+}
+
 thread_local! {
-    /// The open containers' stack of [`write_value`], kept between calls
-    /// so that converting a record allocates nothing.
-    static STACK: std::cell::Cell<Vec<Open>> = const { std::cell::Cell::new(Vec::new()) };
+    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
 }
 
 /// Converts the next complete value of `r` to JSON. Iterative, so nesting
 /// depth costs no stack.
 pub fn write_value(out: &mut Vec<u8>, r: &mut Reader<'_>) -> msgpack::Result<()> {
-    let mut stack = STACK.take();
+    let mut scratch = SCRATCH.take();
     let at = r.pos();
     let written = match r.read() {
         // the usual record, a map, is written pair by pair; only the
         // containers inside it take the stack
-        Ok(Value::Map(n)) => write_map(out, r, n, &mut stack),
+        Ok(Value::Map(n)) => write_map(out, r, n, &mut scratch),
         _ => {
             *r = Reader::at(r.buffer(), at);
-            stack.clear();
-            write_value_with(out, r, &mut stack, 0)
+            scratch.stack.clear();
+            write_value_with(out, r, &mut scratch.stack, 0)
         }
     };
-    STACK.set(stack);
+    SCRATCH.set(scratch);
     written
 }
 
@@ -282,7 +329,7 @@ fn write_map(
     out: &mut Vec<u8>,
     r: &mut Reader<'_>,
     n: usize,
-    stack: &mut Vec<Open>,
+    scratch: &mut Scratch,
 ) -> msgpack::Result<()> {
     out.push(b'{');
     for i in 0..n {
@@ -306,10 +353,23 @@ fn write_map(
         let at = r.pos();
         match r.read()? {
             Value::Array(_) | Value::Map(_) => {
-                let mut inner = Reader::at(r.buffer(), at);
-                stack.clear();
-                write_value_with(out, &mut inner, stack, 1)?;
-                *r = inner;
+                let end = msgpack::skip(r.buffer(), at)?;
+                let container = &r.buffer()[at..end];
+                match scratch.recent.get(container) {
+                    Some(json) => out.extend_from_slice(json),
+                    None => {
+                        let start = out.len();
+                        scratch.stack.clear();
+                        write_value_with(
+                            out,
+                            &mut Reader::at(r.buffer(), at),
+                            &mut scratch.stack,
+                            1,
+                        )?;
+                        scratch.recent.put(container, &out[start..]);
+                    }
+                }
+                *r = Reader::at(r.buffer(), end);
             }
             v => write_scalar(out, v),
         }
@@ -591,6 +651,48 @@ mod tests {
         assert_eq!(out.len(), 2 + 10_000 * 6 - 10_000 / 32 * 3 * 4 - 3 * 4);
         let back: String = serde_json::from_slice(&out).unwrap();
         assert_eq!(back.as_bytes(), controls);
+    }
+
+    #[test]
+    fn a_container_repeated_from_record_to_record_is_written_the_same() {
+        // records whose nested maps repeat, differ in a byte, are of the
+        // same length but other, and more than the few kept at once
+        let record = |resource: &str, n: u64| {
+            let mut m = Vec::new();
+            write::map_len(&mut m, 3);
+            write::str(&mut m, b"message");
+            write::str(&mut m, b"x\"y");
+            write::str(&mut m, b"resource");
+            write::map_len(&mut m, 2);
+            write::str(&mut m, b"service.name");
+            write::str(&mut m, resource.as_bytes());
+            write::str(&mut m, b"list");
+            write::array_len(&mut m, 2);
+            write::uint(&mut m, n);
+            write::str(&mut m, b"\n");
+            write::str(&mut m, b"n");
+            write::uint(&mut m, n);
+            m
+        };
+        let names = ["a", "b", "c", "d", "e", "f", "a", "a", "\"", "ab", "a"];
+        let big = "x".repeat(5000);
+        for (i, name) in names
+            .iter()
+            .copied()
+            .chain([big.as_str(), big.as_str()])
+            .enumerate()
+        {
+            for n in [1, 1, 2] {
+                let text = json_of(&record(name, n));
+                let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(
+                    parsed,
+                    serde_json::json!({"message": "x\"y",
+                        "resource": {"service.name": name, "list": [n, "\n"]}, "n": n}),
+                    "record {i}"
+                );
+            }
+        }
     }
 
     #[test]
