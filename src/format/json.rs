@@ -302,7 +302,15 @@ struct Scratch {
 }
 
 thread_local! {
-    static SCRATCH: std::cell::Cell<Scratch> = std::cell::Cell::new(Scratch::default());
+    static SCRATCH: std::cell::Cell<Scratch> = const {
+        std::cell::Cell::new(Scratch {
+            stack: Vec::new(),
+            recent: Recent {
+                entries: Vec::new(),
+                next: 0,
+            },
+        })
+    };
 }
 
 /// Converts the next complete value of `r` to JSON. Iterative, so nesting
@@ -337,19 +345,27 @@ fn write_map(
             out.push(b',');
         }
         // JSON object keys must be strings
-        match r.read()? {
-            Value::Str(k) | Value::Bin(k) => write_str(out, k),
-            key @ (Value::Array(_) | Value::Map(_)) => {
-                crate::event::skip_rest(r, key)?;
-                out.extend_from_slice(b"\"null\"");
-            }
-            key => {
-                let mut tmp = Vec::new();
-                write_scalar(&mut tmp, key);
-                write_str(out, &tmp);
+        if let Some(k) = r.read_short_str() {
+            write_str(out, k);
+        } else {
+            match r.read()? {
+                Value::Str(k) | Value::Bin(k) => write_str(out, k),
+                key @ (Value::Array(_) | Value::Map(_)) => {
+                    crate::event::skip_rest(r, key)?;
+                    out.extend_from_slice(b"\"null\"");
+                }
+                key => {
+                    let mut tmp = Vec::new();
+                    write_scalar(&mut tmp, key);
+                    write_str(out, &tmp);
+                }
             }
         }
         out.push(b':');
+        if let Some(v) = r.read_short_str() {
+            write_str(out, v);
+            continue;
+        }
         let at = r.pos();
         match r.read()? {
             Value::Array(_) | Value::Map(_) => {

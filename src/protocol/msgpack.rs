@@ -272,6 +272,24 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Reads the next value if it is a string of up to 255 bytes (the
+    /// usual map key, and most values), else reads nothing (`None`, for
+    /// [`Reader::read`] to read or refuse). Inlined where it is called,
+    /// the string comes back in registers: a [`Value`] returned through
+    /// memory cost the JSON conversion of records a stall per key and per
+    /// value.
+    #[inline]
+    pub fn read_short_str(&mut self) -> Option<&'a [u8]> {
+        let (start, len) = match *self.buf.get(self.pos)? {
+            m @ 0xa0..=0xbf => (self.pos + 1, usize::from(m & 0x1f)),
+            0xd9 => (self.pos + 2, usize::from(*self.buf.get(self.pos + 1)?)),
+            _ => return None,
+        };
+        let s = self.buf.get(start..start + len)?;
+        self.pos = start + len;
+        Some(s)
+    }
+
     /// Reads the next scalar or container header.
     pub fn read(&mut self) -> Result<Value<'a>> {
         let m = self.peek()?;
@@ -464,6 +482,33 @@ pub(crate) fn to_json(r: &mut Reader<'_>) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_strings_are_read_and_anything_else_is_left_to_read() {
+        let mut buf = Vec::new();
+        write::str(&mut buf, b"key");
+        write::str(&mut buf, &[b'x'; 200]);
+        write::str(&mut buf, &[b'y'; 300]);
+        write::uint(&mut buf, 7);
+        let mut r = Reader::new(&buf);
+        assert_eq!(r.read_short_str(), Some(&b"key"[..]));
+        assert_eq!(r.read_short_str(), Some(&[b'x'; 200][..]));
+        // str 16, then an integer: not read here
+        let at = r.pos();
+        assert_eq!(r.read_short_str(), None);
+        assert_eq!(r.pos(), at);
+        assert_eq!(r.read().unwrap(), Value::Str(&[b'y'; 300]));
+        assert_eq!(r.read_short_str(), None);
+        assert_eq!(r.read().unwrap(), Value::UInt(7));
+        assert_eq!(r.read_short_str(), None);
+        // cut short: nothing read, and `read` says why
+        for cut in [&[0xa3, b'a'][..], &[0xd9][..], &[0xd9, 5, b'a'][..]] {
+            let mut r = Reader::new(cut);
+            assert_eq!(r.read_short_str(), None);
+            assert_eq!(r.pos(), 0);
+            assert!(r.read().is_err());
+        }
+    }
 
     #[test]
     fn skip_reports_how_many_bytes_are_needed() {
