@@ -767,6 +767,44 @@ mod tests {
     }
 
     #[test]
+    fn a_record_of_more_than_fifteen_fields_and_the_next_read_back() {
+        // 15 and 16 fields with the message: a one-byte map header, then
+        // one widened to three bytes, and a record after each
+        let record = |attributes: usize| LogRecord {
+            time_unix_nano: 5_000_000_000,
+            body: v(s("m")),
+            attributes: (0..attributes)
+                .map(|i| kv(&format!("a{i}"), Any::IntValue(i as i64)))
+                .collect(),
+            ..Default::default()
+        };
+        let req = ExportLogsServiceRequest {
+            resource_logs: vec![ResourceLogs {
+                scope_logs: vec![ScopeLogs {
+                    log_records: vec![record(14), record(0), record(15), record(1)],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        };
+        let expect = |attributes: usize| {
+            let mut m = serde_json::Map::new();
+            m.insert("message".into(), json!("m"));
+            for i in 0..attributes {
+                m.insert(format!("a{i}"), json!(i));
+            }
+            (5, Json::Object(m))
+        };
+        assert_eq!(
+            decoded(&req, "t"),
+            [(
+                "t".to_string(),
+                vec![expect(14), expect(0), expect(15), expect(1)]
+            )]
+        );
+    }
+
+    #[test]
     fn bad_protobuf_is_refused_and_pieces_of_a_resource_merge() {
         let tag = TagTemplate::parse("otel.${resource.service.name}").unwrap();
         let mut req = ExportLogsServiceRequest {
