@@ -188,6 +188,24 @@ impl Formatter {
                 }
                 Ok(())
             }
+            (false, Records::Entries(entries)) if self.kind == FormatKind::Json => {
+                // each record converted as it is read: not walked once to
+                // find its end and again to convert it
+                let tag = batch.tag.clone();
+                let mut r = Reader::new(entries);
+                while !r.is_empty() {
+                    if r.read_array_len()? != 2 {
+                        return Err(msgpack::Error::Invalid {
+                            offset: r.pos(),
+                            reason: "entry must be [time, record]",
+                        });
+                    }
+                    let time = EventTime::read(&mut r)?;
+                    self.write_json_line(&tag, time, out, |out| json::write_value(out, &mut r))?;
+                    check(out);
+                }
+                Ok(())
+            }
             _ => {
                 let tag = batch.tag.clone();
                 batch.for_each_record(|time, rec| {
@@ -196,6 +214,25 @@ impl Formatter {
                 })
             }
         }
+    }
+
+    /// Appends one line of the `json` format, the record written by
+    /// `record`.
+    fn write_json_line<E>(
+        &mut self,
+        tag: &str,
+        time: EventTime,
+        out: &mut Vec<u8>,
+        record: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        out.extend_from_slice(b"{\"time\":\"");
+        self.time.write(out, time);
+        out.extend_from_slice(b"\",\"tag\":");
+        json::write_str(out, tag.as_bytes());
+        out.extend_from_slice(b",\"record\":");
+        record(out)?;
+        out.extend_from_slice(b"}\n");
+        Ok(())
     }
 
     /// Appends one record in this format (newline included, except msgpack).
@@ -216,13 +253,10 @@ impl Formatter {
                 out.push(b'\n');
             }
             FormatKind::Json => {
-                out.extend_from_slice(b"{\"time\":\"");
-                self.time.write(out, time);
-                out.extend_from_slice(b"\",\"tag\":");
-                json::write_str(out, tag.as_bytes());
-                out.extend_from_slice(b",\"record\":");
-                write_record_json(rec, out);
-                out.extend_from_slice(b"}\n");
+                let _ = self.write_json_line(tag, time, out, |out| {
+                    write_record_json(rec, out);
+                    Ok::<(), std::convert::Infallible>(())
+                });
             }
             FormatKind::Msgpack => {
                 write::array_len(out, 3);
@@ -492,6 +526,53 @@ mod tests {
         assert_eq!(first["tag"], "app.web");
         assert_eq!(first["record"]["message"], "hello");
         assert_eq!(text.lines().count(), 3);
+    }
+
+    #[test]
+    fn json_lines_of_a_batch_are_those_of_each_record() {
+        // the batch is converted in one walk; each record alone through
+        // `write_record`: the same lines, nested values and escapes too
+        let mut e = Vec::new();
+        entry(
+            &mut e,
+            &[("message", "a \"quoted\" line\n"), ("level", "info")],
+        );
+        write::array_len(&mut e, 2);
+        write::event_time(&mut e, 1_700_000_001, 123_456_789);
+        write::map_len(&mut e, 2);
+        write::str(&mut e, b"resource");
+        write::map_len(&mut e, 1);
+        write::str(&mut e, b"service.name");
+        write::str(&mut e, b"api");
+        write::str(&mut e, b"list");
+        write::array_len(&mut e, 2);
+        write::uint(&mut e, 1);
+        e.push(0xc0);
+        entry(&mut e, &[]);
+        let batch = Batch::new("t\u{e9}".into(), Records::Entries(e.into()), 3);
+        let cfg = FormatConfig {
+            kind: FormatKind::Json,
+            ..Default::default()
+        };
+        let mut f = Formatter::new(&cfg).unwrap();
+        let mut whole = Vec::new();
+        f.write_batch(&batch, &mut whole).unwrap();
+        let mut each = Vec::new();
+        batch
+            .for_each_record(|time, rec| f.write_record("t\u{e9}", time, rec, &mut each))
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(whole).unwrap(),
+            String::from_utf8(each).unwrap()
+        );
+        // an entry that is not [time, record] is refused, not written
+        let mut bad = Vec::new();
+        write::array_len(&mut bad, 3);
+        write::event_time(&mut bad, 1, 0);
+        write::map_len(&mut bad, 0);
+        bad.push(0xc0);
+        let batch = Batch::new("t".into(), Records::Entries(bad.into()), 1);
+        assert!(f.write_batch(&batch, &mut Vec::new()).is_err());
     }
 
     #[test]
