@@ -201,7 +201,15 @@ impl Formatter {
                         });
                     }
                     let time = EventTime::read(&mut r)?;
-                    self.write_json_line(&tag, time, out, |out| json::write_value(out, &mut r))?;
+                    let line = out.len();
+                    let written =
+                        self.write_json_line(&tag, time, out, |out| json::write_value(out, &mut r));
+                    if let Err(e) = written {
+                        // what comes before is whole lines, as when each
+                        // record's end is found first
+                        out.truncate(line);
+                        return Err(e);
+                    }
                     check(out);
                 }
                 Ok(())
@@ -573,6 +581,18 @@ mod tests {
         bad.push(0xc0);
         let batch = Batch::new("t".into(), Records::Entries(bad.into()), 1);
         assert!(f.write_batch(&batch, &mut Vec::new()).is_err());
+        // a record cut short after a whole one: the whole line stays, and
+        // nothing of the cut one
+        let mut cut = Vec::new();
+        entry(&mut cut, &[("a", "b")]);
+        entry(&mut cut, &[("c", "d")]);
+        cut.truncate(cut.len() - 2);
+        let batch = Batch::new("t".into(), Records::Entries(cut.into()), 2);
+        let mut out = Vec::new();
+        assert!(f.write_batch(&batch, &mut out).is_err());
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.ends_with("\"record\":{\"a\":\"b\"}}\n"), "{text}");
     }
 
     #[test]
