@@ -236,13 +236,7 @@ impl Batch {
             Records::Entries(b) => {
                 let mut r = Reader::new(b);
                 while !r.is_empty() {
-                    if r.read_array_len()? < 2 {
-                        return Err(msgpack::Error::Invalid {
-                            offset: r.pos(),
-                            reason: "entry must be [time, record]",
-                        });
-                    }
-                    let time = EventTime::read(&mut r)?;
+                    let time = read_entry_time(&mut r)?;
                     let start = r.pos();
                     r.skip()?;
                     f(time, RecordRef::Map(&b[start..r.pos()]));
@@ -257,6 +251,18 @@ impl Batch {
         }
         Ok(())
     }
+}
+
+/// Reads the head of a forward entry `[time, record]`: its array header
+/// and its time, leaving `r` at the record.
+pub fn read_entry_time(r: &mut Reader<'_>) -> msgpack::Result<EventTime> {
+    if r.read_array_len()? < 2 {
+        return Err(msgpack::Error::Invalid {
+            offset: r.pos(),
+            reason: "entry must be [time, record]",
+        });
+    }
+    EventTime::read(r)
 }
 
 /// A borrowed view of one record.

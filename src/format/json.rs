@@ -264,6 +264,13 @@ struct Recent {
 }
 
 impl Recent {
+    const fn new() -> Recent {
+        Recent {
+            entries: Vec::new(),
+            next: 0,
+        }
+    }
+
     const ENTRIES: usize = 4;
     /// The largest container kept (msgpack bytes).
     const MAX_BYTES: usize = 4096;
@@ -305,10 +312,7 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Scratch> = const {
         std::cell::Cell::new(Scratch {
             stack: Vec::new(),
-            recent: Recent {
-                entries: Vec::new(),
-                next: 0,
-            },
+            recent: Recent::new(),
         })
     };
 }

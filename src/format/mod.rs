@@ -194,13 +194,7 @@ impl Formatter {
                 let tag = batch.tag.clone();
                 let mut r = Reader::new(entries);
                 while !r.is_empty() {
-                    if r.read_array_len()? != 2 {
-                        return Err(msgpack::Error::Invalid {
-                            offset: r.pos(),
-                            reason: "entry must be [time, record]",
-                        });
-                    }
-                    let time = EventTime::read(&mut r)?;
+                    let time = crate::event::read_entry_time(&mut r)?;
                     let line = out.len();
                     let written =
                         self.write_json_line(&tag, time, out, |out| json::write_value(out, &mut r));
@@ -573,7 +567,8 @@ mod tests {
             String::from_utf8(whole).unwrap(),
             String::from_utf8(each).unwrap()
         );
-        // an entry that is not [time, record] is refused, not written
+        // an entry of three items is refused (its third is no entry), as
+        // `for_each_record` refuses it
         let mut bad = Vec::new();
         write::array_len(&mut bad, 3);
         write::event_time(&mut bad, 1, 0);

@@ -47,13 +47,7 @@ impl Encoder {
             Records::Entries(b) => {
                 let mut r = Reader::new(b);
                 while !r.is_empty() {
-                    if r.read_array_len()? < 2 {
-                        return Err(msgpack::Error::Invalid {
-                            offset: r.pos(),
-                            reason: "entry must be [time, record]",
-                        });
-                    }
-                    let time = EventTime::read(&mut r)?;
+                    let time = crate::event::read_entry_time(&mut r)?;
                     let start = r.pos();
                     r.skip()?;
                     out.push(self.message(
