@@ -24,7 +24,9 @@ pub struct ForwardSinkConfig {
     #[serde(default = "default_batch_bytes", deserialize_with = "units::bytes")]
     pub batch_bytes: usize,
     /// How long a chunk that is not full may wait for more records. 0 (the
-    /// default): it is sent as soon as the sink's queue runs empty.
+    /// default): it is sent as soon as the sink's queue runs empty. A chunk
+    /// holding a batch whose client waits for its acknowledgement never
+    /// waits.
     #[serde(default, deserialize_with = "units::duration")]
     pub flush_interval: Duration,
     /// `"gzip"`: send CompressedPackedForward frames.

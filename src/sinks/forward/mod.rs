@@ -413,6 +413,9 @@ impl Dispatcher<'_> {
         let bytes = chunk::entry_bytes(b);
         let count = b.count;
         let tag = b.tag.clone();
+        // a client waits for this batch's acknowledgement: its chunk does
+        // not wait for `flush_interval`
+        let waited_on = b.is_waited_on();
         // a chunk never grows past the limits
         if let Some(open) = self.open.get(&tag) {
             if open.count + count > self.config.batch_records
@@ -428,7 +431,10 @@ impl Dispatcher<'_> {
             .entry(tag.clone())
             .or_insert_with(|| Chunk::new(tag.clone(), unsettled));
         chunk.push(delivery);
-        if chunk.count >= self.config.batch_records || chunk.bytes >= self.config.batch_bytes {
+        if waited_on
+            || chunk.count >= self.config.batch_records
+            || chunk.bytes >= self.config.batch_bytes
+        {
             let full = self.open.remove(&tag).expect("present");
             self.ready.push_back(full);
         }
@@ -506,5 +512,58 @@ impl Dispatcher<'_> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ack::AckHandle;
+    use crate::event::{Batch, EventTime, Records};
+
+    fn config(flush_interval: &str) -> ForwardSinkConfig {
+        let toml = format!(
+            "servers = [{{ address = \"127.0.0.1:1\" }}]\nflush_interval = \"{flush_interval}\"\n"
+        );
+        toml::from_str(&toml).expect("config")
+    }
+
+    fn batch(waited_on: bool) -> Delivery {
+        let b = Batch::new(
+            "app".into(),
+            Records::Lines {
+                data: bytes::Bytes::from_static(b"one line\n"),
+                time: EventTime::new(1, 0),
+            },
+            1,
+        )
+        .with_ack(AckHandle::new(|_| {}));
+        Delivery::standalone(if waited_on { b.waited_on() } else { b })
+    }
+
+    #[test]
+    fn with_a_flush_interval_only_a_chunk_nobody_waits_for_waits() {
+        let config = config("10s");
+        let mut d = Dispatcher {
+            balancer: Balancer::new(config.mode, &config.servers),
+            config: &config,
+            links: Vec::new(),
+            open: HashMap::new(),
+            ready: VecDeque::new(),
+            unsettled: Arc::default(),
+        };
+        // streaming batches gather in one open chunk
+        d.take(batch(false));
+        d.take(batch(false));
+        assert_eq!((d.open.len(), d.ready.len()), (1, 0));
+        assert!(d.flush_deadline().is_some());
+        // a batch whose client waits takes them along at once
+        d.take(batch(true));
+        assert_eq!((d.open.len(), d.ready.len()), (0, 1));
+        assert_eq!(d.ready[0].count, 3);
+        assert!(d.flush_deadline().is_none());
+        // and goes at once on its own too
+        d.take(batch(true));
+        assert_eq!((d.open.len(), d.ready.len()), (0, 2));
     }
 }
