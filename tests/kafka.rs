@@ -1014,6 +1014,62 @@ fn kafka_source_skips_and_counts_values_that_are_not_json_objects() {
     assert!(lf.log_text().contains("not a JSON object"));
 }
 
+/// A topic written one message at a time at an everyday rate (100 a
+/// second for 3 s, each its own produce request): nobody waits for the
+/// Kafka source's acknowledgement, so its batches gather for its `linger`
+/// (default 1 s) and travel on as a few forward chunks, not one per fetch;
+/// every message arrives once.
+#[test]
+fn a_topic_written_one_message_at_a_time_travels_in_few_chunks() {
+    let broker = shared_broker();
+    let topic = unique("trickle");
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let to = receiver.forward_addr("in");
+    let mut lf = Logferry::start(&format!(
+        "[sources.k]\ntype = \"kafka\"\nbrokers = [\"{broker}\"]\ngroup_id = \"{}\"\n\
+         topics = [\"{topic}\"]\ncommit_interval = \"100ms\"\n\n\
+         [sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{to}\" }}]\n\
+         require_ack = true\n",
+        unique("group")
+    ));
+    // the topic exists and the group has its partition before the trickle
+    produce(broker, &topic, "warm", 0..1);
+    let out = receiver.path("received.log");
+    wait_for_lines(&out, 1, Duration::from_secs(60));
+
+    // each line its own request, answered once Kafka has it: each its own
+    // produce request, paced
+    let mut producer = Logferry::start(&format!(
+        "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{broker}\"]\ntopic = \"{topic}\"\n"
+    ));
+    let web = producer.http_addr("web");
+    const N: usize = 300;
+    let started = Instant::now();
+    for i in 0..N {
+        let answer = post_lines(web, &format!("t-{i}\n"));
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        let due = started + Duration::from_millis(i as u64 * 10);
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+    }
+    assert!(producer.stop().success(), "{}", producer.log_text());
+    let lines = wait_for_lines(&out, N + 1, Duration::from_secs(60));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    assert_exactly(&read_lines(&out), "t", N);
+    assert_eq!(lines.len(), N + 1, "every message once");
+    let chunks = lf.final_counter("logferry_forward_sink_chunks_total{component=\"out\"}");
+    eprintln!("{chunks} chunks for {} messages", N + 1);
+    // with a batch handed on 50 ms after its first message: 43
+    assert!(
+        (2..=15).contains(&chunks),
+        "{chunks} chunks for {N} messages written over 3 s"
+    );
+}
+
 /// HTTP → Kafka: each request is answered only once Kafka's delivery
 /// reports say its lines are stored; the topic then holds every line once.
 #[test]

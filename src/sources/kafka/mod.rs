@@ -44,9 +44,6 @@ use decode::{encode_entry, Message};
 use offsets::{Offsets, PartitionId};
 use pending::PendingRecords;
 
-/// How long records wait in a partly filled batch.
-const BATCH_WAIT: Duration = Duration::from_millis(50);
-
 /// At shutdown, how long to wait for the sinks' verdicts on what is in
 /// flight before the last commit (what is left is delivered again).
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
@@ -305,8 +302,10 @@ impl KafkaSource {
                         p.next = m.offset() + 1;
                         if p.count >= config.batch_records {
                             full = Some(id);
+                        } else if config.linger.is_zero() {
+                            flush_all = true;
                         } else if flush_at.is_none() {
-                            flush_at = Some(tokio::time::Instant::now() + BATCH_WAIT);
+                            flush_at = Some(tokio::time::Instant::now() + config.linger);
                         }
                     }
                 },
