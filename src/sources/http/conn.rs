@@ -872,11 +872,16 @@ impl Handler {
         };
         let bytes = body.len();
         let malformed = |e: String| Refusal::new(StatusCode::BAD_REQUEST, "malformed", e);
-        let (batches, format): (Vec<(Tag, Records, usize)>, _) = match kind {
+        // a plain HTTP request is one batch: no list is allocated for it
+        let (one, many, format): (Option<(Tag, Records, usize)>, Vec<_>, _) = match kind {
             Body::Http(kind) => {
                 let decoded = decode::decode(kind, body, time, EventTime::now())
                     .map_err(|e| malformed(e.to_string()))?;
-                (vec![(tag, decoded.records, decoded.count)], None)
+                (
+                    Some((tag, decoded.records, decoded.count)),
+                    Vec::new(),
+                    None,
+                )
             }
             Body::Otlp(format) => {
                 let template = self
@@ -887,10 +892,10 @@ impl Handler {
                 let tagged = otlp::decode(format, &body, template, EventTime::now())
                     .map_err(|e| malformed(e.to_string()))?;
                 let batches = tagged.into_iter().map(|t| (t.tag, t.records, t.count));
-                (batches.collect(), Some(format))
+                (None, batches.collect(), Some(format))
             }
         };
-        let count: usize = batches.iter().map(|(_, _, n)| n).sum();
+        let count: usize = one.iter().chain(&many).map(|(_, _, n)| n).sum();
         if count == 0 {
             return Ok(accepted(format, None));
         }
@@ -908,8 +913,8 @@ impl Handler {
         };
         // an OTLP request may hold several tags: one batch each, sharing
         // the request's acknowledgement (answered once all are settled)
-        let (mut charge, last) = (charge, batches.len() - 1);
-        for (i, (tag, records, count)) in batches.into_iter().enumerate() {
+        let (mut charge, last) = (charge, usize::from(one.is_some()) + many.len() - 1);
+        for (i, (tag, records, count)) in one.into_iter().chain(many).enumerate() {
             let mut batch = Batch::new(tag, records, count).with_ack(ack.clone());
             if verdict.is_some() {
                 // the answer waits for the sinks: they send it without lingering
