@@ -53,7 +53,7 @@ impl FileId {
     /// The identity of an open file.
     pub fn of(file: &std::fs::File) -> std::io::Result<FileId> {
         use std::os::fd::AsRawFd;
-        statx(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH).map(|(id, _)| id)
+        statx(file.as_raw_fd(), c"", libc::AT_EMPTY_PATH).map(|(id, _, _)| id)
     }
 
     /// The identity of the file a path names now.
@@ -63,10 +63,14 @@ impl FileId {
 
     /// The identity and size of the file a path names now (one call).
     pub fn stat_path(path: &Path) -> std::io::Result<(FileId, u64)> {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
-            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        statx(libc::AT_FDCWD, &c, 0)
+        stat_named(path).map(|(id, size, _)| (id, size))
+    }
+
+    /// Like [`FileId::stat_path`], in the same one call, if the path names
+    /// a regular file (through symbolic links, as `Path::is_file`);
+    /// `None` for anything else.
+    pub fn stat_regular(path: &Path) -> std::io::Result<Option<(FileId, u64)>> {
+        stat_named(path).map(|(id, size, regular)| regular.then_some((id, size)))
     }
 
     /// Device and inode only: where the file is, whoever it is.
@@ -85,7 +89,15 @@ impl FileId {
     }
 }
 
-fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<(FileId, u64)> {
+fn stat_named(path: &Path) -> std::io::Result<(FileId, u64, bool)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    statx(libc::AT_FDCWD, &c, 0)
+}
+
+/// Identity, size, and whether it is a regular file.
+fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<(FileId, u64, bool)> {
     // SAFETY: statx writes into the zeroed struct it is given; `path` is a
     // valid C string for the call's duration.
     let mut sx: libc::statx = unsafe { std::mem::zeroed() };
@@ -94,7 +106,7 @@ fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<(File
             dirfd,
             path.as_ptr(),
             flags | libc::AT_STATX_SYNC_AS_STAT,
-            libc::STATX_INO | libc::STATX_BTIME | libc::STATX_SIZE,
+            libc::STATX_TYPE | libc::STATX_INO | libc::STATX_BTIME | libc::STATX_SIZE,
             &mut sx,
         )
     };
@@ -111,7 +123,8 @@ fn statx(dirfd: i32, path: &std::ffi::CStr, flags: i32) -> std::io::Result<(File
         ino: sx.stx_ino,
         born,
     };
-    Ok((id, sx.stx_size))
+    let regular = u32::from(sx.stx_mode) & libc::S_IFMT == libc::S_IFREG;
+    Ok((id, sx.stx_size, regular))
 }
 
 /// The head of a file: length and hash of its first bytes.
@@ -294,6 +307,21 @@ fn parse_v1(line: &str) -> Option<Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_regular_file_is_stated_through_links_and_anything_else_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("app.log");
+        std::fs::write(&file, b"12345").unwrap();
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let (id, size) = FileId::stat_regular(&file).unwrap().expect("a regular file");
+        assert_eq!(size, 5);
+        assert_eq!((id, size), FileId::stat_path(&file).unwrap());
+        assert_eq!(FileId::stat_regular(&link).unwrap(), Some((id, size)));
+        assert_eq!(FileId::stat_regular(dir.path()).unwrap(), None);
+        assert!(FileId::stat_regular(&dir.path().join("missing")).is_err());
+    }
 
     #[test]
     fn round_trips_and_tolerates_garbage() {

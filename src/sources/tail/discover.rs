@@ -172,8 +172,12 @@ impl TailSource {
                 continue;
             };
             for path in paths.flatten() {
-                if !self.is_excluded(&path) && path.is_file() {
-                    found.push(path);
+                if self.is_excluded(&path) {
+                    continue;
+                }
+                // one statx a path: a regular file, its identity and size
+                if let Ok(Some((id, size))) = FileId::stat_regular(&path) {
+                    found.push((path, id, size));
                 }
             }
         }
@@ -186,7 +190,7 @@ impl TailSource {
                 }
             }
         }
-        let found_set: HashSet<&PathBuf> = found.iter().collect();
+        let found_set: HashSet<&PathBuf> = found.iter().map(|(path, _, _)| path).collect();
         // followed live files whose name is no longer among the matches
         let gone: Vec<PathBuf> = self
             .files
@@ -198,10 +202,7 @@ impl TailSource {
             self.check_name(&p);
         }
         let mut present = HashSet::new();
-        for path in &found {
-            let Ok((id, size)) = stat(path) else {
-                continue;
-            };
+        for &(ref path, id, size) in &found {
             present.insert(id.place());
             if let Some(&key) = self.names.get(path) {
                 let f = &self.files[&key];
