@@ -75,10 +75,17 @@ pub trait Sink: Send + 'static {
     /// Writes out everything taken so far and settles those deliveries.
     fn flush(&mut self);
     /// How often [`Sink::tick`] should run, if at all: once per interval
-    /// while the sink is idle; a sink being written to ticks in the turns
-    /// of its writes instead, at least every one and a half intervals and
-    /// at most every half.
+    /// while the sink is idle (at [`Sink::resting_tick_interval`] while it
+    /// rests); a sink being written to ticks in the turns of its writes
+    /// instead, at least every one and a half intervals and at most every
+    /// half.
     fn tick_interval(&self) -> Option<Duration> {
+        None
+    }
+    /// How often [`Sink::tick`] runs while the sink rests (holds nothing
+    /// to write or to settle, so its ticks have less to do), if less often
+    /// than [`Sink::tick_interval`]; `None`: it is not resting now.
+    fn resting_tick_interval(&self) -> Option<Duration> {
         None
     }
     /// Periodic work (time-based rotation, rate reports).
@@ -254,8 +261,14 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             d = rx.recv() => d,
             _ = sleep_until_opt(next_tick) => {
                 sink.tick();
-                ticked_at = Some(tokio::time::Instant::now());
-                next_tick = every.and_then(|e| next_tick.map(|at| at + e));
+                let now = tokio::time::Instant::now();
+                ticked_at = Some(now);
+                next_tick = match sink.resting_tick_interval() {
+                    // nothing held: each tick of its own wakes its thread
+                    // for little, so fewer of them
+                    Some(rest) => Some(now + rest),
+                    None => every.and_then(|e| next_tick.map(|at| at + e)),
+                };
                 continue;
             }
             _ = sleep_until_opt(retry_at) => {
@@ -347,12 +360,14 @@ mod tests {
         assert_eq!(driver.await.unwrap(), 0);
     }
 
-    /// Ticks every second; counts its ticks and those that woke it alone.
+    /// Ticks every second (`resting`: at this period while it rests);
+    /// counts its ticks and those that woke it alone.
     #[derive(Default)]
     struct Ticking {
         flushed_at: Option<tokio::time::Instant>,
         ticks: Arc<AtomicUsize>,
         alone: Arc<AtomicUsize>,
+        resting: Option<Duration>,
     }
 
     impl Sink for Ticking {
@@ -364,6 +379,9 @@ mod tests {
         }
         fn tick_interval(&self) -> Option<Duration> {
             Some(Duration::from_secs(1))
+        }
+        fn resting_tick_interval(&self) -> Option<Duration> {
+            self.resting
         }
         fn tick(&mut self) {
             self.ticks.fetch_add(1, Ordering::AcqRel);
@@ -416,6 +434,23 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(10_100)).await;
         let idle = ticks.load(Ordering::Acquire) - written;
         assert!((9..=10).contains(&idle), "{idle} ticks in 10 s idle");
+        drop(tx);
+        driver.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_resting_sink_ticks_on_its_own_at_its_resting_period() {
+        let registry = Registry::new();
+        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
+        let mut sink = Ticking {
+            resting: Some(Duration::from_secs(5)),
+            ..Ticking::default()
+        };
+        let ticks = sink.ticks.clone();
+        let driver = tokio::spawn(async move { drive(&mut sink, rx).await });
+        // the first a period after the start, then every 5 s: 1, 6, 11, 16 s
+        tokio::time::sleep(Duration::from_millis(20_500)).await;
+        assert_eq!(ticks.load(Ordering::Acquire), 4);
         drop(tx);
         driver.await.unwrap();
     }

@@ -68,6 +68,10 @@ const WRITE_SLICE: usize = 256 * 1024;
 /// the received frame with writev(2) instead of being copied first.
 const ZERO_COPY_MIN_RECORD: usize = 1024;
 
+/// How often a file sink that holds nothing ticks (looks for removed
+/// outputs, closes idle files, acts on a SIGHUP no write came after).
+const RESTING_TICK: Duration = Duration::from_secs(5);
+
 pub struct FileSink {
     name: String,
     config: FileSinkConfig,
@@ -434,7 +438,21 @@ impl Sink for FileSink {
     fn tick_interval(&self) -> Option<Duration> {
         // also closes files of paths no longer written (old dates, old tags)
         // and acts on SIGHUP within a second and a half when no write comes
+        // (five seconds when it rests: `resting_tick_interval`)
         Some(Duration::from_secs(1))
+    }
+
+    fn resting_tick_interval(&self) -> Option<Duration> {
+        // nothing to write, settle or retry, and no rotation by age: the
+        // ticks only look for removed outputs, idle files and a SIGHUP (a
+        // write does both of the last at once anyway)
+        let resting = self.parked.is_empty()
+            && self.config.rotate_interval.is_none()
+            && self
+                .files
+                .values()
+                .all(|f| f.held.is_empty() && f.pending.is_empty());
+        resting.then_some(RESTING_TICK)
     }
 
     fn tick(&mut self) {

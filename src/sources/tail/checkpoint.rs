@@ -315,7 +315,9 @@ mod tests {
         std::fs::write(&file, b"12345").unwrap();
         let link = dir.path().join("link.log");
         std::os::unix::fs::symlink(&file, &link).unwrap();
-        let (id, size) = FileId::stat_regular(&file).unwrap().expect("a regular file");
+        let (id, size) = FileId::stat_regular(&file)
+            .unwrap()
+            .expect("a regular file");
         assert_eq!(size, 5);
         assert_eq!((id, size), FileId::stat_path(&file).unwrap());
         assert_eq!(FileId::stat_regular(&link).unwrap(), Some((id, size)));
