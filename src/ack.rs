@@ -89,15 +89,35 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-type Callback = Box<dyn FnOnce(AckOutcome) + Send>;
-
-struct AckInner {
+/// What the handles of one acknowledgement share, its callback `C` inline:
+/// an acknowledgement is one allocation, made by the source and freed by
+/// whichever holder (often a sink's thread) lets go last.
+struct AckInner<C: ?Sized + Fire> {
     rejected: AtomicBool,
     /// A client waits for this acknowledgement ([`AckHandle::mark_waited_on`]).
     waited_on: AtomicBool,
-    /// The refusals of every sink, if records were set aside.
-    refused: Mutex<Refused>,
-    callback: Mutex<Option<Callback>>,
+    /// The refusals of every sink, if records were set aside (rare: kept
+    /// out of line, so that the acknowledgement of every batch stays small).
+    refused: Mutex<Option<Box<Refused>>>,
+    callback: C,
+}
+
+/// An acknowledgement's callback, run once, when its last handle goes.
+trait Fire: Send + Sync {
+    fn fire(&mut self, outcome: AckOutcome);
+}
+
+/// A callback not run yet (the mutex makes it shareable; it is only ever
+/// taken through `&mut`, without locking).
+struct Once<F>(Mutex<Option<F>>);
+
+impl<F: FnOnce(AckOutcome) + Send> Fire for Once<F> {
+    fn fire(&mut self, outcome: AckOutcome) {
+        let f = self.0.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(f) = f {
+            f(outcome);
+        }
+    }
 }
 
 /// The refusals of a batch's records by its sinks.
@@ -117,24 +137,22 @@ impl Refused {
     }
 }
 
-impl Drop for AckInner {
+impl<C: ?Sized + Fire> Drop for AckInner<C> {
     fn drop(&mut self) {
-        let cb = self.callback.get_mut().ok().and_then(Option::take);
-        if let Some(cb) = cb {
-            let refused = std::mem::take(self.refused.get_mut().unwrap_or_else(|e| e.into_inner()));
-            let outcome = match (self.rejected.load(Ordering::Acquire), refused.outcome()) {
-                (true, _) => AckOutcome::Rejected,
-                (false, Some(r)) => AckOutcome::Refused(Arc::new(r)),
-                (false, None) => AckOutcome::Accepted,
-            };
-            cb(outcome);
-        }
+        let refused = self.refused.get_mut().unwrap_or_else(|e| e.into_inner());
+        let refused = refused.take().and_then(|r| r.outcome());
+        let outcome = match (self.rejected.load(Ordering::Acquire), refused) {
+            (true, _) => AckOutcome::Rejected,
+            (false, Some(r)) => AckOutcome::Refused(Arc::new(r)),
+            (false, None) => AckOutcome::Accepted,
+        };
+        self.callback.fire(outcome);
     }
 }
 
 /// A shared acknowledgement; see the module docs.
 #[derive(Clone, Default)]
-pub struct AckHandle(Option<Arc<AckInner>>);
+pub struct AckHandle(Option<Arc<AckInner<dyn Fire>>>);
 
 impl fmt::Debug for AckHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -157,12 +175,13 @@ impl AckHandle {
 
     /// A handle whose `callback` runs once every clone is dropped.
     pub fn new(callback: impl FnOnce(AckOutcome) + Send + 'static) -> Self {
-        AckHandle(Some(Arc::new(AckInner {
+        let inner: Arc<AckInner<dyn Fire>> = Arc::new(AckInner {
             rejected: AtomicBool::new(false),
             waited_on: AtomicBool::new(false),
-            refused: Mutex::new(Refused::default()),
-            callback: Mutex::new(Some(Box::new(callback))),
-        })))
+            refused: Mutex::new(None),
+            callback: Once(Mutex::new(Some(callback))),
+        });
+        AckHandle(Some(inner))
     }
 
     /// Marks the batch as not accepted by this holder. The verdict is
@@ -182,7 +201,8 @@ impl AckHandle {
     /// is the largest of any sink (at least that many were not kept).
     pub fn refuse(&self, refusal: Refusal) {
         if let Some(i) = &self.0 {
-            let mut refused = i.refused.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slot = i.refused.lock().unwrap_or_else(|e| e.into_inner());
+            let refused = slot.get_or_insert_with(Box::default);
             match refused.by_sink.iter_mut().find(|(s, _)| *s == refusal.sink) {
                 Some((_, n)) => *n += refusal.records,
                 None => refused

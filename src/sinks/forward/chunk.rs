@@ -274,14 +274,22 @@ impl Drop for Split {
 /// Pieces of a split batch: entries, their count, and the settlement share.
 pub type Pieces = Vec<(Bytes, usize, Piece)>;
 
+/// A batch as the forward sink takes it: whole, or in pieces.
+pub enum Taken {
+    /// It fits in one chunk.
+    Whole(Delivery),
+    /// Its tag and pieces.
+    Pieces(Tag, Pieces),
+}
+
 /// Splits a batch into pieces of at most `max` bytes of entries and
 /// `max_records` records (at least one entry each), at entry boundaries;
-/// gives the delivery back if it fits in one chunk. Lines are encoded as
-/// entries first.
-pub fn split(d: Delivery, max: usize, max_records: usize) -> Result<(Tag, Pieces), Delivery> {
+/// gives the delivery back whole if it fits in one chunk. Lines are encoded
+/// as entries first.
+pub fn split(d: Delivery, max: usize, max_records: usize) -> Taken {
     let b = d.batch();
     if entry_bytes(b) <= max && b.count <= max_records {
-        return Err(d);
+        return Taken::Whole(d);
     }
     let entries = entries_of(b);
     let mut bounds = Vec::new();
@@ -289,7 +297,7 @@ pub fn split(d: Delivery, max: usize, max_records: usize) -> Result<(Tag, Pieces
     while pos < entries.len() {
         let Ok(end) = crate::protocol::msgpack::skip(&entries, pos) else {
             // entries were validated when decoded; never split what we cannot walk
-            return Err(d);
+            return Taken::Whole(d);
         };
         if count > 0 && (end - start > max || count >= max_records) {
             bounds.push((start, pos, count));
@@ -315,7 +323,7 @@ pub fn split(d: Delivery, max: usize, max_records: usize) -> Result<(Tag, Pieces
             (entries.slice(a..b), n, piece)
         })
         .collect();
-    Ok((tag, pieces))
+    Taken::Pieces(tag, pieces)
 }
 
 #[cfg(test)]
@@ -388,7 +396,7 @@ mod tests {
                 10,
             )
             .with_ack(AckHandle::new(move |o| tx.send(o).unwrap()));
-            let Ok((tag, pieces)) = split(delivery(batch), one * 3, usize::MAX) else {
+            let Taken::Pieces(tag, pieces) = split(delivery(batch), one * 3, usize::MAX) else {
                 panic!("must split")
             };
             assert_eq!(&*tag, "t");
@@ -422,7 +430,10 @@ mod tests {
             Records::Entries(Bytes::from(entries.clone())),
             10,
         );
-        assert!(split(delivery(small), entries.len(), 10).is_err());
+        assert!(matches!(
+            split(delivery(small), entries.len(), 10),
+            Taken::Whole(_)
+        ));
     }
 
     #[test]
@@ -436,7 +447,7 @@ mod tests {
             Records::Entries(Bytes::from(entries.clone())),
             10,
         );
-        let Ok((_, pieces)) = split(delivery(batch), usize::MAX, 4) else {
+        let Taken::Pieces(_, pieces) = split(delivery(batch), usize::MAX, 4) else {
             panic!("10 records over a limit of 4 must split")
         };
         assert_eq!(
@@ -457,7 +468,7 @@ mod tests {
             },
             3,
         );
-        let Ok((_, pieces)) = split(delivery(lines), usize::MAX, 2) else {
+        let Taken::Pieces(_, pieces) = split(delivery(lines), usize::MAX, 2) else {
             panic!("3 lines over a limit of 2 must split")
         };
         assert_eq!(pieces.iter().map(|p| p.1).collect::<Vec<_>>(), vec![2, 1]);
@@ -483,7 +494,8 @@ mod tests {
             Records::Entries(Bytes::from(entries)),
             count,
         );
-        let Ok((_, pieces)) = split(delivery(batch), sink.batch_bytes, sink.batch_records) else {
+        let Taken::Pieces(_, pieces) = split(delivery(batch), sink.batch_bytes, sink.batch_records)
+        else {
             panic!("must split")
         };
         for (e, n, p) in pieces {

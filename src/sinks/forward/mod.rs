@@ -406,8 +406,8 @@ impl Dispatcher<'_> {
         // frame from a forward source), goes out in pieces that fit
         let delivery =
             match chunk::split(delivery, self.config.batch_bytes, self.config.batch_records) {
-                Ok((tag, pieces)) => return self.take_pieces(tag, pieces),
-                Err(d) => d,
+                chunk::Taken::Pieces(tag, pieces) => return self.take_pieces(tag, pieces),
+                chunk::Taken::Whole(d) => d,
             };
         let b = delivery.batch();
         let bytes = chunk::entry_bytes(b);
