@@ -25,6 +25,12 @@ const CHANGED_SINCE_SLACK: Duration = Duration::from_secs(1);
 /// Deepest directory walk for `**` globs.
 const MAX_DEPTH: usize = 16;
 
+/// Every this many rescans, every followed file is looked at (once a minute
+/// at the default `refresh_interval`): what events cannot tell, such as a
+/// directory of the path now being another one (a link to a directory
+/// pointed elsewhere), is noticed within that.
+pub(super) const RESCAN_SWEEP: u32 = 12;
+
 impl TailSource {
     /// Start-up: the checkpoint, the globs, then the checkpointed files
     /// that were renamed while logferry was down, and rotations of followed
@@ -152,8 +158,18 @@ impl TailSource {
 
     /// Expands the globs: follows new files, notices rotated and removed
     /// ones, and watches the directories files can appear in.
+    ///
+    /// A followed file the kernel reports on (at its name in a watched
+    /// directory, the name not a link) is not looked at: its renaming,
+    /// removal or growth comes as an event, so a thousand idle files cost
+    /// no system call each. Every [`RESCAN_SWEEP`]th rescan, at start-up,
+    /// and after the kernel's event queue overflowed, every file is.
     pub(super) fn rescan(&mut self, startup: bool) {
+        self.rescans = self.rescans.wrapping_add(1);
+        let sweep = startup || self.overflowed || self.rescans.is_multiple_of(RESCAN_SWEEP);
+        self.overflowed = false;
         let mut found = Vec::new();
+        let mut reported = Vec::new();
         let mut dirs = HashSet::new();
         for pattern in &self.config.paths {
             let root = glob_root(pattern);
@@ -175,6 +191,14 @@ impl TailSource {
                 if self.is_excluded(&path) {
                     continue;
                 }
+                if !sweep {
+                    if let Some(f) = self.names.get(&path).map(|k| &self.files[k]) {
+                        if !f.linked && !self.needs_looks(f) {
+                            reported.push((path, f.id));
+                            continue;
+                        }
+                    }
+                }
                 // one statx a path: a regular file, its identity and size
                 if let Ok(Some((id, size))) = FileId::stat_regular(&path) {
                     found.push((path, id, size));
@@ -190,7 +214,11 @@ impl TailSource {
                 }
             }
         }
-        let found_set: HashSet<&PathBuf> = found.iter().map(|(path, _, _)| path).collect();
+        let found_set: HashSet<&PathBuf> = found
+            .iter()
+            .map(|(path, _, _)| path)
+            .chain(reported.iter().map(|(path, _)| path))
+            .collect();
         // followed live files whose name is no longer among the matches
         let gone: Vec<PathBuf> = self
             .files
@@ -201,7 +229,7 @@ impl TailSource {
         for p in gone {
             self.check_name(&p);
         }
-        let mut present = HashSet::new();
+        let mut present: HashSet<_> = reported.iter().map(|(_, id)| id.place()).collect();
         for &(ref path, id, size) in &found {
             present.insert(id.place());
             if let Some(&key) = self.names.get(path) {
@@ -243,6 +271,7 @@ impl TailSource {
             match c {
                 Change::Overflow => {
                     self.metrics.overflows.inc();
+                    self.overflowed = true;
                     if let Some(held) = self.warned.allow("overflow") {
                         tracing::warn!(source = %self.cx.name, suppressed = held,
                             "the kernel's event queue overflowed; expanding every glob again");
@@ -332,7 +361,8 @@ impl TailSource {
             self.names.insert(path.to_path_buf(), key);
             return;
         }
-        let old = std::mem::replace(&mut f.path, path.to_path_buf());
+        let old = f.path.clone();
+        f.renamed(path);
         if self.names.get(&old) == Some(&key) {
             self.names.remove(&old);
         }
@@ -712,5 +742,43 @@ mod tests {
         let (mut polled, _rx) = source(dir.path());
         polled.start_up().unwrap();
         assert_eq!(polled.poll_due(last), Some(last + period));
+    }
+
+    /// A rescan looks only at what events cannot tell: a name that is a
+    /// link, whose file was replaced behind it, is noticed at once; a plain
+    /// file replaced under its name (its events not read here) only at the
+    /// sweep every `RESCAN_SWEEP` rescans, which looks at every name.
+    #[tokio::test]
+    async fn a_rescan_looks_at_links_every_time_and_at_plain_files_at_the_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let (mut tail, _rx) = source(dir.path());
+        tail.watcher = Some(super::super::watch::Watcher::new().unwrap());
+        let plain = dir.path().join("plain.log");
+        std::fs::write(&plain, b"one\n").unwrap();
+        let target = elsewhere.path().join("0.log");
+        std::fs::write(&target, b"one\n").unwrap();
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        tail.start_up().unwrap();
+        let id = |tail: &TailSource, p: &Path| tail.files[&tail.names[p]].id;
+        let (plain_before, link_before) = (id(&tail, &plain), id(&tail, &link));
+        assert!(tail.files[&tail.names[&link]].linked);
+        assert!(!tail.files[&tail.names[&plain]].linked);
+        // both replaced by new files under the same names
+        for p in [&plain, &target] {
+            std::fs::rename(p, p.with_extension("log.1")).unwrap();
+            std::fs::write(p, b"two\n").unwrap();
+        }
+        tail.rescan(false);
+        assert_ne!(id(&tail, &link), link_before, "the link is looked at");
+        assert_eq!(id(&tail, &plain), plain_before, "the plain file is not");
+        while tail.rescans % RESCAN_SWEEP != RESCAN_SWEEP - 1 {
+            tail.rescan(false);
+            assert_eq!(id(&tail, &plain), plain_before);
+        }
+        tail.rescan(false);
+        assert_ne!(id(&tail, &plain), plain_before, "the sweep looks at it");
+        assert_eq!(tail.metrics.rotations.get(), 2);
     }
 }

@@ -107,6 +107,10 @@ pub struct TailedFile {
     pub stats: FileStats,
     /// `stats` as last reported to the metrics.
     reported: FileStats,
+    /// `path` is a symbolic link (or could not be told apart from one): the
+    /// kernel reports changes of the link's directory, not of the file, so
+    /// every rescan looks at what the name leads to.
+    pub linked: bool,
 }
 
 impl TailedFile {
@@ -148,9 +152,16 @@ impl TailedFile {
             paused_until: None,
             stats: FileStats::default(),
             reported: FileStats::default(),
+            linked: is_link(path),
         };
         f.refresh_head();
         f
+    }
+
+    /// Notes that the file is now known as `path`.
+    pub fn renamed(&mut self, path: &Path) {
+        self.path = path.to_path_buf();
+        self.linked = is_link(path);
     }
 
     /// The head of `file` as it is now.
@@ -522,6 +533,11 @@ fn push_pieces(out: &mut Vec<u8>, line: &[u8], max: usize) -> usize {
         count += 1;
     }
     count
+}
+
+/// Whether `path` is a symbolic link; true when it cannot be told.
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).map_or(true, |m| m.file_type().is_symlink())
 }
 
 #[cfg(test)]

@@ -132,6 +132,12 @@ pub struct TailSource {
     lag_stale: HashSet<u64>,
     /// Lag reports since every file was last looked at.
     lag_reports: u32,
+    /// Rescans so far (every [`discover::RESCAN_SWEEP`]th looks at every
+    /// file).
+    rescans: u32,
+    /// The kernel's event queue overflowed since the last rescan: the next
+    /// one looks at every file.
+    overflowed: bool,
     /// Descriptors the followed files may hold, and how many they hold.
     budget: usize,
     open: usize,
@@ -200,6 +206,8 @@ impl TailSource {
             queued: HashSet::new(),
             lag_stale: HashSet::new(),
             lag_reports: 0,
+            rescans: 0,
+            overflowed: false,
             budget,
             open: 0,
             rescan_soon: None,
