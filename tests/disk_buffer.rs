@@ -6,7 +6,7 @@
 mod common;
 
 use std::io::Write;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -29,14 +29,6 @@ fn chunk(prefix: &str, range: std::ops::Range<usize>, pad: usize, id: &str) -> V
     let mut out = Vec::new();
     write_packed_forward(&mut out, "t", &entries, n, Some(id.as_bytes()));
     out
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn buffer_cmd(what: &str, dir: &Path) -> (i32, String) {

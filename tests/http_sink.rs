@@ -1014,15 +1014,6 @@ address = "127.0.0.1:0"
 // ---------------------------------------------------------------------------
 // 4. kill -9 of the sending logferry, its source waiting for acks
 
-/// A free port on loopback (bound, then released).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 #[test]
 fn a_killed_sender_restarted_loses_nothing_its_client_waited_for() {
     const N: usize = 20_000;

@@ -467,3 +467,60 @@ fn http_post_line(addr: std::net::SocketAddr, line: &str) -> String {
     let _ = s.read_to_string(&mut out);
     out
 }
+
+/// A stop that finds the sink's chunks all waiting for a server that is
+/// not there yet, with more batches still queued behind them: once the
+/// server comes (within `drain_timeout`), every queued batch goes too.
+#[test]
+fn a_stop_with_a_full_sink_and_a_late_server_delivers_everything_queued() {
+    const RECORDS: usize = 200_000;
+    let port = free_port();
+    // 200 batches of 1,000: far more chunks than the sink lets wait
+    let mut agent = Logferry::start(&format!(
+        "[sources.gen]\ntype = \"generator\"\ncount = {RECORDS}\nsize = 30\ntag = \"app.agent\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"127.0.0.1:{port}\" }}]\nrequire_ack = true\nreconnect_min = \"50ms\"\nreconnect_max = \"200ms\"\ndrain_timeout = \"60s\"\n"
+    ));
+    // the generator is done and the queue closed while nothing can be sent
+    agent.wait_for_log("every source has finished", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(500));
+    let mut rx = Logferry::start(&format!(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:{port}\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/received.log\"\n"
+    ));
+    assert!(
+        agent.wait(Duration::from_secs(60)).success(),
+        "{}",
+        agent.log_text()
+    );
+    assert!(rx.stop().success());
+    let lines = read_lines(&rx.path("received.log"));
+    let counts = distinct(lines.iter().cloned());
+    assert_eq!(counts.len(), RECORDS, "distinct records");
+    assert_eq!(
+        agent.final_counter("logferry_generator_undelivered_records_total{component=\"gen\"}"),
+        0
+    );
+}
+
+/// The same stop with no server at all: past `drain_timeout` every record,
+/// in chunks or still queued, is counted as rejected, and the generator
+/// knows none was delivered.
+#[test]
+fn a_stop_past_drain_timeout_counts_what_is_still_queued_as_rejected() {
+    const RECORDS: usize = 200_000;
+    let port = free_port();
+    let mut agent = Logferry::start(&format!(
+        "[sources.gen]\ntype = \"generator\"\ncount = {RECORDS}\nsize = 30\ntag = \"app.agent\"\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"127.0.0.1:{port}\" }}]\nrequire_ack = true\nreconnect_min = \"50ms\"\nreconnect_max = \"200ms\"\ndrain_timeout = \"1s\"\n"
+    ));
+    assert!(!agent.wait(Duration::from_secs(60)).success());
+    let log = agent.log_text();
+    assert!(log.contains("drain_timeout passed"), "{log}");
+    for counter in [
+        "logferry_sink_rejected_records_total{component=\"out\"}",
+        "logferry_generator_undelivered_records_total{component=\"gen\"}",
+    ] {
+        assert_eq!(
+            agent.final_counter(counter),
+            RECORDS as u64,
+            "{counter}\n{log}"
+        );
+    }
+}

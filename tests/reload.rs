@@ -462,15 +462,6 @@ fn a_changed_api_is_refused_and_nothing_else_changes() {
     );
 }
 
-/// A port nothing listens on now.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// Like [`sender`], but when its connection closes (its source was
 /// replaced) it connects to `then` and sends again every frame not
 /// acknowledged yet, as a forward client does. Returns how many records

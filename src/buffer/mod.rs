@@ -506,6 +506,20 @@ fn closed_unsent(handover: &Handover, sink: &Arc<str>, unsent: Unsent) -> Result
     }
 }
 
+/// See [`QueueReceiver::end`].
+pub struct QueueEnd(Option<Arc<disk::Shared>>);
+
+impl QueueEnd {
+    /// The sink has finished: a disk buffer is synced, and what it still
+    /// holds is counted and logged as kept for the next start now, not
+    /// whenever the last clone of a sender goes.
+    pub fn sink_done(self) {
+        if let Some(d) = self.0 {
+            d.finish();
+        }
+    }
+}
+
 /// See [`QueueSender::dir_release`].
 pub struct DirRelease(Arc<disk::Shared>);
 
@@ -561,6 +575,15 @@ impl QueueReceiver {
         self.held_limit
     }
 
+    /// What the sink's runner calls once the sink has finished and let go
+    /// of every delivery (see [`QueueEnd::sink_done`]).
+    pub fn end(&self) -> QueueEnd {
+        match &self.kind {
+            ReceiverKind::Memory(_) => QueueEnd(None),
+            ReceiverKind::Disk(d) => QueueEnd(Some(d.clone())),
+        }
+    }
+
     /// The next batch; `None` once every sender is gone and the queue is
     /// empty (a disk buffer: everything written has been handed out; what
     /// the sink does not accept stays on disk for the next start).
@@ -591,6 +614,21 @@ impl QueueReceiver {
             ReceiverKind::Memory(rx) => rx.try_recv().ok(),
             ReceiverKind::Disk(d) => d.try_recv(),
         }
+    }
+
+    /// Gives up on what is still queued (a stop past `drain_timeout`):
+    /// a memory queue's batches are rejected, and their records counted;
+    /// a disk buffer's stay on disk for the next start (0).
+    pub fn reject_queued(&mut self) -> usize {
+        let ReceiverKind::Memory(rx) = &mut self.kind else {
+            return 0;
+        };
+        let mut records = 0;
+        while let Ok(d) = rx.try_recv() {
+            records += d.batch().count;
+            d.reject();
+        }
+        records
     }
 
     /// True once every sender is gone (the pipeline is stopping), even while

@@ -155,12 +155,14 @@ pub fn spawn_stoppable(
             std::future::pending::<()>().await;
         }
     };
+    let end = rx.end();
     // the forward sink runs where its sources do: a batch handed over is
     // sent in the same turn, with no thread woken for it
     let sink = match (sink, tokio::runtime::Handle::try_current()) {
         (SinkRunner::Forward(sink), Ok(runtime)) => {
             runtime.spawn(async move {
                 sink.run(rx, stopped).await;
+                end.sink_done();
                 let _ = done_tx.send(());
             });
             return Ok((done_rx, StopSink(stop_tx)));
@@ -197,10 +199,10 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }
-            // tasks the sink spawned may still hold deliveries (a disk
-            // buffer counts what it keeps when the last one goes): they
-            // are gone before the pipeline reads the final counters
+            // tasks the sink spawned may still hold deliveries: they are
+            // gone before the queue counts what it keeps
             drop(rt);
+            end.sink_done();
             let _ = done_tx.send(());
         })?;
     Ok((done_rx, StopSink(stop_tx)))

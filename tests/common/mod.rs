@@ -251,6 +251,15 @@ impl Logferry {
     }
 }
 
+/// A port nothing listens on now (bound on loopback, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 impl Drop for Logferry {
     fn drop(&mut self) {
         if let Some(mut c) = self.child.take() {

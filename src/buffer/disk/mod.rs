@@ -35,7 +35,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -262,6 +262,8 @@ pub(super) struct Shared {
     /// Directory syncs done (tests check `fsync = "always"` makes them).
     #[cfg(test)]
     dir_syncs: AtomicU64,
+    /// What is left was synced and counted as kept (see [`Shared::finish`]).
+    finished: AtomicBool,
     /// Holds the directory's lock for as long as the buffer is open.
     _lock: File,
 }
@@ -400,6 +402,7 @@ pub(super) fn open(
         log: RateLimitedLog::default(),
         #[cfg(test)]
         dir_syncs: AtomicU64::new(0),
+        finished: AtomicBool::new(false),
         _lock: lock,
     });
     if config.fsync == Fsync::Always {
@@ -506,10 +509,19 @@ impl Shared {
     }
 }
 
-impl Drop for Shared {
-    fn drop(&mut self) {
-        let sink = self.sink.clone();
-        let st = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+impl Shared {
+    /// Its sink has finished and let go of every delivery: closes the
+    /// buffer, syncs what is written (unless `fsync = "never"`) and counts
+    /// and logs what stays on disk for the next start. Done once, here or
+    /// when the buffer is dropped, so the final counters include it
+    /// whoever still holds a sender.
+    pub(super) fn finish(&self) {
+        if self.finished.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _appending = self.appending.lock().unwrap_or_else(|e| e.into_inner());
+        self.close();
+        let st = self.lock();
         if st.dir_unsynced {
             let _ = segment::sync_dir(&self.dir);
         }
@@ -519,13 +531,20 @@ impl Drop for Shared {
             }
             let _ = st.cursor_file.sync_data();
         }
+        drop(st);
         let records = self.held.records.load(Ordering::Relaxed);
         if records > 0 {
             self.metrics.kept_records.add(records as u64);
-            tracing::warn!(sink = %sink, dir = %self.dir.display(), records,
+            tracing::warn!(sink = %self.sink, dir = %self.dir.display(), records,
                 bytes = self.held.bytes.load(Ordering::Relaxed),
                 "undelivered records stay in the disk buffer; they are delivered after the next start");
         }
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.finish();
     }
 }
 

@@ -362,6 +362,32 @@ async fn undelivered_records_at_a_stop_are_counted_and_kept() {
     assert_eq!(number(&rx.recv().await.unwrap()), 1);
 }
 
+/// What is kept is counted when the sink is done, though a router still
+/// holds a sender: the final counters, read right after, include it.
+#[tokio::test]
+async fn what_is_kept_is_counted_when_the_sink_is_done_whoever_holds_a_sender() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = Registry::new();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 20, &m);
+    send_acked(&tx, 0..3).await;
+    tx.close();
+    let end = rx.end();
+    rx.recv().await.unwrap().accept();
+    drop(rx.recv().await.unwrap()); // the sink gave up at drain_timeout
+    drop(rx);
+    let kept = || {
+        m.value(
+            "logferry_buffer_disk_kept_records_total",
+            &[("component", "s")],
+        )
+    };
+    assert_eq!(kept(), 0, "nothing is counted while the sink may still run");
+    end.sink_done();
+    assert_eq!(kept(), 2);
+    drop(tx);
+    assert_eq!(kept(), 2, "counted once");
+}
+
 #[tokio::test]
 async fn one_directory_serves_one_buffer_at_a_time() {
     let dir = tempfile::tempdir().unwrap();

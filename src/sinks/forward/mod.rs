@@ -322,30 +322,34 @@ impl ForwardSink {
                                 None => break,
                             }
                         }
-                        if self.config.flush_interval.is_zero() {
+                        // stopping: nothing lingers
+                        if self.config.flush_interval.is_zero() || drain_deadline.is_some() {
                             d.flush_all();
                         }
                     }
                     None => {
                         queue_open = false;
                         d.flush_all();
-                        drain_deadline = Some(Instant::now() + self.config.drain_timeout);
+                        drain_deadline.get_or_insert(Instant::now() + self.config.drain_timeout);
                     }
                 },
                 // the queue is not read while MAX_READY chunks wait: look
-                // for its end another way, so a stop starts drain_timeout
-                _ = tokio::time::sleep(CLOSE_POLL), if queue_open && d.ready_full() => {
+                // for its closing another way, so a stop starts
+                // drain_timeout; what is still queued is read as room frees
+                _ = tokio::time::sleep(CLOSE_POLL),
+                    if queue_open && drain_deadline.is_none() && d.ready_full() =>
+                {
                     if rx.is_closed() {
-                        queue_open = false;
                         d.flush_all();
                         drain_deadline = Some(Instant::now() + self.config.drain_timeout);
                     }
                 }
                 _ = sleep_until_opt(flush_at) => d.flush_expired(),
                 _ = sleep_until_opt(drain_deadline) => {
-                    // queued, waiting for a server, or in flight on one
+                    // chunks waiting for a server or in flight on one, and
+                    // batches still queued
                     let chunks = Arc::strong_count(&d.unsettled) - 2;
-                    let records = unsettled.records.load(Ordering::Acquire);
+                    let records = unsettled.records.load(Ordering::Acquire) + rx.reject_queued();
                     self.metrics.sink.rejected_records.add(records as u64);
                     tracing::error!(sink = %self.name, chunks, records,
                         "drain_timeout passed with undelivered chunks; their records are not acknowledged");
