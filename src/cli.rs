@@ -297,7 +297,7 @@ fn buffer(cmd: BufferCommand) -> ExitCode {
 
 fn run(config: Config, reload_from: crate::topology::reload::ReloadFrom) -> ExitCode {
     // before the runtime's threads exist, so every descriptor sees one limit
-    crate::limits::raise_nofile();
+    let nofile = crate::limits::raise_nofile();
     let Some(rt) = runtime(tokio::runtime::Builder::new_multi_thread()) else {
         return ExitCode::FAILURE;
     };
@@ -315,6 +315,8 @@ fn run(config: Config, reload_from: crate::topology::reload::ReloadFrom) -> Exit
             eprintln!("error: cannot install the SIGHUP handler: {e}");
             return (ExitCode::FAILURE, false);
         }
+        // the first line: from here a stop signal stops us cleanly
+        nofile.log();
         let mut pipeline = match Pipeline::start(config).await {
             Ok(p) => p,
             Err(e) => {

@@ -26,20 +26,18 @@ pub fn nofile() -> std::io::Result<(u64, u64)> {
 }
 
 /// Raises the soft open-file limit to the hard one (the soft default of
-/// 1024 is far below what a busy forward source holds) and logs both, once.
-/// Call once, early, before any thread opens descriptors.
+/// 1024 is far below what a busy forward source holds). Call once, early,
+/// before any thread opens descriptors; log what it did with
+/// [`Nofile::log`] once the stop signals are handled (the line tells a
+/// supervisor the process has started).
 #[allow(clippy::unnecessary_cast)] // rlim_t is u64 on Linux only
-pub fn raise_nofile() {
+pub fn raise_nofile() -> Nofile {
     let (soft, hard) = match nofile() {
         Ok(l) => l,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read the open-file limit");
-            return;
-        }
+        Err(e) => return Nofile::Unknown(e),
     };
     if soft >= hard {
-        tracing::info!(soft, hard, "open-file limit");
-        return;
+        return Nofile::Kept { soft, hard };
     }
     let lim = libc::rlimit {
         rlim_cur: hard as libc::rlim_t,
@@ -47,15 +45,49 @@ pub fn raise_nofile() {
     };
     // SAFETY: setrlimit reads the struct we pass.
     if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } == 0 {
-        tracing::info!(
-            soft = hard,
-            hard,
-            was = soft,
-            "open-file limit raised to the hard limit"
-        );
+        Nofile::Raised { was: soft, hard }
     } else {
-        let e = std::io::Error::last_os_error();
-        tracing::info!(soft, hard, error = %e, "open-file limit (could not raise it to the hard limit)");
+        Nofile::NotRaised {
+            soft,
+            hard,
+            error: std::io::Error::last_os_error(),
+        }
+    }
+}
+
+/// What [`raise_nofile`] found and did.
+#[derive(Debug)]
+pub enum Nofile {
+    Unknown(std::io::Error),
+    Kept {
+        soft: u64,
+        hard: u64,
+    },
+    Raised {
+        was: u64,
+        hard: u64,
+    },
+    NotRaised {
+        soft: u64,
+        hard: u64,
+        error: std::io::Error,
+    },
+}
+
+impl Nofile {
+    pub fn log(&self) {
+        match self {
+            Nofile::Unknown(e) => tracing::warn!(error = %e, "cannot read the open-file limit"),
+            Nofile::Kept { soft, hard } => tracing::info!(soft, hard, "open-file limit"),
+            Nofile::Raised { was, hard } => tracing::info!(
+                soft = hard,
+                hard,
+                was,
+                "open-file limit raised to the hard limit"
+            ),
+            Nofile::NotRaised { soft, hard, error } => tracing::info!(soft, hard, error = %error,
+                "open-file limit (could not raise it to the hard limit)"),
+        }
     }
 }
 
