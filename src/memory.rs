@@ -37,6 +37,8 @@
 //! buffer), which `idle_timeout` ends. `logferry_memory_overdrafts_total`
 //! counts these.
 
+pub mod code;
+
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Notify, Semaphore};

@@ -287,6 +287,10 @@ impl Pipeline {
             let serve = crate::api::start(api, state, api_shutdown).await?;
             tokio::spawn(serve);
         }
+        // what only the start ran need not stay resident
+        tokio::spawn(crate::memory::code::unmap_after(
+            crate::memory::code::AFTER_START,
+        ));
         Ok(pipeline)
     }
 

@@ -593,3 +593,39 @@ fn a_tls_hello_after_an_idle_wait_is_still_recognised() {
         .unwrap();
     lf.wait_for_log("TLS handshake on a plain port", Duration::from_secs(10));
 }
+
+/// An agent lets go of the code only its start ran: soon after the start
+/// its program pages (RssFile) fall well below what the start left
+/// resident, and it goes on tailing and writing every line with its code
+/// mapped again as it runs.
+#[test]
+fn an_agent_lets_go_of_its_start_up_code_and_keeps_working() {
+    let mut lf = Logferry::start(
+        "[sources.app]\ntype = \"tail\"\npaths = [\"{dir}/app.log\"]\ntag = \"app\"\nread_from_head = true\n\n[sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/out.log\"\nformat = \"raw\"\n",
+    );
+    lf.wait_for_log("open-file limit", Duration::from_secs(10));
+    let at_start = program_pages(lf.pid());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut now = at_start;
+    while now * 4 > at_start * 3 {
+        assert!(
+            Instant::now() < deadline,
+            "the program's pages stayed at {} KiB (at the start {} KiB)",
+            now / 1024,
+            at_start / 1024
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        now = program_pages(lf.pid());
+    }
+    let mut app = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(lf.path("app.log"))
+        .unwrap();
+    for i in 0..100 {
+        writeln!(app, "line {i}").unwrap();
+    }
+    let lines = wait_for_lines(&lf.path("out.log"), 100, Duration::from_secs(20));
+    assert_eq!(lines.len(), 100);
+    assert!(lf.stop().success());
+}

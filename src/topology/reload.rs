@@ -196,7 +196,12 @@ impl Pipeline {
         let result = if outcome.is_ok() { "ok" } else { "rejected" };
         reloads(&self.metrics, result).inc();
         match &outcome {
-            Ok(summary) => tracing::info!(%summary, "configuration reloaded"),
+            Ok(summary) => {
+                tracing::info!(%summary, "configuration reloaded");
+                tokio::spawn(crate::memory::code::unmap_after(
+                    crate::memory::code::AFTER_START,
+                ));
+            }
             Err(reason) => tracing::error!(
                 %reason,
                 "configuration reload rejected; the running configuration stays"
