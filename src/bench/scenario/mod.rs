@@ -155,6 +155,11 @@ pub struct ScenarioArgs {
     /// Time between samples of every process.
     #[arg(long, default_value = "1s", value_parser = crate::config::units::parse_duration)]
     pub sample: Duration,
+    /// How long the processes run idle after the first line has crossed,
+    /// before the first step: a step measures a running pipeline, not its
+    /// start-up (whose peak RSS is reported apart). None with --smoke.
+    #[arg(long, default_value = "5s", value_parser = crate::config::units::parse_duration)]
+    pub settle: Duration,
     /// Bytes per line, newline excluded (at least 34 to carry the
     /// write-time stamp the latency is measured with).
     #[arg(long, default_value_t = 100)]
@@ -247,6 +252,8 @@ struct Run<'a> {
     stop: &'a AtomicBool,
     progress: ProgressBar,
     samples: Vec<Sample>,
+    /// Idle time between the first line and the first step.
+    settle: Duration,
     /// Lines written to each agent's file so far.
     sent: Vec<u64>,
 }
@@ -339,6 +346,7 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
         stop,
         progress: progress_bar(),
         samples: Vec::new(),
+        settle: if a.smoke { Duration::ZERO } else { a.settle },
     };
     if !run.first_line()? {
         return Err("interrupted before the first step; every process was stopped".into());
@@ -388,9 +396,22 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
         steps,
         samples: std::mem::take(&mut run.samples),
     };
+    // the steps' RSS is a running pipeline's: the start-up's peak apart
+    let startup_peaks: Vec<String> = run
+        .topo
+        .members()
+        .filter_map(|m| {
+            let s = procfs::sample(m.proc.pid())?;
+            Some(format!("{} {}", m.name, human_bytes(s.peak_rss)))
+        })
+        .collect();
     // stop the processes before reporting, so a slow teardown is not
     // mistaken for the end of the report
     drop(run);
+    println!(
+        "peak RSS of each process since its start (VmHWM, the start-up included): {}",
+        startup_peaks.join(", ")
+    );
     print_headline(&result);
     if let Some(path) = &a.json {
         result.write(path)?;
@@ -464,7 +485,8 @@ impl Meter {
 impl Run<'_> {
     /// Writes one line into each agent's file and waits until every one
     /// has reached a receiver: the topology works, and a system slow to
-    /// start does not count in the first step's latency. False if
+    /// start does not count in the first step's latency; then lets every
+    /// process settle, so that no step measures a start-up. False if
     /// interrupted.
     fn first_line(&mut self) -> Result<bool, String> {
         for (i, path) in self.topo.tail_paths.iter().enumerate() {
@@ -503,6 +525,12 @@ impl Run<'_> {
             "a first line from every agent reached the receivers after {:.1} s",
             started.elapsed().as_secs_f64()
         );
+        let settled = Instant::now() + self.settle;
+        while Instant::now() < settled {
+            if !self.tick(&mut meters, &mut next_sample)? {
+                return Ok(false);
+            }
+        }
         self.samples.clear();
         self.clock = Instant::now();
         Ok(true)
