@@ -444,10 +444,12 @@ pub fn run(a: ScenarioArgs) -> Result<(), String> {
 /// Per-member CPU and memory over one step.
 struct Meter {
     pid: u32,
-    first: ProcSample,
     first_at: Instant,
     last: ProcSample,
     last_at: Instant,
+    /// CPU time since the first sample, summed sample by sample, so a
+    /// thread that exits during the step costs at most its last slice.
+    cpu: Duration,
     peak_rss: u64,
 }
 
@@ -458,10 +460,10 @@ impl Meter {
         Ok(Meter {
             pid,
             peak_rss: s.rss,
-            last: s.clone(),
-            first: s,
+            last: s,
             first_at: now,
             last_at: now,
+            cpu: Duration::ZERO,
         })
     }
 
@@ -469,16 +471,28 @@ impl Meter {
     fn sample(&mut self) -> Option<(f64, u64)> {
         let s = procfs::sample(self.pid)?;
         let now = Instant::now();
-        let i = procfs::Interval::between(&self.last, &s, now - self.last_at);
+        let cpu = s.cpu_since_recent(&self.last);
+        let wall = (now - self.last_at).as_secs_f64();
+        self.cpu += cpu;
         self.peak_rss = self.peak_rss.max(s.rss);
         let rss = s.rss;
         self.last = s;
         self.last_at = now;
-        Some((i.cpu_percent, rss))
+        let percent = if wall > 0.0 {
+            cpu.as_secs_f64() / wall * 100.0
+        } else {
+            0.0
+        };
+        Some((percent, rss))
     }
 
     fn cpu_percent(&self) -> f64 {
-        procfs::Interval::between(&self.first, &self.last, self.last_at - self.first_at).cpu_percent
+        let wall = (self.last_at - self.first_at).as_secs_f64();
+        if wall > 0.0 {
+            self.cpu.as_secs_f64() / wall * 100.0
+        } else {
+            0.0
+        }
     }
 }
 
