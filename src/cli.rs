@@ -328,6 +328,7 @@ fn run(config: Config, reload_from: crate::topology::reload::ReloadFrom) -> Exit
             }
         };
         pipeline.reload_from(reload_from);
+        pipeline.release_start_up_code();
         let _ = reload.set(pipeline.reload_handle());
         let metrics = pipeline.metrics.clone();
         let held = pipeline.held();

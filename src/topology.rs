@@ -160,6 +160,9 @@ pub struct Pipeline {
     reload_handle: crate::api::reload::ReloadHandle,
     /// Where a reload reads the new configuration from.
     reload_from: reload::ReloadFrom,
+    /// Lets go of start-up code after each reload too (see
+    /// [`Pipeline::release_start_up_code`]).
+    release_code: bool,
 }
 
 /// A running source: its stop signal and the task watching it.
@@ -264,6 +267,7 @@ impl Pipeline {
             reload_rx,
             reload_handle,
             reload_from: reload::ReloadFrom::Nothing,
+            release_code: false,
         };
         let mut routes = Vec::new();
         for s in config.sinks {
@@ -287,10 +291,6 @@ impl Pipeline {
             let serve = crate::api::start(api, state, api_shutdown).await?;
             tokio::spawn(serve);
         }
-        // what only the start ran need not stay resident
-        tokio::spawn(crate::memory::code::unmap_after(
-            crate::memory::code::AFTER_START,
-        ));
         Ok(pipeline)
     }
 
@@ -434,6 +434,14 @@ impl Pipeline {
     /// the new configuration (nothing, by default: reloads are refused).
     pub fn reload_from(&mut self, from: reload::ReloadFrom) {
         self.reload_from = from;
+    }
+
+    /// Lets go of the code only the start ran, shortly after it and after
+    /// each reload (see [`crate::memory::code`]): for a long-lived process,
+    /// whose resident memory is then mostly the code it runs for records.
+    pub fn release_start_up_code(&mut self) {
+        self.release_code = true;
+        crate::memory::code::release_soon();
     }
 
     /// Asks this pipeline to reload, from a signal handler or the API.

@@ -496,7 +496,8 @@ fn many_http2_streams_stay_within_the_memory_budget() {
 }
 
 /// A downstream slower than the input, for `LOGFERRY_SLOW_CONSUMER_SECS`
-/// (15; run it with 60 for the long version): RSS sampled every second
+/// (15; run it with 60 for the long version): RSS (its own memory,
+/// `RssAnon`) sampled every second
 /// levels off instead of growing with the records waiting, and every
 /// record sent arrives once the downstream reads at full speed.
 #[test]
@@ -509,7 +510,6 @@ fn a_slow_consumer_at_full_input_rate_keeps_rss_flat() {
     let receiver = SlowReceiver::start(4 * MIB);
     let mut lf = start(receiver.addr, &budget());
     let addr = lf.forward_addr("in");
-    let program = program_pages(lf.pid());
 
     let (chunk, per_chunk) = packed_chunk(64 * 1024);
     let stop = Arc::new(AtomicBool::new(false));
@@ -520,14 +520,16 @@ fn a_slow_consumer_at_full_input_rate_keeps_rss_flat() {
     let mut samples = Vec::new();
     for _ in 0..secs {
         std::thread::sleep(Duration::from_secs(1));
-        samples.push(vm_bytes(lf.pid(), "VmRSS"));
+        // its own memory: code mapped in again as it first runs after the
+        // start-up code was let go of is no part of what the budget governs
+        samples.push(vm_bytes(lf.pid(), "RssAnon"));
     }
     stop.store(true, Ordering::Relaxed);
     receiver.fast.store(true, Ordering::Relaxed);
     let (written, _open) = sender.join().unwrap();
     receiver.wait_for(written * per_chunk, Duration::from_secs(120), &mut lf);
     let mib: Vec<u64> = samples.iter().map(|s| s / MIB).collect();
-    eprintln!("VmRSS each second (MiB): {mib:?}; {written} chunks sent");
+    eprintln!("RssAnon each second (MiB): {mib:?}; {written} chunks sent");
     lf.stop();
     assert_eq!(
         receiver.records.load(Ordering::Relaxed),
@@ -544,10 +546,7 @@ fn a_slow_consumer_at_full_input_rate_keeps_rss_flat() {
         plateau / MIB,
         last / MIB
     );
-    assert!(
-        last - program <= BUDGET_BYTES + OVERHEAD,
-        "{mib:?}, program {program}"
-    );
+    assert!(last <= BUDGET_BYTES + OVERHEAD, "{mib:?}");
 }
 
 /// A frame larger than the whole budget is read alone instead of waiting

@@ -750,6 +750,59 @@ fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
 }
 
 #[test]
+fn a_disk_buffered_sink_replaced_with_records_on_disk_leaves_them_to_its_replacement() {
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let buffered = |server: &str| {
+        relay(server).replace(
+            "drain_timeout = \"2s\"\n",
+            "drain_timeout = \"2s\"\nbuffer = { type = \"disk\", dir = \"{dir}/buffer\" }\n",
+        )
+    };
+    let dead = format!("127.0.0.1:{}", free_port());
+    let mut lf = Logferry::start(&buffered(&dead));
+    let (frames, per) = (20, 100);
+    // acknowledged once on disk, none deliverable
+    let mut s = queue_for_out(&mut lf, frames, per);
+    for _ in 0..frames {
+        assert!(matches!(
+            ack_or_closed(&mut s, Duration::from_secs(10)),
+            Ok(Some(_))
+        ));
+    }
+    lf.rewrite_config(&buffered(&receiver.forward_addr("in").to_string()));
+    let (status, body) = post_reload(lf.address("api listening"));
+    assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    lf.wait_for_log(
+        "stay in the disk buffer for the sink that replaces this one",
+        Duration::from_secs(20),
+    );
+    wait_until(
+        "the replacement delivers what is on disk",
+        Duration::from_secs(30),
+        || numbers(&read_lines(&receiver.path("received.log")), "d").len() >= frames * per,
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert!(
+        !lf.log_text().contains("delivered after the next start"),
+        "{}",
+        lf.log_text()
+    );
+    assert_eq!(
+        lf.final_counter("logferry_buffer_disk_kept_records_total{component=\"out\"}"),
+        0
+    );
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    exactly_once(
+        &read_lines(&receiver.path("received.log")),
+        "d",
+        frames * per,
+    );
+}
+
+#[test]
 fn a_removed_sink_with_a_dead_destination_rejects_what_it_held() {
     let dead = format!("127.0.0.1:{}", free_port());
     let keep = "\n[sinks.keep]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/kept.log\"\n";

@@ -404,6 +404,16 @@ impl QueueSender {
         }
     }
 
+    /// [`QueueSender::close`] for a sink a reload replaces: what its disk
+    /// buffer still holds when it finishes is left for the replacement
+    /// (logged as such, not counted as kept for the next start).
+    pub fn close_replaced(&self) {
+        match &self.kind {
+            SenderKind::Memory(m) => m.room.close(),
+            SenderKind::Disk { shared, .. } => shared.close_replaced(),
+        }
+    }
+
     /// What lets go of this queue's disk buffer directory once its sink
     /// has finished, whoever still has a clone of this sender, so that a
     /// replacement can open it; `None` for a memory queue. It does not

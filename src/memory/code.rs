@@ -18,11 +18,16 @@ use std::time::Duration;
 
 /// How long after a start (or a reload) its code is let go of: the
 /// components' threads are past their own start-up by then.
-pub const AFTER_START: Duration = Duration::from_secs(2);
+const AFTER_START: Duration = Duration::from_secs(2);
 
-/// Waits `after`, then [`unmap_idle_code`], off the runtime's threads;
-/// logs what was dropped (debug).
-pub async fn unmap_after(after: Duration) {
+/// [`unmap_idle_code`] a little after now ([`AFTER_START`]), off the
+/// runtime's worker threads; logs what was dropped (debug). Called from
+/// within a runtime.
+pub fn release_soon() {
+    tokio::spawn(unmap_after(AFTER_START));
+}
+
+async fn unmap_after(after: Duration) {
     tokio::time::sleep(after).await;
     match tokio::task::spawn_blocking(unmap_idle_code).await {
         Ok(Ok(u)) => tracing::debug!(

@@ -198,9 +198,9 @@ impl Pipeline {
         match &outcome {
             Ok(summary) => {
                 tracing::info!(%summary, "configuration reloaded");
-                tokio::spawn(crate::memory::code::unmap_after(
-                    crate::memory::code::AFTER_START,
-                ));
+                if self.release_code {
+                    crate::memory::code::release_soon();
+                }
             }
             Err(reason) => tracing::error!(
                 %reason,
@@ -318,10 +318,17 @@ impl Pipeline {
         let mut handovers = HashMap::new();
         let mut replaced = Vec::new();
         for (name, route) in current.drain() {
+            let has_replacement = interims.contains_key(&name);
             if let Some(h) = route.queue.handover() {
                 handovers.insert(name, h.start());
             }
-            route.queue.close();
+            if has_replacement {
+                route.queue.close_replaced();
+            } else {
+                // removed: its disk buffer keeps what is left for a start
+                // that names it again
+                route.queue.close();
+            }
             replaced.extend(route.queue.dir_release());
         }
         let mut draining = tokio::task::JoinSet::new();

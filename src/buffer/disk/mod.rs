@@ -264,6 +264,9 @@ pub(super) struct Shared {
     dir_syncs: AtomicU64,
     /// What is left was synced and counted as kept (see [`Shared::finish`]).
     finished: AtomicBool,
+    /// A reload replaced the sink: what is left is for its replacement,
+    /// not for the next start (see [`Shared::close_replaced`]).
+    replaced: AtomicBool,
     /// Holds the directory's lock for as long as the buffer is open.
     _lock: File,
 }
@@ -280,6 +283,15 @@ impl Shared {
         self.lock().closed = true;
         self.readable.notify_one();
         self.room.notify_waiters();
+    }
+
+    /// [`Shared::close`] for a sink a reload replaces: what the buffer
+    /// still holds when the sink finishes is left for the sink that opens
+    /// the directory next (its replacement), so it is not counted as kept
+    /// at shutdown.
+    pub(super) fn close_replaced(&self) {
+        self.replaced.store(true, Ordering::Release);
+        self.close();
     }
 
     /// Closes the buffer and lets go of its directory now, though clones
@@ -403,6 +415,7 @@ pub(super) fn open(
         #[cfg(test)]
         dir_syncs: AtomicU64::new(0),
         finished: AtomicBool::new(false),
+        replaced: AtomicBool::new(false),
         _lock: lock,
     });
     if config.fsync == Fsync::Always {
@@ -533,10 +546,16 @@ impl Shared {
         }
         drop(st);
         let records = self.held.records.load(Ordering::Relaxed);
-        if records > 0 {
+        if records == 0 {
+            return;
+        }
+        let bytes = self.held.bytes.load(Ordering::Relaxed);
+        if self.replaced.load(Ordering::Acquire) {
+            tracing::info!(sink = %self.sink, dir = %self.dir.display(), records, bytes,
+                "undelivered records stay in the disk buffer for the sink that replaces this one (a sink that opens this directory delivers them)");
+        } else {
             self.metrics.kept_records.add(records as u64);
-            tracing::warn!(sink = %self.sink, dir = %self.dir.display(), records,
-                bytes = self.held.bytes.load(Ordering::Relaxed),
+            tracing::warn!(sink = %self.sink, dir = %self.dir.display(), records, bytes,
                 "undelivered records stay in the disk buffer; they are delivered after the next start");
         }
     }
