@@ -749,20 +749,25 @@ fn a_sink_with_a_dead_destination_is_replaced_within_its_drain_timeout() {
     );
 }
 
-#[test]
-fn a_disk_buffered_sink_replaced_with_records_on_disk_leaves_them_to_its_replacement() {
+/// 2,000 numbered records acknowledged onto the disk buffer of sink `out`
+/// (dir `{dir}/buffer`) behind a dead destination, then a reload points
+/// it at a live receiver with its buffer in `{dir}/<new_dir>`: the relay
+/// and the receiver, and the number of records.
+fn replaced_with_records_on_disk(new_dir: &str) -> (Logferry, Logferry, usize) {
     let mut receiver = Logferry::start(
         "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
          [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
     );
-    let buffered = |server: &str| {
+    let buffered = |server: &str, dir: &str| {
         relay(server).replace(
             "drain_timeout = \"2s\"\n",
-            "drain_timeout = \"2s\"\nbuffer = { type = \"disk\", dir = \"{dir}/buffer\" }\n",
+            &format!(
+                "drain_timeout = \"2s\"\nbuffer = {{ type = \"disk\", dir = \"{{dir}}/{dir}\" }}\n"
+            ),
         )
     };
     let dead = format!("127.0.0.1:{}", free_port());
-    let mut lf = Logferry::start(&buffered(&dead));
+    let mut lf = Logferry::start(&buffered(&dead, "buffer"));
     let (frames, per) = (20, 100);
     // acknowledged once on disk, none deliverable
     let mut s = queue_for_out(&mut lf, frames, per);
@@ -772,9 +777,15 @@ fn a_disk_buffered_sink_replaced_with_records_on_disk_leaves_them_to_its_replace
             Ok(Some(_))
         ));
     }
-    lf.rewrite_config(&buffered(&receiver.forward_addr("in").to_string()));
+    lf.rewrite_config(&buffered(&receiver.forward_addr("in").to_string(), new_dir));
     let (status, body) = post_reload(lf.address("api listening"));
     assert_eq!(status, 200, "{body}\n{}", lf.log_text());
+    (lf, receiver, frames * per)
+}
+
+#[test]
+fn a_disk_buffered_sink_replaced_with_records_on_disk_leaves_them_to_its_replacement() {
+    let (mut lf, mut receiver, n) = replaced_with_records_on_disk("buffer");
     lf.wait_for_log(
         "stay in the disk buffer for the sink that replaces this one",
         Duration::from_secs(20),
@@ -782,7 +793,7 @@ fn a_disk_buffered_sink_replaced_with_records_on_disk_leaves_them_to_its_replace
     wait_until(
         "the replacement delivers what is on disk",
         Duration::from_secs(30),
-        || numbers(&read_lines(&receiver.path("received.log")), "d").len() >= frames * per,
+        || numbers(&read_lines(&receiver.path("received.log")), "d").len() >= n,
     );
     assert!(lf.stop().success(), "{}", lf.log_text());
     assert!(
@@ -795,11 +806,20 @@ fn a_disk_buffered_sink_replaced_with_records_on_disk_leaves_them_to_its_replace
         0
     );
     assert!(receiver.stop().success(), "{}", receiver.log_text());
-    exactly_once(
-        &read_lines(&receiver.path("received.log")),
-        "d",
-        frames * per,
+    exactly_once(&read_lines(&receiver.path("received.log")), "d", n);
+}
+
+#[test]
+fn a_replacement_with_another_disk_buffer_directory_leaves_the_old_one_kept() {
+    let (mut lf, mut receiver, n) = replaced_with_records_on_disk("buffer2");
+    lf.wait_for_log("delivered after the next start", Duration::from_secs(20));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    assert_eq!(
+        lf.final_counter("logferry_buffer_disk_kept_records_total{component=\"out\"}") as usize,
+        n
     );
+    assert!(receiver.stop().success(), "{}", receiver.log_text());
+    assert!(numbers(&read_lines(&receiver.path("received.log")), "d").is_empty());
 }
 
 #[test]

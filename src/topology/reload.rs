@@ -318,15 +318,25 @@ impl Pipeline {
         let mut handovers = HashMap::new();
         let mut replaced = Vec::new();
         for (name, route) in current.drain() {
-            let has_replacement = interims.contains_key(&name);
+            // a replacement that opens the same disk buffer directory
+            // delivers what the old sink leaves there
+            let dir_of = |sinks: &[SinkConfig]| {
+                sinks
+                    .iter()
+                    .find(|s| s.name == name)
+                    .and_then(|s| s.buffer.disk_dir().map(|d| d.to_path_buf()))
+            };
+            let replacement_reads_it = interims.contains_key(&name)
+                && dir_of(&new.sinks).is_some()
+                && dir_of(&new.sinks) == dir_of(&self.config.sinks);
             if let Some(h) = route.queue.handover() {
                 handovers.insert(name, h.start());
             }
-            if has_replacement {
+            if replacement_reads_it {
                 route.queue.close_replaced();
             } else {
-                // removed: its disk buffer keeps what is left for a start
-                // that names it again
+                // removed, or its replacement uses another directory: its
+                // disk buffer keeps what is left for a start that opens it
                 route.queue.close();
             }
             replaced.extend(route.queue.dir_release());
