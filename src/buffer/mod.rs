@@ -409,8 +409,8 @@ impl QueueSender {
     /// (logged as such, not counted as kept for the next start).
     pub fn close_replaced(&self) {
         match &self.kind {
-            SenderKind::Memory(m) => m.room.close(),
             SenderKind::Disk { shared, .. } => shared.close_replaced(),
+            SenderKind::Memory(_) => self.close(),
         }
     }
 

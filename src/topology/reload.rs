@@ -320,15 +320,9 @@ impl Pipeline {
         for (name, route) in current.drain() {
             // a replacement that opens the same disk buffer directory
             // delivers what the old sink leaves there
-            let dir_of = |sinks: &[SinkConfig]| {
-                sinks
-                    .iter()
-                    .find(|s| s.name == name)
-                    .and_then(|s| s.buffer.disk_dir().map(|d| d.to_path_buf()))
-            };
-            let replacement_reads_it = interims.contains_key(&name)
-                && dir_of(&new.sinks).is_some()
-                && dir_of(&new.sinks) == dir_of(&self.config.sinks);
+            let new_dir = disk_dir(&new.sinks, &name);
+            let replacement_reads_it =
+                new_dir.is_some() && new_dir == disk_dir(&self.config.sinks, &name);
             if let Some(h) = route.queue.handover() {
                 handovers.insert(name, h.start());
             }
@@ -462,6 +456,14 @@ impl Pipeline {
             ))
         }
     }
+}
+
+/// The disk buffer directory of sink `name` in `sinks`, if it has one.
+fn disk_dir<'a>(sinks: &'a [SinkConfig], name: &str) -> Option<&'a std::path::Path> {
+    sinks
+        .iter()
+        .find(|s| s.name == name)
+        .and_then(|s| s.buffer.disk_dir())
 }
 
 /// The queue a replaced sink's records go to between the swap of the
