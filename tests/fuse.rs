@@ -298,7 +298,7 @@ fn sigterm_during_a_blocked_write_leaves_nothing_mounted() {
     let mut holder = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "exec 3>>'{}'; sleep 60",
+            "exec 3>>'{}'; exec sleep 60",
             mnt.join("held.log").display()
         ))
         .spawn()
@@ -447,7 +447,7 @@ fn a_second_sigterm_while_last_lines_wait_for_room_leaves_nothing_mounted() {
     let mut holder = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "exec 3>>'{}'; printf unfinished >&3; sleep 60",
+            "exec 3>>'{}'; printf unfinished >&3; exec sleep 60",
             held.display()
         ))
         .spawn()

@@ -864,6 +864,17 @@ path = "{}"
     )
 }
 
+/// `source_config` for a process that may be killed: the group lets a
+/// killed member go after 6 s, not librdkafka's default 45 s, so its
+/// partitions are not held that long from the member that replaces it.
+fn killable_source_config(broker: &str, topic: &str, group: &str, out: &Path) -> String {
+    source_config(broker, topic, group, out).replace(
+        "batch_records = 50",
+        "batch_records = 50\n[sources.k.librdkafka_options]\n\
+         \"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"",
+    )
+}
+
 /// librdkafka's own log lines reach logferry's log, named by component:
 /// here its warning about a property the client does not use. No broker
 /// is needed for it.
@@ -899,7 +910,7 @@ fn kafka_source_consumes_every_record_and_a_kill_loses_none() {
     let group = unique("group");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.log");
-    let config = source_config(broker, &topic, &group, &out);
+    let config = killable_source_config(broker, &topic, &group, &out);
     const N: usize = 2000;
 
     produce(broker, &topic, "rec", 0..N);
@@ -1384,14 +1395,7 @@ fn kafka_source_rebalances_between_two_processes_and_loses_nothing() {
     create_topic(broker, &topic, 4);
     let dir = tempfile::tempdir().unwrap();
     let (out1, out2) = (dir.path().join("one.log"), dir.path().join("two.log"));
-    let config = |out: &Path| {
-        source_config(broker, &topic, &group, out).replace(
-            "batch_records = 50",
-            // a killed member leaves the group after 6s, not 45s
-            "batch_records = 50\n[sources.k.librdkafka_options]\n\
-             \"session.timeout.ms\" = \"6000\"\n\"heartbeat.interval.ms\" = \"500\"",
-        )
-    };
+    let config = |out: &Path| killable_source_config(broker, &topic, &group, out);
     let files = [out1.as_path(), out2.as_path()];
     const PHASE: usize = 2000;
 
