@@ -24,6 +24,19 @@ fn config(dir: &Path, extra: &str) -> String {
     )
 }
 
+/// An empty `logs/app.log` in a new directory, followed (with `config`'s
+/// defaults) by a logferry that has started following it.
+fn following_an_empty_file() -> (tempfile::TempDir, PathBuf, Logferry) {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let live = logs.join("app.log");
+    std::fs::write(&live, b"").unwrap();
+    let mut lf = Logferry::start(&config(dir.path(), ""));
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    (dir, live, lf)
+}
+
 /// Writes numbered lines `w-N` to `live` as fast as it can, and every
 /// `every` renames it to `live.R` and starts a new one, `rotations` times.
 /// `rotated` counts rotations done (for a test that acts mid-way).
@@ -100,13 +113,7 @@ fn wait_for_all(out: &Path, n: usize, timeout: Duration) -> Vec<u32> {
 
 #[test]
 fn rotation_every_few_ms_delivers_every_line_exactly_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let logs = dir.path().join("logs");
-    std::fs::create_dir_all(&logs).unwrap();
-    let live = logs.join("app.log");
-    std::fs::write(&live, b"").unwrap();
-    let mut lf = Logferry::start(&config(dir.path(), ""));
-    lf.wait_for_log("following file", Duration::from_secs(20));
+    let (dir, live, mut lf) = following_an_empty_file();
     let n = rotating_writer(live, Duration::from_millis(3), 30, Default::default())
         .join()
         .unwrap();
@@ -152,6 +159,39 @@ fn fast_rotation_with_kill_9_and_restart_loses_nothing() {
     assert!(again.stop().success());
     let twice = seen.iter().filter(|c| **c > 1).count();
     eprintln!("{n} lines, kill -9 after 20 of 60 rotations: none missing, {twice} resent");
+}
+
+/// copytruncate at an everyday rate, with the defaults: one line per
+/// `write()`, and every 400 lines the file is copied to `app.log.R` and
+/// truncated, while the reader lets lines gather (its `linger`). The lines
+/// it had not read when the file was truncated are in the copy only; the
+/// writer makes the copy and the truncation between two of its writes, so
+/// no line is in neither, and every line must arrive exactly once.
+#[test]
+fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
+    let (dir, live, mut lf) = following_an_empty_file();
+    const N: usize = 2400;
+    const EVERY: usize = 400;
+    let mut file = OpenOptions::new().append(true).open(&live).unwrap();
+    for n in 0..N {
+        if n > 0 && n % EVERY == 0 {
+            std::fs::copy(&live, live.with_extension(format!("log.{}", n / EVERY))).unwrap();
+            file.set_len(0).unwrap();
+        }
+        file.write_all(format!("w-{n}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let out = dir.path().join("out.log");
+    wait_for_all(&out, N, Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(1500));
+    let seen = counts(&out, N);
+    let twice: Vec<usize> = (0..N).filter(|&i| seen[i] > 1).collect();
+    assert!(twice.is_empty(), "lines arrived more than once: {twice:?}");
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}"),
+        (N / EVERY - 1) as u64
+    );
 }
 
 /// While logferry is down, the followed file gets more lines and is

@@ -15,6 +15,7 @@ pub struct TailMetrics {
     pub skipped_bytes: Counter,
     pub rejected: Counter,
     pub missed_bytes: Counter,
+    pub copied_bytes: Counter,
     pub overflows: Counter,
     pub open_errors: Counter,
     pub read_errors: Counter,
@@ -53,6 +54,10 @@ impl TailMetrics {
             missed_bytes: c(
                 "logferry_tail_missed_bytes_total",
                 "Bytes known to have been lost to truncations (seen but not yet read; a lower bound).",
+            ),
+            copied_bytes: c(
+                "logferry_tail_copy_read_bytes_total",
+                "Bytes of truncated files read from the copy of their old content (copytruncate): written after the last read, before the truncation.",
             ),
             rejected: c(
                 "logferry_tail_rejected_batches_total",

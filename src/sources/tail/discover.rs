@@ -11,12 +11,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::checkpoint::{FileId, HEAD_BYTES};
-use super::file::TailedFile;
+use super::file::{is_rotated_sibling, TailedFile};
 use super::watch::Change;
 use super::{TailSource, RESCAN_AFTER_EVENT};
-
-/// Compressed rotations are not read as text.
-const COMPRESSED: &[&str] = &[".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".z"];
 
 /// How far before the checkpoint's last write a file not in it must have
 /// changed to be read at a restart as a rotation logferry may have missed.
@@ -134,17 +131,11 @@ impl TailSource {
             }
             let name = entry.file_name();
             let name = name.as_bytes();
-            let sibling = bases.iter().any(|(d, base)| {
-                d == dir
-                    && name.len() > base.len()
-                    && name.starts_with(base)
-                    && matches!(name[base.len()], b'.' | b'-' | b'_')
-            });
-            let compressed = COMPRESSED
+            let sibling = bases
                 .iter()
-                .any(|s| name.to_ascii_lowercase().ends_with(s.as_bytes()));
+                .any(|(d, base)| d == dir && is_rotated_sibling(name, base));
             let changed = meta.modified().is_ok_and(|m| m >= since);
-            if sibling && !compressed && changed && !self.is_excluded(&path) {
+            if sibling && changed && !self.is_excluded(&path) {
                 let Ok(file) = std::fs::File::open(&path) else {
                     continue;
                 };

@@ -1,5 +1,6 @@
 //! One followed file: reading whole lines in large blocks, identity,
-//! truncation, and which offsets have been acknowledged.
+//! truncation (and the copy a copytruncate leaves), and which offsets have
+//! been acknowledged.
 //!
 //! A followed file does not always hold a descriptor: under a descriptor
 //! budget, or when idle, it is closed and later reopened by its last known
@@ -8,9 +9,10 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 
@@ -50,15 +52,36 @@ pub struct FileStats {
 const SMALL_READ: usize = 16 * 1024;
 
 /// What a look at a file's size before a read found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
     /// Nothing new since the last read (or the file is closed).
     Nothing,
     /// New bytes to read.
     Grown,
-    /// Shorter than what was read, or rewritten from the start: reading
-    /// starts again at 0. `missed` bytes were seen but not read.
-    Truncated { missed: u64 },
+    /// Shorter than what was read, or rewritten from the start, and a copy
+    /// of its old content lies beside it (copytruncate): the `bytes` not
+    /// yet read are read from `copy` first, then the file from 0.
+    Copied { copy: PathBuf, bytes: u64 },
+    /// Reading starts again at 0: the file is shorter than what was read,
+    /// or was rewritten from the start (`after_copy`: the copy of its old
+    /// content has just been read to its end). `missed` bytes were seen
+    /// but not read.
+    Truncated { missed: u64, after_copy: bool },
+}
+
+/// Compressed rotations are not read as text.
+const COMPRESSED: &[&str] = &[".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".z"];
+
+/// Whether the file name `name` is a rotated sibling of `base`, not
+/// compressed: `app.log.1`, `app.log-20261122`, `app.log_old` beside
+/// `app.log`.
+pub fn is_rotated_sibling(name: &[u8], base: &[u8]) -> bool {
+    name.len() > base.len()
+        && name.starts_with(base)
+        && matches!(name[base.len()], b'.' | b'-' | b'_')
+        && !COMPRESSED
+            .iter()
+            .any(|s| name.to_ascii_lowercase().ends_with(s.as_bytes()))
 }
 
 /// What reopening a closed file by its name found.
@@ -111,6 +134,10 @@ pub struct TailedFile {
     /// kernel reports changes of the link's directory, not of the file, so
     /// every rescan looks at what the name leads to.
     pub linked: bool,
+    /// After a copytruncate, while `file` is the copy of the old content
+    /// (read from where reading stopped to its end): the followed file's
+    /// own descriptor, read again from 0 after that.
+    behind_copy: Option<File>,
 }
 
 impl TailedFile {
@@ -153,6 +180,7 @@ impl TailedFile {
             stats: FileStats::default(),
             reported: FileStats::default(),
             linked: is_link(path),
+            behind_copy: None,
         };
         f.refresh_head();
         f
@@ -186,9 +214,12 @@ impl TailedFile {
         self.file.is_some()
     }
 
-    /// Gives the descriptor back; the file's state stays.
+    /// Gives the descriptor back; the file's state stays. (A copy being
+    /// read is let go too: reopened, the file is found truncated again, and
+    /// the copy read on from the same offset.)
     pub fn close(&mut self) {
         self.file = None;
+        self.behind_copy = None;
     }
 
     /// Opens the file again by its last known name, and checks that the
@@ -233,12 +264,22 @@ impl TailedFile {
 
     /// Looks at the file's size before a read: restarts at 0 if the file is
     /// now shorter than what was read (copytruncate), or was rewritten from
-    /// the start.
+    /// the start; first, if a copy of the old content lies beside it, the
+    /// rest of that content is read from the copy.
     pub fn check_truncation(&mut self) -> Change {
         let Some(file) = self.file.as_ref() else {
             return Change::Nothing;
         };
         let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        if self.behind_copy.is_some() {
+            // the copy is not written to: at its end, back to the file
+            if size > self.read_offset {
+                self.seen_size = size;
+                return Change::Grown;
+            }
+            self.file = self.behind_copy.take();
+            return self.restart(true);
+        }
         // shorter than what was read, or rewritten from the start (a
         // truncation followed by new writes can already be longer)
         let shorter = size < self.read_offset;
@@ -253,6 +294,25 @@ impl TailedFile {
                 Change::Nothing
             };
         }
+        self.stats.truncations += 1;
+        if let Some((copy, file, size)) = self.find_copy() {
+            self.behind_copy = self.file.replace(file);
+            self.seen_size = size;
+            return Change::Copied {
+                copy,
+                bytes: size - self.read_offset,
+            };
+        }
+        self.restart(false)
+    }
+
+    /// Whether the end of the old content is being read from its copy.
+    pub fn reading_copy(&self) -> bool {
+        self.behind_copy.is_some()
+    }
+
+    /// Reading starts again at 0, after a truncation.
+    fn restart(&mut self, after_copy: bool) -> Change {
         // known to be missed: bytes seen in the file but not yet read when
         // it was truncated, plus an unfinished line; writes after the last
         // look are in the copy only and cannot be seen from here
@@ -269,9 +329,48 @@ impl TailedFile {
             len: 0,
             hash: fnv1a(&[]),
         };
-        self.stats.truncations += 1;
         self.stats.missed_bytes += missed;
-        Change::Truncated { missed }
+        Change::Truncated { missed, after_copy }
+    }
+
+    /// A copy of this file's content as it was before a truncation, beside
+    /// it under a rotated name (copytruncate's `app.log.1`), longer than
+    /// what was read: the same first bytes, the unfinished line read last
+    /// where it was. The newest such file, opened, with its size.
+    fn find_copy(&self) -> Option<(PathBuf, File, u64)> {
+        if self.head.len == 0 {
+            return None;
+        }
+        let base = self.path.file_name()?.as_bytes();
+        let mut best: Option<(SystemTime, PathBuf, File, u64)> = None;
+        for entry in std::fs::read_dir(self.path.parent()?).ok()?.flatten() {
+            if !is_rotated_sibling(entry.file_name().as_bytes(), base) {
+                continue;
+            }
+            let path = entry.path();
+            let Ok(file) = File::open(&path) else {
+                continue;
+            };
+            let Ok(meta) = file.metadata() else {
+                continue;
+            };
+            if !meta.is_file() || meta.len() <= self.read_offset {
+                continue;
+            }
+            if Self::head_of(&file, self.head.len as usize) != self.head {
+                continue;
+            }
+            let mut unfinished = vec![0u8; self.partial.len()];
+            let start = self.read_offset - self.partial.len() as u64;
+            if file.read_exact_at(&mut unfinished, start).is_err() || unfinished != self.partial {
+                continue;
+            }
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            if best.as_ref().is_none_or(|b| modified > b.0) {
+                best = Some((modified, path, file, meta.len()));
+            }
+        }
+        best.map(|(_, path, file, size)| (path, file, size))
     }
 
     /// Reads the next block and returns its complete lines, if any. `None`
@@ -667,6 +766,79 @@ mod tests {
             .unwrap();
         assert!(matches!(f.check_truncation(), Change::Truncated { .. }));
         assert_eq!((f.read_offset, f.acked, f.stats.truncations), (0, 0, 1));
+    }
+
+    /// Reads like the source's loop: a truncation check before each block.
+    fn read_checked(f: &mut TailedFile, cfg: &TailSourceConfig) -> (Vec<Change>, Vec<u8>) {
+        let (mut changes, mut out) = (Vec::new(), Vec::new());
+        loop {
+            match f.check_truncation() {
+                Change::Nothing => break,
+                Change::Grown => {}
+                c => changes.push(c),
+            }
+            if let Some(l) = f.read_lines(cfg, Instant::now()).unwrap() {
+                out.extend_from_slice(&l.data);
+            }
+        }
+        (changes, out)
+    }
+
+    #[test]
+    fn a_truncated_files_unread_end_is_read_from_its_copy_then_the_file_from_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.log");
+        std::fs::write(&p, b"1\n2\n").unwrap();
+        let mut f = TailedFile::open(&p, Some(0)).unwrap();
+        assert_eq!(read_checked(&mut f, &cfg("")).1, b"1\n2\n");
+        // more lines and an unfinished one, then copytruncate: a copy that
+        // is compressed, one of another file, and the copy
+        let mut w = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        w.write_all(b"3\n4").unwrap();
+        assert_eq!(read_checked(&mut f, &cfg("")).1, b"3\n");
+        w.write_all(b"4\n5\n").unwrap();
+        std::fs::copy(&p, dir.path().join("a.log.1.gz")).unwrap();
+        std::fs::write(dir.path().join("a.log.0"), b"1\n2\n3\n9999\n").unwrap();
+        std::fs::copy(&p, dir.path().join("a.log.1")).unwrap();
+        w.set_len(0).unwrap();
+        w.write_all(b"6\n").unwrap();
+        let (changes, read) = read_checked(&mut f, &cfg(""));
+        assert_eq!(String::from_utf8(read).unwrap(), "44\n5\n6\n");
+        assert_eq!(
+            changes,
+            [
+                Change::Copied {
+                    copy: dir.path().join("a.log.1"),
+                    bytes: 4
+                },
+                Change::Truncated {
+                    missed: 0,
+                    after_copy: true
+                }
+            ]
+        );
+        assert_eq!(
+            (f.read_offset, f.stats.truncations, f.stats.missed_bytes),
+            (2, 1, 0)
+        );
+        // with no copy beside it, what was not read is lost, and counted
+        w.write_all(b"7\n8\n").unwrap();
+        assert_eq!(read_checked(&mut f, &cfg("")).1, b"7\n8\n");
+        w.write_all(b"9\n").unwrap();
+        f.check_truncation();
+        w.set_len(0).unwrap();
+        for rotated in ["a.log.0", "a.log.1"] {
+            std::fs::remove_file(dir.path().join(rotated)).unwrap();
+        }
+        let (changes, read) = read_checked(&mut f, &cfg(""));
+        assert!(read.is_empty());
+        assert_eq!(
+            changes,
+            [Change::Truncated {
+                missed: 2,
+                after_copy: false
+            }]
+        );
     }
 
     #[test]

@@ -27,9 +27,11 @@
 //! Rotation by rename: the old file stays open and is read to its end, and
 //! is released once it has stopped growing and every line is acknowledged;
 //! the new file is read from 0. Rotation by copytruncate: the file became
-//! shorter than what was read; reading restarts at 0, and the truncation is
-//! logged and counted (lines written between the last read and the
-//! truncation are lost: the copy holds them, this file no longer does).
+//! shorter than what was read; the lines written between the last read and
+//! the truncation are in the copy only, so they are read from the copy
+//! (a rotated sibling with the same first bytes), then the file from 0. No
+//! copy found (compressed or removed already): those lines are lost, logged
+//! and counted.
 
 #[doc(hidden)]
 pub mod checkpoint;
@@ -591,10 +593,18 @@ impl TailSource {
                     break;
                 };
                 match f.check_truncation() {
-                    Change::Truncated { missed } => {
+                    Change::Copied { copy, bytes } => {
                         self.metrics.truncations.inc();
-                        tracing::warn!(source = %self.cx.name, path = %f.path.display(), missed_bytes_at_least = missed,
-                            "file truncated (copytruncate?); reading again from the start. Lines written between the last read and the truncation are not in this file any more");
+                        self.metrics.copied_bytes.add(bytes);
+                        tracing::info!(source = %self.cx.name, path = %f.path.display(), copy = %copy.display(), bytes,
+                            "file truncated (copytruncate); reading the end of its old content from the copy, then the file from the start");
+                    }
+                    Change::Truncated { missed, after_copy } => {
+                        if !after_copy {
+                            self.metrics.truncations.inc();
+                            tracing::warn!(source = %self.cx.name, path = %f.path.display(), missed_bytes_at_least = missed,
+                                "file truncated (copytruncate?); reading again from the start. No copy of its old content was found beside it (compressed or removed already?): lines written between the last read and the truncation are lost");
+                        }
                         // a record being joined ends with the old content;
                         // its offsets mean nothing in the new one
                         self.flush_multiline(key, Flush::Truncated).await?;
@@ -620,8 +630,9 @@ impl TailSource {
                 more = turn + 1 == BLOCKS_PER_TURN;
                 // read up to the size just looked at: what was written since
                 // raises a new event (or shows at the next poll), so no
-                // second look is needed to find the end
-                let caught_up = f.read_what_was_seen();
+                // second look is needed to find the end (of the file: at
+                // the end of a copy, the file itself is read next)
+                let caught_up = f.read_what_was_seen() && !f.reading_copy();
                 self.send(key, lines, false).await?;
                 if caught_up {
                     more = false;
