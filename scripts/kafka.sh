@@ -15,7 +15,9 @@
 # back on the same address with the same topics.
 # The broker's jars come from Maven Central (scripts/kafka/pom.xml) and are
 # cached in target/kafka-jars. Needs java 17+ and mvn.
-# KAFKA_HEAP (default -Xmx1g) sets the JVM heap.
+# KAFKA_HEAP (default -Xmx1g) sets the JVM heap. Records are kept whatever
+# the time they carry (no retention by age), so a record stamped with an old
+# event time is still there to be read back.
 #
 # KAFKA_SSL_DIR, if set at the first start of a state dir, adds an SSL
 # listener (its address: `ssl-address`) presenting $KAFKA_SSL_DIR/server.pem
@@ -105,7 +107,12 @@ PROPS
 }
 
 configure() {
-  [[ -f $STATE/server.properties ]] && return
+  if [[ -f $STATE/server.properties ]]; then
+    # a state dir made before the retention line below was written
+    grep -q '^log.retention.ms=' "$STATE/server.properties" \
+      || echo 'log.retention.ms=-1' >> "$STATE/server.properties"
+    return
+  fi
   local port ctl ssl='' sslprops='' listeners advertised map
   port=$(free_port); ctl=$(free_port)
   while [[ $ctl == "$port" ]]; do ctl=$(free_port); done
@@ -144,6 +151,10 @@ min.insync.replicas=1
 default.replication.factor=1
 group.initial.rebalance.delay.ms=0
 message.max.bytes=1048588
+# records carry the time of their event (a replay's, a test's fixed 2023
+# time): none is deleted for its age, which the 7-day default would do at
+# the next retention check, minutes after it was produced
+log.retention.ms=-1
 PROPS
   [[ -z $sslprops ]] || printf '%s\n' "$sslprops" >> "$STATE/server.properties"
   cat > "$STATE/log4j2.properties" <<PROPS
