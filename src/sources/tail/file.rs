@@ -69,6 +69,11 @@ pub enum Change {
     Truncated { missed: u64, after_copy: bool },
 }
 
+/// How much earlier than the last read a copy of a truncated file may
+/// have been modified and still be taken for the copy (file times are
+/// coarser than the clock, and the clock may step).
+const COPY_CLOCK_SLACK: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Compressed rotations are not read as text.
 const COMPRESSED: &[&str] = &[".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".z"];
 
@@ -336,11 +341,17 @@ impl TailedFile {
     /// A copy of this file's content as it was before a truncation, beside
     /// it under a rotated name (copytruncate's `app.log.1`), longer than
     /// what was read: the same first bytes, the unfinished line read last
-    /// where it was. The newest such file, opened, with its size.
+    /// where it was, and changed since the last read (an older rotation
+    /// whose first lines happen to be the same is not it). The newest such
+    /// file, opened, with its size.
     fn find_copy(&self) -> Option<(PathBuf, File, u64)> {
         if self.head.len == 0 {
             return None;
         }
+        // the copy is written after the lines it holds beyond what was read
+        let last_read = SystemTime::now()
+            .checked_sub(self.last_growth.elapsed() + COPY_CLOCK_SLACK)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
         let base = self.path.file_name()?.as_bytes();
         let mut best: Option<(SystemTime, PathBuf, File, u64)> = None;
         for entry in std::fs::read_dir(self.path.parent()?).ok()?.flatten() {
@@ -354,7 +365,8 @@ impl TailedFile {
             let Ok(meta) = file.metadata() else {
                 continue;
             };
-            if !meta.is_file() || meta.len() <= self.read_offset {
+            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+            if !meta.is_file() || meta.len() <= self.read_offset || modified < last_read {
                 continue;
             }
             if Self::head_of(&file, self.head.len as usize) != self.head {
@@ -365,7 +377,6 @@ impl TailedFile {
             if file.read_exact_at(&mut unfinished, start).is_err() || unfinished != self.partial {
                 continue;
             }
-            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
             if best.as_ref().is_none_or(|b| modified > b.0) {
                 best = Some((modified, path, file, meta.len()));
             }
@@ -826,10 +837,20 @@ mod tests {
         assert_eq!(read_checked(&mut f, &cfg("")).1, b"7\n8\n");
         w.write_all(b"9\n").unwrap();
         f.check_truncation();
-        w.set_len(0).unwrap();
         for rotated in ["a.log.0", "a.log.1"] {
             std::fs::remove_file(dir.path().join(rotated)).unwrap();
         }
+        // an older rotation that happens to hold these very lines: not
+        // changed since the last read, so not the copy
+        let old = dir.path().join("a.log.2");
+        std::fs::copy(&p, &old).unwrap();
+        std::fs::File::options()
+            .append(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(SystemTime::now() - std::time::Duration::from_secs(60))
+            .unwrap();
+        w.set_len(0).unwrap();
         let (changes, read) = read_checked(&mut f, &cfg(""));
         assert!(read.is_empty());
         assert_eq!(
