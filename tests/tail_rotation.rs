@@ -161,30 +161,48 @@ fn fast_rotation_with_kill_9_and_restart_loses_nothing() {
     eprintln!("{n} lines, kill -9 after 20 of 60 rotations: none missing, {twice} resent");
 }
 
-/// copytruncate at an everyday rate, with the defaults: one line per
-/// `write()`, and every 400 lines the file is copied to `app.log.R` and
-/// truncated, while the reader lets lines gather (its `linger`). The lines
-/// it had not read when the file was truncated are in the copy only; the
-/// writer makes the copy and the truncation between two of its writes, so
-/// no line is in neither, and every line must arrive exactly once.
-#[test]
-fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
-    let (dir, live, mut lf) = following_an_empty_file();
-    const N: usize = 2400;
-    const EVERY: usize = 400;
-    let mut file = OpenOptions::new().append(true).open(&live).unwrap();
+/// Writes `w-0` … `w-{N-1}` to `live` one line per `write()`, about 500 a
+/// second, and every [`EVERY`] lines calls `rotate` between two writes
+/// (with the writer's file, which it may replace); then waits until every
+/// line is in `out.log` and a little longer, and returns how often each
+/// arrived.
+fn write_rotating_at_an_everyday_rate(
+    dir: &Path,
+    live: &Path,
+    mut rotate: impl FnMut(usize, &mut std::fs::File),
+) -> Vec<u32> {
+    let mut file = OpenOptions::new().append(true).open(live).unwrap();
     for n in 0..N {
         if n > 0 && n % EVERY == 0 {
-            std::fs::copy(&live, live.with_extension(format!("log.{}", n / EVERY))).unwrap();
-            file.set_len(0).unwrap();
+            rotate(n / EVERY, &mut file);
         }
         file.write_all(format!("w-{n}\n").as_bytes()).unwrap();
         std::thread::sleep(Duration::from_millis(2));
     }
-    let out = dir.path().join("out.log");
+    let out = dir.join("out.log");
     wait_for_all(&out, N, Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(1500));
-    let seen = counts(&out, N);
+    counts(&out, N)
+}
+
+/// Lines [`write_rotating_at_an_everyday_rate`] writes.
+const N: usize = 2400;
+/// Lines between two of its rotations.
+const EVERY: usize = 400;
+
+/// copytruncate at an everyday rate, with the defaults: every 400 lines the
+/// file is copied to `app.log.R` and truncated, while the reader lets lines
+/// gather (its `linger`). The lines it had not read when the file was
+/// truncated are in the copy only; the writer makes the copy and the
+/// truncation between two of its writes, so no line is in neither, and
+/// every line must arrive exactly once.
+#[test]
+fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
+    let (dir, live, mut lf) = following_an_empty_file();
+    let seen = write_rotating_at_an_everyday_rate(dir.path(), &live, |r, file| {
+        std::fs::copy(&live, live.with_extension(format!("log.{r}"))).unwrap();
+        file.set_len(0).unwrap();
+    });
     let twice: Vec<usize> = (0..N).filter(|&i| seen[i] > 1).collect();
     assert!(twice.is_empty(), "lines arrived more than once: {twice:?}");
     assert!(lf.stop().success());
@@ -192,6 +210,28 @@ fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
         lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}"),
         (N / EVERY - 1) as u64
     );
+}
+
+/// Rename rotation at an everyday rate, the rotated file deleted at once
+/// (logrotate's `rotate 0`), while the reader lets lines gather: what the
+/// old file held is read through the descriptor logferry keeps, and every
+/// line arrives exactly once.
+#[test]
+fn a_rotated_file_deleted_at_once_while_lines_gather_loses_nothing() {
+    let (dir, live, mut lf) = following_an_empty_file();
+    let seen = write_rotating_at_an_everyday_rate(dir.path(), &live, |r, file| {
+        let rotated = live.with_extension(format!("log.{r}"));
+        std::fs::rename(&live, &rotated).unwrap();
+        std::fs::remove_file(&rotated).unwrap();
+        *file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&live)
+            .unwrap();
+    });
+    let twice: Vec<usize> = (0..N).filter(|&i| seen[i] > 1).collect();
+    assert!(twice.is_empty(), "lines arrived more than once: {twice:?}");
+    assert!(lf.stop().success());
 }
 
 /// While logferry is down, the followed file gets more lines and is
