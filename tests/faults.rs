@@ -173,17 +173,6 @@ fn lines_before(path: &Path, offset: u64) -> usize {
     bytes[..end].iter().filter(|&&b| b == b'\n').count()
 }
 
-fn status_kib(pid: u32, field: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))?
-        .split_whitespace()
-        .next()?
-        .parse()
-        .ok()
-}
-
 /// The forward sink settings every hop shares: acks, retry forever, and the
 /// window that bounds duplicates.
 fn forward_sink(to: u16) -> String {
@@ -538,10 +527,10 @@ fn a_receiver_outage_is_held_on_disk_with_bounded_memory() {
         let (stop, peak, peak_anon) = (stop.clone(), peak.clone(), peak_anon.clone());
         std::thread::spawn(move || {
             while !stop.load(Ordering::Relaxed) {
-                if let Some(kib) = status_kib(relay_pid, "VmRSS:") {
+                if let Some(kib) = status_kib(relay_pid, "VmRSS") {
                     peak.fetch_max(kib as usize, Ordering::Relaxed);
                 }
-                if let Some(kib) = status_kib(relay_pid, "RssAnon:") {
+                if let Some(kib) = status_kib(relay_pid, "RssAnon") {
                     peak_anon.fetch_max(kib as usize, Ordering::Relaxed);
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -550,7 +539,7 @@ fn a_receiver_outage_is_held_on_disk_with_bounded_memory() {
     };
     let writer = SteadyWriter::spawn(&chain.live(), "f", n, rate, PAD);
     writer.wait_for(rate * 2);
-    let rss_before = status_kib(relay_pid, "RssAnon:").unwrap();
+    let rss_before = status_kib(relay_pid, "RssAnon").unwrap();
     chain.rx.as_mut().unwrap().kill();
     let down_at = writer.written();
     std::thread::sleep(outage);

@@ -783,13 +783,21 @@ pub fn peer_is_built(var: &str, peer: &str) -> bool {
 
 /// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`: peak RSS).
 pub fn vm_bytes(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status
+    status_kib(pid, field).unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status")) * 1024
+}
+
+/// `field` of `/proc/PID/status` in KiB (`VmHWM`, `RssAnon`, …); `None` if
+/// the process is gone (it may exit while it is sampled) or has no such
+/// field.
+pub fn status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
         .lines()
-        .find(|l| l.starts_with(field))
-        .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"));
-    let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
-    kib * 1024
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
 }
 
 /// Raises this process's open-file soft limit to its hard limit, for tests
