@@ -162,19 +162,20 @@ fn fast_rotation_with_kill_9_and_restart_loses_nothing() {
 }
 
 /// Writes `w-0` … `w-{N-1}` to `live` one line per `write()`, about 500 a
-/// second, and every [`EVERY`] lines calls `rotate` between two writes
+/// second, and every `every` lines calls `rotate` between two writes
 /// (with the writer's file, which it may replace); then waits until every
 /// line is in `out.log` and a little longer, and returns how often each
 /// arrived.
 fn write_rotating_at_an_everyday_rate(
     dir: &Path,
     live: &Path,
+    every: usize,
     mut rotate: impl FnMut(usize, &mut std::fs::File),
 ) -> Vec<u32> {
     let mut file = OpenOptions::new().append(true).open(live).unwrap();
     for n in 0..N {
-        if n > 0 && n % EVERY == 0 {
-            rotate(n / EVERY, &mut file);
+        if n > 0 && n % every == 0 {
+            rotate(n / every, &mut file);
         }
         file.write_all(format!("w-{n}\n").as_bytes()).unwrap();
         std::thread::sleep(Duration::from_millis(2));
@@ -187,11 +188,9 @@ fn write_rotating_at_an_everyday_rate(
 
 /// Lines [`write_rotating_at_an_everyday_rate`] writes.
 const N: usize = 2400;
-/// Lines between two of its rotations.
-const EVERY: usize = 400;
 
-/// copytruncate at an everyday rate, with the defaults: every 400 lines the
-/// file is copied to `app.log.R` and truncated, while the reader lets lines
+/// copytruncate at an everyday rate, with the defaults: every 400 lines
+/// (0.8 s) the file is copied to `app.log.R` and truncated, while the reader lets lines
 /// gather (its `linger`). The lines it had not read when the file was
 /// truncated are in the copy only; the writer makes the copy and the
 /// truncation between two of its writes, so no line is in neither, and
@@ -199,7 +198,8 @@ const EVERY: usize = 400;
 #[test]
 fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
     let (dir, live, mut lf) = following_an_empty_file();
-    let seen = write_rotating_at_an_everyday_rate(dir.path(), &live, |r, file| {
+    const EVERY: usize = 400;
+    let seen = write_rotating_at_an_everyday_rate(dir.path(), &live, EVERY, |r, file| {
         std::fs::copy(&live, live.with_extension(format!("log.{r}"))).unwrap();
         file.set_len(0).unwrap();
     });
@@ -212,14 +212,16 @@ fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
     );
 }
 
-/// Rename rotation at an everyday rate, the rotated file deleted at once
-/// (logrotate's `rotate 0`), while the reader lets lines gather: what the
-/// old file held is read through the descriptor logferry keeps, and every
-/// line arrives exactly once.
+/// Rename rotation at an everyday rate every 100 lines (0.2 s, several
+/// files in one `linger`), the rotated file deleted at once (logrotate's
+/// `rotate 0`; a container removed as it exits), while the reader lets
+/// lines gather: each new file is opened as it is created, so what it held
+/// is read through that descriptor after it is gone, and every line
+/// arrives exactly once.
 #[test]
 fn a_rotated_file_deleted_at_once_while_lines_gather_loses_nothing() {
     let (dir, live, mut lf) = following_an_empty_file();
-    let seen = write_rotating_at_an_everyday_rate(dir.path(), &live, |r, file| {
+    let seen = write_rotating_at_an_everyday_rate(dir.path(), &live, 100, |r, file| {
         let rotated = live.with_extension(format!("log.{r}"));
         std::fs::rename(&live, &rotated).unwrap();
         std::fs::remove_file(&rotated).unwrap();

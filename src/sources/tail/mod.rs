@@ -257,9 +257,11 @@ impl TailSource {
             }
             let now = Instant::now();
             let quiet = linger.is_quiet();
-            if let Some(w) = self.watcher.as_mut().filter(|_| !quiet) {
-                // every event of the burst at once
-                let changes = w.read();
+            if let Some(w) = self.watcher.as_mut() {
+                // every event of the burst at once; while lines gather,
+                // only new names (a file created there is opened now, before
+                // it can be removed, and read at the linger's end)
+                let changes = if quiet { w.read_names() } else { w.read() };
                 if !changes.is_empty() {
                     self.on_changes(changes);
                 }
@@ -316,17 +318,18 @@ impl TailSource {
                     _ => at,
                 });
             }
-            if quiet {
-                if let Some(w) = self.watcher.as_mut() {
-                    w.rest();
-                }
-            }
             let watcher = self.watcher.as_mut();
             // acknowledgements do not wake the reader: they only move the
             // checkpoint, and are taken at the top of the loop, which runs
             // at least every `poll_interval`
             tokio::select! {
-                _ = async { match watcher { Some(w) => w.ready().await, None => std::future::pending().await } }, if !quiet => {}
+                _ = async {
+                    match watcher {
+                        Some(w) if quiet => w.names_ready().await,
+                        Some(w) => w.ready().await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
                 _ = tokio::time::sleep_until(until.into()) => {}
                 _ = self.cx.shutdown.wait() => {}
             }

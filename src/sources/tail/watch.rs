@@ -1,6 +1,9 @@
 //! The kernel's change events for the directories the globs can match
 //! (inotify, read directly: the events must be read in order, every one
-//! queued so far at once, with rename pairs kept together).
+//! queued so far at once, with rename pairs kept together). Names
+//! (creations, renames, removals) and writes come in two inotify
+//! instances, so that a reader letting lines gather is woken by a new file
+//! but not by the lines written meanwhile.
 //!
 //! Filesystems without inotify (NFS, some overlays) give no events; the
 //! tail source polls files there, and rescans its globs on a timer
@@ -37,22 +40,33 @@ pub enum Change {
 }
 
 pub struct Watcher {
-    /// The descriptor's registration with the runtime, while the reader
-    /// waits for events. A reader letting lines gather (its `linger`)
-    /// reads the events when it is done and drops it, so the lines written
-    /// meanwhile do not wake its thread. Declared before `fd`: it is
-    /// dropped (deregistered) before the descriptor is closed.
-    waiting: Option<AsyncFd<RawFd>>,
+    /// Creations, renames and removals (and, without `writes`, writes too).
+    names: Queue,
+    /// Writes, apart from the names: a reader letting lines gather (its
+    /// `linger`) is not woken by the lines written meanwhile, but is by a
+    /// new file, which it opens at once, before it can be removed. `None`
+    /// where a second inotify instance could not be had: a reader letting
+    /// lines gather then sees new names at the linger's end.
+    writes: Option<Queue>,
     /// The last registration failed (said once, not at every turn).
     unregistered: bool,
-    fd: OwnedFd,
-    dirs: HashMap<i32, PathBuf>,
     by_dir: HashMap<PathBuf, i32>,
     buf: Vec<u8>,
 }
 
-const MASK: u32 = libc::IN_CREATE
-    | libc::IN_MODIFY
+/// One inotify instance and the directories it watches.
+struct Queue {
+    /// The descriptor's registration with the runtime, while the reader
+    /// waits for its events. Declared before `fd`: it is dropped
+    /// (deregistered) before the descriptor is closed.
+    waiting: Option<AsyncFd<RawFd>>,
+    fd: OwnedFd,
+    mask: u32,
+    dirs: HashMap<i32, PathBuf>,
+}
+
+/// What the names queue reports.
+const NAMES: u32 = libc::IN_CREATE
     | libc::IN_MOVED_FROM
     | libc::IN_MOVED_TO
     | libc::IN_DELETE
@@ -60,22 +74,103 @@ const MASK: u32 = libc::IN_CREATE
     | libc::IN_MOVE_SELF
     | libc::IN_ONLYDIR;
 
-impl Watcher {
-    /// An inotify instance (must be called inside a tokio runtime).
-    pub fn new() -> std::io::Result<Watcher> {
+/// What the writes queue reports.
+const WRITES: u32 = libc::IN_MODIFY | libc::IN_ONLYDIR;
+
+impl Queue {
+    fn new(mask: u32) -> std::io::Result<Queue> {
         // SAFETY: inotify_init1 takes flags only and returns a descriptor
         // or -1.
         let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
         if raw < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        // SAFETY: `raw` is a descriptor we own from here on.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        Ok(Watcher {
-            fd,
+        Ok(Queue {
             waiting: None,
-            unregistered: false,
+            // SAFETY: `raw` is a descriptor we own from here on.
+            fd: unsafe { OwnedFd::from_raw_fd(raw) },
+            mask,
             dirs: HashMap::new(),
+        })
+    }
+
+    fn watch(&mut self, dir: &Path, c: &std::ffi::CStr) -> std::io::Result<i32> {
+        // SAFETY: a valid descriptor and C string.
+        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), self.mask) };
+        if wd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        self.dirs.insert(wd, dir.to_path_buf());
+        Ok(wd)
+    }
+
+    /// Registers the descriptor with the runtime, if it is not.
+    fn register(&mut self) -> std::io::Result<()> {
+        if self.waiting.is_none() {
+            // registering a descriptor that is readable already reports it
+            // SAFETY: `self.fd` stays open while the registration lives:
+            // `waiting` is dropped first (field order, `Watcher::rest`)
+            let fd =
+                unsafe { AsyncFd::register_with_interest(self.fd.as_raw_fd(), Interest::READABLE) }
+                    .map_err(|e| e.into_parts().1)?;
+            self.waiting = Some(fd);
+        }
+        Ok(())
+    }
+
+    /// Resolves once events are waiting (never while not registered). A
+    /// readiness left over from events already read (by a wait that ended
+    /// on the other queue) is cleared, not taken for new events.
+    async fn readable(&self) {
+        let Some(fd) = &self.waiting else {
+            return std::future::pending().await;
+        };
+        loop {
+            let Ok(mut guard) = fd.readable().await else {
+                return;
+            };
+            if self.queued() {
+                return;
+            }
+            guard.clear_ready();
+        }
+    }
+
+    /// Whether events are queued.
+    fn queued(&self) -> bool {
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer.
+        let ok = unsafe { libc::ioctl(self.fd.as_raw_fd(), libc::FIONREAD, &mut n) } == 0;
+        // if it cannot be asked, a read finds out
+        !ok || n > 0
+    }
+
+    /// Every event queued so far, in order, without waiting.
+    fn read(&self, buf: &mut [u8], out: &mut Vec<RawEvent>) {
+        loop {
+            // SAFETY: reads into `buf`, within its length.
+            let n = unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                break;
+            }
+            parse(&buf[..n as usize], out);
+        }
+    }
+}
+
+impl Watcher {
+    /// Two inotify instances, one for names and one for writes (one for
+    /// both if a second cannot be had); must be called inside a tokio
+    /// runtime.
+    pub fn new() -> std::io::Result<Watcher> {
+        let (names, writes) = match Queue::new(WRITES) {
+            Ok(writes) => (Queue::new(NAMES)?, Some(writes)),
+            Err(_) => (Queue::new(NAMES | WRITES)?, None),
+        };
+        Ok(Watcher {
+            names,
+            writes,
+            unregistered: false,
             by_dir: HashMap::new(),
             buf: vec![0; 256 * 1024],
         })
@@ -89,12 +184,10 @@ impl Watcher {
         }
         let c = std::ffi::CString::new(dir.as_os_str().as_bytes())
             .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-        // SAFETY: a valid descriptor and C string.
-        let wd = unsafe { libc::inotify_add_watch(self.fd.as_raw_fd(), c.as_ptr(), MASK) };
-        if wd < 0 {
-            return Err(std::io::Error::last_os_error());
+        if let Some(w) = &mut self.writes {
+            w.watch(dir, &c)?;
         }
-        self.dirs.insert(wd, dir.to_path_buf());
+        let wd = self.names.watch(dir, &c)?;
         self.by_dir.insert(dir.to_path_buf(), wd);
         Ok(())
     }
@@ -106,122 +199,151 @@ impl Watcher {
     /// Resolves once events are waiting (at once if some were queued
     /// before the call).
     pub async fn ready(&mut self) {
-        if self.waiting.is_none() {
-            // registering a descriptor that is readable already reports it
-            // SAFETY: `self.fd` stays open while the registration lives:
-            // `waiting` is dropped first (field order, `rest`)
-            match unsafe {
-                AsyncFd::register_with_interest(self.fd.as_raw_fd(), Interest::READABLE)
-            } {
-                Ok(fd) => {
-                    self.waiting = Some(fd);
-                    self.unregistered = false;
-                }
-                Err(e) => {
-                    let e = e.into_parts().1;
-                    // the timers (rescans, polls) still find the changes;
-                    // the next turn tries again
-                    if !std::mem::replace(&mut self.unregistered, true) {
-                        tracing::warn!(error = %e, "cannot wait for file events; polling until that works again");
-                    }
-                    return std::future::pending().await;
-                }
-            }
+        if !self.register(true) {
+            return std::future::pending().await;
         }
-        if let Some(fd) = &self.waiting {
-            if let Ok(mut guard) = fd.readable().await {
-                guard.clear_ready();
+        match &self.writes {
+            Some(w) => tokio::select! {
+                _ = self.names.readable() => {}
+                _ = w.readable() => {}
+            },
+            None => self.names.readable().await,
+        }
+    }
+
+    /// While the reader lets lines gather: resolves once a name changed (a
+    /// file created, renamed or removed), not for writes; never where
+    /// names and writes share one queue.
+    pub async fn names_ready(&mut self) {
+        self.rest();
+        if self.writes.is_none() || !self.register(false) {
+            return std::future::pending().await;
+        }
+        self.names.readable().await
+    }
+
+    /// Registers the names queue (and the writes queue if `writes`); false
+    /// (said once) if that failed: the timers (rescans, polls) still find
+    /// the changes, and the next turn tries again.
+    fn register(&mut self, writes: bool) -> bool {
+        let done = self.names.register().and_then(|()| match &mut self.writes {
+            Some(w) if writes => w.register(),
+            _ => Ok(()),
+        });
+        match done {
+            Ok(()) => {
+                self.unregistered = false;
+                true
+            }
+            Err(e) => {
+                if !std::mem::replace(&mut self.unregistered, true) {
+                    tracing::warn!(error = %e, "cannot wait for file events; polling until that works again");
+                }
+                false
             }
         }
     }
 
-    /// Stops waiting for events until the next [`Watcher::ready`]: events
-    /// queue in the kernel meanwhile and [`Watcher::read`] takes them.
+    /// Stops waiting for writes until the next [`Watcher::ready`] (for any
+    /// event, where names and writes share one queue): events queue in the
+    /// kernel meanwhile and [`Watcher::read`] takes them.
     pub fn rest(&mut self) {
-        // dropping the registration removes the descriptor from the
+        // dropping a registration removes the descriptor from the
         // runtime's epoll set; the descriptor itself stays open
-        self.waiting = None;
+        match &mut self.writes {
+            Some(w) => w.waiting = None,
+            None => self.names.waiting = None,
+        }
     }
 
-    /// Every event queued so far, in order, without waiting.
+    /// Every event queued so far, in order (the names' before the writes'),
+    /// without waiting.
     pub fn read(&mut self) -> Vec<Change> {
         let mut raw = Vec::new();
-        loop {
-            // SAFETY: reads into our buffer, within its length.
-            let n = unsafe {
-                libc::read(
-                    self.fd.as_raw_fd(),
-                    self.buf.as_mut_ptr().cast(),
-                    self.buf.len(),
-                )
-            };
-            if n <= 0 {
-                break;
-            }
-            parse(&self.buf[..n as usize], &mut raw);
+        self.names.read(&mut self.buf, &mut raw);
+        let mut changes = changes_of(&raw, &mut self.names.dirs, Some(&mut self.by_dir));
+        if let Some(w) = &mut self.writes {
+            raw.clear();
+            w.read(&mut self.buf, &mut raw);
+            changes.extend(changes_of(&raw, &mut w.dirs, None));
         }
-        self.changes(raw)
+        changes
     }
 
-    /// Turns raw events into changes: names made whole, rename halves
-    /// paired by their cookie, directories that went away forgotten.
-    fn changes(&mut self, raw: Vec<RawEvent>) -> Vec<Change> {
-        let mut out = Vec::with_capacity(raw.len());
-        // index in `out` of each rename's first half, by cookie
-        let mut from: HashMap<u32, usize> = HashMap::new();
-        for e in raw {
-            if e.mask & libc::IN_Q_OVERFLOW != 0 {
-                out.push(Change::Overflow);
-                continue;
-            }
-            if e.mask & libc::IN_IGNORED != 0 {
-                if let Some(dir) = self.dirs.remove(&e.wd) {
-                    self.by_dir.remove(&dir);
-                }
-                continue;
-            }
-            let Some(dir) = self.dirs.get(&e.wd) else {
-                continue;
-            };
-            if e.name.is_empty() {
-                continue; // the directory itself (deleted or moved)
-            }
-            let path = dir.join(OsStr::from_bytes(&e.name));
-            let is_dir = e.mask & libc::IN_ISDIR != 0;
-            if is_dir {
-                if e.mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0 {
-                    out.push(Change::DirCreated(path));
-                }
-                continue;
-            }
-            if e.mask & libc::IN_MOVED_FROM != 0 {
-                from.insert(e.cookie, out.len());
-                out.push(Change::MovedAway(path));
-            } else if e.mask & libc::IN_MOVED_TO != 0 {
-                match from.remove(&e.cookie) {
-                    Some(i) => {
-                        let Change::MovedAway(old) =
-                            std::mem::replace(&mut out[i], Change::Overflow)
-                        else {
-                            unreachable!("only MovedAway is indexed by cookie")
-                        };
-                        out[i] = Change::Moved {
-                            from: old,
-                            to: path,
-                        };
-                    }
-                    None => out.push(Change::Created(path)),
-                }
-            } else if e.mask & libc::IN_CREATE != 0 {
-                out.push(Change::Created(path));
-            } else if e.mask & libc::IN_MODIFY != 0 {
-                out.push(Change::Modified(path));
-            } else if e.mask & libc::IN_DELETE != 0 {
-                out.push(Change::Removed(path));
-            }
+    /// Every change of names queued so far (nothing where names and writes
+    /// share one queue: those events wait for [`Watcher::read`]).
+    pub fn read_names(&mut self) -> Vec<Change> {
+        if self.writes.is_none() {
+            return Vec::new();
         }
-        out
+        let mut raw = Vec::new();
+        self.names.read(&mut self.buf, &mut raw);
+        changes_of(&raw, &mut self.names.dirs, Some(&mut self.by_dir))
     }
+}
+
+/// Turns raw events into changes: names made whole, rename halves paired
+/// by their cookie, directories that went away forgotten (in `dirs`, the
+/// queue's, and in `by_dir`, the watcher's, if given).
+fn changes_of(
+    raw: &[RawEvent],
+    dirs: &mut HashMap<i32, PathBuf>,
+    mut by_dir: Option<&mut HashMap<PathBuf, i32>>,
+) -> Vec<Change> {
+    let mut out = Vec::with_capacity(raw.len());
+    // index in `out` of each rename's first half, by cookie
+    let mut from: HashMap<u32, usize> = HashMap::new();
+    for e in raw {
+        if e.mask & libc::IN_Q_OVERFLOW != 0 {
+            out.push(Change::Overflow);
+            continue;
+        }
+        if e.mask & libc::IN_IGNORED != 0 {
+            if let (Some(dir), Some(by_dir)) = (dirs.remove(&e.wd), by_dir.as_deref_mut()) {
+                by_dir.remove(&dir);
+            }
+            continue;
+        }
+        let Some(dir) = dirs.get(&e.wd) else {
+            continue;
+        };
+        if e.name.is_empty() {
+            continue; // the directory itself (deleted or moved)
+        }
+        let path = dir.join(OsStr::from_bytes(&e.name));
+        let is_dir = e.mask & libc::IN_ISDIR != 0;
+        if is_dir {
+            if e.mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0 {
+                out.push(Change::DirCreated(path));
+            }
+            continue;
+        }
+        if e.mask & libc::IN_MOVED_FROM != 0 {
+            from.insert(e.cookie, out.len());
+            out.push(Change::MovedAway(path));
+        } else if e.mask & libc::IN_MOVED_TO != 0 {
+            match from.remove(&e.cookie) {
+                Some(i) => {
+                    let Change::MovedAway(old) = std::mem::replace(&mut out[i], Change::Overflow)
+                    else {
+                        unreachable!("only MovedAway is indexed by cookie")
+                    };
+                    out[i] = Change::Moved {
+                        from: old,
+                        to: path,
+                    };
+                }
+                None => out.push(Change::Created(path)),
+            }
+        } else if e.mask & libc::IN_CREATE != 0 {
+            out.push(Change::Created(path));
+        } else if e.mask & libc::IN_MODIFY != 0 {
+            out.push(Change::Modified(path));
+        } else if e.mask & libc::IN_DELETE != 0 {
+            out.push(Change::Removed(path));
+        }
+    }
+    out
 }
 
 struct RawEvent {
@@ -252,6 +374,8 @@ fn parse(mut buf: &[u8], out: &mut Vec<RawEvent>) {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
+
     use super::*;
 
     fn raw(wd: i32, mask: u32, cookie: u32, name: &str) -> RawEvent {
@@ -263,20 +387,23 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn renames_pair_and_overflow_passes_through() {
-        let mut w = Watcher::new().unwrap();
-        w.dirs.insert(1, PathBuf::from("/logs"));
-        let changes = w.changes(vec![
-            raw(1, libc::IN_CREATE, 0, "app.log"),
-            raw(1, libc::IN_MOVED_FROM, 7, "app.log"),
-            raw(1, libc::IN_MOVED_TO, 7, "app.log.1"),
-            raw(1, libc::IN_MOVED_FROM, 8, "gone.log"),
-            raw(1, libc::IN_MOVED_TO, 9, "in.log"),
-            raw(-1, libc::IN_Q_OVERFLOW, 0, ""),
-            raw(1, libc::IN_CREATE | libc::IN_ISDIR, 0, "sub"),
-            raw(1, libc::IN_MODIFY, 0, "app.log"),
-        ]);
+    #[test]
+    fn renames_pair_and_overflow_passes_through() {
+        let mut dirs = HashMap::from([(1, PathBuf::from("/logs"))]);
+        let changes = changes_of(
+            &[
+                raw(1, libc::IN_CREATE, 0, "app.log"),
+                raw(1, libc::IN_MOVED_FROM, 7, "app.log"),
+                raw(1, libc::IN_MOVED_TO, 7, "app.log.1"),
+                raw(1, libc::IN_MOVED_FROM, 8, "gone.log"),
+                raw(1, libc::IN_MOVED_TO, 9, "in.log"),
+                raw(-1, libc::IN_Q_OVERFLOW, 0, ""),
+                raw(1, libc::IN_CREATE | libc::IN_ISDIR, 0, "sub"),
+                raw(1, libc::IN_MODIFY, 0, "app.log"),
+            ],
+            &mut dirs,
+            None,
+        );
         let p = |s: &str| PathBuf::from(format!("/logs/{s}"));
         assert_eq!(
             changes,
@@ -310,5 +437,39 @@ mod tests {
             from: a,
             to: dir.path().join("a.log.1")
         }));
+    }
+
+    #[tokio::test]
+    async fn while_lines_gather_a_new_name_wakes_the_reader_and_a_write_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Watcher::new().unwrap();
+        w.watch(dir.path()).unwrap();
+        let a = dir.path().join("a.log");
+        std::fs::write(&a, b"x\n").unwrap();
+        w.ready().await;
+        assert!(w.read().contains(&Change::Created(a.clone())));
+        // written to: no wake while lines gather, the write waits for read
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&a)
+            .unwrap()
+            .write_all(b"y\n")
+            .unwrap();
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(200), w.names_ready()).await;
+        assert!(
+            waited.is_err(),
+            "a write woke a reader letting lines gather"
+        );
+        assert!(w.read_names().is_empty());
+        // a new file wakes it, and only the names are read then
+        let b = dir.path().join("b.log");
+        std::fs::write(&b, b"z\n").unwrap();
+        w.names_ready().await;
+        assert_eq!(w.read_names(), [Change::Created(b.clone())]);
+        // the writes are all there at the next read
+        let changes = w.read();
+        assert!(changes.contains(&Change::Modified(a)), "{changes:?}");
+        assert!(changes.contains(&Change::Modified(b)), "{changes:?}");
     }
 }
