@@ -163,17 +163,22 @@ impl Watcher {
     /// both if a second cannot be had); must be called inside a tokio
     /// runtime.
     pub fn new() -> std::io::Result<Watcher> {
-        let (names, writes) = match Queue::new(WRITES) {
-            Ok(writes) => (Queue::new(NAMES)?, Some(writes)),
-            Err(_) => (Queue::new(NAMES | WRITES)?, None),
-        };
-        Ok(Watcher {
+        let names = Queue::new(NAMES)?;
+        Ok(Self::of(names, Queue::new(WRITES).ok()))
+    }
+
+    fn of(mut names: Queue, writes: Option<Queue>) -> Watcher {
+        if writes.is_none() {
+            // nothing is watched yet: the one queue takes both
+            names.mask |= WRITES;
+        }
+        Watcher {
             names,
             writes,
             unregistered: false,
             by_dir: HashMap::new(),
             buf: vec![0; 256 * 1024],
-        })
+        }
     }
 
     /// Watches `dir` (again: a no-op). Fails where the filesystem has no
@@ -471,5 +476,20 @@ mod tests {
         let changes = w.read();
         assert!(changes.contains(&Change::Modified(a)), "{changes:?}");
         assert!(changes.contains(&Change::Modified(b)), "{changes:?}");
+    }
+
+    #[tokio::test]
+    async fn with_one_queue_nothing_wakes_a_reader_letting_lines_gather() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Watcher::of(Queue::new(NAMES).unwrap(), None);
+        w.watch(dir.path()).unwrap();
+        let a = dir.path().join("a.log");
+        std::fs::write(&a, b"x\n").unwrap();
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(200), w.names_ready()).await;
+        assert!(waited.is_err(), "woken while lines gather");
+        assert!(w.read_names().is_empty());
+        w.ready().await;
+        assert_eq!(w.read(), [Change::Created(a.clone()), Change::Modified(a)]);
     }
 }
