@@ -252,7 +252,7 @@ impl Watcher {
     /// Stops waiting for writes until the next [`Watcher::ready`] (for any
     /// event, where names and writes share one queue): events queue in the
     /// kernel meanwhile and [`Watcher::read`] takes them.
-    pub fn rest(&mut self) {
+    fn rest(&mut self) {
         // dropping a registration removes the descriptor from the
         // runtime's epoll set; the descriptor itself stays open
         match &mut self.writes {
@@ -264,11 +264,9 @@ impl Watcher {
     /// Every event queued so far, in order (the names' before the writes'),
     /// without waiting.
     pub fn read(&mut self) -> Vec<Change> {
-        let mut raw = Vec::new();
-        self.names.read(&mut self.buf, &mut raw);
-        let mut changes = changes_of(&raw, &mut self.names.dirs, Some(&mut self.by_dir));
+        let mut changes = self.take_names();
         if let Some(w) = &mut self.writes {
-            raw.clear();
+            let mut raw = Vec::new();
             w.read(&mut self.buf, &mut raw);
             changes.extend(changes_of(&raw, &mut w.dirs, None));
         }
@@ -281,6 +279,11 @@ impl Watcher {
         if self.writes.is_none() {
             return Vec::new();
         }
+        self.take_names()
+    }
+
+    /// Every event of the names queue so far, as changes.
+    fn take_names(&mut self) -> Vec<Change> {
         let mut raw = Vec::new();
         self.names.read(&mut self.buf, &mut raw);
         changes_of(&raw, &mut self.names.dirs, Some(&mut self.by_dir))
