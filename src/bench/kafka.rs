@@ -310,6 +310,44 @@ pub(crate) struct Broker {
     /// failing (see [`Broker::messages`]).
     offsets: std::sync::Mutex<OffsetClient>,
     rt: tokio::runtime::Runtime,
+    /// Topics this run created: deleted when it ends, so a broker shared
+    /// by many runs does not fill with them.
+    created: std::sync::Mutex<Vec<String>>,
+}
+
+impl Drop for Broker {
+    /// Deletes the topics this run created; a failure is only reported
+    /// (the measurement is done).
+    fn drop(&mut self) {
+        let topics = std::mem::take(&mut *self.created.lock().unwrap_or_else(|e| e.into_inner()));
+        if topics.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = topics.iter().map(String::as_str).collect();
+        let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(10)));
+        let deleted = self.rt.block_on(async {
+            tokio::time::timeout(
+                Duration::from_secs(15),
+                self.admin.delete_topics(&names, &opts),
+            )
+            .await
+        });
+        let failed: Vec<String> = match deleted {
+            Err(_) => vec!["timed out".into()],
+            Ok(Err(e)) => vec![e.to_string()],
+            Ok(Ok(results)) => results
+                .into_iter()
+                .filter_map(|r| r.err().map(|(t, e)| format!("{t}: {e}")))
+                .collect(),
+        };
+        if !failed.is_empty() {
+            eprintln!(
+                "bench: could not delete the topics it created on {}: {}",
+                self.brokers,
+                failed.join("; ")
+            );
+        }
+    }
 }
 
 /// The client that reads end offsets, and when it was made.
@@ -347,6 +385,7 @@ impl Broker {
             admin,
             offsets,
             rt,
+            created: Default::default(),
         })
     }
 
@@ -363,7 +402,12 @@ impl Broker {
 
     /// Creates a topic of its own for one measured pipeline.
     pub(crate) fn topic(&self, partitions: i32, name: &str) -> Result<String, String> {
-        let topic = format!("logferry-bench-{}-{name}", std::process::id());
+        // the pid alone repeats across runs (and containers): the time
+        // makes the name this run's own
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let topic = format!("logferry-bench-{}-{nanos:x}-{name}", std::process::id());
         let new = NewTopic::new(&topic, partitions, TopicReplication::Fixed(1));
         let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
         let results = self
@@ -373,6 +417,10 @@ impl Broker {
         for r in results {
             r.map_err(|(t, e)| format!("create topic {t}: {e}"))?;
         }
+        self.created
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(topic.clone());
         // wait until every partition has a leader that answers
         let deadline = Instant::now() + Duration::from_secs(30);
         while let Err(e) = self.messages(&topic, partitions) {

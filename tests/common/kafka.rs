@@ -93,6 +93,23 @@ pub struct Consumed {
     pub headers: BTreeMap<String, String>,
 }
 
+/// Whether the broker's metadata lists `topic` (kcat -L).
+pub fn topic_exists(broker: &str, topic: &str) -> bool {
+    let out = Command::new("kcat")
+        .args(["-L", "-b", broker, "-J"])
+        .output()
+        .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
+    assert!(
+        out.status.success(),
+        "kcat -L: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("kcat -L -J prints JSON");
+    v["topics"]
+        .as_array()
+        .is_some_and(|ts| ts.iter().any(|t| t["topic"] == topic))
+}
+
 /// Reads the whole topic with kcat until it holds at least `n` messages.
 pub fn consume(broker: &str, topic: &str, n: usize, timeout: Duration) -> Vec<Consumed> {
     let deadline = Instant::now() + timeout;
