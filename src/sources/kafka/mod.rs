@@ -374,7 +374,7 @@ impl KafkaSource {
         }
         commit(
             &consumer,
-            &offsets.take_committable(),
+            &offsets.take_all_committable(),
             CommitMode::Sync,
             &telemetry,
         );

@@ -160,6 +160,22 @@ impl Offsets {
         out
     }
 
+    /// Every partition's acknowledged offset, whether or not an
+    /// asynchronous commit of it was sent already: at shutdown the results
+    /// of those are no longer polled (so neither counted nor, on a failure,
+    /// tried again), and committing an offset twice is harmless.
+    pub fn take_all_committable(&self) -> Vec<(PartitionId, i64)> {
+        let mut inner = self.lock();
+        let mut out = Vec::new();
+        for (id, p) in inner.partitions.iter_mut() {
+            if let Some(c) = p.committable {
+                p.committed = Some(c);
+                out.push((id.clone(), c));
+            }
+        }
+        out
+    }
+
     /// Commits of `failed` (partition, offset) did not go through: they
     /// are returned again by the next [`Offsets::take_committable`] (unless
     /// a later offset is committed by then, or the partition has gone).
@@ -246,6 +262,22 @@ mod tests {
         assert_eq!(o.unsettled(), 1);
         o.settle(&c, Accepted);
         assert_eq!(o.take_committable(), vec![(p(0), 30)]);
+    }
+
+    #[test]
+    fn the_stop_commits_again_what_an_async_commit_may_not_have_settled() {
+        let o = owning(0);
+        let a = track(&o, 0, 0, 10);
+        o.settle(&a, Accepted);
+        assert_eq!(o.take_committable(), vec![(p(0), 10)]);
+        // its result was never polled: the stop's commit includes it
+        assert_eq!(o.take_all_committable(), vec![(p(0), 10)]);
+        let _ = track(&o, 0, 10, 20);
+        assert_eq!(
+            o.take_all_committable(),
+            vec![(p(0), 10)],
+            "not past a batch without a verdict"
+        );
     }
 
     #[test]
