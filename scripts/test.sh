@@ -27,6 +27,20 @@ step "cargo test"
 # (scripts/kafka.sh), node (scripts/opensearch.sh), collector
 # (scripts/otelcol.sh) and S3 server (scripts/s3.sh) on first use and leave
 # them running for the next test binary; stop them when the suite ends.
+# Tests that cannot run here (no peers' build, no /dev/fuse, no tmpfs
+# mounts) say so in target/tmp/skipped-tests.log (tests/common: skipped);
+# the list is printed last, whatever the outcome.
+SKIPS=target/tmp/skipped-tests.log
+mkdir -p target/tmp && rm -f "$SKIPS"
+skipped_summary() {
+  if [[ -s $SKIPS ]]; then
+    step "skipped: $(wc -l <"$SKIPS") test(s) did not run here"
+    sort "$SKIPS"
+  else
+    step "skipped: none"
+  fi
+}
 trap 'scripts/kafka.sh stop || true; scripts/opensearch.sh stop || true
-      scripts/otelcol.sh stop || true; scripts/s3.sh stop || true' EXIT
+      scripts/otelcol.sh stop || true; scripts/s3.sh stop || true
+      skipped_summary' EXIT
 cargo test --locked --no-fail-fast

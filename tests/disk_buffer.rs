@@ -258,7 +258,7 @@ fn a_full_disk_holds_acks_back_and_recovers_when_space_returns() {
         .arg(&mnt)
         .status();
     if !matches!(mounted, Ok(s) if s.success()) {
-        eprintln!("SKIPPED: cannot mount a tmpfs (needs root): the full-disk test did not run");
+        common::skipped("cannot mount a tmpfs (needs root): the full-disk test did not run");
         return;
     }
     let _guard = Mount(mnt.clone());

@@ -21,9 +21,9 @@ fn can_mount(test: &str) -> bool {
     let root = unsafe { libc::geteuid() } == 0;
     let dev = Path::new("/dev/fuse").exists();
     if !root || !dev {
-        eprintln!(
-            "SKIPPED {test}: FUSE tests need root and /dev/fuse (root: {root}, /dev/fuse: {dev})"
-        );
+        common::skipped(&format!(
+            "{test}: FUSE tests need root and /dev/fuse (root: {root}, /dev/fuse: {dev})"
+        ));
         return false;
     }
     true

@@ -565,7 +565,7 @@ pub fn api_get(api: SocketAddr, path: &str) -> String {
     use std::io::Read;
     let mut s = TcpStream::connect(api).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nhost: {api}\r\n\r\n").unwrap();
     let mut text = String::new();
     s.read_to_string(&mut text).unwrap();
     text
@@ -578,7 +578,7 @@ pub fn api_post(api: SocketAddr, path: &str) -> String {
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     write!(
         s,
-        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n"
+        "POST {path} HTTP/1.1\r\nhost: {api}\r\ncontent-length: 0\r\n\r\n"
     )
     .unwrap();
     let mut text = String::new();
@@ -759,26 +759,53 @@ pub fn peer_path(var: &str) -> Option<PathBuf> {
 
 /// Whether the peers' build names `var` (`ANCHOR_FLUENTBIT`,
 /// `ANCHOR_FLUENTD_DIR`), as the bench scenarios find it: in the
-/// environment or in the env file. A peer that is missing fails the test
-/// unless LOGFERRY_SKIP_PEERS is set (a skipped comparison would prove
-/// nothing).
+/// environment or in the env file. Fluent Bit and Fluentd come from no
+/// package registry, so a machine without their build skips the tests
+/// that run them, saying so (see [`skipped`]); LOGFERRY_REQUIRE_PEERS=1
+/// makes a missing peer fail the test instead, for a run whose point is
+/// the comparison.
 pub fn peer_is_built(var: &str, peer: &str) -> bool {
     if peer_path(var).is_some() {
         return true;
     }
     let file = std::env::var("LOGFERRY_PEERS_ENV").unwrap_or_else(|_| "/opt/peers/env".into());
-    if std::env::var_os("LOGFERRY_SKIP_PEERS").is_some() {
-        eprintln!(
-            "skipping: {peer} is not built ({var} not in {file}; LOGFERRY_SKIP_PEERS is set)"
-        );
-        return false;
-    }
-    panic!(
+    let why = format!(
         "{peer} is not built: {file} names no {var}. Build Fluent Bit and Fluentd with the \
          peers' build script (shared/peers/build.sh: `MIRROR=<git mirrors> build.sh fluentbit \
          fluentd`, about 15 minutes), which writes /opt/peers/env; or point LOGFERRY_PEERS_ENV \
-         at another env file; or set LOGFERRY_SKIP_PEERS=1 to skip this test"
+         at another env file"
     );
+    if std::env::var_os("LOGFERRY_REQUIRE_PEERS").is_some() {
+        panic!("{why} (LOGFERRY_REQUIRE_PEERS is set)");
+    }
+    skipped(&why);
+    false
+}
+
+/// Says that the calling test did not run, and why: on stderr at once
+/// (past the test harness's capture, so it shows in a passing run) and as
+/// a line of the suite's list of skipped tests,
+/// `target/tmp/skipped-tests.log`, which scripts/test.sh prints when the
+/// suite ends. Call it from the test's own thread, whose name is the
+/// test's.
+pub fn skipped(reason: &str) {
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("(unnamed test)");
+    let line = format!("SKIPPED {}::{test}: {reason}\n", env!("CARGO_CRATE_NAME"));
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("skipped-tests.log");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        let _ = writeln!(
+            std::io::stderr(),
+            "cannot note the skip in {}: {e}",
+            log.display()
+        );
+    }
 }
 
 /// A field of /proc/PID/status in bytes (`VmRSS`, `VmHWM`: peak RSS).
