@@ -330,3 +330,70 @@ fn a_source_whose_records_a_kafka_sink_cannot_send_is_warned_about() {
     assert_eq!(code, Some(0), "{stderr}");
     assert!(!stderr.contains("warning"), "{stderr}");
 }
+
+/// Field paths and tags that would silently do something else than they
+/// say are refused, each at its line: `$a.b` (which Fluent Bit's record
+/// accessor reads as the one top-level key "a.b"), a `$2` of a regex with
+/// one group, a tag made only of what can be empty, and an `error_tag`
+/// that can be empty. What is right beside them passes.
+#[test]
+fn paths_and_tags_that_cannot_mean_what_they_say_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = r#"
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+
+[filters.by_app]
+type = "grep"
+match = "**"
+include = { "$kubernetes.labels.app" = "^web$" }
+
+[filters.two]
+type = "rewrite_tag"
+match = "**"
+rules = [{ field = "level", regex = "^(error)$", tag = "x.$2" }]
+
+[filters.empty]
+type = "rewrite_tag"
+match = "**"
+rules = [{ field = "level", regex = "^(e*)$", tag = "$1" }]
+
+[filters.missing]
+type = "rewrite_tag"
+match = "**"
+rules = [{ field = "level", regex = "^(a)?b|(c)$", tag = "$2${tag[3]}" }]
+
+[filters.failed]
+type = "remap"
+match = "**"
+source = "abort"
+error_tag = "${tag[2]}"
+
+[sinks.out]
+type = "null"
+match = "**"
+"#;
+    let (code, err) = validate(config, dir.path());
+    assert_eq!(code, Some(1), "{err}");
+    has_error(
+        &err,
+        9,
+        &["[filters.by_app]", "$kubernetes['labels']['app']"],
+    );
+    // a rule's problem is at its filter's header (rules are inline tables)
+    has_error(&err, 11, &["[filters.two]", "$2", "1 capture group"]);
+    has_error(&err, 16, &["[filters.empty]", "can be empty"]);
+    has_error(&err, 21, &["[filters.missing]", "can be empty"]);
+    has_error(&err, 30, &["[filters.failed]", "error_tag", "empty"]);
+
+    // the same filters written so that they mean what they say
+    let good = config
+        .replace("$kubernetes.labels.app", "$kubernetes['labels']['app']")
+        .replace("x.$2", "x.$1")
+        .replace("^(e*)$", "^(e+)$")
+        .replace("$2${tag[3]}", "alert.$2${tag[3]}")
+        .replace("\"${tag[2]}\"", "\"failed.${tag}\"");
+    let (code, err) = validate(&good, dir.path());
+    assert_eq!(code, Some(0), "{err}");
+}

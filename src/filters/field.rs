@@ -17,6 +17,9 @@ impl FieldPath {
     /// assert!(FieldPath::parse("level").is_ok());
     /// assert!(FieldPath::parse("$kubernetes['labels']['app']").is_ok());
     /// assert!(FieldPath::parse("$log['level'").is_err());
+    /// // Fluent Bit would read one top-level key "kubernetes.labels.app"
+    /// assert!(FieldPath::parse("$kubernetes.labels.app").is_err());
+    /// assert!(FieldPath::parse("kubernetes.labels.app").is_ok());
     /// ```
     pub fn parse(text: &str) -> Result<FieldPath, String> {
         let Some(rest) = text.strip_prefix('$') else {
@@ -28,6 +31,24 @@ impl FieldPath {
         let (first, mut rest) = rest.split_at(rest.find('[').unwrap_or(rest.len()));
         if first.is_empty() {
             return Err(format!("{text:?}: a field name must follow `$`"));
+        }
+        if first.contains('.') {
+            // Fluent Bit reads `$a.b` as the one top-level key "a.b",
+            // which is almost never what was meant
+            let nested: String = first
+                .split('.')
+                .enumerate()
+                .map(|(i, k)| {
+                    if i == 0 {
+                        format!("${k}")
+                    } else {
+                        format!("['{k}']")
+                    }
+                })
+                .collect();
+            return Err(format!(
+                "{text:?}: a dot does not reach into a nested map; write {nested}{rest} for the nested field, or {first:?} without `$` for a top-level key with dots in its name"
+            ));
         }
         let mut keys = vec![first.as_bytes().to_vec()];
         while !rest.is_empty() {

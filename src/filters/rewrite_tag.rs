@@ -10,6 +10,8 @@
 //! rules = [{ field = "level", regex = "^(error|fatal)$", tag = "alert.$1" }]
 //! ```
 
+mod captures;
+
 use regex::bytes::Regex;
 use serde::Deserialize;
 
@@ -67,13 +69,39 @@ fn rules(config: &[RewriteRuleConfig]) -> Result<Vec<Rule>, String> {
         .enumerate()
         .map(|(i, r)| {
             let at = |e: String| format!("rules[{i}]: {e}");
+            let regex = Regex::new(&r.regex).map_err(|e| at(e.to_string()))?;
+            let tag = ValueTemplate::parse_with_captures(&r.tag).map_err(at)?;
+            check_tag(&r.tag, &tag, &r.regex, &regex).map_err(at)?;
             Ok(Rule {
                 field: FieldPath::parse(&r.field).map_err(at)?,
-                regex: Regex::new(&r.regex).map_err(|e| at(e.to_string()))?,
-                tag: ValueTemplate::parse_with_captures(&r.tag).map_err(at)?,
+                regex,
+                tag,
             })
         })
         .collect()
+}
+
+/// A rule's `tag` names only captures its regex has, and can never be
+/// empty.
+fn check_tag(text: &str, tag: &ValueTemplate, pattern: &str, regex: &Regex) -> Result<(), String> {
+    let groups = regex.captures_len() - 1;
+    if let Some(n) = tag.captures().find(|n| *n > groups) {
+        return Err(format!(
+            "tag {text:?} uses ${n}, but the regex {pattern:?} has {groups} capture group(s)"
+        ));
+    }
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .ok();
+    let may_be_empty = |n| hir.as_ref().is_some_and(|h| captures::may_be_empty(h, n));
+    if text.is_empty() || tag.may_be_empty(may_be_empty) {
+        return Err(format!(
+            "tag {text:?} can be empty (a capture of {pattern:?} that can match nothing, or a `${{tag[N]}}` past a tag's last part): add text, e.g. \"alert.$1\", or make the capture match at least one character"
+        ));
+    }
+    Ok(())
 }
 
 /// A running rewrite_tag filter.
@@ -126,6 +154,9 @@ impl RewriteTagFilter {
                     Some(rule.tag.render_with(tag, &self.hostname, &caps))
                 })
                 .flatten()
+                // `validate` refuses a rule that can give no tag; a tag
+                // is never made empty here whatever it missed
+                .filter(|t| !t.is_empty())
         })
     }
 }

@@ -112,6 +112,27 @@ impl ValueTemplate {
         Ok(pieces)
     }
 
+    /// Whether the value can be empty: every piece can (`${tag[N]}` past
+    /// a tag's last part, `$N` where `capture_may_be_empty(N)` says the
+    /// capture can be empty or missing); text, `${tag}` and `${hostname}`
+    /// never are.
+    pub fn may_be_empty(&self, capture_may_be_empty: impl Fn(usize) -> bool) -> bool {
+        self.0.iter().all(|p| match p {
+            Piece::Text(t) => t.is_empty(),
+            Piece::Tag | Piece::Hostname => false,
+            Piece::TagPart(_) => true,
+            Piece::Capture(n) => capture_may_be_empty(*n),
+        })
+    }
+
+    /// The captures `$N` the value names.
+    pub fn captures(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().filter_map(|p| match p {
+            Piece::Capture(n) => Some(*n),
+            _ => None,
+        })
+    }
+
     /// The value for a record of tag `tag`; a tag part past the last is
     /// empty.
     pub fn render(&self, tag: &str, hostname: &str) -> String {

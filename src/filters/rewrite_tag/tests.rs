@@ -107,4 +107,31 @@ fn bad_rules_are_config_errors() {
     assert!(bad("rules = []").contains("needs"));
     assert!(bad("rules = [{ field = 'a', regex = '(', tag = 'x' }]").contains("rules[0]"));
     assert!(bad("rules = [{ field = 'a', regex = 'x', tag = '${nope}' }]").contains("nope"));
+    assert!(bad("rules = [{ field = 'a', regex = '(x)', tag = 'a.$2' }]").contains("$2"));
+    assert!(bad("rules = [{ field = '$a.b', regex = 'x', tag = 'a' }]").contains("$a['b']"));
+}
+
+/// A tag made only of captures that can be empty, or missing from a
+/// match, is refused; one a match always fills is not.
+#[test]
+fn a_rule_that_can_give_an_empty_tag_is_refused() {
+    let check = |regex: &str, tag: &str| {
+        let c: RewriteTagConfig = toml::from_str(&format!(
+            "rules = [{{ field = 'a', regex = '{regex}', tag = '{tag}' }}]"
+        ))
+        .unwrap();
+        c.validate().is_ok()
+    };
+    assert!(check("^(error|fatal)$", "$1"));
+    assert!(check("^(e+)(x*)$", "$1$2"));
+    assert!(check("^((a)b)+$", "$2"));
+    assert!(check("x*", "t.$0"));
+    assert!(!check("^(e*)$", "$1"));
+    assert!(!check("^(a)?b$", "$1"));
+    assert!(!check("^(a)|(b)$", "$1"));
+    assert!(!check("^((a)|b)$", "$2"));
+    assert!(!check("x*", "$0"));
+    assert!(!check("x", "${tag[2]}"));
+    assert!(!check("x", ""));
+    assert!(check("x", "${tag}"));
 }
