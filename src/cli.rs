@@ -195,7 +195,8 @@ fn unit_tests(path: &std::path::Path) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let specs = match unit_test::specs(&config) {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let specs = match unit_test::specs(&config, &text) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {}: {e}", path.display());
@@ -207,11 +208,7 @@ fn unit_tests(path: &std::path::Path) -> ExitCode {
     };
     let outcomes = rt.block_on(unit_test::run_all(&config, &specs));
     print!("{}", unit_test::report(&outcomes));
-    if outcomes.iter().all(|o| o.passed()) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
+    ExitCode::from(unit_test::exit_code(&outcomes))
 }
 
 /// Builds a runtime from `builder`, saying why if it cannot.

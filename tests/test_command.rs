@@ -143,6 +143,52 @@ fn a_file_or_test_that_cannot_run_exits_2() {
     assert_eq!(code, Some(2), "{err}");
 }
 
+/// A test that cannot run (its input needs a tag the source does not
+/// give) exits 2 whatever the other tests do, and every message about a
+/// test names the line of its `[[tests]]` header, not its number.
+#[test]
+fn a_test_that_cannot_run_exits_2_and_is_named_by_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let web = "\n[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n";
+    let passing = "\n[[tests]]\nname = \"passes\"\n[[tests.inputs]]\nsource = \"app\"\nlines = ['{\"path\": \"/api\"}']\n[[tests.outputs]]\nsink = \"out\"\ncount = 1\n";
+    let untagged = "\n[[tests]]\nname = \"from the web\"\n[[tests.inputs]]\nsource = \"web\"\nlines = ['{\"path\": \"/api\"}']\n[[tests.outputs]]\nsink = \"out\"\ncount = 1\n";
+    let config = format!("{PIPELINE}{web}{passing}{untagged}");
+    let line = |name: &str| {
+        let at = config.find(&format!("name = \"{name}\"")).unwrap();
+        // the header is the line before the name
+        config[..at].matches('\n').count()
+    };
+    let (code, out, err) = logferry("test", &config, dir.path());
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(out.contains("test \"passes\" ... ok"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "line {}: [[tests]]: cannot run: source web has no one tag of its own",
+            line("from the web")
+        )),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("1 passed, 0 failed, 1 could not run\n"),
+        "{out}"
+    );
+
+    // a test refused before any runs is named by its line too
+    let bad = config.replace(
+        "sink = \"out\"\ncount = 1\n\n[[tests]]",
+        "sink = \"elsewhere\"\ncount = 1\n\n[[tests]]",
+    );
+    let (code, out, err) = logferry("test", &bad, dir.path());
+    assert_eq!(code, Some(2), "{out}{err}");
+    assert!(
+        err.contains(&format!(
+            "line {}: [[tests]]: \"passes\": sink elsewhere is not in the configuration",
+            line("passes")
+        )),
+        "{err}"
+    );
+}
+
 /// The ```toml blocks of the "Filters" section of docs/configuration.md,
 /// with the `###` heading each sits under.
 fn filter_examples() -> Vec<(String, String)> {

@@ -29,33 +29,91 @@ use spec::{Point, TestSpec};
 pub enum TestError {
     #[error("no [[tests]] tables in the file")]
     NoTests,
-    #[error("[[tests]] #{index}: {message}")]
-    Invalid { index: usize, message: String },
+    #[error("{at}: {message}")]
+    Invalid { at: TestPlace, message: String },
+}
+
+/// Where a test is in the file: the line of its `[[tests]]` header, or
+/// (for tests not written as headers) its number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestPlace {
+    Line(usize),
+    Number(usize),
+}
+
+impl std::fmt::Display for TestPlace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TestPlace::Line(l) => write!(f, "line {l}: [[tests]]"),
+            TestPlace::Number(n) => write!(f, "[[tests]] #{n}"),
+        }
+    }
 }
 
 /// The outcome of one test.
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub name: String,
+    /// Where the test is in the file.
+    pub place: TestPlace,
     /// Every difference found; empty when it passed.
     pub failures: Vec<String>,
+    /// Why the test could not be run (then `failures` is empty): a fault
+    /// of the test, not of the pipeline it tests.
+    pub error: Option<String>,
 }
 
 impl Outcome {
     pub fn passed(&self) -> bool {
-        self.failures.is_empty()
+        self.failures.is_empty() && self.error.is_none()
     }
 }
 
-/// The `[[tests]]` tables of `config`, read and checked.
-pub fn specs(config: &Config) -> Result<Vec<TestSpec>, TestError> {
+/// `logferry test`'s exit status: 0 when every test passed, 2 when one
+/// could not be run, else 1.
+pub fn exit_code(outcomes: &[Outcome]) -> u8 {
+    if outcomes.iter().any(|o| o.error.is_some()) {
+        2
+    } else if outcomes.iter().all(Outcome::passed) {
+        0
+    } else {
+        1
+    }
+}
+
+/// The line of each `[[tests]]` header of the configuration `text`, in
+/// order.
+fn header_lines(text: &str) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let l = l.split('#').next().unwrap_or("").trim();
+            l.strip_prefix("[[")
+                .and_then(|l| l.strip_suffix("]]"))
+                .is_some_and(|name| name.trim() == "tests")
+        })
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The `[[tests]]` tables of `config`, read from `text`, and checked.
+pub fn specs(config: &Config, text: &str) -> Result<Vec<TestSpec>, TestError> {
     let Some(tests) = config.tree.get("tests") else {
         return Err(TestError::NoTests);
     };
-    let invalid = |index, message| TestError::Invalid { index, message };
+    let lines = header_lines(text);
+    let place = |i: usize| match lines.get(i) {
+        // every test is a header, or the lines cannot be told apart
+        Some(l) if lines.len() == tests.as_array().map_or(0, Vec::len) => TestPlace::Line(*l),
+        _ => TestPlace::Number(i + 1),
+    };
+    let invalid = |i, message| TestError::Invalid {
+        at: place(i),
+        message,
+    };
     let Some(list) = tests.as_array() else {
         return Err(invalid(
-            1,
+            0,
             "`tests` must be an array of tables: [[tests]]".into(),
         ));
     };
@@ -65,12 +123,12 @@ pub fn specs(config: &Config) -> Result<Vec<TestSpec>, TestError> {
     list.iter()
         .enumerate()
         .map(|(i, v)| {
-            let spec = TestSpec::deserialize(v.clone())
-                .map_err(|e| invalid(i + 1, e.to_string().trim().to_string()))?;
+            let mut spec = TestSpec::deserialize(v.clone())
+                .map_err(|e| invalid(i, e.to_string().trim().to_string()))?;
             spec.validate()
-                .map_err(|e| invalid(i + 1, format!("{}: {e}", spec.name)))?;
-            check_points(config, &spec)
-                .map_err(|e| invalid(i + 1, format!("{}: {e}", spec.name)))?;
+                .map_err(|e| invalid(i, format!("{:?}: {e}", spec.name)))?;
+            check_points(config, &spec).map_err(|e| invalid(i, format!("{:?}: {e}", spec.name)))?;
+            spec.place = Some(place(i));
             Ok(spec)
         })
         .collect()
@@ -100,14 +158,16 @@ fn check_points(config: &Config, spec: &TestSpec) -> Result<(), String> {
 /// Runs every test of `config`, in order.
 pub async fn run_all(config: &Config, specs: &[TestSpec]) -> Vec<Outcome> {
     let mut out = Vec::new();
-    for spec in specs {
-        let failures = match run(config, spec).await {
-            Ok(f) => f,
-            Err(e) => vec![e],
+    for (i, spec) in specs.iter().enumerate() {
+        let (failures, error) = match run(config, spec).await {
+            Ok(f) => (f, None),
+            Err(e) => (Vec::new(), Some(e)),
         };
         out.push(Outcome {
             name: spec.name.clone(),
+            place: spec.place.unwrap_or(TestPlace::Number(i + 1)),
             failures,
+            error,
         });
     }
     out
@@ -241,11 +301,14 @@ fn batch(input: &spec::InputSpec, tag: String, time: EventTime) -> Batch {
 }
 
 /// The report: one line per test, each failure under its test, and a
-/// summary line.
+/// summary line; a test that could not run is named by its line.
 pub fn report(outcomes: &[Outcome]) -> String {
     let mut s = String::new();
     for o in outcomes {
-        if o.passed() {
+        if let Some(e) = &o.error {
+            let _ = writeln!(s, "test {:?} ... ERROR", o.name);
+            let _ = writeln!(s, "    {}: cannot run: {e}", o.place);
+        } else if o.passed() {
             let _ = writeln!(s, "test {:?} ... ok", o.name);
         } else {
             let _ = writeln!(s, "test {:?} ... FAILED", o.name);
@@ -254,8 +317,14 @@ pub fn report(outcomes: &[Outcome]) -> String {
             }
         }
     }
-    let failed = outcomes.iter().filter(|o| !o.passed()).count();
-    let _ = writeln!(s, "{} passed, {failed} failed", outcomes.len() - failed);
+    let errors = outcomes.iter().filter(|o| o.error.is_some()).count();
+    let failed = outcomes.iter().filter(|o| !o.passed()).count() - errors;
+    let passed = outcomes.len() - failed - errors;
+    let _ = write!(s, "{passed} passed, {failed} failed");
+    if errors > 0 {
+        let _ = write!(s, ", {errors} could not run");
+    }
+    s.push('\n');
     s
 }
 

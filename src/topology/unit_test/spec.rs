@@ -32,6 +32,9 @@ pub struct TestSpec {
     pub inputs: Vec<InputSpec>,
     /// What must come out.
     pub outputs: Vec<OutputSpec>,
+    /// Where the test is in the file, for messages (not a key).
+    #[serde(skip)]
+    pub place: Option<super::TestPlace>,
 }
 
 /// One `[[tests.inputs]]` table: records fed at a source, or after a

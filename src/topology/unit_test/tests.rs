@@ -2,7 +2,7 @@ use super::*;
 
 fn outcomes(text: &str) -> Vec<Outcome> {
     let config = Config::parse(text, "test.toml").unwrap();
-    let specs = specs(&config).unwrap();
+    let specs = specs(&config, text).unwrap();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -119,8 +119,9 @@ count = 0
 #[test]
 fn bad_tests_are_refused_before_any_runs() {
     let bad = |tests: &str| {
-        let config = Config::parse(&format!("{PIPELINE}{tests}"), "t.toml").unwrap();
-        specs(&config).unwrap_err().to_string()
+        let text = format!("{PIPELINE}{tests}");
+        let config = Config::parse(&text, "t.toml").unwrap();
+        specs(&config, &text).unwrap_err().to_string()
     };
     assert_eq!(bad(""), "no [[tests]] tables in the file");
     let e = bad("[[tests]]\nname = \"x\"\n[[tests.inputs]]\nsource = \"nope\"\nlines = [\"a\"]\n[[tests.outputs]]\nsink = \"rest\"\ncount = 1\n");
@@ -153,5 +154,10 @@ sink = "all"
 count = 1
 "#;
     let o = outcomes(text);
-    assert!(o[0].failures[0].contains("give the input a `tag`"), "{o:?}");
+    // a test that cannot run, not a failed one: named by its line
+    let error = o[0].error.as_deref().unwrap_or_default();
+    assert!(error.contains("give the input a `tag`"), "{o:?}");
+    assert_eq!(o[0].place, TestPlace::Line(8));
+    assert_eq!(exit_code(&o), 2);
+    assert!(report(&o).contains("line 8: [[tests]]: cannot run: "));
 }
