@@ -1140,3 +1140,70 @@ path = "{dir}/unparsed.log"
         (total / 3) as u64
     );
 }
+
+/// throttle with `key`, a million records of a million distinct values
+/// (each its own group, far past the groups it counts at once), under a
+/// small memory budget: every record arrives once, the requests are
+/// answered as fast as the rest of the path allows (before, each new
+/// value scanned every group), the process's own memory (RssAnon) stays
+/// bounded, and values seen again while their window runs are still
+/// throttled.
+#[test]
+fn throttle_by_key_takes_a_million_distinct_values_in_bounded_memory() {
+    let mut lf = Logferry::start(
+        r#"
+[limits]
+memory = "64MiB"
+
+[sources.in]
+type = "http"
+address = "127.0.0.1:0"
+
+[filters.per_user]
+type = "throttle"
+match = "**"
+rate = 1
+window = "1h"
+key = "message"
+
+[sinks.unified]
+type = "file"
+match = "**"
+path = "{dir}/unified.log"
+"#,
+    );
+    let addr = lf.http_addr("in");
+    let pid = lf.pid();
+    let (total, per) = (1_000_000, 20_000);
+    let mut peak = 0;
+    for r in 0..total / per {
+        let body: String = (r * per..(r + 1) * per)
+            .map(|i| format!("user-{i}\n"))
+            .collect();
+        let status = post(addr, "/app", &body);
+        assert!(status.contains(" 200"), "request {r}: {status}");
+        peak = peak.max(status_kib(pid, "RssAnon").unwrap_or(0));
+    }
+    // the newest values again, within their window: over their rate
+    let again: String = (total - 100..total)
+        .map(|i| format!("user-{i}\n"))
+        .collect();
+    let status = post(addr, "/app", &again);
+    assert!(status.contains(" 200"), "{status}");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let lines = read_lines(&lf.path("unified.log"));
+    assert_exactly(&lines, "user", total);
+    let dropped = filter_counter(
+        &lf,
+        "logferry_filter_dropped_records_total",
+        "per_user",
+        "throttle",
+    );
+    assert_eq!(dropped, 100, "the repeated values");
+    eprintln!("a million groups: RssAnon peaked at {peak} KiB");
+    assert!(peak > 0, "RssAnon not read");
+    assert!(
+        peak < 64 * 1024,
+        "RssAnon peaked at {peak} KiB for a million groups, over the 64 MiB budget"
+    );
+}

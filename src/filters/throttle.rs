@@ -11,8 +11,8 @@
 //! key = "service"
 //! ```
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -68,15 +68,122 @@ pub struct ThrottleFilter {
     name: String,
     /// Which tags it applies to.
     pattern: TagPattern,
+    /// Records let through per window, per group.
     rate: u64,
+    /// How long a group's count runs before it starts over.
     window: Duration,
+    /// The field whose value names a record's group; `None`: its tag.
     key: Option<FieldPath>,
-    /// Per group: when its window started, and how many it let through.
-    groups: Mutex<HashMap<Vec<u8>, (Instant, u64)>>,
+    /// The groups being counted.
+    groups: Mutex<Groups>,
     /// Records that reached the filter.
     records: Counter,
     /// Records it dropped (settled as filtered).
     dropped: Counter,
+}
+
+/// The groups a throttle filter counts, with the order their windows
+/// started in, so that a record costs a lookup and the oldest window is
+/// found without a scan: every window is as long, so the one that started
+/// first ends first.
+#[derive(Default)]
+struct Groups {
+    /// Per group: its current window.
+    by_key: HashMap<Arc<[u8]>, Window>,
+    /// The groups in the order their current windows started, each with
+    /// its window's number; an entry whose group has since started another
+    /// window, or gone, is stale and skipped.
+    starts: VecDeque<(Arc<[u8]>, u64)>,
+    /// The number the next window takes.
+    next_id: u64,
+}
+
+/// One group's current window.
+struct Window {
+    /// When it started.
+    start: Instant,
+    /// Records it let through (or tried to).
+    count: u64,
+    /// Its number, matched against its entry in [`Groups::starts`].
+    id: u64,
+}
+
+impl Groups {
+    /// Counts a record of `key` at `now`; whether it is within `rate`.
+    fn admit(&mut self, key: &[u8], now: Instant, window: Duration, rate: u64) -> bool {
+        self.expire(now, window);
+        let count = match self.by_key.get_key_value(key) {
+            Some((k, w)) if now.saturating_duration_since(w.start) >= window => {
+                // a window the queue has not reached yet (times taken on
+                // other threads can arrive slightly out of order)
+                let k = k.clone();
+                self.start_window(k, now)
+            }
+            Some(_) => match self.by_key.get_mut(key) {
+                Some(w) => {
+                    w.count += 1;
+                    w.count
+                }
+                None => 1,
+            },
+            None => {
+                if self.by_key.len() >= MAX_GROUPS {
+                    self.evict_oldest();
+                }
+                self.start_window(Arc::from(key), now)
+            }
+        };
+        count <= rate
+    }
+
+    /// Starts a window of `key` at `now` with this record counted; its count.
+    fn start_window(&mut self, key: Arc<[u8]>, now: Instant) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.starts.push_back((key.clone(), id));
+        self.by_key.insert(
+            key,
+            Window {
+                start: now,
+                count: 1,
+                id,
+            },
+        );
+        // stale entries pile up only from windows restarted out of order:
+        // drop them before the queue outgrows the table
+        if self.starts.len() > 2 * self.by_key.len() + 64 {
+            let by_key = &self.by_key;
+            self.starts
+                .retain(|(k, id)| by_key.get(k).is_some_and(|w| w.id == *id));
+        }
+        1
+    }
+
+    /// Forgets the groups whose window has passed at `now`.
+    fn expire(&mut self, now: Instant, window: Duration) {
+        while let Some((key, id)) = self.starts.front() {
+            match self.by_key.get(key) {
+                Some(w) if w.id == *id => {
+                    if now.saturating_duration_since(w.start) < window {
+                        return;
+                    }
+                    self.by_key.remove(key);
+                }
+                _ => {}
+            }
+            self.starts.pop_front();
+        }
+    }
+
+    /// Forgets the group whose window started first.
+    fn evict_oldest(&mut self) {
+        while let Some((key, id)) = self.starts.pop_front() {
+            if self.by_key.get(&key).is_some_and(|w| w.id == id) {
+                self.by_key.remove(&key);
+                return;
+            }
+        }
+    }
 }
 
 impl ThrottleFilter {
@@ -93,7 +200,7 @@ impl ThrottleFilter {
             rate: config.rate,
             window: config.window,
             key: config.key.as_deref().map(FieldPath::parse).transpose()?,
-            groups: Mutex::new(HashMap::new()),
+            groups: Mutex::new(Groups::default()),
             records: super::records_counter(metrics, name, "throttle"),
             dropped: super::dropped_counter(metrics, name, "throttle"),
         })
@@ -105,27 +212,7 @@ impl ThrottleFilter {
         self.records.add(before as u64);
         let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
         let tag = batch.tag.clone();
-        let mut admit = |group: &[u8]| {
-            if !groups.contains_key(group) && groups.len() >= MAX_GROUPS {
-                groups.retain(|_, (start, _)| now.duration_since(*start) < self.window);
-                if groups.len() >= MAX_GROUPS {
-                    let oldest = groups
-                        .iter()
-                        .min_by_key(|(_, (s, _))| *s)
-                        .map(|(k, _)| k.clone());
-                    if let Some(k) = oldest {
-                        groups.remove(&k);
-                    }
-                }
-            }
-            let (start, count) = groups.entry(group.to_vec()).or_insert((now, 0));
-            if now.duration_since(*start) >= self.window {
-                *start = now;
-                *count = 0;
-            }
-            *count += 1;
-            *count <= self.rate
-        };
+        let mut admit = |group: &[u8]| groups.admit(group, now, self.window, self.rate);
         let out = retain(batch, |r: RecordRef<'_>| match &self.key {
             None => admit(tag.as_bytes()),
             Some(k) => {
@@ -218,7 +305,71 @@ mod tests {
             f.filter_at(lines("x", many), t0).unwrap().count,
             MAX_GROUPS + 500
         );
-        assert!(f.groups.lock().unwrap().len() <= MAX_GROUPS);
+        assert!(f.groups.lock().unwrap().by_key.len() <= MAX_GROUPS);
+    }
+
+    #[test]
+    fn past_the_most_groups_the_oldest_window_goes_and_passed_windows_first() {
+        let window = Duration::from_secs(20);
+        let mut g = Groups::default();
+        let t0 = Instant::now();
+        let key = |i: usize| format!("k{i}").into_bytes();
+        for i in 0..MAX_GROUPS {
+            // one group a millisecond: k0 is the oldest
+            assert!(g.admit(&key(i), t0 + Duration::from_millis(i as u64), window, 1));
+        }
+        assert!(
+            !g.admit(&key(5), t0 + window / 2, window, 1),
+            "k5 is counted"
+        );
+        // a new group at capacity pushes out k0 only
+        let full = t0 + Duration::from_millis(MAX_GROUPS as u64);
+        assert!(g.admit(b"new", full, window, 1));
+        assert_eq!(g.by_key.len(), MAX_GROUPS);
+        assert!(!g.by_key.contains_key(&key(0)[..]));
+        assert!(g.by_key.contains_key(&key(1)[..]));
+        // k0 comes back as a new group (its count forgotten), pushing out k1
+        assert!(g.admit(&key(0), full, window, 1));
+        assert!(!g.by_key.contains_key(&key(1)[..]));
+        // once the first 5,000 windows have passed, they go, and nothing else
+        let later = t0 + window + Duration::from_millis(4_999);
+        assert!(g.admit(b"later", later, window, 1));
+        assert_eq!(
+            g.by_key.len(),
+            MAX_GROUPS - 5_000 + 3,
+            "k5000.. , new, k0, later"
+        );
+        assert!(!g.by_key.contains_key(&key(4_999)[..]));
+        assert!(g.by_key.contains_key(&key(5_000)[..]));
+        assert!(
+            !g.admit(&key(5_000), later, window, 1),
+            "still in its window"
+        );
+        // the queue holds no more than the table, give or take stale entries
+        assert!(g.starts.len() <= 2 * g.by_key.len() + 64);
+    }
+
+    #[test]
+    fn a_window_that_passed_out_of_order_starts_over_and_the_queue_stays_small() {
+        let window = Duration::from_secs(1);
+        let mut g = Groups::default();
+        let t0 = Instant::now();
+        // "b" starts first in time but is queued second
+        assert!(g.admit(b"a", t0 + Duration::from_millis(500), window, 1));
+        assert!(g.admit(b"b", t0, window, 1));
+        // at t0 + 1.2 s: a's window runs, b's has passed though behind a
+        let t = t0 + Duration::from_millis(1200);
+        assert!(g.admit(b"b", t, window, 1), "b starts over");
+        assert!(!g.admit(b"b", t, window, 1));
+        for i in 0..10_000u64 {
+            let t = t + Duration::from_millis(i / 4);
+            g.admit(b"x", t, Duration::from_millis(1), 1);
+        }
+        assert!(
+            g.starts.len() <= 2 * g.by_key.len() + 64,
+            "{}",
+            g.starts.len()
+        );
     }
 
     #[test]
