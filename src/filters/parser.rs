@@ -29,15 +29,18 @@ use crate::metrics::{Counter, Registry};
 use crate::protocol::msgpack::{Reader, Value};
 use crate::protocol::syslog::Clock;
 use crate::router::{Filter, TagPattern};
+use crate::telemetry::RateLimitedLog;
 
 mod access_log;
 mod csv;
 mod formats;
 mod syslog;
+mod time;
 mod types;
 
 use formats::Parser;
 pub use formats::{Format, APACHE2};
+use time::TimeFormat;
 pub use types::FieldType;
 use types::Types;
 
@@ -83,11 +86,13 @@ pub struct ParserConfig {
     /// `time_format`, or a number of seconds since the epoch.
     pub time_key: Option<String>,
     /// How `time_key` is written, in strptime notation (chrono's), e.g.
-    /// `"%d/%b/%Y:%H:%M:%S %z"`; without a zone (`%z`) the time is UTC.
+    /// `"%d/%b/%Y:%H:%M:%S %z"`, with Fluent Bit's additions: `%L` is the
+    /// fraction of a second, `%z` takes `Z`, and a format without a year
+    /// reads the current one. Without a zone (`%z`) the time is UTC.
     pub time_format: Option<String>,
-    /// Keep the `time_key` field among the fields too. Default false.
-    #[serde(default)]
-    pub time_keep: bool,
+    /// Keep the `time_key` field among the fields too. Default false, but
+    /// true for `cri` and `docker`, as Fluent Bit's presets (`Time_Keep On`).
+    pub time_keep: Option<bool>,
 }
 
 fn default_key() -> String {
@@ -96,16 +101,12 @@ fn default_key() -> String {
 
 impl ParserConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if self.time_key.is_none() && (self.time_format.is_some() || self.time_keep) {
+        let has_time_key = self.time_key.is_some() || self.format.default_time().is_some();
+        if !has_time_key && (self.time_format.is_some() || self.time_keep.is_some()) {
             return Err("`time_format` and `time_keep` go with `time_key`".into());
         }
         if let Some(f) = &self.time_format {
-            // chrono reports a bad directive only when parsing: try one
-            let bad = chrono::format::StrftimeItems::new(f)
-                .any(|i| matches!(i, chrono::format::Item::Error));
-            if bad {
-                return Err(format!("time_format {f:?}: not a strptime format"));
-            }
+            TimeFormat::new(f)?;
         }
         if let Some(t) = &self.failed_tag {
             failed_tag(t)?;
@@ -131,8 +132,12 @@ pub struct ParserFilter {
     parser: Parser,
     reserve_data: bool,
     preserve_key: bool,
+    /// The parsed field holding the record's time (`time_key`, or the
+    /// format's own).
     time_key: Option<Vec<u8>>,
-    time_format: Option<String>,
+    /// How a `time_key` string is read.
+    time_format: Option<TimeFormat>,
+    /// Keep the `time_key` field among the fields.
     time_keep: bool,
     /// The last time text read and what it stood for: the lines of a log
     /// mostly share their second with the line before, and reading a date
@@ -152,6 +157,9 @@ pub struct ParserFilter {
     /// Parsed records whose `time_key` was missing or not a time: they
     /// keep the time they had.
     bad_time: Counter,
+    /// Warnings about those, rate-limited: a log whose every line has a
+    /// time in another layout would otherwise log every line.
+    bad_time_log: RateLimitedLog,
     /// Values `types` could not convert: they stay text.
     type_failed: Counter,
 }
@@ -181,14 +189,21 @@ impl ParserFilter {
                 .map(|k| k.as_bytes().to_vec()),
             // a format's own time key is read in its own layout unless
             // told otherwise
-            time_format: config.time_format.clone().or_else(|| {
-                match (config.time_key.as_deref(), config.format.default_time()) {
-                    (None, Some((_, f))) => Some(f.to_string()),
-                    (Some(k), Some((own, f))) if k == own => Some(f.to_string()),
-                    _ => None,
-                }
-            }),
-            time_keep: config.time_keep,
+            time_format: config
+                .time_format
+                .clone()
+                .or_else(|| {
+                    match (config.time_key.as_deref(), config.format.default_time()) {
+                        (None, Some((_, f))) => Some(f.to_string()),
+                        (Some(k), Some((own, f))) if k == own => Some(f.to_string()),
+                        _ => None,
+                    }
+                })
+                .map(|f| TimeFormat::new(&f))
+                .transpose()?,
+            time_keep: config
+                .time_keep
+                .unwrap_or(config.format.keeps_time()),
             last_time: Mutex::new((Vec::new(), None)),
             types: Types::new(&config.types),
             failed_tag: config.failed_tag.as_deref().map(failed_tag).transpose()?,
@@ -204,6 +219,7 @@ impl ParserFilter {
                 "Records a parser filter parsed whose time_key was missing or not a time in time_format; they keep the time they had.",
                 &[("component", name), ("component_type", "parser")],
             ),
+            bad_time_log: RateLimitedLog::default(),
             type_failed: metrics.counter(
                 "logferry_filter_type_failed_fields_total",
                 "Parsed values a parser filter's `types` could not convert (not an int, float or bool); they stay text.",
@@ -249,7 +265,7 @@ impl ParserFilter {
             let at = pairs.iter().position(|(k, _)| k.as_ref() == key.as_slice());
             time = at.and_then(|j| self.time_of(&pairs[j].1));
             match (time, at) {
-                (None, _) => self.bad_time.inc(),
+                (None, _) => self.bad_time(at.map(|j| &pairs[j].1[..])),
                 (Some(_), Some(j)) if !self.time_keep => {
                     pairs.remove(j);
                 }
@@ -305,15 +321,36 @@ impl ParserFilter {
     /// The time `t` stands for in `time_format`.
     fn read_time(&self, t: &[u8]) -> Option<EventTime> {
         let text = std::str::from_utf8(t).ok()?;
-        let format = self.time_format.as_deref()?;
-        let at = chrono::DateTime::parse_from_str(text, format)
-            .map(|t| t.to_utc())
-            .or_else(|_| chrono::NaiveDateTime::parse_from_str(text, format).map(|t| t.and_utc()))
-            .ok()?;
-        Some(EventTime::new(
-            u32::try_from(at.timestamp()).ok()?,
-            at.timestamp_subsec_nanos(),
-        ))
+        self.time_format.as_ref()?.read(text, EventTime::now())
+    }
+
+    /// Counts a parsed record whose time did not read, and says so now
+    /// and then: `value` is its encoded `time_key` value, `None` if the
+    /// record has none.
+    fn bad_time(&self, value: Option<&[u8]>) {
+        self.bad_time.inc();
+        let Some(suppressed) = self.bad_time_log.allow("bad_time") else {
+            return;
+        };
+        let key = String::from_utf8_lossy(self.time_key.as_deref().unwrap_or_default());
+        let format = self.time_format.as_ref().map_or("", TimeFormat::text);
+        let text = match value.map(|v| Reader::new(v).read()) {
+            None => "(no such field)".to_string(),
+            Some(Ok(Value::Str(t) | Value::Bin(t))) => {
+                // a bounded excerpt: the value comes from the record
+                let end = t.len().min(120);
+                String::from_utf8_lossy(&t[..end]).into_owned()
+            }
+            Some(_) => "(not a string or a number of seconds)".to_string(),
+        };
+        tracing::warn!(
+            filter = %self.name,
+            time_key = %key,
+            time_format = %format,
+            value = %text,
+            suppressed,
+            "parser: a record's time is not a time in time_format; it keeps the time it had"
+        );
     }
 }
 

@@ -1,6 +1,7 @@
 //! The formats a parser filter reads: each turns a field's text into an
 //! encoded msgpack map.
 
+use std::borrow::Cow;
 use std::cell::OnceCell;
 
 use regex::bytes::Regex;
@@ -53,11 +54,18 @@ impl Format {
             _ => None,
         }
     }
+
+    /// Whether a format's own `time_key` field stays among the fields
+    /// unless told otherwise: Fluent Bit's `cri` and `docker` presets have
+    /// `Time_Keep On`, its access-log presets not.
+    pub(super) fn keeps_time(self) -> bool {
+        matches!(self, Format::Cri | Format::Docker)
+    }
 }
 
 // Fluent Bit's parsers.conf presets, so that a Fluent Bit user's fields
 // keep their names.
-pub(super) const APACHE: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")?$"#;
+pub(super) const APACHE: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^\"]*?)(?: +\S*)?)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>[^\"]*)")?$"#;
 pub const APACHE2: &str = r#"^(?<host>[^ ]*) [^ ]* (?<user>[^ ]*) \[(?<time>[^\]]*)\] "(?<method>\S+)(?: +(?<path>[^ ]*) +\S*)?" (?<code>[^ ]*) (?<size>[^ ]*)(?: "(?<referer>[^\"]*)" "(?<agent>.*)")?$"#;
 const APACHE_ERROR: &str = r#"^\[[^ ]* (?<time>[^\]]*)\] \[(?<level>[^\]]*)\](?: \[pid (?<pid>[^\]]*)\])?( \[client (?<client>[^\]]*)\])? (?<message>.*)$"#;
 // the message may hold newlines: a multiline chain (`["cri", "java"]`)
@@ -203,11 +211,16 @@ fn regex_fields(re: &Regex, text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     Some(fields.len())
 }
 
-/// `key=value key="quoted \" value" flag` as a map of strings; a key
-/// without `=` is `true`. `None` for text with no key, or an unclosed
-/// quote.
+/// A logfmt key and its value: `None` for a key without `=`.
+type LogfmtPair<'a> = (&'a [u8], Option<Cow<'a, [u8]>>);
+
+/// `key=value key="quoted \" value" flag` as a map of strings, read as
+/// Go's logfmt (github.com/go-logfmt/logfmt) reads it: a quoted value's
+/// escapes are JSON's (see [`unquote`]); a key without `=` is `true` and
+/// `key=` an empty string, as in Fluent Bit. `None` for text with no key,
+/// an unclosed quote, or an escape Go's logfmt refuses.
 fn logfmt(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
-    let mut pairs: Vec<(&[u8], Option<Vec<u8>>)> = Vec::new();
+    let mut pairs: Vec<LogfmtPair<'_>> = Vec::new();
     let mut i = 0;
     let n = text.len();
     while i < n {
@@ -227,34 +240,35 @@ fn logfmt(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
         }
         if i < n && text[i] == b'=' {
             i += 1;
-            let mut value = Vec::new();
             if i < n && text[i] == b'"' {
+                // the closing quote: the first one no backslash escapes
+                let open = i;
                 i += 1;
+                let mut escaped = false;
                 loop {
-                    match text.get(i) {
-                        None => return None,
-                        Some(b'"') => {
-                            i += 1;
-                            break;
-                        }
-                        Some(b'\\') if i + 1 < n => {
-                            value.push(text[i + 1]);
-                            i += 2;
-                        }
-                        Some(c) => {
-                            value.push(*c);
-                            i += 1;
-                        }
+                    match text.get(i)? {
+                        _ if escaped => escaped = false,
+                        b'\\' => escaped = true,
+                        b'"' => break,
+                        _ => {}
                     }
+                    i += 1;
                 }
+                let inner = &text[open + 1..i];
+                i += 1;
+                let value = if inner.contains(&b'\\') {
+                    Cow::Owned(unquote(inner)?)
+                } else {
+                    Cow::Borrowed(inner)
+                };
+                pairs.push((key, Some(value)));
             } else {
                 let vs = i;
                 while i < n && !text[i].is_ascii_whitespace() {
                     i += 1;
                 }
-                value.extend_from_slice(&text[vs..i]);
+                pairs.push((key, Some(Cow::Borrowed(&text[vs..i]))));
             }
-            pairs.push((key, Some(value)));
         } else {
             pairs.push((key, None));
         }
@@ -271,4 +285,66 @@ fn logfmt(text: &[u8], out: &mut Vec<u8>) -> Option<usize> {
         }
     }
     Some(pairs.len())
+}
+
+/// The text of a quoted logfmt value (without its quotes) with its
+/// escapes read as Go's logfmt reads them, which are JSON's: `\"`, `\\`,
+/// `\/`, `\'`, `\b`, `\f`, `\n`, `\r`, `\t` and `\uXXXX` (a UTF-16
+/// surrogate pair is one character; a lone surrogate is U+FFFD). `None`
+/// for any other escape, as there. Other bytes are kept as they are.
+fn unquote(inner: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(inner.len());
+    let mut i = 0;
+    while i < inner.len() {
+        let c = inner[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let decoded = match *inner.get(i + 1)? {
+            c @ (b'"' | b'\\' | b'/' | b'\'') => c,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let unit = hex4(inner.get(i + 2..i + 6)?)?;
+                i += 6;
+                let ch = if (0xd800..0xdc00).contains(&unit) {
+                    // a high surrogate: one character with a low one after it
+                    let low = inner
+                        .get(i..i + 2)
+                        .filter(|e| *e == b"\\u")
+                        .and_then(|_| hex4(inner.get(i + 2..i + 6)?))
+                        .filter(|l| (0xdc00..0xe000).contains(l));
+                    match low {
+                        Some(low) => {
+                            i += 6;
+                            char::from_u32(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00))
+                        }
+                        None => None,
+                    }
+                } else {
+                    char::from_u32(unit)
+                };
+                let ch = ch.unwrap_or(char::REPLACEMENT_CHARACTER);
+                out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+        i += 2;
+    }
+    Some(out)
+}
+
+/// Four hex digits as a number.
+fn hex4(digits: &[u8]) -> Option<u32> {
+    if digits.len() != 4 || !digits.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
 }

@@ -20,12 +20,14 @@ pub(super) enum Rfc {
 
 /// Writes the message's fields as a map into `out` (empty); `None` if it
 /// is not a syslog message of `rfc`. A part the message leaves out (or
-/// gives as `-`) is no field. `time` is the text as written; the second
+/// gives as `-`) is no field, but with `Rfc5424` (Fluent Bit's
+/// `syslog-rfc5424`) a header part is the text `-`, as Fluent Bit's regex
+/// gives it. `time` is the text as written; the second
 /// value is the time it stands for, when it reads as one (an RFC 3164
 /// timestamp has no year and no zone: the year is guessed from `clock`,
 /// the zone is the local one, as for the TCP source).
-pub(super) fn parse(
-    text: &[u8],
+pub(super) fn parse<'a>(
+    text: &'a [u8],
     rfc: Rfc,
     clock: &Clock,
     out: &mut Vec<u8>,
@@ -36,14 +38,20 @@ pub(super) fn parse(
         _ => {}
     }
     let pri = (u16::from(m.facility) * 8 + u16::from(m.severity)).to_string();
+    // Fluent Bit's `syslog-rfc5424` regex gives a header part written as
+    // `-` as that text; `syslog` leaves it out
+    let part = |v: Option<&'a [u8]>| match rfc {
+        Rfc::Rfc5424 => v.or(Some(b"-")),
+        _ => v,
+    };
     let fields: [(&[u8], Option<&[u8]>); 8] = [
         (b"pri", Some(pri.as_bytes())),
-        (b"time", m.time_text),
-        (b"host", m.hostname),
-        (b"ident", m.app_name),
-        (b"pid", m.procid),
-        (b"msgid", m.msgid),
-        (b"extradata", m.structured_data_text),
+        (b"time", part(m.time_text)),
+        (b"host", part(m.hostname)),
+        (b"ident", part(m.app_name)),
+        (b"pid", part(m.procid)),
+        (b"msgid", part(m.msgid)),
+        (b"extradata", part(m.structured_data_text)),
         (b"message", Some(m.message)),
     ];
     let n = fields.iter().filter(|(_, v)| v.is_some()).count();

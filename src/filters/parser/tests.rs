@@ -254,7 +254,8 @@ fn container_lines_take_their_fields_and_their_time() {
     assert_eq!(got[0].0, EventTime::new(1_795_766_400, 123_456_789));
     assert_eq!(
         got[0].1,
-        serde_json::json!({"stream": "stdout", "logtag": "F", "message": "GET /health 200"})
+        serde_json::json!({"time": "2026-11-27T08:00:00.123456789Z", "stream": "stdout", "logtag": "F", "message": "GET /health 200"}),
+        "Fluent Bit's cri preset keeps the time (Time_Keep On)"
     );
     assert_eq!(got[1].0, EventTime::new(1_795_766_401, 0));
     assert_eq!(got[1].1["logtag"], "P");
@@ -267,6 +268,14 @@ fn container_lines_take_their_fields_and_their_time() {
     assert_eq!(got[0].0, EventTime::new(1_795_766_400, 500_000_000));
     assert_eq!(
         got[0].1,
+        serde_json::json!({"log": "hello\n", "stream": "stdout", "time": "2026-11-27T08:00:00.5Z"})
+    );
+    let dropped = filter("format = 'docker'\ntime_keep = false");
+    let out = dropped.filter(lines(
+        "{\"log\":\"hello\\n\",\"stream\":\"stdout\",\"time\":\"2026-11-27T08:00:00.5Z\"}\n",
+    ));
+    assert_eq!(
+        timed(&out)[0].1,
         serde_json::json!({"log": "hello\n", "stream": "stdout"})
     );
 }
@@ -288,7 +297,7 @@ fn a_cri_line_holding_a_joined_trace_parses_whole() {
     let out = filter("format = 'cri'").filter(batch);
     assert_eq!(
         show_any_time(&out)[0],
-        serde_json::json!({"stream": "stdout", "logtag": "F", "message": "java.lang.Error: x\n\tat a.B(B.java:1)"})
+        serde_json::json!({"time": "2026-11-27T08:00:00Z", "stream": "stdout", "logtag": "F", "message": "java.lang.Error: x\n\tat a.B(B.java:1)"})
     );
 }
 
