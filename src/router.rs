@@ -8,7 +8,11 @@
 //! - `{x,y}` matches either alternative, each itself a pattern;
 //! - several patterns separated by spaces match if any does.
 
+mod feeds;
 pub mod tap;
+mod transit;
+
+pub use feeds::SinkFeeds;
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
@@ -20,6 +24,7 @@ use tokio::sync::mpsc;
 use crate::buffer::{QueueSender, SendError};
 use crate::event::{Batch, Tag};
 use crate::metrics::Counter;
+use transit::InTransit;
 
 /// A compiled `match` expression.
 ///
@@ -345,12 +350,7 @@ impl Router {
     /// Routes `batch` through the filters from index `start` on, then to
     /// the sinks.
     async fn route_from(&mut self, start: usize, batch: Batch) -> Result<(), SendError> {
-        let table = read(&self.table);
-        if table.generation != self.cache_generation {
-            self.cache.clear();
-            self.filter_cache.clear();
-            self.cache_generation = table.generation;
-        }
+        let table = self.current();
         if table.filters.len() <= start {
             return self.send(&table, batch).await;
         }
@@ -378,23 +378,39 @@ impl Router {
     async fn filter_and_send(
         &mut self,
         table: &RouteTable,
-        mut work: Vec<(usize, Batch)>,
+        work: Vec<(usize, Batch)>,
         first: Option<(&Tag, &[usize])>,
     ) -> Result<(), SendError> {
+        let transit = self.apply_filters(table, work, first);
+        self.send_all(table, transit).await
+    }
+
+    /// Runs each `(next filter, batch)` of `work` through the filters from
+    /// that one on; what comes out of the last one is left in the
+    /// returned list's `done`.
+    fn apply_filters(
+        &mut self,
+        table: &RouteTable,
+        mut work: Vec<(usize, Batch)>,
+        first: Option<(&Tag, &[usize])>,
+    ) -> InTransit {
         let filters = &table.filters;
         // (the index of the next filter to consider, a batch): a filter's
         // output goes on from the filter after it, so no batch ever meets
         // a filter twice, whatever its tags become
         work.reverse();
+        let mut transit = InTransit {
+            work,
+            done: Default::default(),
+        };
         let mut out = Vec::new();
-        let mut done = Vec::new();
-        while let Some((from, b)) = work.pop() {
+        while let Some((from, b)) = transit.work.pop() {
             let next = match first {
                 Some((tag, first)) if b.tag == *tag => first.iter().copied().find(|&i| i >= from),
                 _ => (from..filters.len()).find(|&i| filters[i].pattern().matches(&b.tag)),
             };
             match next {
-                None => done.push(b),
+                None => transit.done.push_back(b),
                 Some(i) => {
                     filters[i].apply(b, &mut out);
                     if self.taps.active() {
@@ -403,33 +419,47 @@ impl Router {
                         }
                     }
                     // popped in the order the filter gave them
-                    work.extend(out.drain(..).rev().map(|o| (i + 1, o)));
+                    transit.work.extend(out.drain(..).rev().map(|o| (i + 1, o)));
                 }
             }
         }
         // a batch every record of which was filtered out is not here: it
         // was dropped, which settles it (the filter counted its records)
-        for b in done {
-            self.send(table, b).await?;
-        }
-        Ok(())
+        transit
     }
 
-    /// Hands on what filters hold (multiline records) that is due at
-    /// `now`, or all of it with `all`: through the filters after the one
-    /// that held it, then to the sinks. Returns when a filter next has
-    /// something due.
-    pub async fn flush_filters(
+    /// Sends each batch of `transit.done` in turn; one refused by a closed
+    /// queue does not keep the others from theirs (the first error is
+    /// returned). A batch not sent yet when this is dropped is rejected.
+    async fn send_all(
         &mut self,
-        now: Instant,
-        all: bool,
-    ) -> Result<Option<Instant>, SendError> {
+        table: &RouteTable,
+        mut transit: InTransit,
+    ) -> Result<(), SendError> {
+        let mut failed = None;
+        while let Some(b) = transit.done.pop_front() {
+            if let Err(e) = self.send(table, b).await {
+                failed.get_or_insert(e);
+            }
+        }
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// The table now in place, with the caches made to follow it.
+    fn current(&mut self) -> Arc<RouteTable> {
         let table = read(&self.table);
         if table.generation != self.cache_generation {
             self.cache.clear();
             self.filter_cache.clear();
             self.cache_generation = table.generation;
         }
+        table
+    }
+
+    /// What the filters that hold records put out at `now` (every held
+    /// record with `all`), each batch with the index of the filter after
+    /// the one that held it. A tap on a holding filter sees these too.
+    fn flushed(&mut self, table: &RouteTable, now: Instant, all: bool) -> Vec<(usize, Batch)> {
         let mut work = Vec::new();
         let mut out = Vec::new();
         for (i, f) in table.filters.iter().enumerate() {
@@ -438,31 +468,84 @@ impl Router {
             }
             if all || f.deadline().is_some_and(|d| d <= now) {
                 f.flush(now, all, &mut out);
+                if self.taps.active() {
+                    for o in &out {
+                        self.taps.offer(f.name(), o);
+                    }
+                }
                 work.extend(out.drain(..).map(|b| (i + 1, b)));
             }
         }
+        work
+    }
+
+    /// Hands on what filters hold (multiline records) that is due at
+    /// `now`, or all of it with `all`: through the filters after the one
+    /// that held it, then to the sinks, one batch after another. Returns
+    /// when a filter next has something due. A batch not handed to its
+    /// sinks yet when this is dropped is rejected (see `transit`).
+    pub async fn flush_filters(
+        &mut self,
+        now: Instant,
+        all: bool,
+    ) -> Result<Option<Instant>, SendError> {
+        let table = self.current();
+        let work = self.flushed(&table, now, all);
         if !work.is_empty() {
-            self.filter_and_send(&table, work, None).await?;
+            let transit = self.apply_filters(&table, work, None);
+            self.send_all(&table, transit).await?;
         }
-        let next = table.filters.iter().filter_map(|f| f.deadline()).min();
-        Ok(next)
+        Ok(table.filters.iter().filter_map(|f| f.deadline()).min())
+    }
+
+    /// [`Router::flush_filters`] without waiting for any sink: each batch
+    /// goes into the [`SinkFeeds`] of the sinks it is routed to, so a sink
+    /// whose queue is full holds up only its own records.
+    pub fn flush_filters_to(
+        &mut self,
+        now: Instant,
+        all: bool,
+        feeds: &mut SinkFeeds,
+    ) -> Option<Instant> {
+        let table = self.current();
+        feeds.follow(&table);
+        let work = self.flushed(&table, now, all);
+        if !work.is_empty() {
+            let mut transit = self.apply_filters(&table, work, None);
+            while let Some(b) = transit.done.pop_front() {
+                if let Some(targets) = self.targets_of(&table, &b) {
+                    feeds.push(&table, &targets, b);
+                }
+            }
+        }
+        table.filters.iter().filter_map(|f| f.deadline()).min()
+    }
+
+    /// The routes `batch` goes to, shown to their sinks' taps; `None` (the
+    /// records counted as unrouted) if no sink's pattern matches its tag.
+    fn targets_of(&mut self, table: &RouteTable, batch: &Batch) -> Option<Arc<[usize]>> {
+        let routes = &table.routes;
+        let targets = targets(&mut self.cache, routes, &batch.tag);
+        if self.taps.active() {
+            for &i in targets.iter() {
+                self.taps.offer(&routes[i].sink, batch);
+            }
+        }
+        if targets.is_empty() {
+            self.unrouted.add(batch.count as u64);
+            tracing::debug!(tag = %batch.tag, "no sink matches the tag; records dropped");
+            return None;
+        }
+        Some(targets)
     }
 
     /// Sends `batch` to every sink queue whose pattern matches its tag.
     async fn send(&mut self, table: &RouteTable, batch: Batch) -> Result<(), SendError> {
         let routes = &table.routes;
-        let targets = targets(&mut self.cache, routes, &batch.tag);
-        if self.taps.active() {
-            for &i in targets.iter() {
-                self.taps.offer(&routes[i].sink, &batch);
-            }
-        }
+        let Some(targets) = self.targets_of(table, &batch) else {
+            return Ok(());
+        };
         match targets.len() {
-            0 => {
-                self.unrouted.add(batch.count as u64);
-                tracing::debug!(tag = %batch.tag, "no sink matches the tag; records dropped");
-                Ok(())
-            }
             1 => routes[targets[0]].queue.send(batch).await,
             _ => {
                 for &i in &targets[..targets.len() - 1] {
@@ -758,6 +841,145 @@ mod tests {
         router.route(batch("a.1")).await.unwrap();
         assert_eq!(&*rx.try_recv().unwrap().batch().tag, "c.z");
         assert_eq!(to_c.seen.lock().unwrap().len(), 2);
+    }
+
+    /// Holds every batch it is given until it is flushed.
+    struct Holder {
+        pattern: TagPattern,
+        held: std::sync::Mutex<Vec<Batch>>,
+    }
+
+    impl Filter for Holder {
+        fn name(&self) -> &str {
+            "holder"
+        }
+        fn pattern(&self) -> &TagPattern {
+            &self.pattern
+        }
+        fn apply(&self, batch: Batch, _out: &mut Vec<Batch>) {
+            self.held.lock().unwrap().push(batch);
+        }
+        fn holds(&self) -> bool {
+            true
+        }
+        fn deadline(&self) -> Option<Instant> {
+            let held = !self.held.lock().unwrap().is_empty();
+            held.then(Instant::now)
+        }
+        fn flush(&self, _now: Instant, _all: bool, out: &mut Vec<Batch>) {
+            out.append(&mut self.held.lock().unwrap());
+        }
+    }
+
+    /// A router whose `holder` filter holds everything, with a sink
+    /// `dead` (`dead.**`) whose queue one batch fills and a sink `ok`
+    /// (`ok.**`); and a batch maker whose acknowledgements report to `rx`.
+    #[allow(clippy::type_complexity)]
+    fn holding_router() -> (
+        Router,
+        crate::buffer::QueueReceiver,
+        crate::buffer::QueueReceiver,
+        impl Fn(&str) -> Batch,
+        std::sync::mpsc::Receiver<(String, crate::ack::AckOutcome)>,
+    ) {
+        let (dead, dead_rx) = crate::buffer::queue(
+            "dead",
+            crate::buffer::BufferConfig {
+                max_bytes: 1,
+                ..Default::default()
+            },
+            &crate::metrics::Registry::new(),
+        );
+        let dead = Route {
+            sink: Arc::from("dead"),
+            pattern: TagPattern::new("dead.**").unwrap(),
+            queue: dead,
+        };
+        let (ok, ok_rx) = route_to("ok", "ok.**");
+        let router = Router::new(vec![dead, ok], Counter::detached());
+        let holder: Arc<dyn Filter> = Arc::new(Holder {
+            pattern: TagPattern::new("**").unwrap(),
+            held: Default::default(),
+        });
+        router.switch().set_filters(vec![holder]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let make = move |tag: &str| {
+            let (tx, name) = (tx.clone(), tag.to_string());
+            batch(tag).with_ack(crate::ack::AckHandle::new(move |o| {
+                let _ = tx.send((name, o));
+            }))
+        };
+        (router, dead_rx, ok_rx, make, rx)
+    }
+
+    #[tokio::test]
+    async fn flushed_batches_dropped_before_their_queue_took_them_are_rejected() {
+        use crate::ack::AckOutcome;
+        let (mut router, mut dead_rx, _ok_rx, make, acks) = holding_router();
+        // the first fills the dead queue; the next two wait behind it
+        for tag in ["dead.1", "dead.2", "dead.3"] {
+            router.route(make(tag)).await.unwrap();
+        }
+        let flush = router.flush_filters(Instant::now(), true);
+        let gave_up = tokio::time::timeout(std::time::Duration::from_millis(100), flush).await;
+        assert!(gave_up.is_err(), "the dead queue has no room");
+        let mut got: Vec<_> = acks.try_iter().collect();
+        got.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            got,
+            [
+                ("dead.2".to_string(), AckOutcome::Rejected),
+                ("dead.3".to_string(), AckOutcome::Rejected)
+            ],
+            "the batch being queued and the one after it"
+        );
+        dead_rx.try_recv().unwrap().accept();
+        assert_eq!(
+            acks.try_recv(),
+            Ok(("dead.1".to_string(), AckOutcome::Accepted))
+        );
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_holds_up_only_its_own_flushed_batches() {
+        use crate::ack::AckOutcome;
+        let (mut router, mut dead_rx, mut ok_rx, make, acks) = holding_router();
+        let mut feeds = SinkFeeds::default();
+        for tag in ["dead.1", "dead.2"] {
+            router.route(make(tag)).await.unwrap();
+        }
+        // each flush reaches the healthy sink, the dead one's queue full
+        for tag in ["ok.1", "ok.2"] {
+            router.route(make(tag)).await.unwrap();
+            router.flush_filters_to(Instant::now(), true, &mut feeds);
+            let ok = tokio::time::timeout(std::time::Duration::from_secs(10), ok_rx.recv())
+                .await
+                .expect("the healthy sink is fed")
+                .unwrap();
+            assert_eq!(&*ok.batch().tag, tag);
+            ok.accept();
+            assert_eq!(acks.recv(), Ok((tag.to_string(), AckOutcome::Accepted)));
+        }
+        // what the dead sink's feed could not queue is rejected when it gives up
+        assert!(!feeds.finish(std::time::Duration::from_millis(100)).await);
+        let mut waited = 0;
+        let rejected = loop {
+            // the aborted feed lets go of its batches on the runtime
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            if let Ok(a) = acks.try_recv() {
+                break a;
+            }
+            waited += 1;
+            assert!(waited < 1000, "dead.2 never settled");
+        };
+        assert_eq!(rejected, ("dead.2".to_string(), AckOutcome::Rejected));
+        let dead = dead_rx.try_recv().unwrap();
+        assert_eq!(&*dead.batch().tag, "dead.1");
+        dead.accept();
+        assert_eq!(
+            acks.try_recv(),
+            Ok(("dead.1".to_string(), AckOutcome::Accepted))
+        );
     }
 
     #[test]

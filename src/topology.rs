@@ -111,12 +111,16 @@ const FILTER_TICK: Duration = Duration::from_millis(250);
 /// Runs for the pipeline's life: hands on held filter records that are
 /// due (multiline's flush timeout) when no batch comes to carry them,
 /// through the filters after the one that held them and on to the sinks.
+/// It never waits for a sink: each sink is fed apart
+/// ([`crate::router::SinkFeeds`]), so a sink whose queue is full holds up
+/// only the records bound for it. A feed's send that fails (a reload
+/// closed the sink's queue) rejects its batch, and its sources send its
+/// lines again.
 async fn filter_timer(mut router: Router) {
+    let mut feeds = crate::router::SinkFeeds::default();
     loop {
         let now = std::time::Instant::now();
-        // an error is a sink queue closed (a reload removed the sink): the
-        // batch was rejected with it, and its sources send its lines again
-        let next = router.flush_filters(now, false).await.unwrap_or_default();
+        let next = router.flush_filters_to(now, false, &mut feeds);
         let until = next.map_or(now + FILTER_TICK, |n| n.min(now + FILTER_TICK));
         tokio::time::sleep_until(until.into()).await;
     }
@@ -513,9 +517,11 @@ impl Pipeline {
             let left = handover_until
                 .saturating_duration_since(tokio::time::Instant::now())
                 .max(FILTER_HANDOVER_MIN);
+            // each sink fed apart: a dead one costs only its own records
             let mut router = self.router.clone();
-            let flush = router.flush_filters(std::time::Instant::now(), true);
-            if !bounded(left, &mut no_stop, flush).await {
+            let mut feeds = crate::router::SinkFeeds::default();
+            router.flush_filters_to(std::time::Instant::now(), true, &mut feeds);
+            if !feeds.finish(left).await {
                 self.metrics
                     .counter(
                         "logferry_filter_handover_timeouts_total",
