@@ -348,3 +348,29 @@ fn hex4(digits: &[u8]) -> Option<u32> {
     }
     u32::from_str_radix(std::str::from_utf8(digits).ok()?, 16).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::unquote;
+
+    fn text(quoted: &str) -> Option<String> {
+        unquote(quoted.as_bytes()).map(|v| String::from_utf8(v).unwrap())
+    }
+
+    #[test]
+    fn escapes_are_read_as_go_logfmt_reads_them() {
+        assert_eq!(text(r#"a\"b\\c\/d\'e"#).unwrap(), "a\"b\\c/d'e");
+        assert_eq!(text(r"\b\f\n\r\t").unwrap(), "\u{8}\u{c}\n\r\t");
+        assert_eq!(text(r"caf\u00e9 \u00E9").unwrap(), "café é");
+        // a surrogate pair is one character; a lone half is U+FFFD, and
+        // what follows a lone high half is read on its own
+        assert_eq!(text(r"\ud83d\ude00").unwrap(), "😀");
+        assert_eq!(text(r"\ude00x").unwrap(), "\u{fffd}x");
+        assert_eq!(text(r"\ud83dx").unwrap(), "\u{fffd}x");
+        assert_eq!(text(r"\ud83d\u0041").unwrap(), "\u{fffd}A");
+        // what Go's logfmt refuses
+        for bad in [r"\x", r"\u12", r"\u12g4", "\\"] {
+            assert_eq!(text(bad), None, "{bad}");
+        }
+    }
+}

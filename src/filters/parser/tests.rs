@@ -241,6 +241,15 @@ fn time_options_without_time_key_or_with_a_bad_format_are_errors() {
     };
     assert!(bad("format = 'json'\ntime_format = '%s'").contains("time_key"));
     assert!(bad("format = 'json'\ntime_key = 't'\ntime_format = '%Q'").contains("strptime"));
+    assert!(bad("format = 'json'\ntime_key = 't'\ntime_format = '%S.%L.%L'").contains("strptime"));
+    // a format with its own time key takes them without one
+    let ok = |t: &str| {
+        let c: ParserConfig = toml::from_str(t).unwrap();
+        c.validate().unwrap()
+    };
+    ok("format = 'apache'\ntime_format = '%d/%b/%Y:%H:%M:%S%.f %z'");
+    ok("format = 'cri'\ntime_keep = false");
+    ok("format = 'json'\ntime_key = 't'\ntime_format = '%b %d %H:%M:%S.%L'");
 }
 
 #[test]
