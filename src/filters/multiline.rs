@@ -62,7 +62,7 @@ mod config;
 mod held;
 mod streams;
 
-pub use config::MultilineFilterConfig;
+pub use config::{HeldAck, MultilineFilterConfig};
 use held::{passing_on, HeldAcks, Origin, Stream};
 use streams::Streams;
 
@@ -82,6 +82,9 @@ pub struct MultilineFilter {
     stream_key: Vec<FieldPath>,
     /// Most streams held at once.
     max_streams: usize,
+    /// Whether a waiting client is answered for its lines once they are
+    /// held (`ack = "held"`), not once their joined record is delivered.
+    answer_held: bool,
     /// Streams with a record being joined, by tag and `stream_key` values.
     streams: Mutex<Streams>,
     /// Records that reached the filter.
@@ -112,6 +115,7 @@ impl MultilineFilter {
             key: config.key.as_bytes().to_vec(),
             stream_key,
             max_streams: config.max_streams,
+            answer_held: config.ack == HeldAck::Held,
             streams: Mutex::new(Streams::default()),
             records: super::records_counter(metrics, name, "multiline"),
             joined: Counters::new(metrics, name),
@@ -251,6 +255,9 @@ impl Filter for MultilineFilter {
         let mut touched: Vec<(Vec<u8>, u64)> = Vec::new();
         // this batch's handle, and those of batches whose lines go on in it
         let mut acks = vec![batch.ack.clone()];
+        // a client waits for this batch, and is answered for the lines the
+        // filter holds once they are held (`ack = "held"`)
+        let answered_when_held = self.answer_held && batch.ack.is_waited_on();
         let mut streams = self.streams();
         let decoded = each_record(&batch.records, |input| {
             let Some(line) = self.line_of(input.record) else {
@@ -273,13 +280,15 @@ impl Filter for MultilineFilter {
             if streams.len() >= self.max_streams && !streams.contains(&id) {
                 // a new stream past the bound: the one that waited longest
                 // for a line goes on as it is, never dropped
-                if let Some(mut old) = streams.remove_oldest() {
-                    old.joiner.flush_all_for(Ending::MaxStreams, &mut joined);
-                    for j in joined.drain(..) {
-                        self.write_joined(&old, &j, &mut payload);
-                        count += 1;
+                // goes on as it is, never dropped: under its own tag, in
+                // a batch of its own, settling the batches its lines came in
+                if let Some((old_id, mut old)) = streams.remove_oldest() {
+                    if touched.iter().any(|(t, _)| *t == old_id) {
+                        // lines of this batch are in it
+                        old.acks.0.push_back((u64::MAX, batch.ack.clone()));
                     }
-                    old.acks.release(None, &mut acks);
+                    old.joiner.flush_all_for(Ending::MaxStreams, &mut joined);
+                    out.extend(self.send_on(&mut old, &mut joined));
                 }
             }
             let stream = streams.touch(&id, || Stream {
@@ -325,7 +334,7 @@ impl Filter for MultilineFilter {
                 continue;
             };
             let held_from = stream.joiner.held_from();
-            if held_from.is_some_and(|h| h <= last) {
+            if held_from.is_some_and(|h| h <= last) && !answered_when_held {
                 // lines of this batch wait in a record being joined
                 stream.acks.0.push_back((last, batch.ack.clone()));
             }
@@ -374,35 +383,43 @@ impl Filter for MultilineFilter {
             } else {
                 stream.joiner.flush_idle(now, &mut joined);
             }
-            if joined.is_empty() {
-                return;
-            }
-            let mut payload = Vec::new();
-            let count = joined.len();
-            for j in joined.drain(..) {
-                self.write_joined(stream, &j, &mut payload);
-            }
-            stream.prune();
-            let mut acks = Vec::new();
-            stream.acks.release(stream.joiner.held_from(), &mut acks);
+            out.extend(self.send_on(stream, &mut joined));
             if stream.joiner.is_empty() && stream.acks.0.is_empty() {
                 emptied.push(id.to_vec());
             }
-            // what the stream no longer holds goes on in the batch,
-            // charged as it was
-            let still = stream.held_bytes();
-            let sent = stream
-                .memory
-                .split(stream.memory.bytes().saturating_sub(still));
-            out.push(
-                Batch::new(stream.tag.clone(), Records::Entries(payload.into()), count)
-                    .with_ack(passing_on(acks))
-                    .with_memory(sent),
-            );
         });
         for id in emptied {
             streams.remove(&id);
         }
+    }
+}
+
+impl MultilineFilter {
+    /// The batch that carries `joined` (records `stream` gave back) on,
+    /// under the stream's tag, with the acknowledgements of the batches
+    /// whose lines are all in them and the memory charge of what the
+    /// stream no longer holds; `None` if there is nothing to send.
+    fn send_on(&self, stream: &mut Stream, joined: &mut Vec<Joined>) -> Option<Batch> {
+        if joined.is_empty() {
+            return None;
+        }
+        let mut payload = Vec::new();
+        let count = joined.len();
+        for j in joined.drain(..) {
+            self.write_joined(stream, &j, &mut payload);
+        }
+        stream.prune();
+        let mut acks = Vec::new();
+        stream.acks.release(stream.joiner.held_from(), &mut acks);
+        let still = stream.held_bytes();
+        let sent = stream
+            .memory
+            .split(stream.memory.bytes().saturating_sub(still));
+        Some(
+            Batch::new(stream.tag.clone(), Records::Entries(payload.into()), count)
+                .with_ack(passing_on(acks))
+                .with_memory(sent),
+        )
     }
 }
 

@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::config::{Checked, Config};
-use super::kinds::{known_tag, listen_address, SinkKind, SourceKind};
+use super::kinds::{known_tag, listen_address, FilterKind, SinkKind, SourceKind};
 use crate::buffer::BufferKind;
 use crate::config::ConfigError;
 
@@ -114,7 +114,31 @@ fn warn(checked: &Checked, config: &Config) -> Vec<ConfigError> {
     open.map(|w| checked.error_at(&["api", "address"], w))
         .into_iter()
         .chain(oversized)
+        .chain(held_answers(checked, config))
         .collect()
+}
+
+/// Multiline filters that answer waiting clients for the lines they hold
+/// (`ack = "held"`), where a source has clients that wait: the trade-off,
+/// named.
+fn held_answers<'a>(
+    checked: &'a Checked,
+    config: &'a Config,
+) -> impl Iterator<Item = ConfigError> + 'a {
+    use crate::sources::http::AckMode;
+    let waiting = config.sources.iter().any(|s| match &s.kind {
+        SourceKind::Http(h) => h.ack == AckMode::Sinks,
+        SourceKind::Otlp(o) => o.http.ack == AckMode::Sinks,
+        SourceKind::Forward(_) | SourceKind::Fuse(_) => true,
+        _ => false,
+    });
+    let filters = config.filters.iter().filter(move |_| waiting);
+    filters.filter_map(move |f| match &f.kind {
+        FilterKind::Multiline(m) => m
+            .warning()
+            .map(|w| checked.error_at(&["filters", &f.name], format!("[filters.{}]: {w}", f.name))),
+        _ => None,
+    })
 }
 
 /// The checks that need the machine, and the flow checks.

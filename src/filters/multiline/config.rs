@@ -52,6 +52,30 @@ pub struct MultilineFilterConfig {
     /// for a line, as it is (`ended_by="max_streams"`).
     #[serde(default = "default_max_streams")]
     pub max_streams: usize,
+    /// When a client that waits for its answer (an HTTP request with the
+    /// source's `ack = "sinks"`, a forward chunk with an ack, an OTLP
+    /// request) is answered for lines this filter holds: `"held"`
+    /// (default) as soon as they are held, so a client posting one line per
+    /// request is answered at once and its trace still joined, but a crash
+    /// (kill -9) before the joined record reaches its sinks loses those
+    /// lines although their client was answered; `"sinks"` once the joined
+    /// record is accepted by its sinks, like every other record (such a
+    /// client then waits for `flush_timeout` on each held line). Batches
+    /// nobody waits for (a tailed file, a Kafka topic) are always settled
+    /// with the joined record: their source never moves past a held line.
+    #[serde(default)]
+    pub ack: HeldAck,
+}
+
+/// When a waiting client is answered for lines a multiline filter holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HeldAck {
+    /// Once the lines are held.
+    #[default]
+    Held,
+    /// Once the joined record is accepted by its sinks.
+    Sinks,
 }
 
 fn default_key() -> String {
@@ -99,5 +123,13 @@ impl MultilineFilterConfig {
             FieldPath::parse(k).map_err(|e| format!("stream_key: {e}"))?;
         }
         self.rules().compile().map(|_| ())
+    }
+
+    /// What `validate` says about these keys: the trade-off of answering
+    /// waiting clients for held lines, if that is what they ask for.
+    pub fn warning(&self) -> Option<String> {
+        (self.ack == HeldAck::Held).then(|| {
+            "a client waiting for its answer (an HTTP request, a forward chunk with an ack) is answered as soon as this filter holds its lines (ack = \"held\", the default): if the process is killed before the joined record reaches its sinks, those lines are lost although their client was answered 200; ack = \"sinks\" answers once the record is delivered (a client posting one line per request then waits up to flush_timeout for each)".to_string()
+        })
     }
 }

@@ -56,10 +56,11 @@ impl Streams {
         Some(stream)
     }
 
-    /// Takes out the stream that was given a line longest ago.
-    pub(super) fn remove_oldest(&mut self) -> Option<Stream> {
+    /// Takes out the stream that was given a line longest ago, with its id.
+    pub(super) fn remove_oldest(&mut self) -> Option<(Vec<u8>, Stream)> {
         let (_, id) = self.by_last_line.pop_first()?;
-        self.map.remove(&id).map(|(_, s)| s)
+        let (_, stream) = self.map.remove(&id)?;
+        Some((id, stream))
     }
 
     pub(super) fn values(&self) -> impl Iterator<Item = &Stream> {

@@ -393,3 +393,63 @@ fn a_flush_sends_streams_in_the_order_their_lines_came() {
     let want: Vec<String> = sent.into_iter().map(|(_, m)| m).collect();
     assert_eq!(messages(&out), want);
 }
+
+#[test]
+fn max_streams_sends_the_evicted_record_under_its_own_tag_with_its_own_acks() {
+    let f = filter("parser = 'java'\nmax_streams = 1");
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    let mut a = lines("ERROR a\n\tat a(A.java:1)\n", 1, &tx);
+    a.tag = "app.a".into();
+    f.apply(a, &mut out);
+    assert!(out.is_empty(), "held");
+    let mut b = lines("ERROR b\n", 2, &tx);
+    b.tag = "app.b".into();
+    f.apply(b, &mut out);
+    // a's record goes on alone, under a's tag; b's line is held
+    assert_eq!(out.len(), 1);
+    assert_eq!(&*out[0].tag, "app.a");
+    assert_eq!(messages(&out), ["ERROR a\n\tat a(A.java:1)"]);
+    drop(out);
+    assert_eq!(
+        rx.try_iter().collect::<Vec<_>>(),
+        [(1, AckOutcome::Accepted)]
+    );
+    let mut out = Vec::new();
+    f.flush(Instant::now(), true, &mut out);
+    assert_eq!(&*out[0].tag, "app.b");
+    drop(out);
+    assert_eq!(
+        rx.try_iter().collect::<Vec<_>>(),
+        [(2, AckOutcome::Accepted)]
+    );
+}
+
+#[test]
+fn a_waiting_client_is_answered_once_its_lines_are_held_unless_ack_is_sinks() {
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    let held = filter("parser = 'java'");
+    held.apply(lines("ERROR a\n", 1, &tx).waited_on(), &mut out);
+    assert!(out.is_empty());
+    assert_eq!(
+        rx.try_recv(),
+        Ok((1, AckOutcome::Accepted)),
+        "answered as held"
+    );
+    // a batch nobody waits for stays with its held line
+    held.apply(lines("\tat a(A.java:1)\n", 2, &tx), &mut out);
+    assert!(rx.try_recv().is_err());
+    held.flush(Instant::now(), true, &mut out);
+    assert_eq!(messages(&out), ["ERROR a\n\tat a(A.java:1)"]);
+    drop(out);
+    assert_eq!(rx.try_recv(), Ok((2, AckOutcome::Accepted)));
+
+    let mut out = Vec::new();
+    let sinks = filter("parser = 'java'\nack = 'sinks'");
+    sinks.apply(lines("ERROR a\n", 3, &tx).waited_on(), &mut out);
+    assert!(rx.try_recv().is_err(), "waits for the joined record");
+    sinks.flush(Instant::now(), true, &mut out);
+    drop(out);
+    assert_eq!(rx.try_recv(), Ok((3, AckOutcome::Accepted)));
+}
