@@ -112,12 +112,7 @@ fn copytruncate_restarts_at_zero() {
         // copy window is empty, so nothing may be missing
         wait_for_lines(&out, n, Duration::from_secs(20));
         std::fs::copy(&live, dir.path().join("copy")).unwrap();
-        OpenOptions::new()
-            .write(true)
-            .open(&live)
-            .unwrap()
-            .set_len(0)
-            .unwrap();
+        truncate(&live);
     }
     append(&live, b"c-5000\n");
     let lines = wait_for_lines(&out, n + 1, Duration::from_secs(20));
@@ -313,12 +308,7 @@ fn copytruncate_under_load_loses_only_what_only_the_copy_holds() {
         // with no write of the writer's between the two
         let _step = gate.lock().unwrap();
         std::fs::copy(&live, dir.path().join(format!("copy.{i}"))).unwrap();
-        OpenOptions::new()
-            .write(true)
-            .open(&live)
-            .unwrap()
-            .set_len(0)
-            .unwrap();
+        truncate(&live);
     }
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

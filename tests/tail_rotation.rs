@@ -170,20 +170,33 @@ fn write_rotating_at_an_everyday_rate(
     dir: &Path,
     live: &Path,
     every: usize,
+    rotate: impl FnMut(usize, &mut std::fs::File),
+) -> Vec<u32> {
+    write_rotating(dir, live, N, Duration::from_millis(2), every, rotate)
+}
+
+/// As [`write_rotating_at_an_everyday_rate`], `n` lines with `pause`
+/// after each.
+fn write_rotating(
+    dir: &Path,
+    live: &Path,
+    n: usize,
+    pause: Duration,
+    every: usize,
     mut rotate: impl FnMut(usize, &mut std::fs::File),
 ) -> Vec<u32> {
     let mut file = OpenOptions::new().append(true).open(live).unwrap();
-    for n in 0..N {
-        if n > 0 && n % every == 0 {
-            rotate(n / every, &mut file);
+    for i in 0..n {
+        if i > 0 && i % every == 0 {
+            rotate(i / every, &mut file);
         }
-        file.write_all(format!("w-{n}\n").as_bytes()).unwrap();
-        std::thread::sleep(Duration::from_millis(2));
+        file.write_all(format!("w-{i}\n").as_bytes()).unwrap();
+        std::thread::sleep(pause);
     }
     let out = dir.join("out.log");
-    wait_for_all(&out, N, Duration::from_secs(30));
+    wait_for_all(&out, n, Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(1500));
-    counts(&out, N)
+    counts(&out, n)
 }
 
 /// Lines [`write_rotating_at_an_everyday_rate`] writes.
@@ -212,6 +225,102 @@ fn copytruncate_while_lines_gather_loses_and_repeats_nothing() {
     );
 }
 
+/// logrotate's `copytruncate` with `compress` and no `delaycompress`, with
+/// logferry's defaults: the file is copied to `app.log.1` and truncated,
+/// and the copy is compressed to `app.log.1.gz` and removed at once, five
+/// times while a writer writes ~200 lines/s, one line per `write()`. The
+/// lines logferry had not read when the file was truncated are only in
+/// the copy, which is gone (compressed) within a millisecond, well inside
+/// one `linger`. The steps are taken between two writes, so that no line
+/// is in neither file (copytruncate's own loss), and every line must
+/// arrive exactly once.
+#[test]
+fn copytruncate_with_compress_at_once_loses_and_repeats_nothing() {
+    copytruncate_with_compress_five_times(|live, r| {
+        for older in (1..r).rev() {
+            let gz = |i: usize| live.with_extension(format!("log.{i}.gz"));
+            std::fs::rename(gz(older), gz(older + 1)).unwrap();
+        }
+        let copy = live.with_extension("log.1");
+        std::fs::copy(live, &copy).unwrap();
+        truncate(live);
+        let gz = std::fs::File::create(live.with_extension("log.1.gz")).unwrap();
+        let mut enc = flate2::write::GzEncoder::new(gz, flate2::Compression::default());
+        enc.write_all(&std::fs::read(&copy).unwrap()).unwrap();
+        enc.finish().unwrap();
+        std::fs::remove_file(&copy).unwrap();
+    });
+}
+
+/// The same with the real logrotate (skipped where it is not installed).
+#[test]
+fn logrotate_copytruncate_with_compress_loses_and_repeats_nothing() {
+    let Some(bin) = [
+        "/usr/sbin/logrotate",
+        "/usr/bin/logrotate",
+        "/sbin/logrotate",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists()) else {
+        eprintln!("SKIPPED: logrotate is not installed (apt-get install logrotate)");
+        return;
+    };
+    copytruncate_with_compress_five_times(|live, _| {
+        let dir = live.parent().unwrap().parent().unwrap();
+        let conf = dir.join("logrotate.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "{} {{\n    copytruncate\n    compress\n    rotate 10\n    missingok\n}}\n",
+                live.display()
+            ),
+        )
+        .unwrap();
+        let done = std::process::Command::new(bin)
+            .arg("-f")
+            .arg("-s")
+            .arg(dir.join("logrotate.state"))
+            .arg(&conf)
+            .output()
+            .unwrap();
+        assert!(done.status.success(), "logrotate: {done:?}");
+    });
+}
+
+/// 2,040 lines at ~200 lines/s into a followed `app.log`, with `rotate`
+/// (given the file's path and the rotation's number) called every 340
+/// lines, between two writes, five times: a copytruncate leaving
+/// `app.log.1.gz` and no `app.log.1`. Every line arrives exactly once, and
+/// nothing is counted as missed.
+fn copytruncate_with_compress_five_times(mut rotate: impl FnMut(&Path, usize)) {
+    let (dir, live, mut lf) = following_an_empty_file();
+    const LINES: usize = 2040;
+    const EVERY: usize = 340;
+    let seen = write_rotating(
+        dir.path(),
+        &live,
+        LINES,
+        Duration::from_millis(5),
+        EVERY,
+        |r, _| rotate(&live, r),
+    );
+    let logs = live.parent().unwrap();
+    assert!(logs.join("app.log.5.gz").exists() && !logs.join("app.log.1").exists());
+    let lost: Vec<usize> = (0..LINES).filter(|&i| seen[i] == 0).collect();
+    assert!(lost.is_empty(), "{} lines lost: {lost:?}", lost.len());
+    let twice: Vec<usize> = (0..LINES).filter(|&i| seen[i] > 1).collect();
+    assert!(twice.is_empty(), "lines arrived more than once: {twice:?}");
+    assert!(lf.stop().success());
+    assert_eq!(
+        lf.final_counter("logferry_tail_truncations_total{component=\"tail\"}"),
+        (LINES / EVERY - 1) as u64
+    );
+    assert_eq!(
+        lf.final_counter("logferry_tail_missed_bytes_total{component=\"tail\"}"),
+        0
+    );
+}
+
 /// Rename rotation at an everyday rate every 100 lines (0.2 s, several
 /// files in one `linger`), the rotated file deleted at once (logrotate's
 /// `rotate 0`; a container removed as it exits), while the reader lets
@@ -234,6 +343,72 @@ fn a_rotated_file_deleted_at_once_while_lines_gather_loses_nothing() {
     let twice: Vec<usize> = (0..N).filter(|&i| seen[i] > 1).collect();
     assert!(twice.is_empty(), "lines arrived more than once: {twice:?}");
     assert!(lf.stop().success());
+}
+
+/// Whether process `pid` holds a descriptor of `path`.
+fn holds(pid: u32, path: &Path) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == path))
+}
+
+/// A file closed as idle (`close_idle_after = "1s"`), then written to and
+/// removed while the reader lets lines gather (another file was just read):
+/// the write opens it again at once, and the lines written after it was
+/// closed arrive all the same. The rest of the settings are the defaults.
+#[test]
+fn a_file_closed_as_idle_written_and_removed_while_lines_gather_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let (a, b) = (logs.join("a.log"), logs.join("b.log"));
+    append(&a, numbered("w", 0..5).as_bytes());
+    let cfg = config(dir.path(), "close_idle_after = \"1s\"").replace("logs/app.log", "logs/*.log");
+    let mut lf = Logferry::start(&cfg);
+    let out = dir.path().join("out.log");
+    wait_for_all(&out, 5, Duration::from_secs(20));
+    let pid = lf.pid();
+    wait_until("a.log closed as idle", Duration::from_secs(20), || {
+        !holds(pid, &a)
+    });
+    // another file read: the reader lets lines gather for its linger
+    append(&b, b"b-0\n");
+    wait_for_lines(&out, 6, Duration::from_secs(20));
+    // the first write, then the rest and the removal, all within the
+    // linger; the pause after the first write is the reader's to react
+    // (no reader can have lines written and removed before it is woken)
+    let mut file = OpenOptions::new().append(true).open(&a).unwrap();
+    for i in 5..15 {
+        file.write_all(format!("w-{i}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(if i == 5 { 300 } else { 10 }));
+    }
+    drop(file);
+    std::fs::remove_file(&a).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let missing = loop {
+        let lines = read_lines(&out);
+        let missing: Vec<usize> = (0..15)
+            .filter(|i| !lines.contains(&format!("w-{i}")))
+            .collect();
+        if missing.is_empty() || Instant::now() > deadline {
+            break missing;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(lf.stop().success());
+    assert!(
+        missing.is_empty(),
+        "lines lost: {missing:?}\n{}",
+        lf.log_text()
+    );
+    let lines = read_lines(&out);
+    assert_eq!(lines.len(), 16, "a line arrived twice: {lines:?}");
+    assert_eq!(
+        lf.final_counter("logferry_tail_lost_files_total{component=\"tail\"}"),
+        0
+    );
 }
 
 /// While logferry is down, the followed file gets more lines and is

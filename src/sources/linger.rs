@@ -37,6 +37,12 @@ impl Linger {
         }
     }
 
+    /// Something may be lost unless the reader reads at once (a file is
+    /// being rotated): the gathering ends now.
+    pub fn stop(&mut self) {
+        self.quiet_until = None;
+    }
+
     /// Whether the reader lets lines gather now.
     pub fn is_quiet(&self) -> bool {
         self.quiet_until.is_some_and(|t| Instant::now() < t)
@@ -78,6 +84,10 @@ mod tests {
             waited >= Duration::from_millis(100) && waited < Duration::from_millis(110),
             "{waited:?}"
         );
+        assert!(!l.is_quiet() && l.until().is_none());
+        // stopped: reads at once
+        l.caught_up();
+        l.stop();
         assert!(!l.is_quiet() && l.until().is_none());
     }
 

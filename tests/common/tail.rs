@@ -75,3 +75,13 @@ pub fn append(path: &Path, text: &[u8]) {
         .write_all(text)
         .unwrap();
 }
+
+/// Truncates `path` to nothing, as copytruncate does after its copy.
+pub fn truncate(path: &Path) {
+    OpenOptions::new()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_len(0)
+        .unwrap();
+}

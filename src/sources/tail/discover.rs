@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::checkpoint::{FileId, HEAD_BYTES};
-use super::file::{is_rotated_sibling, TailedFile};
+use super::copy::is_rotated_sibling;
+use super::file::TailedFile;
 use super::watch::Change;
 use super::{TailSource, RESCAN_AFTER_EVENT};
 
@@ -269,6 +270,7 @@ impl TailSource {
                     }
                     self.rescan_soon = Some(Instant::now());
                 }
+                Change::FileWritten(wd) => self.reopen_written(wd),
                 Change::DirCreated(_) => {
                     let soon = Instant::now() + RESCAN_AFTER_EVENT;
                     self.rescan_soon = Some(self.rescan_soon.map_or(soon, |t| t.min(soon)));
@@ -459,7 +461,7 @@ impl TailSource {
         // over the budget: wait (closed) for a turn, unless it is rotated
         // (it could vanish) and room can be made
         if self.open > self.budget && !(rotated && self.make_room(key)) {
-            self.close_file(key);
+            self.give_back(key, false);
         }
         self.wake(key);
         self.dirty = true;
@@ -499,10 +501,18 @@ impl TailSource {
             None => {
                 let f = &self.files[&key];
                 let unread = f.seen_size().saturating_sub(f.read_offset);
-                self.metrics.lost_files.inc();
-                self.metrics.lost_bytes.add(unread);
-                tracing::warn!(source = %self.cx.name, path = %old.display(), unread_bytes_at_least = unread,
-                    "a file waiting for a descriptor was removed before it was read to its end");
+                // without a watch on it, writes after it was closed went
+                // unseen: how much they held cannot be known
+                let unknown = f.written_while_closed || f.watch.is_none();
+                if unread == 0 && !unknown {
+                    tracing::info!(source = %self.cx.name, path = %old.display(),
+                        "a file that had given its descriptor back was removed; it had been read to its end");
+                } else {
+                    self.metrics.lost_files.inc();
+                    self.metrics.lost_bytes.add(unread);
+                    tracing::warn!(source = %self.cx.name, path = %old.display(), unread_bytes_at_least = unread, written_after_close = unknown,
+                        "a file that had given its descriptor back was removed before it was read to its end (lines written after it was closed, if any, are lost too: their bytes cannot be counted)");
+                }
                 self.forget(key);
             }
         }
@@ -526,6 +536,36 @@ impl TailSource {
             tracing::warn!(source = %self.cx.name, path = %path.display(), error = %e, suppressed = held,
                 "cannot open a file to follow (counted in logferry_tail_open_errors_total); trying again later");
         }
+    }
+
+    /// Whether any of `changes` is a name beside a followed file that a
+    /// rotation makes: a followed name renamed or removed, or a rotated
+    /// sibling of one appearing (a copytruncate's copy, plain or
+    /// compressed).
+    pub(super) fn near_rotation(&self, changes: &[Change]) -> bool {
+        use std::os::unix::ffi::OsStrExt;
+        let near = |p: &PathBuf| {
+            if self.names.contains_key(p) {
+                return true;
+            }
+            let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+                return false;
+            };
+            let name = name.as_bytes();
+            // each prefix of the name that ends before a separator
+            name.iter().enumerate().any(|(i, b)| {
+                matches!(b, b'.' | b'-' | b'_')
+                    && i > 0
+                    && self
+                        .names
+                        .contains_key(&dir.join(std::ffi::OsStr::from_bytes(&name[..i])))
+            })
+        };
+        changes.iter().any(|c| match c {
+            Change::Created(p) | Change::Removed(p) | Change::MovedAway(p) => near(p),
+            Change::Moved { from, to } => near(from) || near(to),
+            _ => false,
+        })
     }
 
     pub(super) fn matches(&self, path: &Path) -> bool {
@@ -733,6 +773,68 @@ mod tests {
         let (mut polled, _rx) = source(dir.path());
         polled.start_up().unwrap();
         assert_eq!(polled.poll_due(last), Some(last + period));
+    }
+
+    /// While lines gather, a name a rotation makes beside a followed file
+    /// (its copy, plain or compressed; the file renamed or removed) ends
+    /// the linger; another file's name does not.
+    #[tokio::test]
+    async fn names_near_a_rotation_are_told_from_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut tail, _rx) = source(dir.path());
+        let live = dir.path().join("app.log");
+        std::fs::write(&live, b"one\n").unwrap();
+        tail.start_up().unwrap();
+        let p = |s: &str| dir.path().join(s);
+        for near in ["app.log.1", "app.log.1.gz", "app.log-20261206", "app.log"] {
+            assert!(tail.near_rotation(&[Change::Created(p(near))]), "{near}");
+        }
+        assert!(tail.near_rotation(&[Change::Moved {
+            from: live.clone(),
+            to: p("app.log.1")
+        }]));
+        assert!(tail.near_rotation(&[Change::Removed(live.clone())]));
+        for far in ["other.log", "app.logger", "app.lo", "sub/app.log.1"] {
+            assert!(!tail.near_rotation(&[Change::Created(p(far))]), "{far}");
+        }
+        assert!(!tail.near_rotation(&[Change::Modified(live)]));
+    }
+
+    /// A file that gave its descriptor back is watched by itself: a write
+    /// to it opens it again at once (even while lines gather), so it is
+    /// read whole though it is removed before its turn; the watch ends
+    /// once it is open.
+    #[tokio::test]
+    async fn a_closed_file_written_to_is_opened_again_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut tail, mut rx) = source(dir.path());
+        tail.watcher = Some(super::super::watch::Watcher::new().unwrap());
+        let path = dir.path().join("app.log");
+        std::fs::write(&path, b"one\n").unwrap();
+        tail.start_up().unwrap();
+        tail.read_ready().await.unwrap();
+        rx.try_recv().expect("a batch").accept();
+        tail.drain_acks();
+        let key = tail.names[&path];
+        tail.give_back(key, true);
+        assert!(!tail.files[&key].is_open());
+        assert_eq!(tail.closed_watches.len(), 1);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"two\n"))
+            .unwrap();
+        let w = tail.watcher.as_mut().unwrap();
+        w.names_ready().await;
+        let changes = w.read_names();
+        tail.on_changes(changes);
+        assert!(tail.files[&key].is_open(), "opened again at the write");
+        assert!(tail.closed_watches.is_empty() && tail.files[&key].watch.is_none());
+        std::fs::remove_file(&path).unwrap();
+        tail.read_ready().await.unwrap();
+        let d = rx.try_recv().expect("a batch");
+        assert_eq!(&d.batch().records.bytes()[..], b"two\n");
+        d.accept();
     }
 
     /// A rescan looks only at what events cannot tell: a name that is a

@@ -9,7 +9,6 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
@@ -18,6 +17,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::checkpoint::{fnv1a, FileId, Head, HEAD_BYTES};
 use super::config::{LongLine, TailSourceConfig};
+use super::copy;
 
 /// Lines read from a file, ready to become a batch.
 pub struct Lines {
@@ -60,8 +60,14 @@ pub enum Change {
     Grown,
     /// Shorter than what was read, or rewritten from the start, and a copy
     /// of its old content lies beside it (copytruncate): the `bytes` not
-    /// yet read are read from `copy` first, then the file from 0.
-    Copied { copy: PathBuf, bytes: u64 },
+    /// yet read are read from `copy` first, then the file from 0. A
+    /// compressed copy too large to hold in memory had `dropped` bytes
+    /// more (counted as missed).
+    Copied {
+        copy: PathBuf,
+        bytes: u64,
+        dropped: u64,
+    },
     /// Reading starts again at 0: the file is shorter than what was read,
     /// or was rewritten from the start (`after_copy`: the copy of its old
     /// content has just been read to its end). `missed` bytes were seen
@@ -73,21 +79,6 @@ pub enum Change {
 /// have been modified and still be taken for the copy (file times are
 /// coarser than the clock, and the clock may step).
 const COPY_CLOCK_SLACK: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Compressed rotations are not read as text.
-const COMPRESSED: &[&str] = &[".gz", ".bz2", ".xz", ".zst", ".lz4", ".zip", ".z"];
-
-/// Whether the file name `name` is a rotated sibling of `base`, not
-/// compressed: `app.log.1`, `app.log-20261122`, `app.log_old` beside
-/// `app.log`.
-pub fn is_rotated_sibling(name: &[u8], base: &[u8]) -> bool {
-    name.len() > base.len()
-        && name.starts_with(base)
-        && matches!(name[base.len()], b'.' | b'-' | b'_')
-        && !COMPRESSED
-            .iter()
-            .any(|s| name.to_ascii_lowercase().ends_with(s.as_bytes()))
-}
 
 /// What reopening a closed file by its name found.
 #[derive(Debug, PartialEq, Eq)]
@@ -143,6 +134,15 @@ pub struct TailedFile {
     /// (read from where reading stopped to its end): the followed file's
     /// own descriptor, read again from 0 after that.
     behind_copy: Option<File>,
+    /// While closed: the watch on the file itself, whose write event opens
+    /// it again at once.
+    pub watch: Option<i32>,
+    /// Written to while closed (its watch said so): if it is gone before
+    /// it could be opened again, bytes of unknown number are lost.
+    pub written_while_closed: bool,
+    /// No watch on the file itself could be had: it is not closed when
+    /// idle (only for the descriptor budget).
+    pub keep_open: bool,
 }
 
 impl TailedFile {
@@ -186,6 +186,9 @@ impl TailedFile {
             reported: FileStats::default(),
             linked: is_link(path),
             behind_copy: None,
+            watch: None,
+            written_while_closed: false,
+            keep_open: false,
         };
         f.refresh_head();
         f
@@ -217,6 +220,11 @@ impl TailedFile {
 
     pub fn is_open(&self) -> bool {
         self.file.is_some()
+    }
+
+    /// The followed file's descriptor, while open (not a copy's).
+    pub fn descriptor(&self) -> Option<&File> {
+        self.behind_copy.as_ref().or(self.file.as_ref())
     }
 
     /// Gives the descriptor back; the file's state stays. (A copy being
@@ -300,12 +308,14 @@ impl TailedFile {
             };
         }
         self.stats.truncations += 1;
-        if let Some((copy, file, size)) = self.find_copy() {
-            self.behind_copy = self.file.replace(file);
-            self.seen_size = size;
+        if let Some(c) = self.find_copy() {
+            self.behind_copy = self.file.replace(c.file);
+            self.seen_size = c.size;
+            self.stats.missed_bytes += c.dropped;
             return Change::Copied {
-                copy,
-                bytes: size - self.read_offset,
+                copy: c.path,
+                bytes: c.size - self.read_offset,
+                dropped: c.dropped,
             };
         }
         self.restart(false)
@@ -339,49 +349,23 @@ impl TailedFile {
     }
 
     /// A copy of this file's content as it was before a truncation, beside
-    /// it under a rotated name (copytruncate's `app.log.1`), longer than
-    /// what was read: the same first bytes, the unfinished line read last
-    /// where it was, and changed since the last read (an older rotation
-    /// whose first lines happen to be the same is not it). The newest such
-    /// file, opened, with its size.
-    fn find_copy(&self) -> Option<(PathBuf, File, u64)> {
-        if self.head.len == 0 {
-            return None;
-        }
+    /// it under a rotated name (copytruncate's `app.log.1`, or already
+    /// compressed, `app.log.1.gz`), longer than what was read: the same
+    /// first bytes, the unfinished line read last where it was, and
+    /// changed since the last read (an older rotation whose first lines
+    /// happen to be the same is not it).
+    fn find_copy(&self) -> Option<copy::Copy> {
         // the copy is written after the lines it holds beyond what was read
-        let last_read = SystemTime::now()
+        let changed_since = SystemTime::now()
             .checked_sub(self.last_growth.elapsed() + COPY_CLOCK_SLACK)
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        let base = self.path.file_name()?.as_bytes();
-        let mut best: Option<(SystemTime, PathBuf, File, u64)> = None;
-        for entry in std::fs::read_dir(self.path.parent()?).ok()?.flatten() {
-            if !is_rotated_sibling(entry.file_name().as_bytes(), base) {
-                continue;
-            }
-            let path = entry.path();
-            let Ok(file) = File::open(&path) else {
-                continue;
-            };
-            let Ok(meta) = file.metadata() else {
-                continue;
-            };
-            let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-            if !meta.is_file() || meta.len() <= self.read_offset || modified < last_read {
-                continue;
-            }
-            if Self::head_of(&file, self.head.len as usize) != self.head {
-                continue;
-            }
-            let mut unfinished = vec![0u8; self.partial.len()];
-            let start = self.read_offset - self.partial.len() as u64;
-            if file.read_exact_at(&mut unfinished, start).is_err() || unfinished != self.partial {
-                continue;
-            }
-            if best.as_ref().is_none_or(|b| modified > b.0) {
-                best = Some((modified, path, file, meta.len()));
-            }
-        }
-        best.map(|(_, path, file, size)| (path, file, size))
+        copy::find(&copy::Sought {
+            path: &self.path,
+            head: self.head,
+            read_offset: self.read_offset,
+            partial: &self.partial,
+            changed_since,
+        })
     }
 
     /// Reads the next block and returns its complete lines, if any. `None`
@@ -820,7 +804,8 @@ mod tests {
             [
                 Change::Copied {
                     copy: dir.path().join("a.log.1"),
-                    bytes: 4
+                    bytes: 4,
+                    dropped: 0,
                 },
                 Change::Truncated {
                     missed: 0,

@@ -2,6 +2,8 @@
 //!
 //! - `config.rs`: settings;
 //! - `file.rs`: one file: block reads, lines, truncation, acknowledged offsets;
+//! - `copy.rs`: the copy a copytruncate leaves beside a file, plain or
+//!   compressed;
 //! - `checkpoint.rs`: the checkpoint file and its format;
 //! - `watch.rs`: the kernel's change events (inotify);
 //! - `discover.rs`: which files to follow: globs, events, renames, restarts;
@@ -29,13 +31,22 @@
 //! the new file is read from 0. Rotation by copytruncate: the file became
 //! shorter than what was read; the lines written between the last read and
 //! the truncation are in the copy only, so they are read from the copy
-//! (a rotated sibling with the same first bytes), then the file from 0. No
-//! copy found (compressed or removed already): those lines are lost, logged
-//! and counted.
+//! (a rotated sibling with the same first bytes, inflated if it was
+//! compressed already), then the file from 0. No copy found (removed
+//! already, or compressed in a way logferry does not read): those lines are
+//! lost, logged and counted.
+//!
+//! While the reader lets lines gather (its `linger`), nothing a followed
+//! directory receives may be lost for it: a new name beside a followed
+//! file (a copy being made, a rename) ends the linger and every file is
+//! read to its end at once, before the copy can be truncated or removed;
+//! a file that gave its descriptor back is watched by itself, and a write
+//! to it opens it again at once, so its removal cannot take its lines.
 
 #[doc(hidden)]
 pub mod checkpoint;
 mod config;
+mod copy;
 mod counters;
 mod discover;
 mod fds;
@@ -140,6 +151,10 @@ pub struct TailSource {
     /// The kernel's event queue overflowed since the last rescan: the next
     /// one looks at every file.
     overflowed: bool,
+    /// Followed files that gave their descriptor back, by the id of the
+    /// watch on each: a write to one opens it again at once, even while
+    /// lines gather, so that its removal cannot take what was written.
+    closed_watches: HashMap<i32, u64>,
     /// Descriptors the followed files may hold, and how many they hold.
     budget: usize,
     open: usize,
@@ -210,6 +225,7 @@ impl TailSource {
             lag_reports: 0,
             rescans: 0,
             overflowed: false,
+            closed_watches: HashMap::new(),
             budget,
             open: 0,
             rescan_soon: None,
@@ -256,12 +272,22 @@ impl TailSource {
                 break;
             }
             let now = Instant::now();
-            let quiet = linger.is_quiet();
+            let mut quiet = linger.is_quiet();
             if let Some(w) = self.watcher.as_mut() {
                 // every event of the burst at once; while lines gather,
                 // only new names (a file created there is opened now, before
                 // it can be removed, and read at the linger's end)
-                let changes = if quiet { w.read_names() } else { w.read() };
+                let mut changes = if quiet { w.read_names() } else { w.read() };
+                if quiet && self.near_rotation(&changes) {
+                    // a copy being made, a file renamed or removed: every
+                    // file is read to its end now, before a copytruncate
+                    // can truncate it and compress the copy away
+                    linger.stop();
+                    quiet = false;
+                    if let Some(w) = self.watcher.as_mut() {
+                        changes.extend(w.read());
+                    }
+                }
                 if !changes.is_empty() {
                     self.on_changes(changes);
                 }
@@ -408,8 +434,7 @@ impl TailSource {
 
     /// When an open file gives its descriptor back (once settled).
     fn idle_at(&self, f: &file::TailedFile) -> Option<Instant> {
-        f.is_open()
-            .then(|| f.last_growth + self.config.close_idle_after)
+        (f.is_open() && !f.keep_open).then(|| f.last_growth + self.config.close_idle_after)
     }
 
     /// When the next [`TailSource::poll`] has something to do, given the
@@ -448,7 +473,9 @@ impl TailSource {
             let due = |t: Option<Instant>| t.is_some_and(|t| now >= t);
             if self.needs_looks(f) || due(self.wake_at(key, f)) {
                 wake.push(key);
-            } else if f.settled() && due(self.idle_at(f)) {
+            } else if f.settled() && !self.queued.contains(&key) && due(self.idle_at(f)) {
+                // (one waiting for its turn, opened again for a write to
+                // it, keeps its descriptor for that turn)
                 idle.push(key);
             }
         }
@@ -456,7 +483,7 @@ impl TailSource {
             self.wake(key);
         }
         for key in idle {
-            self.close_file(key);
+            self.give_back(key, true);
         }
     }
 
@@ -512,6 +539,64 @@ impl TailSource {
         }
     }
 
+    /// A followed file gives its descriptor back (idle, or for others
+    /// under the descriptor budget). It is watched by itself first, so a
+    /// write to it opens it again at once ([`TailSource::reopen_written`]).
+    /// An `idle` file that cannot be watched so keeps its descriptor: a
+    /// write and a removal within one linger would take those lines.
+    pub(super) fn give_back(&mut self, key: u64, idle: bool) {
+        let Some(f) = self.files.get_mut(&key) else {
+            return;
+        };
+        let watched = match (self.watcher.as_mut(), f.descriptor()) {
+            (Some(w), Some(file)) => w.watch_file(file),
+            _ => Err(std::io::Error::from(std::io::ErrorKind::Unsupported)),
+        };
+        match watched {
+            Ok(wd) => {
+                f.watch = Some(wd);
+                f.written_while_closed = false;
+                self.closed_watches.insert(wd, key);
+            }
+            Err(e) if idle => {
+                if let Some(held) = self.warned.allow("watch_file") {
+                    tracing::debug!(source = %self.cx.name, path = %f.path.display(), error = %e, suppressed = held,
+                        "an idle file cannot be watched by itself; it keeps its descriptor");
+                }
+                f.keep_open = true;
+                return;
+            }
+            Err(_) => {}
+        }
+        self.close_file(key);
+    }
+
+    /// The watch on a file that gave its descriptor back ends: it is open
+    /// again, or no longer followed.
+    fn unwatch_closed(&mut self, key: u64) {
+        let Some(wd) = self.files.get_mut(&key).and_then(|f| f.watch.take()) else {
+            return;
+        };
+        self.closed_watches.remove(&wd);
+        if let Some(w) = self.watcher.as_mut() {
+            w.unwatch_file(wd);
+        }
+    }
+
+    /// A file that gave its descriptor back was written to: it is opened
+    /// again now, even while lines gather, and read in its turn; if it is
+    /// removed meanwhile, its descriptor still holds what was written.
+    pub(super) fn reopen_written(&mut self, wd: i32) {
+        let Some(&key) = self.closed_watches.get(&wd) else {
+            return;
+        };
+        if let Some(f) = self.files.get_mut(&key) {
+            f.written_while_closed = true;
+        }
+        self.ensure_open(key);
+        self.wake(key);
+    }
+
     /// Gives `key` a descriptor if it has none, within the budget (closing
     /// an idle followed file if need be). False if it must wait.
     fn ensure_open(&mut self, key: u64) -> bool {
@@ -528,11 +613,16 @@ impl TailSource {
         match f.reopen() {
             Ok(Reopen::Same) => {
                 self.open += 1;
+                self.unwatch_closed(key);
                 true
             }
             Ok(Reopen::Moved) => {
                 self.find_moved(key);
-                self.files.get(&key).is_some_and(TailedFile::is_open)
+                let open = self.files.get(&key).is_some_and(TailedFile::is_open);
+                if open {
+                    self.unwatch_closed(key);
+                }
+                open
             }
             Err(e) => {
                 let path = f.path.clone();
@@ -559,7 +649,7 @@ impl TailSource {
             .map(|(k, _)| *k);
         match victim {
             Some(k) => {
-                self.close_file(k);
+                self.give_back(k, false);
                 true
             }
             None => false,
@@ -596,11 +686,19 @@ impl TailSource {
                     break;
                 };
                 match f.check_truncation() {
-                    Change::Copied { copy, bytes } => {
+                    Change::Copied {
+                        copy,
+                        bytes,
+                        dropped,
+                    } => {
                         self.metrics.truncations.inc();
                         self.metrics.copied_bytes.add(bytes);
                         tracing::info!(source = %self.cx.name, path = %f.path.display(), copy = %copy.display(), bytes,
                             "file truncated (copytruncate); reading the end of its old content from the copy, then the file from the start");
+                        if dropped > 0 {
+                            tracing::warn!(source = %self.cx.name, path = %f.path.display(), copy = %copy.display(), missed_bytes = dropped,
+                                "the compressed copy holds more unread lines than are inflated into memory; the rest of them are lost");
+                        }
                     }
                     Change::Truncated { missed, after_copy } => {
                         if !after_copy {
@@ -666,7 +764,7 @@ impl TailSource {
             if self.open >= self.budget && self.ready.iter().any(|k| self.is_closed(*k)) {
                 if let Some(f) = self.files.get(&key) {
                     if f.rotated_at.is_none() && f.settled() {
-                        self.close_file(key);
+                        self.give_back(key, false);
                     }
                 }
             }
@@ -867,6 +965,7 @@ impl TailSource {
     /// Stops following `key`.
     fn forget(&mut self, key: u64) {
         self.close_file(key);
+        self.unwatch_closed(key);
         let mut tag = None;
         if let Some(f) = self.files.remove(&key) {
             tag = Some(self.config.tag_for(&f.path));

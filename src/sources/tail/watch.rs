@@ -3,13 +3,15 @@
 //! queued so far at once, with rename pairs kept together). Names
 //! (creations, renames, removals) and writes come in two inotify
 //! instances, so that a reader letting lines gather is woken by a new file
-//! but not by the lines written meanwhile.
+//! but not by the lines written meanwhile. A followed file that gave its
+//! descriptor back (idle, or the descriptor budget) is watched by itself
+//! in the names queue, so a write to it wakes the reader even then.
 //!
 //! Filesystems without inotify (NFS, some overlays) give no events; the
 //! tail source polls files there, and rescans its globs on a timer
 //! everywhere.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -37,6 +39,9 @@ pub enum Change {
     /// The kernel's event queue overflowed: events were lost, so every
     /// glob must be expanded again.
     Overflow,
+    /// A file watched by itself ([`Watcher::watch_file`]) was written to;
+    /// the watch's id.
+    FileWritten(i32),
 }
 
 pub struct Watcher {
@@ -63,6 +68,8 @@ struct Queue {
     fd: OwnedFd,
     mask: u32,
     dirs: HashMap<i32, PathBuf>,
+    /// Files watched by themselves (names queue only).
+    files: HashSet<i32>,
 }
 
 /// What the names queue reports.
@@ -76,6 +83,9 @@ const NAMES: u32 = libc::IN_CREATE
 
 /// What the writes queue reports.
 const WRITES: u32 = libc::IN_MODIFY | libc::IN_ONLYDIR;
+
+/// What a file watched by itself reports.
+const FILE_WRITES: u32 = libc::IN_MODIFY;
 
 impl Queue {
     fn new(mask: u32) -> std::io::Result<Queue> {
@@ -91,6 +101,7 @@ impl Queue {
             fd: unsafe { OwnedFd::from_raw_fd(raw) },
             mask,
             dirs: HashMap::new(),
+            files: HashSet::new(),
         })
     }
 
@@ -201,6 +212,38 @@ impl Watcher {
         self.by_dir.contains_key(dir)
     }
 
+    /// Watches the open `file` by itself (whatever its name is now, even
+    /// none) in the names queue, so that a write to it wakes a reader
+    /// letting lines gather; returns the watch's id. Fails where names and
+    /// writes share one queue (nothing wakes that reader) and where the
+    /// watch limit is reached.
+    pub fn watch_file(&mut self, file: &std::fs::File) -> std::io::Result<i32> {
+        if self.writes.is_none() {
+            return Err(std::io::Error::from(std::io::ErrorKind::Unsupported));
+        }
+        // the descriptor's link in /proc leads to the file itself, not to
+        // whatever its name leads to by now
+        let link = std::ffi::CString::new(format!("/proc/self/fd/{}", file.as_raw_fd()))
+            .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        let q = &mut self.names;
+        // SAFETY: a valid descriptor and C string.
+        let wd = unsafe { libc::inotify_add_watch(q.fd.as_raw_fd(), link.as_ptr(), FILE_WRITES) };
+        if wd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        q.files.insert(wd);
+        Ok(wd)
+    }
+
+    /// Stops watching a file watched by [`Watcher::watch_file`].
+    pub fn unwatch_file(&mut self, wd: i32) {
+        if self.names.files.remove(&wd) {
+            // SAFETY: a valid descriptor; an id the kernel no longer knows
+            // is refused (EINVAL), nothing else happens
+            unsafe { libc::inotify_rm_watch(self.names.fd.as_raw_fd(), wd) };
+        }
+    }
+
     /// Resolves once events are waiting (at once if some were queued
     /// before the call).
     pub async fn ready(&mut self) {
@@ -268,7 +311,7 @@ impl Watcher {
         if let Some(w) = &mut self.writes {
             let mut raw = Vec::new();
             w.read(&mut self.buf, &mut raw);
-            changes.extend(changes_of(&raw, &mut w.dirs, None));
+            changes.extend(changes_of(&raw, &mut w.dirs, &mut w.files, None));
         }
         changes
     }
@@ -286,16 +329,19 @@ impl Watcher {
     fn take_names(&mut self) -> Vec<Change> {
         let mut raw = Vec::new();
         self.names.read(&mut self.buf, &mut raw);
-        changes_of(&raw, &mut self.names.dirs, Some(&mut self.by_dir))
+        let q = &mut self.names;
+        changes_of(&raw, &mut q.dirs, &mut q.files, Some(&mut self.by_dir))
     }
 }
 
 /// Turns raw events into changes: names made whole, rename halves paired
 /// by their cookie, directories that went away forgotten (in `dirs`, the
-/// queue's, and in `by_dir`, the watcher's, if given).
+/// queue's, and in `by_dir`, the watcher's, if given), writes to files
+/// watched by themselves (`files`) by their watch.
 fn changes_of(
     raw: &[RawEvent],
     dirs: &mut HashMap<i32, PathBuf>,
+    files: &mut HashSet<i32>,
     mut by_dir: Option<&mut HashMap<PathBuf, i32>>,
 ) -> Vec<Change> {
     let mut out = Vec::with_capacity(raw.len());
@@ -304,6 +350,14 @@ fn changes_of(
     for e in raw {
         if e.mask & libc::IN_Q_OVERFLOW != 0 {
             out.push(Change::Overflow);
+            continue;
+        }
+        if files.contains(&e.wd) {
+            if e.mask & libc::IN_IGNORED != 0 {
+                files.remove(&e.wd);
+            } else if e.mask & libc::IN_MODIFY != 0 {
+                out.push(Change::FileWritten(e.wd));
+            }
             continue;
         }
         if e.mask & libc::IN_IGNORED != 0 {
@@ -410,6 +464,7 @@ mod tests {
                 raw(1, libc::IN_MODIFY, 0, "app.log"),
             ],
             &mut dirs,
+            &mut HashSet::new(),
             None,
         );
         let p = |s: &str| PathBuf::from(format!("/logs/{s}"));
@@ -447,15 +502,23 @@ mod tests {
         }));
     }
 
-    #[tokio::test]
-    async fn while_lines_gather_a_new_name_wakes_the_reader_and_a_write_does_not() {
+    /// A watched directory, a file `a.log` created in it, and the changes
+    /// that creation brought.
+    async fn watching_a_new_file() -> (tempfile::TempDir, Watcher, PathBuf, Vec<Change>) {
         let dir = tempfile::tempdir().unwrap();
         let mut w = Watcher::new().unwrap();
         w.watch(dir.path()).unwrap();
         let a = dir.path().join("a.log");
         std::fs::write(&a, b"x\n").unwrap();
         w.ready().await;
-        assert!(w.read().contains(&Change::Created(a.clone())));
+        let changes = w.read();
+        (dir, w, a, changes)
+    }
+
+    #[tokio::test]
+    async fn while_lines_gather_a_new_name_wakes_the_reader_and_a_write_does_not() {
+        let (dir, mut w, a, changes) = watching_a_new_file().await;
+        assert!(changes.contains(&Change::Created(a.clone())));
         // written to: no wake while lines gather, the write waits for read
         std::fs::OpenOptions::new()
             .append(true)
@@ -479,6 +542,39 @@ mod tests {
         let changes = w.read();
         assert!(changes.contains(&Change::Modified(a)), "{changes:?}");
         assert!(changes.contains(&Change::Modified(b)), "{changes:?}");
+    }
+
+    #[tokio::test]
+    async fn a_file_watched_by_itself_wakes_a_reader_letting_lines_gather_under_any_name() {
+        let (dir, mut w, a, _) = watching_a_new_file().await;
+        let file = std::fs::File::open(&a).unwrap();
+        let wd = w.watch_file(&file).unwrap();
+        drop(file);
+        // renamed away, then written: the watch follows the file
+        let moved = dir.path().join("a.log.1");
+        std::fs::rename(&a, &moved).unwrap();
+        w.names_ready().await;
+        w.read_names();
+        let mut out = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&moved)
+            .unwrap();
+        out.write_all(b"y\n").unwrap();
+        w.names_ready().await;
+        assert_eq!(w.read_names(), [Change::FileWritten(wd)]);
+        // no longer watched: a write wakes nothing while lines gather
+        w.unwatch_file(wd);
+        out.write_all(b"z\n").unwrap();
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(200), async {
+            loop {
+                w.names_ready().await;
+                if !w.read_names().is_empty() {
+                    break;
+                }
+            }
+        })
+        .await;
+        assert!(waited.is_err(), "woken by a file no longer watched");
     }
 
     #[tokio::test]
