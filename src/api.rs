@@ -27,16 +27,17 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_TYPE, WWW_AUTHENTICATE};
+use hyper::header::{HeaderValue, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use crate::buffer::{BufferKind, QueueGauge};
 use crate::component::Shutdown;
-use crate::metrics::Registry;
+use crate::metrics::{Registry, CONNECTED_METRIC};
 use crate::net::AcceptErrors;
 
 /// How long a client may take to send a request's headers (and how long
@@ -65,19 +66,47 @@ pub struct ApiConfig {
     pub token_env: Option<String>,
     /// The token itself, for `token = "${VAR}"`; `/config` shows `"***"`.
     #[serde(default)]
-    pub token: Option<access::Secret>,
+    pub token: Option<crate::config::Secret>,
+    /// Host names (besides the address's own, `localhost` and loopback
+    /// and local IP addresses) that requests may name in `Host`: the names
+    /// clients reach the API by. Any other is refused, so that a web page
+    /// whose name was pointed at this address (DNS rebinding) reads
+    /// nothing. `"*"` accepts any.
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
+    /// Connections served at once; past it a connection gets 503 and is
+    /// closed.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
+    /// Taps (`GET /tap`, `logferry tap`) attached at once; past it 503.
+    #[serde(default = "default_max_taps")]
+    pub max_taps: usize,
+}
+
+const fn default_max_connections() -> usize {
+    64
+}
+
+const fn default_max_taps() -> usize {
+    8
 }
 
 impl ApiConfig {
     pub fn validate(&self) -> Result<(), String> {
         crate::config::listen_address(&self.address)?;
+        if self.max_connections == 0 {
+            return Err("max_connections must be at least 1".into());
+        }
+        if self.max_taps >= self.max_connections {
+            return Err(format!(
+                "max_taps ({}) must be below max_connections ({}): a tap holds a connection, and /metrics, /ready and the rest need one too",
+                self.max_taps, self.max_connections
+            ));
+        }
+        access::check_allowed_hosts(&self.allowed_hosts)?;
         access::resolve_token(self).map(drop)
     }
 }
-
-/// Number of servers a sink with a network downstream is connected to;
-/// a sink without this series writes locally and is always ready.
-pub const CONNECTED_METRIC: &str = "logferry_sink_connected_servers";
 
 /// What one sink's readiness is read from.
 #[derive(Clone)]
@@ -99,6 +128,8 @@ pub struct ApiState {
     pub reload: Option<reload::ReloadHandle>,
     /// What `GET /tap` attaches to.
     pub taps: Option<crate::router::tap::Taps>,
+    /// What the records a tap holds for its reader are charged to.
+    pub memory: crate::memory::MemoryBudget,
 }
 
 /// Binds the endpoint; the returned future serves it until shutdown. The
@@ -119,15 +150,31 @@ pub async fn start(
     if let Some(warning) = access::open_to_network(config) {
         crate::telemetry::startup_warning(&state.metrics, "api_without_token", "api", &warning);
     }
-    let access = Arc::new(access::Access::new(token.as_ref(), address, &state.metrics));
+    let access = Arc::new(access::Access::new(
+        token.as_ref(),
+        address,
+        &config.allowed_hosts,
+        &state.metrics,
+    ));
     let accept_errors = AcceptErrors::new(&state.metrics, "api");
     let state = Arc::new(state);
+    let max_taps = config.max_taps;
+    let connections = Arc::new(Semaphore::new(config.max_connections));
+    let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     Ok(async move {
         loop {
             tokio::select! {
                 _ = shutdown.wait() => break,
                 accepted = listener.accept() => match accepted {
                     Ok((stream, peer)) => {
+                        let Ok(held) = connections.clone().try_acquire_owned() else {
+                            access.refused_connection(access::Refusal::TooManyConnections, peer);
+                            // past a few refusals at once, closed unanswered
+                            if let Ok(r) = refusing.clone().try_acquire_owned() {
+                                tokio::spawn(refuse(stream, r));
+                            }
+                            continue;
+                        };
                         let state = state.clone();
                         let access = access.clone();
                         // the API's own origin is the address this
@@ -135,6 +182,7 @@ pub async fn start(
                         // the client chose)
                         let Ok(local) = stream.local_addr() else { continue };
                         tokio::spawn(async move {
+                            let _held = held;
                             let _ = stream.set_nodelay(true);
                             // a tap streams for as long as its client
                             // reads: no time limit for that connection
@@ -148,8 +196,16 @@ pub async fn start(
                                     let (method, path) = (req.method().clone(), req.uri().path().to_string());
                                     let answer = match access.check(&method, &path, req.headers(), local) {
                                         Ok(()) if method == Method::GET && path == "/tap" => {
-                                            tapping.store(true, Ordering::Relaxed);
-                                            tap::answer(&state, req.uri().query())
+                                            match tap::answer(&state, max_taps, req.uri().query()) {
+                                                Ok(answer) => {
+                                                    tapping.store(true, Ordering::Relaxed);
+                                                    answer
+                                                }
+                                                Err(why) => {
+                                                    access.refused(why, &method, &path, peer);
+                                                    refusal(why).map(BodyExt::boxed)
+                                                }
+                                            }
                                         }
                                         Ok(()) => route(&state, req).await.map(BodyExt::boxed),
                                         Err(why) => {
@@ -182,6 +238,34 @@ pub async fn start(
             }
         }
     })
+}
+
+/// Connections past `max_connections` being answered 503 at once; past
+/// it they are closed unanswered.
+const MAX_REFUSING: usize = 16;
+
+/// How long a refused connection's request is read (and thrown away)
+/// before it is closed, so the client reads the answer rather than a
+/// reset.
+const REFUSE_READ: Duration = Duration::from_millis(500);
+
+/// Answers a connection past `max_connections` with 503 and closes it.
+async fn refuse(mut stream: tokio::net::TcpStream, _slot: tokio::sync::OwnedSemaphorePermit) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let why = access::Refusal::TooManyConnections;
+    let body = why.message();
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nretry-after: 1\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(REFUSE_READ, async {
+        stream.write_all(answer.as_bytes()).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 4096];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<_, std::io::Error>(())
+    })
+    .await;
 }
 
 /// The API's routes. Paths ignore the query string.
@@ -241,6 +325,10 @@ fn refusal(why: access::Refusal) -> Response<Full<Bytes>> {
             WWW_AUTHENTICATE,
             HeaderValue::from_static("Bearer realm=\"logferry\""),
         );
+    }
+    if why.status() == StatusCode::SERVICE_UNAVAILABLE {
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     }
     r
 }
@@ -311,7 +399,23 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
             "the last request got no answer",
             "logferry_sink_http_errors_total",
         ),
-        Some("s3") => ("the last upload failed", "logferry_sink_s3_errors_total"),
+        Some("s3")
+            if metrics
+                .value_if_any(
+                    "logferry_sink_s3_credentials_refused",
+                    &[("component", &s.name)],
+                )
+                .is_some_and(|v| v >= 1.0) =>
+        {
+            (
+                "the store refuses the credentials (a wrong key id or secret, or a missing grant)",
+                "logferry_sink_s3_errors_total",
+            )
+        }
+        Some("s3") => (
+            "the bucket check at start or the last upload failed",
+            "logferry_sink_s3_errors_total",
+        ),
         _ => (
             "no server connected",
             "logferry_forward_sink_connection_errors_total",
@@ -330,65 +434,6 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
                  see {why} and the log for why"
             ),
         ),
-    }
-}
-
-/// Key names whose values are secrets (matched case-insensitively as a
-/// part of the key): shared keys, passwords, passphrases, tokens, and
-/// librdkafka's secret properties (`sasl.password`, `ssl.key.password`,
-/// `ssl.key.pem`, `sasl.oauthbearer.client.secret`, …).
-const SECRET_KEYS: &[&str] = &[
-    "password",
-    "passphrase",
-    "secret",
-    "shared_key",
-    "token",
-    "key.pem",
-    "sasl.oauthbearer.config",
-    "sasl.jaas.config",
-];
-
-/// Whether the value of `key` is a secret (see [`SECRET_KEYS`]). A key
-/// that says where a secret is kept (`token_file`, `token_env`) is not.
-pub fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    if key.ends_with("_file") || key.ends_with("_env") {
-        return false;
-    }
-    SECRET_KEYS.iter().any(|s| key.contains(s))
-}
-
-/// The configuration as TOML with every secret value replaced by `"***"`.
-pub fn masked_config(tree: &toml::Table) -> String {
-    let mut tree = tree.clone();
-    mask_table(&mut tree);
-    toml::to_string(&tree).unwrap_or_else(|e| format!("# cannot show the configuration: {e}\n"))
-}
-
-fn mask_table(t: &mut toml::Table) {
-    for (k, v) in t.iter_mut() {
-        if is_secret_key(k) {
-            mask_value(v);
-        } else {
-            descend(v);
-        }
-    }
-}
-
-/// A secret key: every string under it is masked.
-fn mask_value(v: &mut toml::Value) {
-    match v {
-        toml::Value::Table(t) => t.iter_mut().for_each(|(_, v)| mask_value(v)),
-        toml::Value::Array(a) => a.iter_mut().for_each(mask_value),
-        other => *other = toml::Value::String("***".into()),
-    }
-}
-
-fn descend(v: &mut toml::Value) {
-    match v {
-        toml::Value::Table(t) => mask_table(t),
-        toml::Value::Array(a) => a.iter_mut().for_each(descend),
-        _ => {}
     }
 }
 
@@ -463,6 +508,7 @@ mod tests {
             config: Arc::default(),
             reload: None,
             taps: None,
+            memory: crate::memory::MemoryBudget::unlimited(),
         };
         assert!(readiness(&state).0);
         mem_up.dec();
@@ -472,55 +518,5 @@ mod tests {
         assert_eq!(v["ready"], false);
         assert_eq!(v["sinks"]["local"]["ready"], true);
         assert_eq!(v["sinks"]["mem"]["ready"], false);
-    }
-
-    #[test]
-    fn secrets_are_masked_everywhere() {
-        let tree: toml::Table = toml::from_str(
-            r#"
-            [sources.in]
-            type = "forward"
-            shared_key = "s3cret-shared"
-            users = [{ username = "alice", password = "alice-pw" }]
-            [sinks.k]
-            type = "kafka"
-            librdkafka_options = { "sasl.password" = "kpw", "ssl.key.password" = "kp2", "sasl.username" = "bob" }
-            [sinks.fwd]
-            type = "forward"
-            password = "fpw"
-            username = "carol"
-            [api]
-            token = "api-token-value"
-            token_file = "/etc/logferry/api-token"
-            token_env = "API_TOKEN"
-            "#,
-        )
-        .unwrap();
-        let text = masked_config(&tree);
-        for secret in [
-            "s3cret-shared",
-            "alice-pw",
-            "kpw",
-            "kp2",
-            "fpw",
-            "api-token-value",
-        ] {
-            assert!(!text.contains(secret), "{secret} shown:\n{text}");
-        }
-        // where a secret is kept is no secret
-        for kept in [
-            "alice",
-            "bob",
-            "carol",
-            "forward",
-            "kafka",
-            "/etc/logferry/api-token",
-            "API_TOKEN",
-        ] {
-            assert!(text.contains(kept), "{kept} missing:\n{text}");
-        }
-        assert!(text.contains("shared_key = \"***\""), "{text}");
-        let back: toml::Table = toml::from_str(&text).expect("still TOML");
-        assert_eq!(back["sinks"]["fwd"]["password"].as_str(), Some("***"));
     }
 }

@@ -20,6 +20,11 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 
+/// Number of servers a sink with a network downstream is connected to
+/// (a gauge each such sink sets); `/ready` reads it, and a sink without
+/// this series writes locally and is always ready.
+pub const CONNECTED_METRIC: &str = "logferry_sink_connected_servers";
+
 /// A monotonically increasing count.
 #[derive(Debug, Clone, Default)]
 pub struct Counter(prometheus_client::metrics::counter::Counter<u64, AtomicU64>);

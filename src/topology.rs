@@ -233,7 +233,7 @@ impl Pipeline {
         // both series from the start, so that a rate or an alert sees 0
         reload::reloads(&metrics, "ok");
         reload::reloads(&metrics, "rejected");
-        let config_text = Arc::new(Mutex::new(crate::api::masked_config(&config.tree)));
+        let config_text = Arc::new(Mutex::new(config.shown.clone()));
         let unrouted = metrics.counter(
             "logferry_router_unrouted_records_total",
             "Records whose tag matched no sink (dropped).",
@@ -253,6 +253,7 @@ impl Pipeline {
                 api: config.api.clone(),
                 limits: config.limits.clone(),
                 tree: toml::Table::new(),
+                shown: String::new(),
             },
             probes: Arc::default(),
             config_text: config_text.clone(),
@@ -291,6 +292,7 @@ impl Pipeline {
                 config: config_text.clone(),
                 reload: Some(pipeline.reload_handle.clone()),
                 taps: Some(pipeline.router.taps()),
+                memory: pipeline.memory.clone(),
             };
             let serve = crate::api::start(api, state, api_shutdown).await?;
             tokio::spawn(serve);

@@ -123,7 +123,7 @@ impl<S: Read + Write> Client<S> {
 /// The text of `GET /metrics` on the API address.
 fn metrics(api: SocketAddr) -> String {
     let mut m = TcpStream::connect(api).unwrap();
-    m.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    m.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
     let mut text = String::new();
     m.read_to_string(&mut text).unwrap();

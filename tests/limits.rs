@@ -62,7 +62,7 @@ fn frame(tag: &str, text: &str) -> Vec<u8> {
 
 fn http_get(mut s: TcpStream, path: &str) -> String {
     s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").unwrap();
     let mut body = String::new();
     s.read_to_string(&mut body).unwrap();
     body

@@ -131,7 +131,7 @@ impl SlowReceiver {
 fn metrics(lf: &mut Logferry) -> String {
     let addr = lf.address("api listening");
     let mut s = TcpStream::connect(addr).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
         .unwrap();
     let mut text = String::new();
     let _ = s.read_to_string(&mut text);

@@ -1,5 +1,12 @@
 //! Who may use the `[api]` endpoint.
 //!
+//! - Every request must name this endpoint in `Host`: the address the
+//!   connection came in on (with or without a port), `localhost` or a
+//!   loopback address, the host name `[api].address` gives, or a name in
+//!   `[api].allowed_hosts`; anything else is refused with 421. A web page
+//!   whose name an attacker points at 127.0.0.1 (DNS rebinding) sends its
+//!   own name, so it reads neither `/config` nor `/tap`. A request without
+//!   `Host` (HTTP/1.0 tools) is no browser's and goes on.
 //! - `GET /metrics`, `/health` and `/ready` are open to whoever reaches the
 //!   address: monitoring reads them.
 //! - With a token configured (`token_file`, `token_env` or `token`),
@@ -20,39 +27,18 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 
-use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_TYPE, ORIGIN};
+use hyper::header::{HeaderMap, AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::{Method, StatusCode};
 use sha2::{Digest, Sha256};
 
 use super::ApiConfig;
+use crate::config::Secret;
 use crate::metrics::{Counter, Registry};
 use crate::telemetry::RateLimitedLog;
 
 /// The largest token file read: a token is a line, not a document (and a
 /// FIFO or a device is never read).
 const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
-
-/// A secret string from the configuration: shown as `***` by `Debug`, so
-/// a printed configuration never carries it.
-#[derive(Clone, PartialEq, Eq, serde::Deserialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(s: impl Into<String>) -> Secret {
-        Secret(s.into())
-    }
-
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("\"***\"")
-    }
-}
 
 /// The token `[api]` configures, read now: the content of `token_file`
 /// (trimmed), the value of the variable `token_env`, or `token`. `None`
@@ -96,7 +82,7 @@ pub fn resolve_token(c: &ApiConfig) -> Result<Option<Secret>, String> {
             "{key}: the token may hold only printable ASCII characters (it is sent in an HTTP header)"
         ));
     }
-    Ok(Some(Secret(token)))
+    Ok(Some(Secret::new(token)))
 }
 
 fn read_token_file(path: &Path) -> Result<String, String> {
@@ -156,6 +142,8 @@ pub fn open_to_network(c: &ApiConfig) -> Option<String> {
 /// `logferry_api_refused_requests_total`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
+    /// A `Host` that is not this endpoint's.
+    Host,
     /// `Sec-Fetch-Site` says a page of another origin sent it.
     CrossSite,
     /// An `Origin` that is not the API's own.
@@ -166,38 +154,53 @@ pub enum Refusal {
     NoToken,
     /// A token is configured and the request carries another.
     WrongToken,
+    /// `[api].max_connections` connections are open already.
+    TooManyConnections,
+    /// `[api].max_taps` taps are attached already.
+    TooManyTaps,
 }
 
-const REFUSALS: [Refusal; 5] = [
+const REFUSALS: [Refusal; 8] = [
+    Refusal::Host,
     Refusal::CrossSite,
     Refusal::Origin,
     Refusal::ContentType,
     Refusal::NoToken,
     Refusal::WrongToken,
+    Refusal::TooManyConnections,
+    Refusal::TooManyTaps,
 ];
 
 impl Refusal {
     pub fn reason(self) -> &'static str {
         match self {
+            Refusal::Host => "host",
             Refusal::CrossSite => "cross_site",
             Refusal::Origin => "origin",
             Refusal::ContentType => "content_type",
             Refusal::NoToken => "no_token",
             Refusal::WrongToken => "wrong_token",
+            Refusal::TooManyConnections => "too_many_connections",
+            Refusal::TooManyTaps => "too_many_taps",
         }
     }
 
     pub fn status(self) -> StatusCode {
         match self {
+            Refusal::Host => StatusCode::MISDIRECTED_REQUEST,
             Refusal::CrossSite | Refusal::Origin => StatusCode::FORBIDDEN,
             Refusal::ContentType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Refusal::NoToken | Refusal::WrongToken => StatusCode::UNAUTHORIZED,
+            Refusal::TooManyConnections | Refusal::TooManyTaps => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
 
     /// The answer's body.
     pub fn message(self) -> &'static str {
         match self {
+            Refusal::Host => {
+                "refused: the Host header does not name this API (its address, localhost, or a name in [api] allowed_hosts); add the name clients use to allowed_hosts\n"
+            }
             Refusal::CrossSite | Refusal::Origin => {
                 "refused: this request comes from a web page of another origin\n"
             }
@@ -206,6 +209,12 @@ impl Refusal {
             }
             Refusal::NoToken => "a token is required: send Authorization: Bearer <token>\n",
             Refusal::WrongToken => "the token is not the one configured\n",
+            Refusal::TooManyConnections => {
+                "too many connections to the API ([api] max_connections); try again later\n"
+            }
+            Refusal::TooManyTaps => {
+                "too many taps attached ([api] max_taps); end one (its logferry tap) or raise max_taps\n"
+            }
         }
     }
 }
@@ -217,15 +226,22 @@ pub struct Access {
     /// says nothing about the token, not even its length.
     token: Option<[u8; 32]>,
     /// The host name `[api].address` was given with (not an IP address),
-    /// also accepted in `Origin`.
+    /// also accepted in `Origin` and `Host`.
     host_name: Option<String>,
+    /// `[api].allowed_hosts`, lowercased: more names accepted in `Host`.
+    allowed_hosts: Vec<String>,
     /// One per [`REFUSALS`], in that order.
     refused: Vec<Counter>,
     log: RateLimitedLog,
 }
 
 impl Access {
-    pub fn new(token: Option<&Secret>, address: &str, metrics: &Registry) -> Access {
+    pub fn new(
+        token: Option<&Secret>,
+        address: &str,
+        allowed_hosts: &[String],
+        metrics: &Registry,
+    ) -> Access {
         let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
         let host_name = (host
             .trim_matches(|c| c == '[' || c == ']')
@@ -235,12 +251,16 @@ impl Access {
         Access {
             token: token.map(|t| digest(t.expose().as_bytes())),
             host_name,
+            allowed_hosts: allowed_hosts
+                .iter()
+                .map(|h| h.trim_end_matches('.').to_ascii_lowercase())
+                .collect(),
             refused: REFUSALS
                 .iter()
                 .map(|r| {
                     metrics.counter(
                         "logferry_api_refused_requests_total",
-                        "Requests the API refused, by reason: cross_site, origin, content_type (a request a web page of another site could send), no_token, wrong_token.",
+                        "Requests the API refused, by reason: host (a Host that is not the API's), cross_site, origin, content_type (a request a web page of another site could send), no_token, wrong_token, too_many_connections, too_many_taps.",
                         &[("reason", r.reason())],
                     )
                 })
@@ -258,6 +278,11 @@ impl Access {
         headers: &HeaderMap,
         local: SocketAddr,
     ) -> Result<(), Refusal> {
+        if let Some(host) = headers.get(HOST) {
+            if !self.own_host(host.as_bytes(), local) {
+                return Err(Refusal::Host);
+            }
+        }
         let mutating = method != Method::GET;
         if mutating {
             browser_check(headers, local, self.host_name.as_deref())?;
@@ -271,6 +296,32 @@ impl Access {
         Ok(())
     }
 
+    /// Whether `host` (a `Host` header) names this endpoint: see the
+    /// module docs. The port is not compared: a port forward
+    /// (`ssh -L`, `kubectl port-forward`) reaches the API on another one.
+    fn own_host(&self, host: &[u8], local: SocketAddr) -> bool {
+        let Some(name) = std::str::from_utf8(host).ok().and_then(host_name) else {
+            return false;
+        };
+        if self.allowed_hosts.iter().any(|a| a == "*" || *a == name) {
+            return true;
+        }
+        match name.parse::<IpAddr>() {
+            Ok(ip) => ip.is_loopback() || ip == local.ip(),
+            Err(_) => name == "localhost" || self.host_name.as_deref() == Some(name.as_str()),
+        }
+    }
+
+    /// Counts and logs a refusal of a connection from `peer`, before any
+    /// request was read.
+    pub fn refused_connection(&self, why: Refusal, peer: SocketAddr) {
+        if let Some(i) = REFUSALS.iter().position(|r| *r == why) {
+            self.refused[i].inc();
+        }
+        crate::warn_limited!(self.log, why.reason(), reason = why.reason(), %peer,
+            "api connection refused");
+    }
+
     /// Counts and logs a refusal of a request from `peer`.
     pub fn refused(&self, why: Refusal, method: &Method, path: &str, peer: SocketAddr) {
         if let Some(i) = REFUSALS.iter().position(|r| *r == why) {
@@ -279,6 +330,51 @@ impl Access {
         crate::warn_limited!(self.log, why.reason(), reason = why.reason(), %method, path,
             %peer, "api request refused");
     }
+}
+
+/// The host of a `Host` value (`name`, `name:port`, `[::1]:port`),
+/// lowercased and without a trailing dot; `None` if it is not one.
+fn host_name(value: &str) -> Option<String> {
+    let value = value.trim();
+    let host = if let Some(v6) = value.strip_prefix('[') {
+        let (ip, rest) = v6.split_once(']')?;
+        if !(rest.is_empty() || rest.strip_prefix(':').is_some_and(is_port)) {
+            return None;
+        }
+        ip
+    } else {
+        match value.split_once(':') {
+            Some((h, port)) if is_port(port) => h,
+            Some(_) => return None,
+            None => value,
+        }
+    };
+    let host = host.strip_suffix('.').unwrap_or(host);
+    (!host.is_empty()).then(|| host.to_ascii_lowercase())
+}
+
+fn is_port(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 5 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Checks `[api].allowed_hosts`: host names (or IP addresses), without a
+/// scheme, port or path, or `"*"`. Messages start with the key.
+pub fn check_allowed_hosts(hosts: &[String]) -> Result<(), String> {
+    for h in hosts {
+        let plain = h.trim_end_matches('.');
+        let ok = h == "*"
+            || plain.parse::<IpAddr>().is_ok()
+            || (!plain.is_empty()
+                && plain
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_'));
+        if !ok {
+            return Err(format!(
+                "allowed_hosts: {h:?} is not a host name: give names as clients write them in URLs, without scheme, port or path (\"logs.internal\"), or \"*\" for any"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The checks against requests a web page of another site could send.
@@ -490,10 +586,65 @@ mod tests {
     }
 
     #[test]
+    fn only_a_host_that_names_this_endpoint_is_served() {
+        let m = Registry::new();
+        let allowed = ["logs.internal".to_string(), "Other.Example.".to_string()];
+        let a = Access::new(None, "api.local:8686", &allowed, &m);
+        let l = local();
+        let get = |host: &str| a.check(&Method::GET, "/config", &headers(&[("host", host)]), l);
+        for ok in [
+            "127.0.0.1:8686",
+            "127.0.0.1",
+            "127.0.0.1:9000",
+            "localhost",
+            "LOCALHOST:8686",
+            "localhost.:8686",
+            "[::1]:8686",
+            "[::1]",
+            "127.0.0.2",
+            "api.local:8686",
+            "logs.internal",
+            "logs.internal:8686",
+            "other.example",
+        ] {
+            assert_eq!(get(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:8686",
+            "localhost.evil.example",
+            "127.0.0.1.evil.example",
+            "192.0.2.9:8686",
+            "logs.internal.evil",
+            "",
+            "localhost:x",
+            "[::1",
+            "a b",
+        ] {
+            assert_eq!(get(bad), Err(Refusal::Host), "{bad}");
+        }
+        // without Host: not a browser's request
+        assert_eq!(a.check(&Method::GET, "/tap", &HeaderMap::new(), l), Ok(()));
+        // the address the connection came in on, when listening on all
+        let lan: SocketAddr = "192.0.2.7:8686".parse().unwrap();
+        let h = headers(&[("host", "192.0.2.7:8686")]);
+        assert_eq!(a.check(&Method::GET, "/metrics", &h, lan), Ok(()));
+        let any = Access::new(None, "0.0.0.0:0", &["*".to_string()], &m);
+        let h = headers(&[("host", "anything.example")]);
+        assert_eq!(any.check(&Method::GET, "/config", &h, lan), Ok(()));
+        assert!(check_allowed_hosts(&allowed).is_ok());
+        assert!(check_allowed_hosts(&["::1".into(), "*".into(), "10.0.0.1".into()]).is_ok());
+        for bad in ["http://x", "x:8686", "x/y", ""] {
+            let e = check_allowed_hosts(&[bad.to_string()]).unwrap_err();
+            assert!(e.starts_with("allowed_hosts"), "{e}");
+        }
+    }
+
+    #[test]
     fn the_token_is_needed_to_change_things_and_to_read_config() {
         let m = Registry::new();
         let secret = Secret::new("s3cret-token");
-        let a = Access::new(Some(&secret), "127.0.0.1:0", &m);
+        let a = Access::new(Some(&secret), "127.0.0.1:0", &[], &m);
         let l = local();
         let post = |h: &[(&'static str, &str)]| a.check(&Method::POST, "/reload", &headers(h), l);
         assert_eq!(post(&[]), Err(Refusal::NoToken));
@@ -523,7 +674,7 @@ mod tests {
             assert_eq!(get(open), Ok(()), "{open}");
         }
         // without a token: only the browser checks
-        let open = Access::new(None, "127.0.0.1:0", &m);
+        let open = Access::new(None, "127.0.0.1:0", &[], &m);
         assert_eq!(
             open.check(&Method::POST, "/reload", &HeaderMap::new(), l),
             Ok(())

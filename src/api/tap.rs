@@ -19,9 +19,10 @@ use hyper::body::{Body, Frame};
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
+use super::access::Refusal;
 use super::ApiState;
 use crate::metrics::Counter;
-use crate::router::tap::{TapHandle, TapRequest, DEFAULT_CAPACITY, DEFAULT_RATE};
+use crate::router::tap::{AttachError, TapHandle, TapRequest, DEFAULT_CAPACITY, DEFAULT_RATE};
 use crate::router::TagPattern;
 
 /// The most records a second a client may ask for.
@@ -33,14 +34,19 @@ const SKIPPED_EVERY: Duration = Duration::from_secs(1);
 /// Records put in one chunk of the answer at most.
 const RECORDS_PER_CHUNK: usize = 64;
 
-/// The answer to `GET /tap` with `query`.
-pub fn answer(state: &ApiState, query: Option<&str>) -> Response<BoxBody<Bytes, Infallible>> {
+/// The answer to `GET /tap` with `query`; refused when `max_taps` are
+/// attached already.
+pub fn answer(
+    state: &ApiState,
+    max_taps: usize,
+    query: Option<&str>,
+) -> Result<Response<BoxBody<Bytes, Infallible>>, Refusal> {
     let Some(taps) = &state.taps else {
-        return text(StatusCode::NOT_FOUND, "no taps here\n".into());
+        return Ok(text(StatusCode::NOT_FOUND, "no taps here\n".into()));
     };
     let mut request = match parse_query(query.unwrap_or("")) {
         Ok(r) => r,
-        Err(e) => return text(StatusCode::BAD_REQUEST, format!("{e}\n")),
+        Err(e) => return Ok(text(StatusCode::BAD_REQUEST, format!("{e}\n"))),
     };
     let config = state
         .config
@@ -49,24 +55,29 @@ pub fn answer(state: &ApiState, query: Option<&str>) -> Response<BoxBody<Bytes, 
         .clone();
     let known = components(&config);
     if !known.contains(&request.component) {
-        return text(
+        return Ok(text(
             StatusCode::NOT_FOUND,
             format!(
                 "no component {:?}; tap one of: {}\n",
                 request.component,
                 known.join(", ")
             ),
-        );
+        ));
     }
     request.skipped = state.metrics.counter(
         "logferry_tap_skipped_records_total",
         "Records a tap (GET /tap) left out: over its rate, or its client reading too slowly.",
         &[("component", &request.component)],
     );
-    tracing::info!(component = %request.component, "tap attached");
+    let component = request.component.clone();
+    let tap = match taps.attach_charged(request, &state.memory, max_taps) {
+        Ok(tap) => tap,
+        Err(AttachError::TooMany { .. }) => return Err(Refusal::TooManyTaps),
+    };
+    tracing::info!(%component, "tap attached");
     let body = TapBody {
-        component: request.component.clone(),
-        tap: taps.attach(request),
+        component,
+        tap,
         tick: tokio::time::interval(SKIPPED_EVERY),
     };
     let mut r = Response::new(body.boxed());
@@ -74,7 +85,7 @@ pub fn answer(state: &ApiState, query: Option<&str>) -> Response<BoxBody<Bytes, 
         CONTENT_TYPE,
         HeaderValue::from_static("application/x-ndjson"),
     );
-    r
+    Ok(r)
 }
 
 fn text(status: StatusCode, body: String) -> Response<BoxBody<Bytes, Infallible>> {

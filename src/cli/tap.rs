@@ -11,7 +11,8 @@ use http_body_util::{BodyExt, Empty};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
 
-use crate::api::access::{resolve_token, Secret};
+use crate::api::access::resolve_token;
+use crate::config::Secret;
 use crate::topology::config::Config;
 
 /// `logferry tap` options.

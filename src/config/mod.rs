@@ -9,6 +9,8 @@
 //! configuration is `crate::topology::config`.
 
 mod interpolate;
+pub mod redact;
+pub mod secret;
 pub mod units;
 
 use std::fmt;
@@ -17,6 +19,7 @@ use serde::de::DeserializeOwned;
 use toml::{Table, Value};
 
 pub use interpolate::interpolate;
+pub use secret::Secret;
 
 /// Checks an address to listen on as binding it would, short of binding:
 /// `host:port` with a port from 0 to 65535 and a host that resolves.

@@ -6,7 +6,15 @@
 //! costs one atomic load. An attached tap takes at most `rate` records per
 //! second (the rest are counted as skipped), converts only those to JSON,
 //! and hands them over through a bounded channel without waiting: when
-//! the reader is behind and the channel is full, records are skipped.
+//! the reader is behind and the channel is full, records are skipped. A
+//! tap whose rate is spent for the current second counts a batch as
+//! skipped without looking at its records.
+//!
+//! The records a tap of the API holds for its reader are charged to the
+//! memory budget ([`Taps::attach_charged`]): all such taps together hold
+//! at most [`BUDGET_SHARE`] of it, so taps nobody reads can never starve
+//! the sources; past that, or when the budget has no room, records are
+//! skipped.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,6 +24,7 @@ use tokio::sync::mpsc;
 
 use super::TagPattern;
 use crate::event::{Batch, EventTime, RecordRef, Tag};
+use crate::memory::{MemoryBudget, MemoryCharge};
 use crate::metrics::Counter;
 use crate::protocol::msgpack::Reader;
 
@@ -24,6 +33,14 @@ pub const DEFAULT_RATE: u32 = 100;
 
 /// Records waiting for a slow reader before more are skipped.
 pub const DEFAULT_CAPACITY: usize = 1024;
+
+/// The part of the memory budget (1/8) that the records held by every
+/// charged tap may take together.
+pub const BUDGET_SHARE: usize = 8;
+
+/// Bytes charged for one tapped record besides its JSON: its tag, its
+/// component and what the channel keeps of it.
+const RECORD_OVERHEAD: usize = 128;
 
 /// Every tap of a pipeline; shared by every router clone.
 #[derive(Clone, Default)]
@@ -35,6 +52,16 @@ struct Registry {
     /// nobody taps.
     attached: AtomicUsize,
     list: Mutex<Vec<Arc<Tap>>>,
+    /// Bytes of the memory budget that the records of charged taps hold
+    /// now (at most a [`BUDGET_SHARE`] of it).
+    held: Arc<AtomicUsize>,
+}
+
+/// Why a tap was not attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttachError {
+    /// `max` taps are attached already.
+    TooMany { max: usize },
 }
 
 /// What a tap is asked for.
@@ -62,6 +89,9 @@ pub struct TapRecord {
     pub time: EventTime,
     /// The record as a JSON object (a line is `{"message": LINE}`).
     pub record: Vec<u8>,
+    /// Its share of the memory budget, returned when the last copy is
+    /// dropped.
+    _charge: Option<Arc<TapCharge>>,
 }
 
 impl TapRecord {
@@ -95,6 +125,30 @@ struct Tap {
     /// Records it did not take (over the rate, or the reader behind),
     /// since [`TapHandle::take_skipped`] last read it.
     skipped: AtomicU64,
+    /// The budget its records are charged to while they wait for the
+    /// reader (`None`: not charged, for `logferry test`'s known input).
+    memory: Option<MemoryBudget>,
+    /// What every charged tap holds of the budget (shared with [`Taps`]).
+    held: Arc<AtomicUsize>,
+    /// Records offered to it one by one, for tests to see that a spent
+    /// tap looks at none.
+    #[cfg(test)]
+    walked: AtomicU64,
+}
+
+/// What a tapped record holds of the memory budget until its reader has
+/// taken it (or it is skipped).
+#[derive(Debug)]
+struct TapCharge {
+    _charge: MemoryCharge,
+    bytes: usize,
+    held: Arc<AtomicUsize>,
+}
+
+impl Drop for TapCharge {
+    fn drop(&mut self) {
+        self.held.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
 }
 
 /// An attached tap, for its reader. Dropping it detaches the tap.
@@ -106,8 +160,36 @@ pub struct TapHandle {
 
 impl Taps {
     /// Attaches a tap: from now on the records that leave
-    /// `request.component` are offered to it.
+    /// `request.component` are offered to it. Its records are not charged
+    /// to any budget, and any number may be attached: for a caller whose
+    /// input is known and small (`logferry test`).
     pub fn attach(&self, request: TapRequest) -> TapHandle {
+        self.attach_to(request, None, usize::MAX)
+            .unwrap_or_else(|_| unreachable!("no limit on the number of taps"))
+    }
+
+    /// Attaches a tap whose waiting records are charged to `memory` (all
+    /// such taps together to at most a [`BUDGET_SHARE`] of it), unless
+    /// `max` taps are attached already.
+    pub fn attach_charged(
+        &self,
+        request: TapRequest,
+        memory: &MemoryBudget,
+        max: usize,
+    ) -> Result<TapHandle, AttachError> {
+        self.attach_to(request, Some(memory.clone()), max)
+    }
+
+    fn attach_to(
+        &self,
+        request: TapRequest,
+        memory: Option<MemoryBudget>,
+        max: usize,
+    ) -> Result<TapHandle, AttachError> {
+        let mut list = self.0.list.lock().unwrap_or_else(|e| e.into_inner());
+        if list.len() >= max {
+            return Err(AttachError::TooMany { max });
+        }
         let (tx, rx) = mpsc::channel(request.capacity.max(1));
         let tap = Arc::new(Tap {
             component: Arc::from(request.component.as_str()),
@@ -115,15 +197,23 @@ impl Taps {
             tx,
             window: Mutex::new((Instant::now(), 0)),
             skipped: AtomicU64::new(0),
+            memory,
+            held: self.0.held.clone(),
+            #[cfg(test)]
+            walked: AtomicU64::new(0),
         });
-        let mut list = self.0.list.lock().unwrap_or_else(|e| e.into_inner());
         list.push(tap.clone());
         self.0.attached.store(list.len(), Ordering::Release);
-        TapHandle {
+        Ok(TapHandle {
             taps: self.clone(),
             tap,
             rx,
-        }
+        })
+    }
+
+    /// How many taps are attached.
+    pub fn count(&self) -> usize {
+        self.0.attached.load(Ordering::Acquire)
     }
 
     /// Whether any tap is attached.
@@ -167,27 +257,72 @@ impl Tap {
         }
         let mut allowed = self.allowance(batch.count);
         let mut skipped = (batch.count - allowed) as u64;
-        // a payload that does not decode is offered as far as it does
-        let _ = batch.for_each_record(|time, record| {
-            if allowed == 0 {
-                return;
-            }
-            allowed -= 1;
-            let tapped = TapRecord {
-                component: self.component.clone(),
-                tag: batch.tag.clone(),
-                time,
-                record: record_json(record),
-            };
-            if self.tx.try_send(tapped).is_err() {
-                // the reader is behind (or gone): skip, never wait
-                skipped += 1;
-            }
-        });
+        // spent for this second (or a reader this far behind): the
+        // batch's records are not looked at
+        if allowed > 0 && self.tx.capacity() > 0 {
+            // a payload that does not decode is offered as far as it does
+            let _ = batch.for_each_record(|time, record| {
+                #[cfg(test)]
+                self.walked.fetch_add(1, Ordering::Relaxed);
+                if allowed == 0 {
+                    return;
+                }
+                allowed -= 1;
+                if !self.take(batch, time, record) {
+                    skipped += 1;
+                }
+            });
+        } else {
+            skipped += allowed as u64;
+        }
         if skipped > 0 {
             self.skipped.fetch_add(skipped, Ordering::Relaxed);
             self.request.skipped.add(skipped);
         }
+    }
+
+    /// Hands one record to the reader; `false` if it is skipped (the
+    /// reader behind or gone, or no room in the budget).
+    fn take(&self, batch: &Batch, time: EventTime, record: RecordRef<'_>) -> bool {
+        let Ok(slot) = self.tx.try_reserve() else {
+            // the reader is behind (or gone): skip, never wait
+            return false;
+        };
+        let json = record_json(record);
+        let charge = match &self.memory {
+            None => None,
+            Some(memory) => match self.charge(memory, json.len() + RECORD_OVERHEAD) {
+                Some(c) => Some(Arc::new(c)),
+                None => return false,
+            },
+        };
+        slot.send(TapRecord {
+            component: self.component.clone(),
+            tag: batch.tag.clone(),
+            time,
+            record: json,
+            _charge: charge,
+        });
+        true
+    }
+
+    /// Charges `bytes` to `memory` if the taps' share of it and the
+    /// budget itself have room now; never waits.
+    fn charge(&self, memory: &MemoryBudget, bytes: usize) -> Option<TapCharge> {
+        let share = memory.limit() / BUDGET_SHARE;
+        let before = self.held.fetch_add(bytes, Ordering::Relaxed);
+        let taken = (before + bytes <= share)
+            .then(|| memory.try_acquire(bytes))
+            .flatten();
+        let Some(taken) = taken else {
+            self.held.fetch_sub(bytes, Ordering::Relaxed);
+            return None;
+        };
+        Some(TapCharge {
+            _charge: taken,
+            bytes,
+            held: self.held.clone(),
+        })
     }
 
     /// How many of `n` records the rate lets this tap take now.
@@ -321,6 +456,75 @@ mod tests {
         taps.offer("a", &lines("t", 4));
         assert!(h.try_recv().is_none());
         assert_eq!(h.take_skipped(), 4);
+    }
+
+    #[test]
+    fn a_spent_tap_does_not_look_at_the_records() {
+        let taps = Taps::default();
+        let mut h = taps.attach(request("a", Some(5), 100));
+        taps.offer("a", &lines("t", 1000));
+        let walked = || h.tap.walked.load(Ordering::Relaxed);
+        assert_eq!(walked(), 1000, "the window's first batch is looked at");
+        for _ in 0..100 {
+            taps.offer("a", &lines("t", 1000));
+        }
+        assert_eq!(walked(), 1000, "a spent tap looked at records");
+        assert_eq!(h.take_skipped(), 995 + 100 * 1000);
+        // a reader so far behind that the channel is full: the same
+        let full = taps.attach(request("a", None, 2));
+        taps.offer("a", &lines("t", 2));
+        let before = full.tap.walked.load(Ordering::Relaxed);
+        taps.offer("a", &lines("t", 1000));
+        assert_eq!(full.tap.walked.load(Ordering::Relaxed), before);
+        assert_eq!(full.take_skipped(), 1000);
+        while h.try_recv().is_some() {}
+    }
+
+    #[test]
+    fn charged_taps_hold_a_share_of_the_budget_and_are_capped() {
+        let budget = MemoryBudget::new(8 << 20, &crate::metrics::Registry::new());
+        let taps = Taps::default();
+        let big = |n: usize| {
+            let line = "x".repeat(64 * 1024);
+            let data: String = (0..n).map(|_| format!("{line}\n")).collect();
+            Batch::new(
+                "t".into(),
+                Records::Lines {
+                    data: bytes::Bytes::from(data),
+                    time: EventTime::new(1, 0),
+                },
+                n,
+            )
+        };
+        let mut one = taps
+            .attach_charged(request("a", None, 10_000), &budget, 2)
+            .unwrap();
+        let two = taps
+            .attach_charged(request("a", None, 10_000), &budget, 2)
+            .unwrap();
+        assert_eq!(
+            taps.attach_charged(request("a", None, 1), &budget, 2).err(),
+            Some(AttachError::TooMany { max: 2 })
+        );
+        taps.offer("a", &big(100));
+        // both together within 1/8 of the 8 MiB budget
+        let share = budget.limit() / BUDGET_SHARE;
+        assert!(budget.used() <= share, "{} > {share}", budget.used());
+        assert!(budget.used() > share / 2, "{}", budget.used());
+        let skipped = one.take_skipped() + two.take_skipped();
+        let mut taken = 0;
+        while one.try_recv().is_some() {
+            taken += 1;
+        }
+        assert!(
+            taken > 0 && skipped > 100,
+            "{taken} taken, {skipped} skipped"
+        );
+        drop(two);
+        assert_eq!(budget.used(), 0, "read or detached, every byte is back");
+        // not charged: logferry test's taps
+        let _free = taps.attach(request("a", None, 10));
+        assert_eq!(taps.count(), 2);
     }
 
     #[test]

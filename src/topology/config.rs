@@ -45,9 +45,13 @@ pub struct Config {
     pub api: Option<ApiConfig>,
     /// The `[limits]` table: process-wide limits.
     pub limits: LimitsConfig,
-    /// The whole document after `${VAR}` substitution: what `GET /config`
-    /// shows, with secrets masked (see `crate::api::masked_config`).
+    /// The whole document after `${VAR}` substitution (what `logferry
+    /// test` reads its `[[tests]]` from).
     pub tree: toml::Table,
+    /// The document as `GET /config` shows it: secrets, headers and what
+    /// came from the environment hidden
+    /// ([`crate::config::redact::Redactions::show`]).
+    pub shown: String,
 }
 
 #[derive(Debug, Clone)]
@@ -219,6 +223,7 @@ fn parse(
         sinks: Vec::new(),
         api,
         limits,
+        shown: crate::config::redact::Redactions::from_env(raw).show(&document),
         tree: document,
     };
     let mut errors = Vec::new();

@@ -253,8 +253,7 @@ impl Pipeline {
         let (new, origin) = self.read_new()?;
         let plan = Plan::new(&self.config, &new);
         if plan.unchanged {
-            *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) =
-                crate::api::masked_config(&new.tree);
+            *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) = new.shown.clone();
             return Ok(format!("nothing changed ({})", plan.summary));
         }
         let mut failures = Vec::new();
@@ -445,8 +444,7 @@ impl Pipeline {
         self.stopping
             .extend(stopped.into_values().map(|s| s.watcher));
         if failures.is_empty() {
-            *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) =
-                crate::api::masked_config(&new.tree);
+            *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) = new.shown.clone();
             Ok(plan.summary)
         } else {
             Err(format!(

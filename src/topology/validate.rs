@@ -19,14 +19,12 @@ use super::kinds::{known_tag, listen_address, FilterKind, SinkKind, SourceKind};
 use crate::buffer::BufferKind;
 use crate::config::ConfigError;
 
-mod redact;
-
-pub use redact::Redactions;
+pub use crate::config::redact::Redactions;
 
 /// Every problem in the configuration file at `path` (`Ok` with the
 /// configuration when there is none), and the warnings: what is allowed
 /// but probably not meant (an `[api]` anyone on the network may use).
-/// Neither quotes a secret (see [`redact`]).
+/// Neither quotes a secret (see [`Redactions`]).
 pub fn validate_file(path: &Path) -> (Result<Config, Vec<ConfigError>>, Vec<ConfigError>) {
     let origin = path.display().to_string();
     let text = match std::fs::read_to_string(path) {
@@ -48,7 +46,7 @@ pub fn validate_file(path: &Path) -> (Result<Config, Vec<ConfigError>>, Vec<Conf
 }
 
 /// Every problem in configuration text, none quoting a secret (see
-/// [`redact`]): the answer of `POST /reload` and the log carry them.
+/// [`Redactions`]): the answer of `POST /reload` and the log carry them.
 /// Listen addresses in `held` are not bound (a running pipeline holds
 /// them already). `flow`: also report sinks no source reaches and sources
 /// no sink takes (which `run` allows).
@@ -71,7 +69,7 @@ pub fn redact(text: &str, errors: Vec<ConfigError>) -> Vec<ConfigError> {
     if errors.is_empty() {
         return errors;
     }
-    let redactions = Redactions::of(text, &|name| std::env::var(name).ok());
+    let redactions = Redactions::from_env(text);
     errors
         .into_iter()
         .map(|e| ConfigError {

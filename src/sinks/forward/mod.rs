@@ -96,7 +96,7 @@ impl ForwardSinkMetrics {
                 l,
             ),
             connected: registry.gauge(
-                crate::api::CONNECTED_METRIC,
+                crate::metrics::CONNECTED_METRIC,
                 "Servers a sink is connected to now (0: it cannot deliver).",
                 l,
             ),

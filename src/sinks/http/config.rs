@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::client::{ClientConfig, HttpVersion};
-use crate::api::access::Secret;
+use crate::config::Secret;
 use crate::config::units;
 use crate::tls::ClientTlsConfig;
 

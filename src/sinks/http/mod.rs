@@ -265,7 +265,7 @@ impl HttpSink {
             headers.insert(k, v);
         }
         let connected = registry.gauge(
-            crate::api::CONNECTED_METRIC,
+            crate::metrics::CONNECTED_METRIC,
             "Servers a sink is connected to now (0: it cannot deliver).",
             &[("component", name)],
         );

@@ -112,7 +112,7 @@ impl KafkaMetrics {
             client: ClientErrors::new(r, sink),
             connected: BrokerConnections::new(
                 r,
-                crate::api::CONNECTED_METRIC,
+                crate::metrics::CONNECTED_METRIC,
                 "Servers (forward) or brokers (Kafka) a sink is connected to now.",
                 sink,
                 properties,

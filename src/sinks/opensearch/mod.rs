@@ -102,7 +102,7 @@ impl Metrics {
             registry: r.clone(),
             name: name.to_string(),
             connected: r.gauge(
-                crate::api::CONNECTED_METRIC,
+                crate::metrics::CONNECTED_METRIC,
                 "Servers a sink is connected to now (0: it cannot deliver).",
                 l,
             ),

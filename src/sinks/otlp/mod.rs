@@ -120,7 +120,7 @@ impl OtlpSink {
         }
         let l = &[("component", name)];
         let connected = registry.gauge(
-            crate::api::CONNECTED_METRIC,
+            crate::metrics::CONNECTED_METRIC,
             "Servers a sink is connected to now (0: it cannot deliver).",
             l,
         );

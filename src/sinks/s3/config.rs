@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::key::KeyTemplate;
-use crate::api::access::Secret;
 use crate::config::units;
+use crate::config::Secret;
 use crate::sinks::http::config::{Compression, Encoding, HttpSettings, TimeFormat};
 
 /// `type = "s3"`: records into objects of an S3 bucket (or an

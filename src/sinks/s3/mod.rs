@@ -101,7 +101,7 @@ impl S3Sink {
         })?;
         let l = &[("component", name)];
         let connected = registry.gauge(
-            crate::api::CONNECTED_METRIC,
+            crate::metrics::CONNECTED_METRIC,
             "Servers a sink is connected to now (0: it cannot deliver).",
             l,
         );
