@@ -24,14 +24,17 @@ use vrl::compiler::runtime::{Runtime, Terminate};
 use vrl::compiler::{Program, TargetValue, TimeZone};
 use vrl::value::{KeyString, ObjectMap, Secrets, Value};
 
+use super::value::ValueTemplate;
 use crate::event::{Batch, EventTime, Records, Tag};
 use crate::metrics::{Counter, Registry};
-use crate::protocol::msgpack::{write, Reader};
 use crate::router::{Filter, TagPattern};
 use crate::telemetry::RateLimitedLog;
 
 mod convert;
+mod output;
 mod program;
+
+use output::{inputs, Body, Groups};
 
 pub use program::CompileError;
 
@@ -58,7 +61,8 @@ pub struct RemapConfig {
     pub drop_on_error: bool,
     /// Instead of dropping them, send the records `drop_on_abort` or
     /// `drop_on_error` would drop on under this tag, as they came
-    /// (Vector's `reroute_dropped`).
+    /// (Vector's `reroute_dropped`). It may hold `${tag}`, `${tag[N]}`
+    /// and `${hostname}`, e.g. `"failed.${tag}"`.
     pub error_tag: Option<String>,
     /// The time zone VRL functions use for a time written without one
     /// (`parse_timestamp`, `format_timestamp`): `"local"` (the default,
@@ -74,14 +78,28 @@ impl RemapConfig {
     pub fn validate(&self) -> Result<(), String> {
         self.program()?;
         timezone(self.timezone.as_deref())?;
+        self.error_tag()?;
         match &self.error_tag {
-            Some(t) if t.trim().is_empty() => Err("error_tag must not be empty".into()),
             Some(_) if !self.drop_on_abort && !self.drop_on_error => Err(
                 "error_tag takes the records drop_on_abort or drop_on_error would drop: set one of them"
                     .into(),
             ),
             _ => Ok(()),
         }
+    }
+
+    /// `error_tag` read, checked never to give an empty tag.
+    fn error_tag(&self) -> Result<Option<ValueTemplate>, String> {
+        let Some(text) = &self.error_tag else {
+            return Ok(None);
+        };
+        let template = ValueTemplate::parse(text).map_err(|e| format!("error_tag: {e}"))?;
+        if text.trim().is_empty() || template.may_be_empty(|_| true) {
+            return Err(format!(
+                "error_tag {text:?} can be an empty tag (a `${{tag[N]}}` past a tag's last part): add text, e.g. \"failed.${{tag}}\""
+            ));
+        }
+        Ok(Some(template))
     }
 
     /// The compiled program, from `source` or `file`. An error starts
@@ -126,8 +144,11 @@ pub struct RemapFilter {
     timezone: TimeZone,
     drop_on_abort: bool,
     drop_on_error: bool,
-    /// Where aborted or failed records go instead of being dropped.
-    error_tag: Option<Tag>,
+    /// Where aborted or failed records go instead of being dropped:
+    /// rendered for each batch's tag.
+    error_tag: Option<ValueTemplate>,
+    /// Filled in for `${hostname}` in `error_tag`, read once.
+    hostname: String,
     /// Records that reached the filter.
     records: Counter,
     /// Records dropped on purpose: by an `abort`, a failure with
@@ -142,7 +163,17 @@ pub struct RemapFilter {
     retagged: Counter,
     /// Runtime errors are logged once every few seconds; all are counted.
     errors_log: RateLimitedLog,
+    /// Taken while the program runs on a large record and its result is
+    /// written out: what a program makes of a record can be many times
+    /// its size (a 6 MiB line split into 700,000 records holds ~90 MiB
+    /// of VRL values at once), so the filter does that for one large
+    /// record at a time, whatever the number of sources and threads.
+    /// Records below [`LARGE_RECORD`] never wait for it.
+    large: std::sync::Mutex<()>,
 }
+
+/// Records of at least this size run one at a time per filter.
+const LARGE_RECORD: usize = 1024 * 1024;
 
 impl RemapFilter {
     pub fn new(
@@ -159,7 +190,8 @@ impl RemapFilter {
             timezone: timezone(config.timezone.as_deref())?,
             drop_on_abort: config.drop_on_abort,
             drop_on_error: config.drop_on_error,
-            error_tag: config.error_tag.as_deref().map(Tag::from),
+            error_tag: config.error_tag()?,
+            hostname: crate::format::hostname(),
             records: super::records_counter(metrics, name, "remap"),
             dropped: super::dropped_counter(metrics, name, "remap"),
             aborts: metrics.counter(
@@ -178,21 +210,26 @@ impl RemapFilter {
                 &labels,
             ),
             errors_log: RateLimitedLog::default(),
+            large: std::sync::Mutex::new(()),
         })
     }
 }
 
 /// What became of one record.
 enum Outcome {
-    /// The program ran: these records (tag, time, encoded map) replace
-    /// it; none when it left an empty array.
-    Emitted(Vec<(Option<Tag>, EventTime, Vec<u8>)>),
+    /// The program ran: these records replace it (none when it left an
+    /// empty array), under the tag it set (if it set another).
+    Emitted {
+        tag: Option<Tag>,
+        time: EventTime,
+        events: Vec<Value>,
+    },
     /// It goes on as it came (an abort or a failure not set to drop).
     Unchanged,
     /// Dropped on purpose.
     Dropped,
     /// It goes on as it came, under `error_tag`.
-    Rerouted(Tag),
+    Rerouted,
 }
 
 impl RemapFilter {
@@ -210,7 +247,11 @@ impl RemapFilter {
             metadata: Value::Object(metadata),
             secrets: Secrets::default(),
         };
-        let result = runtime.resolve(&mut target, &self.program, &self.timezone);
+        // the value of the program's last expression is not wanted: for
+        // `. = …` it is a copy of the whole record, dropped at once
+        let result = runtime
+            .resolve(&mut target, &self.program, &self.timezone)
+            .map(drop);
         // the compiler sees that no variable is read before it is set;
         // clearing frees what this record's variables hold
         runtime.clear();
@@ -244,7 +285,7 @@ impl RemapFilter {
     fn failed(&self, drop: bool) -> Outcome {
         match (&self.error_tag, drop) {
             (_, false) => Outcome::Unchanged,
-            (Some(t), true) => Outcome::Rerouted(t.clone()),
+            (Some(_), true) => Outcome::Rerouted,
             (None, true) => Outcome::Dropped,
         }
     }
@@ -267,20 +308,17 @@ impl RemapFilter {
             Value::Array(items) => items,
             one => vec![one],
         };
-        let records = events
-            .into_iter()
-            .map(|event| {
-                let event = match event {
-                    v @ Value::Object(_) => v,
-                    // as in Vector: a value that is not an object is a message
-                    other => convert::message(other),
-                };
-                let mut map = Vec::new();
-                convert::write_value(&mut map, &event);
-                (new_tag.clone(), time, map)
-            })
-            .collect();
-        Outcome::Emitted(records)
+        Outcome::Emitted {
+            tag: new_tag,
+            time,
+            events,
+        }
+    }
+
+    /// `error_tag` for a batch of tag `tag`: its placeholders filled in.
+    fn error_tag(&self, tag: &str) -> Option<Tag> {
+        let template = self.error_tag.as_ref()?;
+        Some(Tag::from(template.render(tag, &self.hostname)))
     }
 }
 
@@ -288,97 +326,6 @@ impl RemapFilter {
 struct BatchTag {
     tag: Tag,
     value: Value,
-}
-
-/// One record of a batch, as read before the program runs.
-struct Input<'a> {
-    time: EventTime,
-    /// Its encoded map, or its line.
-    body: Body<'a>,
-    /// Its whole `[time, map, …]` entry (empty for a line).
-    entry: &'a [u8],
-}
-
-enum Body<'a> {
-    Map(&'a [u8]),
-    Line(&'a [u8]),
-}
-
-/// The records of `batch`; `None` if its payload does not decode.
-fn inputs(records: &Records) -> Option<Vec<Input<'_>>> {
-    match records {
-        Records::Lines { data, time } => Some(
-            data.split_inclusive(|c| *c == b'\n')
-                .map(|line| Input {
-                    time: *time,
-                    body: Body::Line(line.strip_suffix(b"\n").unwrap_or(line)),
-                    entry: &[],
-                })
-                .collect(),
-        ),
-        Records::Entries(data) => {
-            let mut r = Reader::new(data);
-            let mut out = Vec::new();
-            while !r.is_empty() {
-                let start = r.pos();
-                let n = r.read_array_len().ok().filter(|n| *n >= 2)?;
-                let time = EventTime::read(&mut r).ok()?;
-                let map = r.pos();
-                r.skip().ok()?;
-                let end = r.pos();
-                for _ in 2..n {
-                    r.skip().ok()?;
-                }
-                out.push(Input {
-                    time,
-                    body: Body::Map(&data[map..end]),
-                    entry: &data[start..r.pos()],
-                });
-            }
-            Some(out)
-        }
-    }
-}
-
-/// The payloads of the batches a filter puts out, one per tag, in the
-/// order the tags were first met (the batch's own tag first).
-struct Groups(Vec<(Tag, Vec<u8>, usize)>);
-
-impl Groups {
-    fn add(&mut self, tag: &Tag) -> &mut (Tag, Vec<u8>, usize) {
-        let i = match self.0.iter().position(|(t, _, _)| t == tag) {
-            Some(i) => i,
-            None => {
-                self.0.push((tag.clone(), Vec::new(), 0));
-                self.0.len() - 1
-            }
-        };
-        &mut self.0[i]
-    }
-
-    /// Appends the record as it came: its entry, or its line as an entry.
-    fn original(&mut self, tag: &Tag, input: &Input<'_>) {
-        let (_, buf, n) = self.add(tag);
-        *n += 1;
-        match input.body {
-            Body::Map(_) => buf.extend_from_slice(input.entry),
-            Body::Line(line) => {
-                write::array_len(buf, 2);
-                write::event_time(buf, input.time.secs, input.time.nanos);
-                write::map_len(buf, 1);
-                write::str(buf, b"message");
-                write::str(buf, line);
-            }
-        }
-    }
-
-    fn entry(&mut self, tag: &Tag, time: EventTime, map: &[u8]) {
-        let (_, buf, n) = self.add(tag);
-        *n += 1;
-        write::array_len(buf, 2);
-        write::event_time(buf, time.secs, time.nanos);
-        buf.extend_from_slice(map);
-    }
 }
 
 impl Filter for RemapFilter {
@@ -403,10 +350,21 @@ impl Filter for RemapFilter {
             tag: tag.clone(),
             value: Value::Bytes(Bytes::copy_from_slice(tag.as_bytes())),
         };
+        let error_tag = self.error_tag(&tag);
         let mut runtime = Runtime::default();
-        let mut groups = Groups(vec![(tag.clone(), Vec::new(), 0)]);
+        let mut groups = Groups::new(&tag);
         let mut changed = false;
+        // the most memory the program's results and the records written
+        // so far held at once
+        let mut working = 0;
         for input in &inputs {
+            let size = match input.body {
+                Body::Line(b) | Body::Map(b) => b.len(),
+            };
+            // held until this record's result is written out (the lock
+            // is never held across an await: it cannot wait on itself)
+            let _one_at_a_time = (size >= LARGE_RECORD)
+                .then(|| self.large.lock().unwrap_or_else(|e| e.into_inner()));
             let event = match input.body {
                 Body::Line(line) => Ok(convert::message(Value::Bytes(owner.slice_ref(line)))),
                 Body::Map(map) => convert::record(&owner, map),
@@ -415,27 +373,40 @@ impl Filter for RemapFilter {
                 Ok(event) => self.run(&mut runtime, &batch_tag, input.time, event),
                 Err(e) => self.error(&e.to_string()),
             };
-            match outcome {
-                Outcome::Unchanged => groups.original(&tag, input),
-                Outcome::Dropped => {
+            match (outcome, &error_tag) {
+                (Outcome::Unchanged, _) => groups.original(&tag, input),
+                (Outcome::Dropped, _) | (Outcome::Rerouted, None) => {
                     changed = true;
                     self.dropped.inc();
                 }
-                Outcome::Rerouted(to) => {
+                (Outcome::Rerouted, Some(to)) => {
                     changed = true;
                     self.retagged.inc();
-                    groups.original(&to, input);
+                    groups.original(to, input);
                 }
-                Outcome::Emitted(records) => {
+                (
+                    Outcome::Emitted {
+                        tag: to,
+                        time,
+                        events,
+                    },
+                    _,
+                ) => {
                     changed = true;
-                    if records.is_empty() {
+                    if events.is_empty() {
                         self.dropped.inc();
                     }
-                    for (new_tag, time, map) in records {
-                        if new_tag.is_some() {
-                            self.retagged.inc();
-                        }
-                        groups.entry(new_tag.as_ref().unwrap_or(&tag), time, &map);
+                    // what the program left is held until it is written
+                    // out: charged meanwhile, so that sources wait for it
+                    let held: usize = events.iter().map(output::held_bytes).sum();
+                    let _working = batch.memory.charge_apart(held);
+                    working = working.max(held + groups.bytes());
+                    if to.is_some() {
+                        self.retagged.add(events.len() as u64);
+                    }
+                    let to = to.as_ref().unwrap_or(&tag);
+                    for event in events {
+                        groups.emitted(to, time, event);
                     }
                 }
             }
@@ -444,13 +415,21 @@ impl Filter for RemapFilter {
             out.push(batch);
             return;
         }
+        // records made larger, or more of them, hold more memory than the
+        // source charged: the growth is charged too, for as long as any
+        // batch put out lives. So is what the program needed to make
+        // them: the source reads more only once there is room to run it
+        // again, rather than running it beside the records it made.
+        let grown = groups.bytes().max(working);
+        let memory = batch.memory.grown(grown.saturating_sub(batch.byte_len()));
         // every batch put out shares the acknowledgement; none left (all
         // dropped) settles it as filtered
-        for (tag, buf, count) in groups.0.into_iter().filter(|(_, _, n)| *n > 0) {
+        for (tag, buf, count) in groups.into_batches() {
             out.push(Batch {
                 tag,
                 records: Records::Entries(buf.into()),
                 count,
+                memory: memory.clone(),
                 ..batch.clone()
             });
         }

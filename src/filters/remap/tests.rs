@@ -3,6 +3,7 @@ use serde_json::json;
 
 use super::*;
 use crate::event::{EventTime, Records};
+use crate::protocol::msgpack::{write, Reader};
 
 fn filter(toml: &str) -> RemapFilter {
     let config: RemapConfig = toml::from_str(toml).unwrap();
@@ -467,4 +468,37 @@ fn the_source_batch_settles_once_every_part_has_and_at_once_when_all_drop() {
     assert!(apply(&f, batch).is_empty());
     assert_eq!(rx.try_recv().unwrap(), AckOutcome::Accepted);
     assert_eq!(f.dropped.get(), 2);
+}
+
+/// A program that makes many records of one: they are put out in
+/// batches of about 1 MiB, in order, charged to the budget the batch was
+/// charged to (the growth and what the program held to make them) until
+/// the last is dropped, and nothing stays charged after.
+#[test]
+fn a_large_fan_out_is_put_out_in_charged_batches_of_about_1_mib() {
+    use crate::memory::MemoryBudget;
+
+    let f = program(". = split(string!(.message), \" \")", "");
+    let words: Vec<String> = (0..200_000).map(|i| format!("w{i:07}")).collect();
+    let text = format!("{}\n", words.join(" "));
+    let budget = MemoryBudget::new(64 * 1024 * 1024, &Registry::new());
+    let batch = lines(&text).with_memory(budget.try_acquire(text.len()).unwrap());
+    let out = apply(&f, batch);
+    assert!(out.len() > 1, "one batch of {} bytes", out[0].byte_len());
+    let mut n = 0;
+    for b in &out {
+        assert!(b.byte_len() <= 1024 * 1024 + 64, "{} bytes", b.byte_len());
+        n += b.count;
+    }
+    assert_eq!(n, words.len());
+    let sent: usize = out.iter().map(Batch::byte_len).sum();
+    assert!(
+        budget.used() >= sent,
+        "{} charged for {sent}",
+        budget.used()
+    );
+    let first = show(&out[..1]);
+    assert_eq!(first[0].2, json!({"message": "w0000000"}));
+    drop(out);
+    assert_eq!(budget.used(), 0);
 }
