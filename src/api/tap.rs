@@ -34,6 +34,10 @@ const SKIPPED_EVERY: Duration = Duration::from_secs(1);
 /// Records put in one chunk of the answer at most.
 const RECORDS_PER_CHUNK: usize = 64;
 
+/// Bytes past which a chunk takes no more records: what is taken off a
+/// tap's channel leaves the memory budget, so a chunk stays small.
+const CHUNK_BYTES: usize = 256 * 1024;
+
 /// The answer to `GET /tap` with `query`; refused when `max_taps` are
 /// attached already.
 pub fn answer(
@@ -192,6 +196,9 @@ impl Body for TapBody {
         let this = self.get_mut();
         let mut chunk = Vec::new();
         for _ in 0..RECORDS_PER_CHUNK {
+            if chunk.len() >= CHUNK_BYTES {
+                break;
+            }
             match this.tap.poll_recv(cx) {
                 Poll::Ready(Some(record)) => chunk.extend_from_slice(&record.ndjson()),
                 Poll::Ready(None) => return Poll::Ready(None),
