@@ -161,6 +161,11 @@ pub trait Filter: Send + Sync {
     /// had given them; each batch carries the acknowledgement of the
     /// batches its records came from.
     fn flush(&self, _now: Instant, _all: bool, _out: &mut Vec<Batch>) {}
+    /// A reload replaced the filter: from now on it holds nothing, and
+    /// `apply` passes batches on as they came (a router still routing on
+    /// the replaced filters may give it one more). What it holds is then
+    /// taken with [`Filter::flush`].
+    fn retire(&self) {}
 }
 
 /// One route: a pattern and the queue of the sink that wants it.
@@ -255,14 +260,17 @@ impl RouteSwitch {
     /// Puts `filters` in place of the current ones, at once for every
     /// router; a batch being routed finishes with the filters it started
     /// with.
-    pub fn set_filters(&self, filters: Vec<Arc<dyn Filter>>) {
+    /// Returns the filters replaced.
+    pub fn set_filters(&self, filters: Vec<Arc<dyn Filter>>) -> Arc<[Arc<dyn Filter>]> {
         let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
         let next = RouteTable {
             routes: table.routes.clone(),
             filters: filters.into(),
             generation: table.generation + 1,
         };
-        *table = Arc::new(next);
+        std::mem::replace(&mut *table, Arc::new(next))
+            .filters
+            .clone()
     }
 }
 
@@ -510,15 +518,46 @@ impl Router {
         let table = self.current();
         feeds.follow(&table);
         let work = self.flushed(&table, now, all);
-        if !work.is_empty() {
-            let mut transit = self.apply_filters(&table, work, None);
-            while let Some(b) = transit.done.pop_front() {
-                if let Some(targets) = self.targets_of(&table, &b) {
-                    feeds.push(&table, &targets, b);
+        self.feed_all(&table, work, feeds);
+        table.filters.iter().filter_map(|f| f.deadline()).min()
+    }
+
+    /// Retires `replaced` filters (a reload) and sends every record they
+    /// hold on through the filters now in place, from the first, as if its
+    /// sources sent it again, into `feeds`: a record answered once held is
+    /// not lost to a reload, and one nobody was answered for settles with
+    /// its sources as it would have.
+    pub fn flush_replaced(&mut self, replaced: &[Arc<dyn Filter>], feeds: &mut SinkFeeds) {
+        let table = self.current();
+        feeds.follow(&table);
+        let now = Instant::now();
+        let mut work = Vec::new();
+        let mut out = Vec::new();
+        for f in replaced.iter().filter(|f| f.holds()) {
+            f.retire();
+            f.flush(now, true, &mut out);
+            if self.taps.active() {
+                for o in &out {
+                    self.taps.offer(f.name(), o);
                 }
             }
+            work.extend(out.drain(..).map(|b| (0, b)));
         }
-        table.filters.iter().filter_map(|f| f.deadline()).min()
+        self.feed_all(&table, work, feeds);
+    }
+
+    /// Runs `work` through the filters, then puts each batch in the
+    /// `feeds` of the sinks it is routed to.
+    fn feed_all(&mut self, table: &RouteTable, work: Vec<(usize, Batch)>, feeds: &mut SinkFeeds) {
+        if work.is_empty() {
+            return;
+        }
+        let mut transit = self.apply_filters(table, work, None);
+        while let Some(b) = transit.done.pop_front() {
+            if let Some(targets) = self.targets_of(table, &b) {
+                feeds.push(table, &targets, b);
+            }
+        }
     }
 
     /// The routes `batch` goes to, shown to their sinks' taps; `None` (the

@@ -306,7 +306,13 @@ impl Pipeline {
     fn set_filters(&mut self, filters: Vec<FilterConfig>) -> Result<(), String> {
         let built = build_filters(&filters, &self.metrics)?;
         let holding = built.iter().any(|f| f.holds());
-        self.switch.set_filters(built);
+        let replaced = self.switch.set_filters(built);
+        // what replaced filters hold (multiline records) goes on through
+        // the new ones: a line answered once held must not be lost
+        if replaced.iter().any(|f| f.holds()) {
+            let mut feeds = crate::router::SinkFeeds::default();
+            self.router.clone().flush_replaced(&replaced, &mut feeds);
+        }
         self.config.filters = filters;
         match (holding, self.filter_timer.take()) {
             (true, Some(t)) => self.filter_timer = Some(t),

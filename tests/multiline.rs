@@ -895,3 +895,26 @@ fn validate_warns_that_held_lines_are_answered_before_delivery() {
     let tail = "[sources.app]\ntype = \"tail\"\npaths = [\"/tmp/x.log\"]\ntag = \"app\"\n";
     assert!(!validate(tail, "").contains("warning"));
 }
+
+/// A reload that changes the filter while it holds a trace its client was
+/// answered for (`ack = "held"`): the trace goes on through the new
+/// filters and arrives, rather than being dropped with the old filter.
+#[test]
+fn a_reload_sends_on_what_the_replaced_filter_holds() {
+    let sinks = file_sink("out", "**");
+    let mut lf = Logferry::start(&http_config("app", "flush_timeout = \"1h\"\n", &sinks));
+    let addr = lf.http_addr("in");
+    let mut c = Http::connect(addr);
+    assert_eq!(c.post("/app", &short_trace("held")), Some(200));
+    let out = lf.path("out.log");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(read_lines(&out).is_empty(), "held");
+    lf.rewrite_config(&http_config("app", "flush_timeout = \"50ms\"\n", &sinks));
+    lf.signal(libc::SIGHUP);
+    lf.wait_for_log("configuration reloaded", Duration::from_secs(30));
+    wait_until("the held trace", Duration::from_secs(20), || {
+        !read_lines(&out).is_empty()
+    });
+    assert!(lf.stop().success());
+    assert_eq!(messages(&out), [short_trace("held").trim_end()]);
+}

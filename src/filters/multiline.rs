@@ -42,11 +42,14 @@
 //! shutdown order) and over a tick in `apply` (which runs only when a
 //! batch comes). At shutdown, once every source has handed over its last
 //! batch, the pipeline flushes every held record the same way, before the
-//! sink queues close. A held record of a filter that a reload removes, or
-//! that is still held when the process ends otherwise, is rejected: its
-//! sources send it again.
+//! sink queues close. A filter that a reload replaces is retired
+//! ([`Filter::retire`]: it holds nothing more) and what it holds goes on
+//! through the new filters. A held record still held when the process
+//! ends otherwise is rejected: its sources send it again, save the lines
+//! a waiting client was answered for once held (`ack = "held"`).
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -87,6 +90,10 @@ pub struct MultilineFilter {
     answer_held: bool,
     /// Streams with a record being joined, by tag and `stream_key` values.
     streams: Mutex<Streams>,
+    /// A reload replaced the filter ([`Filter::retire`]): it holds no more
+    /// lines. Read and set under the `streams` lock, so a batch is either
+    /// held before the last flush or passed on.
+    retired: AtomicBool,
     /// Records that reached the filter.
     records: Counter,
     /// Joined records sent, by how they ended.
@@ -117,6 +124,7 @@ impl MultilineFilter {
             max_streams: config.max_streams,
             answer_held: config.ack == HeldAck::Held,
             streams: Mutex::new(Streams::default()),
+            retired: AtomicBool::new(false),
             records: super::records_counter(metrics, name, "multiline"),
             joined: Counters::new(metrics, name),
         })
@@ -259,6 +267,11 @@ impl Filter for MultilineFilter {
         // filter holds once they are held (`ack = "held"`)
         let answered_when_held = self.answer_held && batch.ack.is_waited_on();
         let mut streams = self.streams();
+        if self.retired.load(Ordering::Relaxed) {
+            drop(streams);
+            out.push(batch);
+            return;
+        }
         let decoded = each_record(&batch.records, |input| {
             let Some(line) = self.line_of(input.record) else {
                 // not a line to join: on as it came
@@ -371,6 +384,11 @@ impl Filter for MultilineFilter {
             .values()
             .filter_map(|s| s.joiner.deadline())
             .min()
+    }
+
+    fn retire(&self) {
+        let _streams = self.streams();
+        self.retired.store(true, Ordering::Relaxed);
     }
 
     fn flush(&self, now: Instant, all: bool, out: &mut Vec<Batch>) {

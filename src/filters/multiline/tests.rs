@@ -453,3 +453,26 @@ fn a_waiting_client_is_answered_once_its_lines_are_held_unless_ack_is_sinks() {
     drop(out);
     assert_eq!(rx.try_recv(), Ok((3, AckOutcome::Accepted)));
 }
+
+#[test]
+fn a_retired_filter_holds_nothing_more_and_gives_up_what_it_held() {
+    let f = filter("parser = 'java'");
+    let (tx, rx) = mpsc::channel();
+    let mut out = Vec::new();
+    f.apply(lines("ERROR a\n", 1, &tx), &mut out);
+    assert!(out.is_empty());
+    f.retire();
+    // a batch a router still routing on the replaced filters gives it
+    f.apply(lines("\tat a(A.java:1)\n", 2, &tx), &mut out);
+    assert_eq!(messages(&out), ["\tat a(A.java:1)"], "passed on as it came");
+    f.flush(Instant::now(), true, &mut out);
+    assert_eq!(messages(&out[1..]), ["ERROR a"]);
+    assert!(f.streams().is_empty());
+    drop(out);
+    let mut settled: Vec<_> = rx.try_iter().collect();
+    settled.sort_by_key(|(n, _)| *n);
+    assert_eq!(
+        settled,
+        [(1, AckOutcome::Accepted), (2, AckOutcome::Accepted)]
+    );
+}
