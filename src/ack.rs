@@ -15,7 +15,11 @@
 //! Tying the verdict to `Drop` means a batch that is lost on any path (a
 //! panicking sink, a queue torn down at shutdown) can never be acknowledged
 //! by accident: whoever drops it without accepting must reject, and the
-//! queue does that on every path where a batch is discarded.
+//! queue does that on every path where a batch is discarded. So does the
+//! router for batches on their way from a filter to the queues (records a
+//! multiline filter flushes, waiting for a full queue or a stop's bounded
+//! hand-over): a batch dropped there without a verdict is rejected, never
+//! accepted (`router::transit`).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
