@@ -8,6 +8,7 @@
 #   kcat                                                          (Kafka consumer, Debian)
 #   chromium                                                      (renders `bench report` pages, Debian)
 #   haproxy                                                       (`bench scenario http-kafka --via haproxy`, Debian)
+#   logrotate                                                     (tests/tail_rotation.rs rotates with the real one, Debian)
 # and what the Kafka sink's build and tests need: cmake, g++ and the
 # OpenSSL headers for librdkafka, and the local broker's jars
 # (scripts/kafka.sh fetch, Maven Central), and the local OpenSearch node's
@@ -130,8 +131,9 @@ fi
 # --- Kafka: librdkafka build tools, kcat, the local broker's jars ------------
 # (and headless Chromium for tests/bench_report.rs, haproxy for the
 # http-kafka scenario in tests/bench_scenarios.rs, curl (with HTTP/2) for
-# tests/http2.rs, from the same apt-get run)
-"$ROOT/scripts/build-deps.sh" kcat chromium haproxy curl
+# tests/http2.rs, logrotate for tests/tail_rotation.rs's real rotations,
+# from the same apt-get run)
+"$ROOT/scripts/build-deps.sh" kcat chromium haproxy curl logrotate
 need java; need mvn
 "$ROOT/scripts/kafka.sh" fetch
 echo "kafka: broker jars in target/kafka-jars"
