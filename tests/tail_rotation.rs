@@ -262,7 +262,9 @@ fn logrotate_copytruncate_with_compress_loses_and_repeats_nothing() {
     ]
     .into_iter()
     .find(|p| Path::new(p).exists()) else {
-        eprintln!("SKIPPED: logrotate is not installed (apt-get install logrotate)");
+        common::skipped(
+            "logrotate is not installed (apt-get install logrotate; scripts/test-deps.sh does)",
+        );
         return;
     };
     copytruncate_with_compress_five_times(|live, _| {
