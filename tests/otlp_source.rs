@@ -13,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::{wait_for_lines, Logferry};
+use logferry::protocol::otlp::decode::MAX_TAGS;
 use logferry::protocol::otlp::status::{self, Status};
 use opentelemetry_proto::tonic::collector::logs::v1::{
     ExportLogsServiceRequest, ExportLogsServiceResponse,
@@ -627,4 +628,353 @@ fn grpc_backpressure_is_unavailable_which_exporters_retry() {
         .unwrap();
     assert_retry_in_1s(&Status::decode(bytes.as_slice()).unwrap(), 14);
     lf.stop();
+}
+
+#[test]
+fn otlp_json_takes_64_bit_integers_as_json_numbers_as_well_as_strings() {
+    const N: u64 = 100;
+    const T0: u64 = 1_700_000_000_000_000_000;
+    let mut lf = Logferry::start(&otlp_to_file(""));
+    let addr = otlp_addr(&mut lf, "otel");
+    // as the protobuf JSON mapping and the Collector read them: numbers
+    // (even, n odd, the observed time only) and strings alike
+    let record = |i: u64| {
+        let time = T0 + i * 1_000_000_123;
+        let mut r = json!({
+            "severityNumber": 13,
+            "body": {"stringValue": format!("n={i}")},
+            "attributes": [
+                {"key": "n", "value": {"intValue": i}},
+                {"key": "big", "value": {"intValue": i64::MAX - i as i64}},
+                {"key": "neg", "value": {"intValue": -(i as i64) - 1_000}},
+            ],
+        });
+        match i % 3 {
+            0 => r["timeUnixNano"] = json!(time),
+            1 => r["observedTimeUnixNano"] = json!(time),
+            _ => r["timeUnixNano"] = json!(time.to_string()),
+        }
+        r
+    };
+    let body = json!({"resourceLogs": [{
+        "resource": {"attributes": [
+            {"key": "service.name", "value": {"stringValue": "num"}},
+            {"key": "pid", "value": {"intValue": 4_294_967_296u64}},
+        ]},
+        "scopeLogs": [{"logRecords": (0..N).map(record).collect::<Vec<_>>()}]
+    }]});
+    let r = post(
+        addr,
+        "/v1/logs",
+        "application/json",
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{r:?} {}", String::from_utf8_lossy(&r.body));
+    lf.stop();
+    let lines = common::read_lines(&lf.path("out.json"));
+    assert_numbers(&records(&lines), N);
+    for l in &lines {
+        let line: Value = serde_json::from_str(l).unwrap();
+        let r = &line["record"];
+        let i = r["n"].as_u64().unwrap();
+        assert_eq!(line["tag"], json!("otel.num"), "{l}");
+        let time = chrono::DateTime::parse_from_rfc3339(line["time"].as_str().unwrap()).unwrap();
+        let nanos = time.timestamp_nanos_opt().unwrap() as u64;
+        assert_eq!(nanos, T0 + i * 1_000_000_123, "{l}");
+        assert_eq!(r["big"], json!(i64::MAX - i as i64), "{l}");
+        assert_eq!(r["neg"], json!(-(i as i64) - 1_000), "{l}");
+        assert_eq!(r["message"], json!(format!("n={i}")), "{l}");
+        assert_eq!(r["severity"], json!(13), "{l}");
+        assert_eq!(
+            r["resource"],
+            json!({"service.name": "num", "pid": 4_294_967_296u64}),
+            "{l}"
+        );
+    }
+}
+
+/// The default `max_body_bytes` of the `otlp` source.
+const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// How soon the costliest request is answered: within a second by a
+/// release build; an unoptimised (debug) build, which tests run, decodes
+/// several times slower (about 0.8–1 s alone for these requests on a
+/// 2-CPU machine), so it is given 4 s. Either way far from what a cost
+/// growing with the square of the request took: over 30 s.
+const ANSWERED_WITHIN: Duration = if cfg!(debug_assertions) {
+    Duration::from_secs(4)
+} else {
+    Duration::from_secs(1)
+};
+
+/// The `i`-th shortest distinct string over `alphabet` ("", then one
+/// character, then two, …; `i` from 0 is the first non-empty one).
+fn nth_name(alphabet: &[u8], i: usize) -> String {
+    let base = alphabet.len();
+    let (mut i, mut len, mut count) = (i, 1, base);
+    while i >= count {
+        i -= count;
+        len += 1;
+        count *= base;
+    }
+    let mut name = vec![0u8; len];
+    for c in name.iter_mut().rev() {
+        *c = alphabet[i % base];
+        i /= base;
+    }
+    String::from_utf8(name).unwrap()
+}
+
+/// `body` as protobuf field `field` (length-delimited).
+fn pb_field(out: &mut Vec<u8>, field: u32, body: &[u8]) {
+    prost::encoding::encode_key(field, prost::encoding::WireType::LengthDelimited, out);
+    prost::encoding::encode_varint(body.len() as u64, out);
+    out.extend_from_slice(body);
+}
+
+/// The request of one LogRecord with as many distinct attribute keys
+/// (no values: each key is all an attribute costs) as `limit` bytes of
+/// protobuf hold; and how many.
+fn pb_many_keys(limit: usize) -> (Vec<u8>, usize) {
+    // 0x01..=0x7f: one byte of UTF-8 each
+    let alphabet: Vec<u8> = (1..=0x7f).collect();
+    let (mut record, mut kv) = (Vec::with_capacity(limit), Vec::new());
+    let mut keys = 0;
+    // the three messages around the record: a tag and a length each
+    while record.len() + 3 * 5 < limit {
+        kv.clear();
+        pb_field(&mut kv, 1, nth_name(&alphabet, keys).as_bytes());
+        if record.len() + kv.len() + 2 + 3 * 5 > limit {
+            break;
+        }
+        pb_field(&mut record, 6, &kv);
+        keys += 1;
+    }
+    let (mut scope, mut resource, mut request) = (Vec::new(), Vec::new(), Vec::new());
+    pb_field(&mut scope, 2, &record);
+    pb_field(&mut resource, 2, &scope);
+    pb_field(&mut request, 1, &resource);
+    assert!(request.len() <= limit);
+    (request, keys)
+}
+
+/// The request of as many resources as `limit` bytes of protobuf hold,
+/// each with one empty LogRecord and a `service.name` of `tags` (each
+/// one's own tag, taken in turn); and how many.
+fn pb_many_resources(limit: usize, tags: usize) -> (Vec<u8>, usize) {
+    let alphabet = name_alphabet();
+    let mut request = Vec::with_capacity(limit);
+    let mut n = 0;
+    loop {
+        let resource = Resource {
+            attributes: vec![kv(
+                "service.name",
+                Any::StringValue(nth_name(&alphabet, n % tags)),
+            )],
+            ..Resource::default()
+        };
+        let rl = ResourceLogs {
+            resource: Some(resource),
+            scope_logs: vec![ScopeLogs {
+                log_records: vec![LogRecord::default()],
+                ..ScopeLogs::default()
+            }],
+            schema_url: String::new(),
+        }
+        .encode_to_vec();
+        if request.len() + rl.len() + 2 > limit {
+            break;
+        }
+        pb_field(&mut request, 1, &rl);
+        n += 1;
+    }
+    (request, n)
+}
+
+/// Printable ASCII but `"` and `\`: one byte in a JSON string.
+fn json_alphabet() -> Vec<u8> {
+    (b' '..=b'~').filter(|c| !b"\"\\".contains(c)).collect()
+}
+
+/// A JSON body of `head`, as many items `item(0)`, `item(1)`, … (with
+/// commas) as `limit` bytes hold, and `tail`; and how many.
+fn json_filled(
+    limit: usize,
+    head: &str,
+    tail: &str,
+    item: impl Fn(usize) -> String,
+) -> (Vec<u8>, usize) {
+    let mut body = Vec::with_capacity(limit);
+    body.extend_from_slice(head.as_bytes());
+    let mut n = 0;
+    loop {
+        let next = item(n);
+        if body.len() + next.len() + 1 + tail.len() > limit {
+            break;
+        }
+        if n > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(next.as_bytes());
+        n += 1;
+    }
+    body.extend_from_slice(tail.as_bytes());
+    (body, n)
+}
+
+/// [`pb_many_keys`] in OTLP/JSON.
+fn json_many_keys(limit: usize) -> (Vec<u8>, usize) {
+    let alphabet = json_alphabet();
+    json_filled(
+        limit,
+        r#"{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":["#,
+        "]}]}]}]}",
+        |i| format!(r#"{{"key":"{}"}}"#, nth_name(&alphabet, i)),
+    )
+}
+
+/// Letters and digits: tag parts as a service names itself.
+fn name_alphabet() -> Vec<u8> {
+    (b'0'..=b'9')
+        .chain(b'a'..=b'z')
+        .chain(b'A'..=b'Z')
+        .collect()
+}
+
+/// [`pb_many_resources`] in OTLP/JSON.
+fn json_many_resources(limit: usize, tags: usize) -> (Vec<u8>, usize) {
+    let alphabet = name_alphabet();
+    json_filled(limit, r#"{"resourceLogs":["#, "]}", |i| {
+        format!(
+            r#"{{"resource":{{"attributes":[{{"key":"service.name","value":{{"stringValue":"{}"}}}}]}},"scopeLogs":[{{"logRecords":[{{}}]}}]}}"#,
+            nth_name(&alphabet, i % tags)
+        )
+    })
+}
+
+/// The longest a `GET /health` of `addr` took, asked again and again
+/// until `done`.
+fn slowest_health(addr: SocketAddr, done: &std::sync::atomic::AtomicBool) -> (Duration, usize) {
+    let (mut slowest, mut asked) = (Duration::ZERO, 0);
+    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+        let t = std::time::Instant::now();
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        slowest = slowest.max(t.elapsed());
+        asked += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    (slowest, asked)
+}
+
+#[test]
+fn the_costliest_requests_the_default_body_limit_allows_are_answered_within_a_second_and_stall_no_other_source(
+) {
+    let mut lf = Logferry::start(
+        r#"
+[sources.otel]
+type = "otlp"
+address = "127.0.0.1:0"
+tag = "otel.${resource.service.name}"
+
+[sources.web]
+type = "http"
+address = "127.0.0.1:0"
+
+[sinks.null]
+type = "null"
+match = "**"
+"#,
+    );
+    let otlp = otlp_addr(&mut lf, "otel");
+    let web = lf.http_addr("web");
+    let limit = DEFAULT_MAX_BODY;
+    let (pb_keys, keys) = pb_many_keys(limit);
+    let (pb_resources, resources) = pb_many_resources(limit, MAX_TAGS);
+    let (json_keys, json_key_count) = json_many_keys(limit);
+    let (json_resources, json_resource_count) = json_many_resources(limit, MAX_TAGS);
+    eprintln!(
+        "bodies: {keys} keys, {resources} resources (protobuf); {json_key_count} keys, {json_resource_count} resources (JSON)"
+    );
+    // a tag more than a request may render: refused at once, whole
+    for (what, content_type, (body, _)) in [
+        (
+            "protobuf",
+            "application/x-protobuf",
+            pb_many_resources(limit, usize::MAX),
+        ),
+        (
+            "JSON",
+            "application/json",
+            json_many_resources(limit, usize::MAX),
+        ),
+    ] {
+        let t = std::time::Instant::now();
+        let r = post(otlp, "/v1/logs", content_type, &body);
+        let took = t.elapsed();
+        eprintln!("{what}, a tag per resource: {} in {took:?}", r.status);
+        assert_eq!(r.status, 413, "{what}: {r:?}");
+        assert!(took < ANSWERED_WITHIN, "{what}: answered in {took:?}");
+    }
+    let worst: [(&str, &str, &[u8], usize); 4] = [
+        ("protobuf keys", "application/x-protobuf", &pb_keys, 1),
+        (
+            "protobuf resources",
+            "application/x-protobuf",
+            &pb_resources,
+            resources,
+        ),
+        ("JSON keys", "application/json", &json_keys, 1),
+        (
+            "JSON resources",
+            "application/json",
+            &json_resources,
+            json_resource_count,
+        ),
+    ];
+    let mut sent = 0;
+    for (what, content_type, body, records) in worst {
+        assert!(body.len() <= limit, "{what}: {} bytes", body.len());
+        // alone: answered within a second
+        let t = std::time::Instant::now();
+        let r = post(otlp, "/v1/logs", content_type, body);
+        let alone = t.elapsed();
+        assert_eq!(r.status, 200, "{what}: {r:?}");
+        // two at once, while another source is asked for its health
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (health, asked, both) = std::thread::scope(|s| {
+            let poll = s.spawn(|| slowest_health(web, &done));
+            let t = std::time::Instant::now();
+            let posts: Vec<_> = (0..2)
+                .map(|_| s.spawn(|| post(otlp, "/v1/logs", content_type, body)))
+                .collect();
+            for p in posts {
+                let r = p.join().unwrap();
+                assert_eq!(r.status, 200, "{what}: {r:?}");
+            }
+            let both = t.elapsed();
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            let (health, asked) = poll.join().unwrap();
+            (health, asked, both)
+        });
+        eprintln!(
+            "{what} ({} bytes): alone {alone:?}, two at once {both:?}; slowest of {asked} /health of another source {health:?}",
+            body.len()
+        );
+        assert!(alone < ANSWERED_WITHIN, "{what}: answered in {alone:?}");
+        assert!(
+            health < Duration::from_millis(50),
+            "{what}: another source's /health took {health:?}"
+        );
+        sent += 3 * records;
+    }
+    lf.stop();
+    assert_eq!(
+        lf.final_counter("logferry_sink_records_total{component=\"null\"}"),
+        sent as u64
+    );
 }

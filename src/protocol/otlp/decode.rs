@@ -36,6 +36,8 @@
 //! prost would merge two lists. OTLP/JSON is read by serde into prost's
 //! types and encoded to protobuf first.
 
+use std::collections::{HashMap, HashSet};
+
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message as _;
 
@@ -49,6 +51,14 @@ use crate::protocol::protobuf::{Fields as Wire, Wire as WireValue, WireError};
 /// default limit).
 const MAX_DEPTH: usize = 100;
 
+/// Most tags the resources of one request may render. Each tag is a
+/// batch routed on its own, which costs far more than a record; no
+/// exporter sends this many resources at once (the Collector's batches
+/// are 8,192 records by default), and past it a request refused with a
+/// reason is worth more than one that holds up its connection for
+/// seconds.
+pub const MAX_TAGS: usize = 10_000;
+
 /// The records of one tag.
 #[derive(Debug)]
 pub struct Tagged {
@@ -58,9 +68,21 @@ pub struct Tagged {
 }
 
 /// Every record of the `ExportLogsServiceRequest` in `body` (protobuf), by
-/// tag, in the order their tags first came.
-pub fn records(body: &[u8], tag: &TagTemplate, now: EventTime) -> Result<Vec<Tagged>, DecodeError> {
-    let mut out: Vec<(Tag, Vec<u8>, usize)> = Vec::new();
+/// tag, in the order their tags first came; refused when the records take
+/// more than `limit` bytes (a resource's attributes are repeated in each
+/// of its records, so a small body can name far more).
+pub fn records(
+    body: &[u8],
+    tag: &TagTemplate,
+    now: EventTime,
+    limit: usize,
+) -> Result<Vec<Tagged>, DecodeError> {
+    let mut out = Batches {
+        list: Vec::new(),
+        index: HashMap::new(),
+        bytes: 0,
+        limit,
+    };
     // one record's fields at a time, the allocations kept from one to the next
     let mut fields = Fields::default();
     for f in Wire::new(body) {
@@ -70,6 +92,7 @@ pub fn records(body: &[u8], tag: &TagTemplate, now: EventTime) -> Result<Vec<Tag
         }
     }
     Ok(out
+        .list
         .into_iter()
         .filter(|(_, _, count)| *count > 0)
         .map(|(tag, buf, count)| Tagged {
@@ -78,6 +101,36 @@ pub fn records(body: &[u8], tag: &TagTemplate, now: EventTime) -> Result<Vec<Tag
             count,
         })
         .collect())
+}
+
+/// The records written so far: one buffer per tag.
+struct Batches {
+    /// Each tag's records and their count, in the order tags first came.
+    list: Vec<(Tag, Vec<u8>, usize)>,
+    /// Where each tag is in `list`: a request may hold a resource per
+    /// record, each its own tag.
+    index: HashMap<Tag, usize>,
+    /// The bytes of every record written.
+    bytes: usize,
+    /// The most `bytes` may be.
+    limit: usize,
+}
+
+impl Batches {
+    /// The position of `tag`'s buffer, made if it is new; the first made
+    /// with room for `room` bytes.
+    fn of(&mut self, tag: Tag, room: usize) -> Result<usize, DecodeError> {
+        if let Some(&i) = self.index.get(&tag) {
+            return Ok(i);
+        }
+        if self.list.len() == MAX_TAGS {
+            return Err(DecodeError::TooManyTags(MAX_TAGS));
+        }
+        let room = if self.list.is_empty() { room } else { 0 };
+        self.list.push((tag.clone(), Vec::with_capacity(room), 0));
+        self.index.insert(tag, self.list.len() - 1);
+        Ok(self.list.len() - 1)
+    }
 }
 
 /// The bytes of a message field sent once, or of all its pieces (what
@@ -138,7 +191,7 @@ fn resource_logs<'a>(
     tag: &TagTemplate,
     now: EventTime,
     fields: &mut Fields<'a>,
-    out: &mut Vec<(Tag, Vec<u8>, usize)>,
+    out: &mut Batches,
 ) -> Result<(), DecodeError> {
     let resource = head(rl)?;
     let resource = resource.get().unwrap_or_default();
@@ -146,22 +199,11 @@ fn resource_logs<'a>(
         .map_err(|e| DecodeError::Protobuf(e.to_string()))?
         .attributes;
     let tag = tag.render(&attributes);
-    let i = match out.iter().position(|(t, _, _)| *t == tag) {
-        Some(i) => i,
-        None => {
-            // the first tag's records, usually all of them, take about
-            // half as much again as their protobuf: room made once, not
-            // by doubling (each a copy) as they are written
-            let room = if out.is_empty() {
-                rl.len() + rl.len() / 2
-            } else {
-                0
-            };
-            out.push((tag, Vec::with_capacity(room), 0));
-            out.len() - 1
-        }
-    };
-    let (_, buf, count) = &mut out[i];
+    // the first tag's records, usually all of them, take about half as
+    // much again as their protobuf: room made once, not by doubling (each
+    // a copy) as they are written
+    let i = out.of(tag, rl.len() + rl.len() / 2)?;
+    let (_, buf, count) = &mut out.list[i];
     // what every record of the resource (and of a scope) repeats is
     // encoded once
     let resource = if attributes.is_empty() {
@@ -188,18 +230,31 @@ fn resource_logs<'a>(
         for f in Wire::new(v.bytes(n)?) {
             let (n, v) = f?;
             if n == 2 {
+                let before = buf.len();
                 entry(v.bytes(n)?, &shared, now, fields, buf)?;
                 *count += 1;
+                out.bytes += buf.len() - before;
+                if out.bytes > out.limit {
+                    return Err(DecodeError::TooLarge(out.limit));
+                }
             }
         }
     }
     Ok(())
 }
 
+/// Keys of a map up to which a scan finds a repeated one (cheaper than
+/// hashing for the few attributes records usually have); past it, a hash
+/// set does, so a record of many keys costs what its bytes do.
+const SCANNED_KEYS: usize = 16;
+
 /// The keys of the map being written, to write each once.
 #[derive(Default)]
 struct Fields<'a> {
     keys: Vec<&'a str>,
+    /// `keys` once there are more than [`SCANNED_KEYS`] (empty before);
+    /// std's hasher, seeded per process: the keys are the client's.
+    hashed: HashSet<&'a str>,
     /// The map's entries, written after its length is known.
     body: Vec<u8>,
 }
@@ -207,13 +262,44 @@ struct Fields<'a> {
 impl<'a> Fields<'a> {
     /// Starts an entry for `key`: false (write nothing) if it is there.
     fn key(&mut self, key: &'a str) -> bool {
-        // attributes are few: a scan is cheaper than hashing
-        if self.keys.contains(&key) {
-            return false;
+        if self.keys.len() < SCANNED_KEYS {
+            if self.keys.contains(&key) {
+                return false;
+            }
+        } else {
+            if self.hashed.is_empty() {
+                self.hashed.extend(self.keys.iter().copied());
+            }
+            if !self.hashed.insert(key) {
+                return false;
+            }
         }
         self.keys.push(key);
         write::str(&mut self.body, key.as_bytes());
         true
+    }
+
+    /// Makes room for `more` keys at once, rather than by doubling (each
+    /// time hashing every key again).
+    fn expect(&mut self, more: usize) {
+        if self.keys.len() + more > SCANNED_KEYS {
+            self.keys.reserve(more);
+            self.hashed.reserve(self.keys.len() + more);
+        }
+    }
+
+    /// Empties it for the next map, keeping its allocations; the hash
+    /// set only when this map filled it (clearing a set costs its
+    /// capacity, which a large map before must not make every later one
+    /// pay).
+    fn clear(&mut self) {
+        self.keys.clear();
+        if self.hashed.capacity() > 2 * self.hashed.len() + 2 * SCANNED_KEYS {
+            self.hashed = HashSet::new();
+        } else {
+            self.hashed.clear();
+        }
+        self.body.clear();
     }
 
     fn str(&mut self, key: &'a str, s: &str) {
@@ -319,7 +405,8 @@ struct Record<'a> {
     severity_number: i32,
     severity_text: &'a str,
     body: Option<&'a [u8]>,
-    attributes: bool,
+    /// How many attributes it has.
+    attributes: usize,
     trace_id: &'a [u8],
     span_id: &'a [u8],
     event_name: &'a str,
@@ -337,7 +424,7 @@ fn read_record(r: &[u8]) -> Result<Record<'_>, WireError> {
             5 => out.body = Some(v.bytes(n)?),
             6 => {
                 v.bytes(n)?;
-                out.attributes = true;
+                out.attributes += 1;
             }
             7 => {
                 v.varint(n)?;
@@ -365,11 +452,10 @@ fn entry<'a>(
     // request, ResourceLogs, ScopeLogs, LogRecord
     const DEPTH: usize = 3;
     let r = read_record(bytes)?;
-    f.keys.clear();
-    f.body.clear();
+    f.clear();
     let body = r.body;
     match body.map(|b| member(b, DEPTH + 1)).transpose()?.flatten() {
-        Some((6, WireValue::Len(list))) if !r.attributes => {
+        Some((6, WireValue::Len(list))) if r.attributes == 0 => {
             for f_ in Wire::new(list) {
                 let (n, v) = f_?;
                 if n == 1 {
@@ -384,7 +470,8 @@ fn entry<'a>(
         }
         None => {}
     }
-    if r.attributes {
+    if r.attributes > 0 {
+        f.expect(r.attributes);
         for f_ in Wire::new(bytes) {
             let (n, v) = f_?;
             if n == 6 {
@@ -599,7 +686,7 @@ mod tests {
     /// (tag, [(seconds, record)]) per batch.
     fn decoded(req: &ExportLogsServiceRequest, tag: &str) -> Vec<(String, Vec<(u32, Json)>)> {
         let tag = TagTemplate::parse(tag).unwrap();
-        records(&req.encode_to_vec(), &tag, NOW)
+        records(&req.encode_to_vec(), &tag, NOW, usize::MAX)
             .unwrap()
             .into_iter()
             .map(|t| {
@@ -813,24 +900,89 @@ mod tests {
     }
 
     #[test]
+    fn many_keys_keep_the_first_of_each_and_a_large_record_leaves_no_cost_behind() {
+        // keys past the scanned few are found in a hash set: a repeat of a
+        // key on either side of the switch is still dropped
+        let record = |keys: usize| LogRecord {
+            attributes: (0..keys)
+                .flat_map(|i| {
+                    [
+                        kv(&format!("k{i}"), Any::IntValue(i as i64)),
+                        kv(&format!("k{}", i / 2), s("a repeat")),
+                    ]
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let req = ExportLogsServiceRequest {
+            resource_logs: vec![ResourceLogs {
+                scope_logs: vec![ScopeLogs {
+                    log_records: vec![record(1_000), record(3), record(40)],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        };
+        let expect = |keys: usize| {
+            let m: serde_json::Map<String, Json> =
+                (0..keys).map(|i| (format!("k{i}"), json!(i))).collect();
+            (NOW.secs, Json::Object(m))
+        };
+        assert_eq!(
+            decoded(&req, "t"),
+            [("t".to_string(), vec![expect(1_000), expect(3), expect(40)])]
+        );
+    }
+
+    #[test]
+    fn too_many_tags_and_records_past_the_limit_are_refused() {
+        let request = |services: usize| {
+            ExportLogsServiceRequest {
+                resource_logs: (0..services)
+                    .map(|i| resource_logs(&i.to_string(), None, vec![LogRecord::default()]))
+                    .collect(),
+            }
+            .encode_to_vec()
+        };
+        let tag = TagTemplate::parse("otel.${resource.service.name}").unwrap();
+        let most = records(&request(MAX_TAGS), &tag, NOW, usize::MAX).unwrap();
+        assert_eq!(most.len(), MAX_TAGS);
+        assert_eq!(
+            records(&request(MAX_TAGS + 1), &tag, NOW, usize::MAX).unwrap_err(),
+            DecodeError::TooManyTags(MAX_TAGS)
+        );
+        // a fixed tag: any number of resources is one batch
+        let fixed = TagTemplate::parse("otel").unwrap();
+        let one = records(&request(MAX_TAGS + 1), &fixed, NOW, usize::MAX).unwrap();
+        assert_eq!((one.len(), one[0].count), (1, MAX_TAGS + 1));
+        // each record repeats its resource: bounded by the limit
+        let bytes = one[0].records.bytes().len();
+        assert!(records(&request(MAX_TAGS + 1), &fixed, NOW, bytes).is_ok());
+        assert_eq!(
+            records(&request(MAX_TAGS + 1), &fixed, NOW, bytes - 1).unwrap_err(),
+            DecodeError::TooLarge(bytes - 1)
+        );
+    }
+
+    #[test]
     fn bad_protobuf_is_refused_and_pieces_of_a_resource_merge() {
         let tag = TagTemplate::parse("otel.${resource.service.name}").unwrap();
         let mut req = ExportLogsServiceRequest {
             resource_logs: vec![resource_logs("api", None, vec![LogRecord::default()])],
         }
         .encode_to_vec();
-        assert!(records(&req, &tag, NOW).is_ok());
+        assert!(records(&req, &tag, NOW, usize::MAX).is_ok());
         // a string that is not UTF-8: "api" → "\xffpi"
         let at = req.windows(3).position(|w| w == b"api").unwrap();
         req[at] = 0xff;
-        assert!(records(&req, &tag, NOW).is_err());
+        assert!(records(&req, &tag, NOW, usize::MAX).is_err());
         for bad in [
             &[0x0a, 0x05, 0x0a][..],
             &[0x0a, 0x02, 0x0d, 0x00],
             &[0x08, 0x01],
         ] {
             // truncated; a wire type 5 ResourceLogs field 1; request field 1 a varint
-            assert!(records(bad, &tag, NOW).is_err(), "{bad:?}");
+            assert!(records(bad, &tag, NOW, usize::MAX).is_err(), "{bad:?}");
         }
         // a resource in two pieces is one: its attributes from both
         let piece = |k: &str, val: &str| {
@@ -860,7 +1012,7 @@ mod tests {
                 .len(),
             2
         );
-        let t = records(&req, &tag, NOW).unwrap();
+        let t = records(&req, &tag, NOW, usize::MAX).unwrap();
         assert_eq!(t[0].tag.to_string(), "otel.x");
     }
 
@@ -894,9 +1046,13 @@ mod tests {
         for lists in [40, 47, 48, 60] {
             let bytes = request(lists);
             let prost = ExportLogsServiceRequest::decode(&bytes[..]).is_ok();
-            assert_eq!(records(&bytes, &tag, NOW).is_ok(), prost, "{lists} lists");
+            assert_eq!(
+                records(&bytes, &tag, NOW, usize::MAX).is_ok(),
+                prost,
+                "{lists} lists"
+            );
         }
-        assert!(records(&request(47), &tag, NOW).is_ok());
-        assert!(records(&request(60), &tag, NOW).is_err());
+        assert!(records(&request(47), &tag, NOW, usize::MAX).is_ok());
+        assert!(records(&request(60), &tag, NOW, usize::MAX).is_err());
     }
 }

@@ -2,10 +2,17 @@
 //! `ExportLogsServiceRequest` in protobuf or JSON to records by tag
 //! ([`decode`]), and the `ExportLogsServiceResponse` that answers it
 //! ([`response`]). The message types are `opentelemetry-proto`'s, read by
-//! `prost` (protobuf) and by the crate's serde mapping (OTLP/JSON).
+//! `prost` (protobuf) and by [`json`] (OTLP/JSON).
+//!
+//! Decoding a request costs what its bytes do (no step grows faster), and
+//! a body larger than [`DECODED_IN_PLACE_BYTES`] is decoded on a thread
+//! of its own ([`decode_apart`]), so a large request never holds up the
+//! runtime threads every source answers on.
 
+mod apart;
 pub mod decode;
 pub mod grpc;
+pub mod json;
 pub mod status;
 pub mod tag;
 
@@ -15,6 +22,7 @@ use opentelemetry_proto::tonic::collector::logs::v1::{
 };
 use prost::Message;
 
+pub use apart::{decode_apart, DECODED_IN_PLACE_BYTES};
 pub use decode::Tagged;
 pub use tag::{TagTemplate, TagTemplateError};
 
@@ -75,6 +83,16 @@ pub enum DecodeError {
     Json(String),
     #[error("OTLP/JSON nested deeper than {MAX_JSON_DEPTH} levels")]
     TooDeep,
+    /// The records would take more than the memory budget (answered 413):
+    /// a resource's attributes are repeated in each of its records.
+    #[error("the request's records take more than {0} bytes (the memory budget, [limits] memory): send fewer records per request")]
+    TooLarge(usize),
+    /// The resources render more tags than one request may hold (413).
+    #[error("the request's resources render more than {0} different tags: send fewer resources per request, or a `tag` with fewer placeholders")]
+    TooManyTags(usize),
+    /// logferry stopped while the request was being decoded (503).
+    #[error("logferry is stopping: send again later")]
+    Stopped,
 }
 
 /// The request in `body`.
@@ -88,22 +106,27 @@ pub fn request(format: Format, body: &[u8]) -> Result<ExportLogsServiceRequest, 
             if crate::protocol::json::deeper_than(body, MAX_JSON_DEPTH) {
                 return Err(DecodeError::TooDeep);
             }
-            serde_json::from_slice(body).map_err(|e| DecodeError::Json(e.to_string()))
+            json::request(body).map_err(|e| DecodeError::Json(e.to_string()))
         }
     }
 }
 
-/// Every record of the request in `body`, by tag (see [`decode`]).
+/// Every record of the request in `body`, by tag (see [`decode`]); at
+/// most `limit` bytes of them.
 pub fn decode(
     format: Format,
     body: &[u8],
     tag: &TagTemplate,
     now: EventTime,
+    limit: usize,
 ) -> Result<Vec<Tagged>, DecodeError> {
     match format {
-        Format::Protobuf | Format::Grpc => decode::records(body, tag, now),
-        // read by serde into prost's types, then as protobuf
-        Format::Json => decode::records(&request(format, body)?.encode_to_vec(), tag, now),
+        Format::Protobuf | Format::Grpc => decode::records(body, tag, now, limit),
+        // read into prost's types, then as protobuf
+        Format::Json => {
+            let request = request(format, body)?.encode_to_vec();
+            decode::records(&request, tag, now, limit)
+        }
     }
 }
 

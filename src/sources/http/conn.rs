@@ -889,8 +889,27 @@ impl Handler {
                     .otlp
                     .as_ref()
                     .expect("an otlp source's request");
-                let tagged = otlp::decode(format, &body, template, EventTime::now())
-                    .map_err(|e| malformed(e.to_string()))?;
+                let limit = self.settings.memory.limit();
+                let decoded = otlp::decode_apart(format, body, template, EventTime::now(), limit);
+                let tagged = decoded.await.map_err(|e| match e {
+                    otlp::DecodeError::TooLarge(_) => Refusal::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "decoded_too_large",
+                        e.to_string(),
+                    ),
+                    otlp::DecodeError::TooManyTags(_) => Refusal::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "too_many_tags",
+                        e.to_string(),
+                    ),
+                    otlp::DecodeError::Stopped => Refusal::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "shutting_down",
+                        e.to_string(),
+                    )
+                    .retry(),
+                    e => malformed(e.to_string()),
+                })?;
                 let batches = tagged.into_iter().map(|t| (t.tag, t.records, t.count));
                 (None, batches.collect(), Some(format))
             }
@@ -926,6 +945,11 @@ impl Handler {
                 charge.split(batch.byte_len().min(charge.bytes()))
             };
             self.route(batch, part, due).await?;
+            // an OTLP request may hold thousands of tags: let the other
+            // connections of this runtime thread have a turn now and then
+            if i % 64 == 63 {
+                tokio::task::yield_now().await;
+            }
         }
         drop(ack);
         let Some(verdict) = verdict else {
