@@ -978,3 +978,53 @@ match = "**"
         sent as u64
     );
 }
+
+#[test]
+fn a_small_request_whose_records_repeat_a_large_resource_past_the_memory_budget_is_refused() {
+    let mut lf = Logferry::start(&otlp_to_file("").replace(
+        "[sinks.file]",
+        "[limits]\nmemory = \"8MiB\"\n\n[sinks.file]",
+    ));
+    let addr = otlp_addr(&mut lf, "otel");
+    // 200 KB of resource attributes repeated in each of 20,000 empty
+    // records: a 240 KB body that would be 4 GB of records
+    let mut req = request("big", 0..0);
+    let rl = &mut req.resource_logs[0];
+    rl.resource
+        .as_mut()
+        .unwrap()
+        .attributes
+        .push(kv("pad", Any::StringValue("x".repeat(200_000))));
+    rl.scope_logs[0].log_records = vec![LogRecord::default(); 20_000];
+    let t = std::time::Instant::now();
+    let r = post(
+        addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        &req.encode_to_vec(),
+    );
+    let why = Status::decode(r.body.as_slice()).unwrap();
+    assert_eq!(r.status, 413, "{r:?} {why:?}");
+    assert!(why.message.contains("memory budget"), "{why:?}");
+    assert!(
+        t.elapsed() < ANSWERED_WITHIN,
+        "answered in {:?}",
+        t.elapsed()
+    );
+    // and the source goes on
+    let ok = post(
+        addr,
+        "/v1/logs",
+        "application/x-protobuf",
+        &request("web", 0..10).encode_to_vec(),
+    );
+    assert_eq!(ok.status, 200, "{ok:?}");
+    lf.stop();
+    assert_numbers(&records(&common::read_lines(&lf.path("out.json"))), 10);
+    assert_eq!(
+        lf.final_counter(
+            "logferry_http_errors_total{component=\"otel\",kind=\"decoded_too_large\"}"
+        ),
+        1
+    );
+}
