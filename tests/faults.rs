@@ -866,3 +866,149 @@ fn kafka_broker_restart_and_kill_9_lose_nothing() {
     assert!(lf.stop().success());
     assert!(agent.stop().success());
 }
+
+/// One `text/plain` POST of `body` on a connection of its own: the
+/// answer's status, 0 when none came.
+fn post_lines(addr: std::net::SocketAddr, body: &str) -> u16 {
+    use std::io::Read;
+    let Ok(mut s) = std::net::TcpStream::connect(addr) else {
+        return 0;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(120)));
+    let sent = write!(
+        s,
+        "POST /disk HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let mut out = String::new();
+    if sent.is_err() || s.read_to_string(&mut out).is_err() {
+        return 0;
+    }
+    out.split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// HTTP clients post into a file sink with its default retry settings
+/// while its disk is full for about 20 s: once space is freed, writing
+/// resumes within a couple of seconds (the retries of records a client
+/// waits for never wait long), every client is answered 200 (none waits
+/// into the source's `request_timeout` and its 503), the log says that
+/// writing resumed and how long the outage lasted, and every record is
+/// written once.
+#[test]
+fn a_full_disk_freed_after_20s_resumes_within_seconds_and_says_so() {
+    let fs = match Tmpfs::mount("4m") {
+        Ok(fs) => fs,
+        Err(e) => {
+            common::skipped(&format!(
+                "this test mounts a tmpfs and needs root (mount -t tmpfs): {e}"
+            ));
+            return;
+        }
+    };
+    const CLIENTS: usize = 4;
+    const PER: usize = 50;
+    let out = fs.path().join("out.log");
+    let mut lf = Logferry::start(&format!(
+        "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{}\"\nformat = \"raw\"\n",
+        out.display()
+    ));
+    let addr = lf.http_addr("in");
+    let stop = Arc::new(AtomicBool::new(false));
+    // per client: requests answered, and the last answer's time
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut answers = Vec::new();
+                let mut k = 0;
+                while !stop.load(Ordering::SeqCst) {
+                    let from = (c * 1_000_000) + k * PER;
+                    let body: String = (from..from + PER).map(|i| format!("h-{i}\n")).collect();
+                    let status = post_lines(addr, &body);
+                    answers.push((status, Instant::now(), from));
+                    k += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                answers
+            })
+        })
+        .collect();
+    wait_until("records written", Duration::from_secs(20), || {
+        read_lines(&out).len() >= 500
+    });
+    let filler = fs.path().join("filler");
+    fill(&filler);
+    lf.wait_for_log("kind=\"no_space\"", Duration::from_secs(10));
+    std::thread::sleep(Duration::from_secs(20));
+    let freed = Instant::now();
+    std::fs::remove_file(&filler).unwrap();
+    let before = read_lines(&out).len();
+    wait_until(
+        "writing resumed after space was freed",
+        Duration::from_secs(60),
+        || read_lines(&out).len() > before,
+    );
+    let resumed = freed.elapsed();
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, Ordering::SeqCst);
+    let answers: Vec<_> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::copy(&out, copy.path().join("out.log")).unwrap();
+    lf.stop();
+    let log = lf.log_text();
+    let refused: Vec<_> = answers.iter().filter(|a| a.0 != 200).collect();
+    assert!(
+        refused.is_empty(),
+        "{} of {} requests not answered 200, first {:?}",
+        refused.len(),
+        answers.len(),
+        refused.first().map(|a| a.0)
+    );
+    // a couple of seconds, with room for a loaded machine
+    assert!(
+        resumed < Duration::from_secs(5),
+        "writing resumed {resumed:?} after space was freed"
+    );
+    // the longest outage the log reports (the disk may also have been
+    // full for a moment while it was being filled)
+    let secs = log
+        .lines()
+        .filter(|l| l.contains("delivering again after an outage of"))
+        .filter_map(|l| {
+            l.split("outage_secs=")
+                .nth(1)
+                .and_then(|s| s.split_whitespace().next())
+                .and_then(|s| s.trim_matches('"').parse::<f64>().ok())
+        })
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))))
+        .unwrap_or_else(|| panic!("no line says writing resumed, with outage_secs:\n{log}"));
+    assert!(
+        (15.0..60.0).contains(&secs),
+        "the outage lasted about 20 s, the log says {secs} s:\n{log}"
+    );
+    // every record answered 200 is written once
+    let (seen, odd) = {
+        let mut seen = std::collections::HashMap::new();
+        let mut odd = Vec::new();
+        for l in read_lines(&copy.path().join("out.log")) {
+            match l.strip_prefix("h-").and_then(|n| n.parse::<usize>().ok()) {
+                Some(n) => *seen.entry(n).or_insert(0) += 1,
+                None => odd.push(l),
+            }
+        }
+        (seen, odd)
+    };
+    assert!(odd.is_empty(), "torn lines: {:?}", &odd[..odd.len().min(3)]);
+    for (_, _, from) in &answers {
+        for i in *from..*from + PER {
+            assert_eq!(seen.get(&i), Some(&1), "record h-{i}");
+        }
+    }
+    drop(fs);
+}

@@ -329,6 +329,79 @@ dead_letter = "{{dir}}/dead.msgpack"
     os.delete_index(&index);
 }
 
+/// A real node refuses some documents of every bulk with a per-item 429
+/// on every try (their index has the flood-stage `read_only_allow_delete`
+/// block, whose items OpenSearch answers 429 `cluster_block_exception`):
+/// with `retry.max_attempts` and no `dead_letter`, the batches are given
+/// back to the HTTP client, which sends them again, several times. Each
+/// record the node stored is stored exactly once: a resend sends only the
+/// documents not stored.
+#[test]
+fn batches_given_back_after_max_attempts_store_each_stored_record_once() {
+    const REQUESTS: u64 = 20;
+    const PER: u64 = 50;
+    const RESENDS: usize = 4;
+    let os = OpenSearch::shared();
+    let open = unique_index("given-back-open");
+    let blocked = unique_index("given-back-blocked");
+    os.put_json(
+        &format!("/{blocked}"),
+        &json!({"settings": {"index.blocks.read_only_allow_delete": true}}),
+    );
+    let mut lf = Logferry::start(&config(
+        "",
+        &format!(
+            r#"
+[sinks.os]
+type = "opensearch"
+match = "**"
+endpoints = ["{}"]
+index = "${{record.idx}}"
+
+[sinks.os.retry]
+initial = "50ms"
+max = "200ms"
+max_attempts = 3
+"#,
+            os.url()
+        ),
+    ));
+    let addr = lf.http_addr("web");
+    let api = lf.address("api listening");
+    let goes_to_blocked = |i: u64| i % 10 == 3;
+    for r in 0..REQUESTS {
+        let body = ndjson(r * PER..(r + 1) * PER, |i| {
+            let idx = if goes_to_blocked(i) { &blocked } else { &open };
+            json!({"idx": idx, "seq": i})
+        });
+        // a client sends a request it was not answered 2xx again
+        for _ in 0..=RESENDS {
+            let (status, answer) = post(addr, "given", &body).expect("an answer");
+            assert_ne!(
+                status, 200,
+                "request {r}: some documents can never be stored: {answer}"
+            );
+        }
+    }
+    let stored = numbers_once(&os.search_all(&open), "seq");
+    assert_exactly(
+        &stored,
+        (0..REQUESTS * PER).filter(|i| !goes_to_blocked(*i)),
+    );
+    assert_eq!(os.count(&blocked), 0);
+    assert!(
+        metric(
+            api,
+            "logferry_opensearch_items_total{component=\"os\",result=\"stored_before\"}"
+        ) >= REQUESTS * (PER - PER / 10) * RESENDS as u64,
+        "the resent batches' stored documents were skipped"
+    );
+    lf.stop();
+    os.delete_index(&open);
+    // the block allows a delete
+    os.delete_index(&blocked);
+}
+
 /// A whole batch refused (5,000 documents, the default `batch_records`):
 /// the bulk answer, one error per item, is larger than the default
 /// `max_response_bytes` of other request sinks; it must still be read, the

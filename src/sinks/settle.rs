@@ -5,7 +5,12 @@
 //! - `Delivered`: the records are accepted (acknowledged to their source).
 //! - `Retry { after }`: they go back to the sink, to be tried again after
 //!   `after`; once `retry.max_attempts` attempts have failed, the verdict
-//!   becomes `Rejected` (kind `retries_exhausted`).
+//!   becomes `Rejected` (kind `retries_exhausted`). When a client waits
+//!   for some of them (an HTTP request, a forward chunk with an ack), the
+//!   wait is at most [`WAITED_RETRY_MAX`], well below the clients'
+//!   `request_timeout`, so the destination's return reaches them before
+//!   they give up and send the records again. The first delivery after
+//!   failed attempts is logged with how long the outage lasted.
 //! - `Rejected { reason }`: the destination can never take these records;
 //!   never retried, never sent again by their source. With a `dead_letter`
 //!   file, they are appended to it (fsynced) as Forward-protocol frames,
@@ -38,6 +43,8 @@
 //! not know. Every append is fsynced before the records
 //! are acknowledged. A failed append is cut back, so the file never ends in
 //! a partial frame.
+
+pub mod given_back;
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -96,7 +103,16 @@ pub trait Settle {
     fn reject(self);
     /// Set aside for good: settled, the source told why.
     fn refuse(self, refusal: Refusal);
+    /// Whether a client waits for the acknowledgement now.
+    fn is_waited_on(&self) -> bool {
+        false
+    }
 }
+
+/// The longest wait before a retry of records a client waits for: well
+/// below the sources' `request_timeout` (30 s by default), so that a
+/// destination that comes back is used while the client still waits.
+pub const WAITED_RETRY_MAX: Duration = Duration::from_secs(1);
 
 /// Bytes a line takes in a `[time, {"message": line}]` entry beyond the
 /// bytes it has in [`Records::Lines`] data (its `\n` included): an upper
@@ -151,6 +167,9 @@ impl Settle for Delivery {
     fn refuse(self, refusal: Refusal) {
         self.batch().ack.refuse(refusal);
         Delivery::accept(self)
+    }
+    fn is_waited_on(&self) -> bool {
+        self.batch().is_waited_on()
     }
 }
 
@@ -361,6 +380,16 @@ pub struct Settler {
     /// Retry warnings, rate-limited: a destination down for long would
     /// otherwise flood the log.
     log: RateLimitedLog,
+    /// Since when attempts fail, and how many did: the recovery is logged
+    /// with how long the outage lasted.
+    outage: Mutex<Option<Outage>>,
+}
+
+/// A run of failed attempts, not yet followed by a delivery.
+#[derive(Debug, Clone, Copy)]
+struct Outage {
+    since: Instant,
+    failed: u32,
 }
 
 impl Settler {
@@ -399,6 +428,7 @@ impl Settler {
                 l,
             ),
             log: RateLimitedLog::new(WARN_INTERVAL),
+            outage: Mutex::new(None),
         }
     }
 
@@ -446,11 +476,18 @@ impl Settler {
         let records: usize = items.iter().map(Settle::records).sum();
         let reason = match verdict {
             Verdict::Delivered => {
+                self.recovered();
                 self.metrics.records.add(records as u64);
                 items.into_iter().for_each(Settle::accept);
                 return Settled::Accepted;
             }
             Verdict::Retry { after } if !self.retry.exhausted(attempt) => {
+                self.failed();
+                let after = if items.iter().any(Settle::is_waited_on) {
+                    after.min(WAITED_RETRY_MAX)
+                } else {
+                    after
+                };
                 self.retries.add(records as u64);
                 warn_limited!(self.log, "retry", sink = %self.name, records, attempt,
                     retry_in = ?after, "delivery failed; trying again");
@@ -467,6 +504,28 @@ impl Settler {
             Verdict::Rejected { reason } => return self.refuse(items, records, &reason),
         };
         self.give_up(items, &reason)
+    }
+
+    /// An attempt failed: an outage starts, or goes on (for a sink that
+    /// waits for its retries itself).
+    pub fn failed(&self) {
+        let mut o = self.outage.lock().unwrap_or_else(|e| e.into_inner());
+        let o = o.get_or_insert(Outage {
+            since: Instant::now(),
+            failed: 0,
+        });
+        o.failed += 1;
+    }
+
+    /// Records were delivered: an outage, if there was one, is over.
+    fn recovered(&self) {
+        let over = self.outage.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(o) = over {
+            let lasted = o.since.elapsed();
+            tracing::info!(sink = %self.name, outage_secs = format_args!("{:.1}", lasted.as_secs_f64()),
+                failed_attempts = o.failed,
+                "delivering again after an outage of {:.1} s", lasted.as_secs_f64());
+        }
     }
 
     /// `logferry_sink_rejections_total{kind}` for `records` more.
@@ -548,6 +607,7 @@ impl Settler {
     /// aside (dead-lettered, or dropped and logged), the rest count as
     /// delivered, and the source moves on.
     pub fn settle_partly(&self, d: Delivery, aside: Vec<SetAside>) {
+        self.recovered();
         let Some(reason) = aside.first().map(|a| a.reason.clone()) else {
             self.metrics.records.add(d.batch().count as u64);
             return d.accept();
@@ -689,14 +749,24 @@ impl Parked {
         self.at
     }
 
-    /// Queues a new delivery behind those waiting.
+    /// Queues a new delivery behind those waiting; one a client waits for
+    /// brings the retry within [`WAITED_RETRY_MAX`].
     pub fn push(&mut self, d: Delivery) {
+        if d.batch().is_waited_on() {
+            let soon = Instant::now() + WAITED_RETRY_MAX;
+            self.at = self.at.map(|at| at.min(soon));
+        }
         self.items.push(d);
     }
 
     /// Parks `items` (the failed attempt's, oldest) ahead of the others.
     pub fn park(&mut self, mut items: Vec<Delivery>, after: Duration) {
         items.append(&mut self.items);
+        let after = if items.iter().any(|d| d.batch().is_waited_on()) {
+            after.min(WAITED_RETRY_MAX)
+        } else {
+            after
+        };
         self.items = items;
         self.at = Some(Instant::now() + after);
     }

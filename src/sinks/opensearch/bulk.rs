@@ -24,6 +24,9 @@ pub struct Doc {
     pub time: EventTime,
     /// Its action and document lines in the request's buffer.
     pub lines: Range<usize>,
+    /// The record's tag and content, to know it again when its batch
+    /// comes back ([`record_key`]).
+    pub key: u128,
 }
 
 /// Writes the action and document lines of records.
@@ -136,6 +139,7 @@ impl BulkEncoder {
                 record,
                 time,
                 lines: start..out.len(),
+                key: record_key(tag, rec),
             });
             record += 1;
         })?;
@@ -153,6 +157,22 @@ fn document_id(tag: &str, time: EventTime, rec: RecordRef<'_>) -> u128 {
     h.update(&[0]);
     h.update(&time.secs.to_be_bytes());
     h.update(&time.nanos.to_be_bytes());
+    match rec {
+        RecordRef::Map(m) => h.update(m),
+        RecordRef::Line(l) => {
+            h.update(b"line");
+            h.update(l);
+        }
+    }
+    h.digest128()
+}
+
+/// A record by its tag and content, not its time (a batch sent again by
+/// an HTTP client or read again from a file has a new one).
+pub fn record_key(tag: &str, rec: RecordRef<'_>) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(tag.as_bytes());
+    h.update(&[0]);
     match rec {
         RecordRef::Map(m) => h.update(m),
         RecordRef::Line(l) => {

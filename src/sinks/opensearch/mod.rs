@@ -21,7 +21,11 @@
 //! set aside. When `retry.max_attempts` runs out with documents still
 //! failing, those are dead-lettered (kind `retries_exhausted`) if
 //! `dead_letter` is set, else their batches are given back to their
-//! sources, which send them again.
+//! sources, which send them again; the documents of those batches that
+//! were stored are remembered ([`GivenBack`]) and skipped when they come
+//! again, so only the ones not stored are sent again, never a stored one
+//! twice (counted as `logferry_opensearch_items_total{result=
+//! "stored_before"}`).
 //!
 //! Requests go to the `endpoints` in turn, skipping those whose last
 //! request got no answer; a probe (`GET /`) asks those again every
@@ -41,7 +45,8 @@ use super::http::client::Answer;
 use super::http::config::{Compression, StatusPattern};
 use super::http::gather::{self, Deliver, Gathering};
 use super::http::{rejection, retry_wait, shown, Requests};
-use super::settle::{entry_at, SetAside, Settler};
+use super::settle::given_back::GivenBack;
+use super::settle::{entry_at, SetAside, Settler, WAITED_RETRY_MAX};
 use super::verdict::Rejection;
 use crate::buffer::{Delivery, QueueReceiver};
 use crate::metrics::{Counter, Gauge, Registry};
@@ -71,6 +76,9 @@ pub struct OpenSearchSink {
     gathering: Gathering,
     settler: Settler,
     metrics: Metrics,
+    /// Documents stored (or set aside) of batches given back to their
+    /// sources: skipped once when they come again.
+    given_back: RefCell<GivenBack>,
 }
 
 struct Metrics {
@@ -79,6 +87,9 @@ struct Metrics {
     /// Nodes whose last exchange got an answer (`/ready`).
     connected: Gauge,
     indexed: Counter,
+    /// Documents of a batch sent again that were stored before it was
+    /// given back: not sent again.
+    stored_before: Counter,
     retried: Counter,
     rejected: Counter,
     missing_fields: Counter,
@@ -107,6 +118,7 @@ impl Metrics {
                 l,
             ),
             indexed: items("indexed"),
+            stored_before: items("stored_before"),
             retried: items("retried"),
             rejected: items("rejected"),
             missing_fields: r.counter(
@@ -154,6 +166,8 @@ struct Pending {
     window: usize,
     /// Per batch, its documents set aside.
     aside: Vec<Vec<SetAside>>,
+    /// Per batch, the record number and key of each of its documents.
+    keys: Vec<Vec<(usize, u128)>>,
 }
 
 impl OpenSearchSink {
@@ -227,6 +241,7 @@ impl OpenSearchSink {
             },
             settler,
             metrics,
+            given_back: RefCell::new(GivenBack::default()),
         })
     }
 
@@ -290,6 +305,7 @@ impl OpenSearchSink {
             total: 0,
             window: usize::MAX,
             aside: Vec::new(),
+            keys: Vec::new(),
         };
         let (missing_before, ids_before) = (enc.missing_fields, enc.missing_ids);
         for d in batches {
@@ -314,7 +330,27 @@ impl OpenSearchSink {
         self.metrics.missing_ids.add(enc.missing_ids - ids_before);
         p.lines = Bytes::from(lines);
         p.total = p.docs.len();
+        p.keys = vec![Vec::new(); p.batches.len()];
+        for d in &p.docs {
+            p.keys[d.batch].push((d.record, d.key));
+        }
+        self.skip_stored_before(&mut p);
         p
+    }
+
+    /// Leaves out the documents stored before their batch was given back
+    /// (see [`GivenBack`]).
+    fn skip_stored_before(&self, p: &mut Pending) {
+        let mut given_back = self.given_back.borrow_mut();
+        if given_back.is_empty() {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let before = p.docs.len();
+        p.docs.retain(|d| !given_back.take(d.key, now));
+        self.metrics
+            .stored_before
+            .add((before - p.docs.len()) as u64);
     }
 
     /// The body of the first `n` documents still pending (without a copy
@@ -388,6 +424,19 @@ impl OpenSearchSink {
             return self.settle_done(p);
         }
         let failing: std::collections::BTreeSet<usize> = p.docs.iter().map(|d| d.batch).collect();
+        // the documents of those batches done with are not sent again
+        let pending: std::collections::HashSet<(usize, usize)> =
+            p.docs.iter().map(|d| (d.batch, d.record)).collect();
+        let now = std::time::Instant::now();
+        let mut given_back = self.given_back.borrow_mut();
+        for &i in &failing {
+            for &(record, key) in &p.keys[i] {
+                if !pending.contains(&(i, record)) {
+                    given_back.remember(key, now);
+                }
+            }
+        }
+        drop(given_back);
         p.docs.clear();
         let (mut back, mut done) = (Vec::new(), Vec::new());
         for (i, (d, aside)) in p.batches.drain(..).zip(p.aside.drain(..)).enumerate() {
@@ -520,6 +569,13 @@ impl Deliver for OpenSearchSink {
                 return self.give_up(&mut p, attempt);
             }
             self.settler.metrics().errors.inc();
+            self.settler.failed();
+            // a client waiting for these documents is answered in time
+            let wait = if p.batches.iter().any(|d| d.batch().is_waited_on()) {
+                wait.min(WAITED_RETRY_MAX)
+            } else {
+                wait
+            };
             tokio::time::sleep(wait).await;
         }
     }
