@@ -317,6 +317,8 @@ fn run(config: Config, reload_from: crate::topology::reload::ReloadFrom) -> Exit
         let mut pipeline = match Pipeline::start(config).await {
             Ok(p) => p,
             Err(e) => {
+                // the message must not quote a secret (as validate's)
+                let e = reload_from.redactions().apply(&e);
                 tracing::error!("{e}");
                 if !crate::logging::is_json() {
                     eprintln!("error: {e}");

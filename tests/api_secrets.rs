@@ -115,3 +115,31 @@ fn header_credentials_show_nowhere_the_configuration_is_echoed() {
     lf.stop();
     assert_no_secret("the log", &lf.log_text());
 }
+
+/// A component that cannot start (here a file sink whose directory,
+/// from the environment, cannot be made) is reported without quoting
+/// what came from the environment: the log says `${LOG_DIR}`.
+#[test]
+fn a_failed_start_does_not_quote_the_environment() {
+    let secret_dir = "/proc/secret-dir-9f3a2c";
+    let mut lf = Logferry::start_with_env(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app.web"
+rate = 20
+message = "hello"
+
+[sinks.file]
+type = "file"
+match = "**"
+path = "${LOG_DIR}/deeper/out.log"
+"#,
+        [("LOG_DIR", secret_dir)],
+    );
+    let status = lf.wait(Duration::from_secs(30));
+    assert!(!status.success(), "{}", lf.log_text());
+    let log = lf.log_text();
+    assert!(log.contains("${LOG_DIR}"), "{log}");
+    assert!(!log.contains("secret-dir-9f3a2c"), "{log}");
+}

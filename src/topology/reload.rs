@@ -59,6 +59,21 @@ pub enum ReloadFrom {
     Embedded,
 }
 
+impl ReloadFrom {
+    /// What a message about this configuration must not quote, read now
+    /// ([`crate::config::redact`]): for what a reload or a start reports
+    /// once the configuration has parsed (a component that would not
+    /// start).
+    pub fn redactions(&self) -> crate::config::redact::Redactions {
+        let text = match self {
+            ReloadFrom::File(path) => std::fs::read_to_string(path).unwrap_or_default(),
+            ReloadFrom::Embedded => DEFAULT_CONFIG.to_string(),
+            ReloadFrom::Nothing => String::new(),
+        };
+        crate::config::redact::Redactions::from_env(&text)
+    }
+}
+
 /// What a reload changes, by component name.
 #[derive(Debug, Default)]
 struct Plan {
@@ -447,11 +462,11 @@ impl Pipeline {
             *self.config_text.lock().unwrap_or_else(|e| e.into_inner()) = new.shown.clone();
             Ok(plan.summary)
         } else {
-            Err(format!(
+            Err(self.reload_from.redactions().apply(&format!(
                 "{origin}: partly applied ({}); the previous configuration of these components is kept: {}",
                 plan.summary,
                 failures.join("; ")
-            ))
+            )))
         }
     }
 }
