@@ -335,19 +335,7 @@ checkpoint_interval = "10ms"
 /// the upload is checked again, and logferry killed, or let go on. Polls
 /// `tries` times; whether it killed.
 fn kill_mid_upload(lf: &mut Logferry, server: &S3Server, journal: &Path, tries: usize) -> bool {
-    let mid_way = || {
-        let listed = std::fs::read_to_string(journal).unwrap_or_default();
-        let files = server.unfinished_uploads();
-        listed
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .any(|u| {
-                let id = u["upload_id"].as_str().unwrap();
-                let parts = format!(".upload_id-{id}.part-");
-                files.contains(&format!(".upload-{id}.json"))
-                    && files.iter().any(|f| f.starts_with(&parts))
-            })
-    };
+    let mid_way = || upload_mid_way(server, journal);
     let pid = lf.pid() as i32;
     let signal = |sig: i32| {
         // SAFETY: kill(2) on the pid of a child the test owns.
@@ -368,24 +356,47 @@ fn kill_mid_upload(lf: &mut Logferry, server: &S3Server, journal: &Path, tries: 
     false
 }
 
-#[test]
-fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
-    let server = S3Server::start();
-    let work = tempfile::tempdir().unwrap();
-    const N: u64 = 2_000_000;
-    // 9 bytes a line, uncompressed: objects of 6 MiB, each in two parts
-    let config = format!(
+/// Whether the journal at `journal` lists an upload that has a part
+/// stored on `server` and is not completed (s3s-fs forgets the upload's
+/// id first when it completes one).
+fn upload_mid_way(server: &S3Server, journal: &Path) -> bool {
+    let listed = std::fs::read_to_string(journal).unwrap_or_default();
+    let files = server.unfinished_uploads();
+    listed
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .any(|u| {
+            let id = u["upload_id"].as_str().unwrap_or_default();
+            let parts = format!(".upload_id-{id}.part-");
+            files.contains(&format!(".upload-{id}.json"))
+                && files.iter().any(|f| f.starts_with(&parts))
+        })
+}
+
+/// `n` numbered lines tailed from `work` into objects of 6 MiB, each in
+/// two parts (9 bytes a line, uncompressed), with the multipart journal
+/// in `work/state`.
+fn tailed_into_multipart_objects(server: &S3Server, n: u64, work: &Path) -> String {
+    format!(
         "{}{}",
-        tailed(N, work.path()),
+        tailed(n, work),
         s3_sink(
             &server.endpoint(),
             &format!(
                 "{}\nstate_dir = \"{}/state\"\nbuffer = {{ max_bytes = \"64MiB\" }}",
                 six_mib_objects("1s"),
-                work.path().display()
+                work.display()
             )
         )
-    );
+    )
+}
+
+#[test]
+fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
+    let server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 2_000_000;
+    let config = tailed_into_multipart_objects(&server, N, work.path());
     let mut lf = Logferry::start(&config);
     wait_until("an object stored", Duration::from_secs(60), || {
         metric_value(
@@ -394,7 +405,7 @@ fn killed_mid_upload_loses_nothing_and_leaves_no_upload() {
         ) >= 1.0
     });
     let journal_path = work.path().join("state/s3-out.uploads");
-    let killed_with_upload = kill_mid_upload(&mut lf, &server, &journal_path, 5000);
+    let killed_with_upload = kill_mid_upload(&mut lf, &server, &journal_path, 20_000);
     if !killed_with_upload {
         lf.kill();
     }
@@ -935,4 +946,217 @@ fn a_reload_changing_the_key_stores_every_record_once() {
             lf.log_text()
         );
     }
+}
+
+/// A wrong secret is found by the check at start (a signed HEAD on the
+/// bucket), not by the first upload `max_object_age` later: `/ready`
+/// says not ready, and why, right after the start; the right secret is
+/// ready at once.
+#[test]
+fn a_wrong_secret_is_not_ready_right_after_the_start() {
+    let server = S3Server::start();
+    let config = |secret: &str| {
+        format!(
+            "[sources.gen]\ntype = \"generator\"\ntag = \"app\"\nrate = 10\nsize = 8\n{}",
+            s3_sink(
+                &server.endpoint(),
+                &format!("secret_access_key = \"{secret}\"\ndrain_timeout = \"1s\"")
+            )
+        )
+    };
+    let mut wrong = Logferry::start(&config("wrong"));
+    let api = wrong.address("api listening");
+    let body = common::wait_ready(api, "503", Duration::from_secs(10));
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let reason = v["sinks"]["out"]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("credentials"),
+        "the reason names the credentials: {body}"
+    );
+    assert!(server.objects().is_empty());
+    wrong.wait_for_log("refused the credentials", Duration::from_secs(5));
+    wrong.stop();
+    let mut right = Logferry::start(&config(SECRET_KEY));
+    let api = right.address("api listening");
+    common::wait_ready(api, "200", Duration::from_secs(10));
+    right.stop();
+}
+
+/// One `text/plain` POST of `body` to `path` on a connection of its own:
+/// its status, or `None` when no answer came.
+fn post_text(addr: SocketAddr, path: &str, body: &str) -> Option<u16> {
+    use std::io::Write as _;
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(120))).ok()?;
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nhost: x\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    out.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// HTTP clients posting into an s3 sink with its defaults (objects closed
+/// 60 s after their first record at the latest, longer than the source's
+/// `request_timeout` of 30 s): every request is answered 2xx well within
+/// the timeout, since a batch whose client waits closes its object at
+/// once, and every record is stored once (no client timed out and sent
+/// its records again).
+#[test]
+fn http_clients_on_an_s3_sink_with_defaults_are_answered_in_time() {
+    let server = S3Server::start();
+    const CLIENTS: u64 = 4;
+    const REQUESTS: u64 = 20;
+    const PER: u64 = 100;
+    let config = format!(
+        "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n{}",
+        s3_sink(
+            &server.endpoint(),
+            &format!("secret_access_key = \"{SECRET_KEY}\"")
+        )
+    );
+    let mut lf = Logferry::start(&config);
+    let addr = lf.http_addr("web");
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            std::thread::spawn(move || {
+                let mut slowest = Duration::ZERO;
+                for r in 0..REQUESTS {
+                    let from = (c * REQUESTS + r) * PER;
+                    let body: String = (from..from + PER).map(|i| format!("{i}\n")).collect();
+                    let at = std::time::Instant::now();
+                    let status = post_text(addr, "/app", &body);
+                    slowest = slowest.max(at.elapsed());
+                    assert_eq!(status, Some(200), "client {c}, request {r}");
+                }
+                slowest
+            })
+        })
+        .collect();
+    let slowest = clients
+        .into_iter()
+        .map(|c| c.join().unwrap())
+        .max()
+        .unwrap();
+    // 30 s is the source's request_timeout; a loaded machine is slow, but
+    // not this slow
+    assert!(
+        slowest < Duration::from_secs(10),
+        "a client waited {slowest:?}"
+    );
+    let n = CLIENTS * REQUESTS * PER;
+    assert_each_once(&server.objects(), n);
+    lf.stop();
+}
+
+/// The store goes down in the middle of a multipart upload and comes back:
+/// the upload the failed attempt left is aborted once the store answers,
+/// in the same run (none is left on the store), every record is stored,
+/// and the next start does not say that records "come again".
+#[test]
+fn an_upload_cut_by_an_outage_is_aborted_when_the_store_returns() {
+    let mut server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 2_000_000;
+    let config = tailed_into_multipart_objects(&server, N, work.path());
+    let mut lf = Logferry::start(&config);
+    let journal = work.path().join("state/s3-out.uploads");
+    // an upload with a part stored and not completed: logferry is held
+    // (SIGSTOP) while the server goes down under it
+    let pid = lf.pid() as i32;
+    let signal = |sig: i32| {
+        // SAFETY: kill(2) on the pid of a child the test owns.
+        unsafe { libc::kill(pid, sig) };
+    };
+    let mid_way = |server: &S3Server| upload_mid_way(server, &journal);
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never saw an upload in progress"
+        );
+        if mid_way(&server) {
+            signal(libc::SIGSTOP);
+            std::thread::sleep(Duration::from_millis(500));
+            if mid_way(&server) {
+                server.stop();
+                signal(libc::SIGCONT);
+                break;
+            }
+            signal(libc::SIGCONT);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    wait_until("a failed upload", Duration::from_secs(60), || {
+        metric_value(
+            &metrics(&mut lf),
+            "logferry_sink_s3_errors_total{component=\"out\",kind=\"request\"}",
+        ) >= 1.0
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    server.restart();
+    wait_until("every record stored", Duration::from_secs(180), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    wait_until(
+        "no unfinished upload left in this run",
+        Duration::from_secs(30),
+        || server.unfinished_uploads().is_empty(),
+    );
+    lf.stop();
+    // the same config and checkpoints again: nothing to abort, nothing
+    // said to come again
+    let text = std::fs::read_to_string(lf.dir.path().join("logferry.toml")).unwrap();
+    let mut again = Logferry::start(&text);
+    again.address("api listening");
+    std::thread::sleep(Duration::from_secs(2));
+    again.stop();
+    let log = again.log_text();
+    assert!(!log.contains("come again"), "{log}");
+    assert!(server.unfinished_uploads().is_empty());
+}
+
+/// `validate` names an s3 sink whose one upload may take as long as the
+/// waiting clients of an HTTP source allow (such an upload can only end
+/// in their 503 and a resend); the defaults fit, and so does a disk
+/// buffer, which answers the clients once their records are on disk.
+#[test]
+fn validate_warns_about_uploads_that_outlast_waiting_clients() {
+    let validate = |sink_extra: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let config = format!(
+            "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n{}",
+            s3_sink(
+                "http://127.0.0.1:9",
+                &format!("secret_access_key = \"{SECRET_KEY}\"\n{sink_extra}")
+            )
+        );
+        std::fs::write(&path, config).unwrap();
+        let out = Command::new(common::BIN)
+            .args(["validate", "-c"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    };
+    let slow = validate("request_timeout = \"30s\"");
+    assert!(
+        slow.contains("[sinks.out]") && slow.contains("[sources.web]") && slow.contains("503"),
+        "{slow}"
+    );
+    let defaults = validate("");
+    assert!(!defaults.contains("503"), "{defaults}");
+    let disk = validate(
+        "request_timeout = \"30s\"\nbuffer = { type = \"disk\", dir = \"/tmp/logferry-validate-s3\" }",
+    );
+    assert!(!disk.contains("503"), "{disk}");
 }

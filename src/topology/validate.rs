@@ -113,7 +113,38 @@ fn warn(checked: &Checked, config: &Config) -> Vec<ConfigError> {
         .into_iter()
         .chain(oversized)
         .chain(held_answers(checked, config))
+        .chain(s3_uploads_outlast_clients(checked, config))
         .collect()
+}
+
+/// s3 sinks with a memory buffer whose one upload may take as long as a
+/// waiting client of an HTTP or OTLP source allows (any tag may come from
+/// such a source, so every s3 sink is taken as reached).
+fn s3_uploads_outlast_clients<'a>(
+    checked: &'a Checked,
+    config: &'a Config,
+) -> impl Iterator<Item = ConfigError> + 'a {
+    use crate::sources::http::AckMode;
+    let shortest = config
+        .sources
+        .iter()
+        .filter_map(|s| match &s.kind {
+            SourceKind::Http(h) if h.ack == AckMode::Sinks => Some((s, h.request_timeout)),
+            SourceKind::Otlp(o) if o.http.ack == AckMode::Sinks => {
+                Some((s, o.http.request_timeout))
+            }
+            _ => None,
+        })
+        .min_by_key(|(_, t)| *t);
+    config
+        .sinks
+        .iter()
+        .filter_map(move |k| match (&k.kind, shortest) {
+            (SinkKind::S3(c), Some((s, waits))) if k.buffer.disk_dir().is_none() => c
+                .waiting_clients_warning(&s.name, waits)
+                .map(|w| checked.error_at(&["sinks", &k.name], format!("[sinks.{}]: {w}", k.name))),
+            _ => None,
+        })
 }
 
 /// Multiline filters that answer waiting clients for the lines they hold

@@ -133,8 +133,10 @@ const fn default_part_bytes() -> usize {
     8 << 20
 }
 
+/// Below the listening sources' `request_timeout` (30 s): a client that
+/// waits for an upload is answered before it gives up.
 const fn default_request_timeout() -> Duration {
-    Duration::from_secs(60)
+    Duration::from_secs(20)
 }
 
 const fn default_drain_timeout() -> Duration {
@@ -236,6 +238,21 @@ pub struct FileCredentials {
 }
 
 impl S3SinkConfig {
+    /// What `validate` warns about when a source's clients wait `waits`
+    /// (its `request_timeout`) for this sink through a memory buffer: one
+    /// upload request may take `request_timeout`, and one that takes as
+    /// long as the client waits can only end in the client's 503, which
+    /// sends the records again (stored twice). `None` when it fits.
+    pub fn waiting_clients_warning(&self, source: &str, waits: Duration) -> Option<String> {
+        (self.request_timeout >= waits).then(|| {
+            format!(
+                "request_timeout ({} s) is not below the request_timeout of [sources.{source}] ({} s), whose clients wait for the sinks: an upload that slow can only end in their 503, and the records they send again are stored twice; set it lower, or give the sink a disk buffer (clients are then answered once their records are on disk)",
+                self.request_timeout.as_secs_f64(),
+                waits.as_secs_f64()
+            )
+        })
+    }
+
     /// The key pair of the shared credentials file's profile, when no key
     /// pair is configured or in the environment (`env` reads a variable).
     /// A file or profile the settings name must be there; one only the

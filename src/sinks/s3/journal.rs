@@ -3,11 +3,18 @@
 //! aborted (its records were never acknowledged: their sources, or the
 //! disk buffer, send them again).
 //!
+//! An upload abandoned after a failed attempt whose abort failed too (the
+//! store was down) stays listed, marked `abandoned`: it is aborted as soon
+//! as the store answers again, in the same run. Its records went into the
+//! next attempt, so if a start finds it still listed, it says so rather
+//! than that they come again.
+//!
 //! ## File format
 //!
 //! `<state_dir>/s3-<sink name>.uploads`: one JSON object per line,
 //! `{"key": "<object key>", "upload_id": "<S3 UploadId>"}`, one line per
-//! upload started and not yet completed or aborted. The whole file is
+//! upload started and not yet completed or aborted; `"abandoned": true`
+//! is added once an attempt failed and the upload is only to be aborted. The whole file is
 //! rewritten (a temporary file, fsynced, renamed over it) whenever an
 //! upload starts or ends, so it is never half written.
 
@@ -23,6 +30,10 @@ pub struct Started {
     pub key: String,
     /// S3's id of the upload.
     pub upload_id: String,
+    /// An attempt that failed left it: its records went into the next
+    /// attempt, and it is only to be aborted.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub abandoned: bool,
 }
 
 /// The journal file and what it lists.
@@ -73,6 +84,23 @@ impl Journal {
         self.write()
     }
 
+    /// Notes that a failed attempt left `upload_id`, to be aborted.
+    pub fn abandon(&mut self, upload_id: &str) -> io::Result<()> {
+        for s in self.started.iter_mut().filter(|s| s.upload_id == upload_id) {
+            s.abandoned = true;
+        }
+        self.write()
+    }
+
+    /// The uploads abandoned by failed attempts, still to be aborted.
+    pub fn abandoned(&self) -> Vec<Started> {
+        self.started
+            .iter()
+            .filter(|s| s.abandoned)
+            .cloned()
+            .collect()
+    }
+
     /// Notes an upload completed or aborted.
     pub fn remove(&mut self, upload_id: &str) -> io::Result<()> {
         self.started.retain(|s| s.upload_id != upload_id);
@@ -108,6 +136,7 @@ mod tests {
         Started {
             key: format!("k/{id}"),
             upload_id: id.into(),
+            abandoned: false,
         }
     }
 
@@ -129,6 +158,23 @@ mod tests {
         // another sink has its own journal
         let j = Journal::open(Some(dir.path()), "other").unwrap();
         assert!(j.left().is_empty());
+    }
+
+    #[test]
+    fn abandoned_uploads_are_marked_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut j = Journal::open(Some(dir.path()), "s3").unwrap();
+        j.add(started("a")).unwrap();
+        j.add(started("b")).unwrap();
+        j.abandon("a").unwrap();
+        let text = std::fs::read_to_string(dir.path().join("s3-s3.uploads")).unwrap();
+        assert_eq!(
+            text,
+            "{\"key\":\"k/a\",\"upload_id\":\"a\",\"abandoned\":true}\n{\"key\":\"k/b\",\"upload_id\":\"b\"}\n"
+        );
+        let j = Journal::open(Some(dir.path()), "s3").unwrap();
+        assert_eq!(j.abandoned().len(), 1);
+        assert!(j.left()[0].abandoned && !j.left()[1].abandoned);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! - `key.rs`: object keys (`${tag}/%Y/%m/%d/%H/{unique}.log.gz`);
 //! - `object.rs`: the objects being built, and when they roll;
 //! - `upload.rs`: one `PUT`, or a multipart upload, and its errors;
-//! - `journal.rs`: multipart uploads in progress, aborted after a crash.
+//! - `journal.rs`: multipart uploads in progress, aborted after a crash;
+//! - `check.rs`: the bucket check at start (`/ready` from the start).
 //!
 //! SigV4 and the S3 protocol come from `object_store` (feature `aws`),
 //! not `aws-sdk-s3`: it adds seven crates to the build (it reuses the
@@ -28,6 +29,7 @@
 //! aborts at the next start; a crash between the store and the
 //! acknowledgement gives one object twice, never a record missing.
 
+pub mod check;
 pub mod config;
 pub mod journal;
 pub mod key;
@@ -40,10 +42,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
+use self::check::{bucket_url, BucketCheck, BucketProbe};
 use self::config::S3SinkConfig;
 use self::journal::Journal;
 use self::key::KeyTemplate;
-use self::object::{Objects, OpenObject};
+use self::object::{Objects, OpenObject, Unreadable};
 use self::upload::{Bucket, UploadError};
 use super::http::config::Compression;
 use super::http::encode::{compress, Encoder};
@@ -55,6 +58,13 @@ use crate::telemetry::ErrorKinds;
 
 /// Kinds of `logferry_sink_s3_errors_total`.
 const ERROR_KINDS: &[&str] = &["auth", "not_found", "refused", "journal", "request"];
+
+/// Most queued deliveries added to their objects before due objects are
+/// stored: a bound on the wait of the client that made one due.
+const QUEUED_AT_ONCE: usize = 4096;
+
+/// Longest the bucket check at start may take (records wait meanwhile).
+const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How often a sink waiting for a retry looks whether it is being stopped.
 const STOP_CHECK: Duration = Duration::from_millis(100);
@@ -70,10 +80,17 @@ pub struct S3Sink {
     compression: Compression,
     settler: Settler,
     drain_timeout: Duration,
+    /// Longest one request may take.
+    request_timeout: Duration,
     /// Upload failures by kind (each logged).
     errors: ErrorKinds,
-    /// 1 while the last upload succeeded (feeds `/ready`).
+    /// 1 while the bucket check at start and the last upload succeeded
+    /// (feeds `/ready`).
     connected: Gauge,
+    /// 1 while the store refuses the credentials (`/ready` says so).
+    credentials_refused: Gauge,
+    /// The `HEAD` on the bucket at start.
+    probe: BucketProbe,
     /// Objects stored.
     objects_stored: Counter,
     /// Of those, stored as multipart uploads.
@@ -92,7 +109,7 @@ impl S3Sink {
         registry: &Registry,
     ) -> Result<S3Sink, String> {
         c.validate()?;
-        let store = build_store(&c)?;
+        let (store, probe) = build_store(&c)?;
         let journal = Journal::open(c.state_dir.as_deref(), name).map_err(|e| {
             format!(
                 "state_dir: cannot read the multipart journal in {:?}: {e}",
@@ -105,8 +122,8 @@ impl S3Sink {
             "Servers a sink is connected to now (0: it cannot deliver).",
             l,
         );
-        // ready until an upload fails: nothing is known to be wrong
-        connected.set(1);
+        // not ready until the bucket check at start has answered
+        connected.set(0);
         Ok(S3Sink {
             name: name.to_string(),
             bucket: Bucket {
@@ -124,6 +141,7 @@ impl S3Sink {
             compression: c.compression,
             settler,
             drain_timeout: c.drain_timeout,
+            request_timeout: c.request_timeout,
             errors: ErrorKinds::new(
                 registry,
                 "logferry_sink_s3_errors_total",
@@ -132,6 +150,12 @@ impl S3Sink {
                 ERROR_KINDS,
             ),
             connected,
+            credentials_refused: registry.gauge(
+                "logferry_sink_s3_credentials_refused",
+                "1 while the store refuses the s3 sink's credentials (the bucket check at start, or the last upload).",
+                l,
+            ),
+            probe,
             objects_stored: registry.counter(
                 "logferry_sink_s3_objects_total",
                 "Objects the s3 sink stored.",
@@ -158,6 +182,11 @@ impl S3Sink {
     /// Runs until the queue is closed and the open objects are stored
     /// (or `drain_timeout` passed).
     pub async fn run(mut self, mut rx: QueueReceiver) {
+        // a stop does not wait for the check
+        tokio::select! {
+            _ = self.check_bucket() => {}
+            _ = closed(&rx) => {}
+        }
         let aborted = self.bucket.abort_left(&mut self.journal, &self.name).await;
         self.aborted.add(aborted as u64);
         self.objects.set_held_limit(rx.held_limit());
@@ -169,16 +198,18 @@ impl S3Sink {
                     Some(d) => match self.objects.add(d, &mut self.encoder, chrono::Utc::now()) {
                         Ok(ready) => ready,
                         Err(bad) => {
-                            self.bad_records.add(bad.delivery.batch().count as u64);
-                            tracing::error!(sink = %self.name, error = %bad.error,
-                                "cannot read a batch's records; rejected");
-                            bad.delivery.reject();
+                            self.unreadable(*bad);
                             continue;
                         }
                     },
                     None => break,
                 },
-                _ = sleep_until(due) => self.objects.take_due(Instant::now()),
+                _ = sleep_until(due) => {
+                    // what is queued already joins its object first
+                    let mut ready = self.add_queued(&mut rx);
+                    ready.extend(self.objects.take_due(Instant::now()));
+                    ready
+                }
             };
             for o in ready {
                 if !self.store(o, &rx, &mut stop_by).await {
@@ -191,6 +222,59 @@ impl S3Sink {
             if !self.store(o, &rx, &mut Some(stop_by)).await {
                 return;
             }
+        }
+    }
+
+    /// Adds the deliveries queued now (at most [`QUEUED_AT_ONCE`]) to
+    /// their objects; returns the objects that filled.
+    fn add_queued(&mut self, rx: &mut QueueReceiver) -> Vec<OpenObject> {
+        let mut ready = Vec::new();
+        for _ in 0..QUEUED_AT_ONCE {
+            let Some(d) = rx.try_recv() else { break };
+            match self.objects.add(d, &mut self.encoder, chrono::Utc::now()) {
+                Ok(full) => ready.extend(full),
+                Err(bad) => self.unreadable(*bad),
+            }
+        }
+        ready
+    }
+
+    fn unreadable(&self, bad: Unreadable) {
+        self.bad_records.add(bad.delivery.batch().count as u64);
+        tracing::error!(sink = %self.name, error = %bad.error,
+            "cannot read a batch's records; rejected");
+        bad.delivery.reject();
+    }
+
+    /// The `HEAD` on the bucket at start: `/ready` and the log say at once
+    /// when the credentials or the bucket are wrong. Records are taken
+    /// either way; the first upload that succeeds makes the sink ready.
+    async fn check_bucket(&self) {
+        let limit = CHECK_TIMEOUT.min(self.request_timeout);
+        let found = tokio::time::timeout(limit, self.probe.check(&self.bucket.store))
+            .await
+            .unwrap_or_else(|_| {
+                BucketCheck::Failed(format!("the store did not answer within {limit:?}"))
+            });
+        self.credentials_refused.set(u64::from(matches!(
+            found,
+            BucketCheck::CredentialsRefused(_)
+        )));
+        let Some(kind) = found.error_kind() else {
+            self.connected.set(1);
+            return;
+        };
+        self.errors.count(kind);
+        match found {
+            BucketCheck::CredentialsRefused(why) => {
+                tracing::error!(sink = %self.name, error = %why,
+                "the store refused the credentials (a wrong key id or secret, or no s3:ListBucket grant); not ready until an upload succeeds")
+            }
+            BucketCheck::NoBucket(why) => tracing::error!(sink = %self.name, error = %why,
+                "the bucket does not exist; not ready until an upload succeeds"),
+            BucketCheck::Failed(why) => tracing::warn!(sink = %self.name, error = %why,
+                "the bucket check at start failed; not ready until an upload succeeds"),
+            BucketCheck::Ready => {}
         }
     }
 
@@ -233,6 +317,7 @@ impl S3Sink {
             let verdict = match stored {
                 Ok(multipart) => {
                     self.connected.set(1);
+                    self.credentials_refused.set(0);
                     self.objects_stored.inc();
                     if multipart {
                         self.multipart.inc();
@@ -243,6 +328,7 @@ impl S3Sink {
                 }
                 Err(e) => {
                     self.connected.set(0);
+                    self.credentials_refused.set(u64::from(e.kind() == "auth"));
                     self.errors.count(e.kind());
                     tracing::warn!(sink = %self.name, key, kind = e.kind(), error = %e, attempt, "upload failed");
                     match e {
@@ -261,7 +347,15 @@ impl S3Sink {
                         return self.gave_up(records);
                     }
                 }
-                Settled::Accepted | Settled::Rejected { .. } => return true,
+                Settled::Accepted => {
+                    // the store answers again: what failed attempts left
+                    // goes now, not at the next start
+                    self.bucket
+                        .abort_abandoned(&mut self.journal, &self.name)
+                        .await;
+                    return true;
+                }
+                Settled::Rejected { .. } => return true,
             }
         }
     }
@@ -299,6 +393,13 @@ async fn wait(
     }
 }
 
+/// Returns once the queue is closed (the sink is being stopped).
+async fn closed(rx: &QueueReceiver) {
+    while !rx.is_closed() {
+        tokio::time::sleep(STOP_CHECK).await;
+    }
+}
+
 async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
@@ -331,8 +432,9 @@ fn bucket_endpoint(endpoint: &str, bucket: &str, path_style: bool) -> Result<Str
     Ok(format!("{scheme}://{bucket}.{rest}"))
 }
 
-/// The client of the bucket, as configured.
-fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> {
+/// The client of the bucket, as configured, and the bucket check with
+/// the same client settings.
+fn build_store(c: &S3SinkConfig) -> Result<(object_store::aws::AmazonS3, BucketProbe), String> {
     use object_store::aws::AmazonS3Builder;
     use object_store::{ClientOptions, RetryConfig};
     // without a proxy_url, reqwest's own: HTTP(S)_PROXY, ALL_PROXY, NO_PROXY
@@ -357,15 +459,25 @@ fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> 
         // AWS_SKIP_SIGNATURE in the environment cannot turn it off.
         .with_unsigned_payload(false)
         .with_skip_signature(false)
-        .with_client_options(options)
+        .with_client_options(options.clone())
         .with_retry(RetryConfig {
             max_retries: 0,
             retry_timeout: c.request_timeout,
             ..RetryConfig::default()
         });
+    let mut bucket_at = None;
     if let Some(e) = endpoint(c, |k| std::env::var(k).ok()) {
-        b = b.with_endpoint(bucket_endpoint(&e, &c.bucket, c.force_path_style)?);
+        let at = bucket_endpoint(&e, &c.bucket, c.force_path_style)?;
+        b = b.with_endpoint(&at);
+        bucket_at = Some(at);
     }
+    let url = bucket_url(
+        bucket_at.as_deref(),
+        &c.bucket,
+        &c.region,
+        c.force_path_style,
+    );
+    let probe = BucketProbe::new(&options, url, &c.region)?;
     if let Some((id, secret)) = c.credentials()? {
         b = b.with_access_key_id(id).with_secret_access_key(secret);
     } else if let Some(f) = c.file_credentials(|k| std::env::var(k).ok())? {
@@ -378,7 +490,8 @@ fn build_store(c: &S3SinkConfig) -> Result<object_store::aws::AmazonS3, String> 
             b = b.with_token(t);
         }
     }
-    b.build().map_err(|e| format!("s3: {e}"))
+    let store = b.build().map_err(|e| format!("s3: {e}"))?;
+    Ok((store, probe))
 }
 
 #[cfg(test)]

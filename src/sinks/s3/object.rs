@@ -6,6 +6,14 @@
 //! when it is `max_object_age` old, or (every one) when the batches held
 //! reach half of what the sink's memory queue lets it hold unsettled, so
 //! the senders never block on records waiting for an object to fill.
+//!
+//! A batch whose client waits for its acknowledgement (an HTTP or OTLP
+//! request, a forward chunk that asks for an ack) makes its object due at
+//! once: the client is answered once the object is stored, never
+//! `max_object_age` later, when it would have given up (its
+//! `request_timeout`) and sent the records again. The batches already
+//! queued behind it go into the same object first, so under load the
+//! objects still gather many requests.
 
 use std::time::Duration;
 
@@ -113,6 +121,9 @@ impl Objects {
         o.charges
             .push(d.batch().memory.charge_apart(o.body.len() - mark));
         o.records += d.batch().count;
+        if d.batch().is_waited_on() {
+            o.due = o.due.min(Instant::now());
+        }
         self.held += d.batch().byte_len();
         o.deliveries.push(d);
         let mut ready = Vec::new();

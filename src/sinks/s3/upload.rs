@@ -101,6 +101,7 @@ impl Bucket {
             .add(Started {
                 key: key.to_string(),
                 upload_id: id.clone(),
+                abandoned: false,
             })
             .map_err(UploadError::journal)?;
         let sent = self.parts(&path, &id, body).await;
@@ -113,9 +114,12 @@ impl Bucket {
             }
             Err(e) => {
                 // no part is left behind when it can be helped; if the
-                // abort fails too, the journal keeps it for the next start
+                // abort fails too (the store is down), it is aborted once
+                // the store answers again (`abort_abandoned`)
                 if self.store.abort_multipart(&path, &id).await.is_ok() {
                     let _ = journal.remove(&id);
+                } else {
+                    let _ = journal.abandon(&id);
                 }
                 Err(e)
             }
@@ -138,6 +142,30 @@ impl Bucket {
         Ok(())
     }
 
+    /// Aborts the uploads that failed attempts of this run abandoned and
+    /// could not abort then; returns how many are still left.
+    pub async fn abort_abandoned(&self, journal: &mut Journal, sink: &str) -> usize {
+        let mut left = 0;
+        for s in journal.abandoned() {
+            let path = Path::from(s.key.as_str());
+            match self.store.abort_multipart(&path, &s.upload_id).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {
+                    tracing::info!(sink, key = %s.key, upload_id = %s.upload_id,
+                        "aborted a multipart upload a failed attempt left while the store was down (its records went into a later attempt)");
+                    if let Err(e) = journal.remove(&s.upload_id) {
+                        tracing::error!(sink, error = %e, "cannot write the multipart journal");
+                    }
+                }
+                Err(e) => {
+                    left += 1;
+                    tracing::warn!(sink, key = %s.key, upload_id = %s.upload_id, error = %e,
+                        "cannot abort a multipart upload a failed attempt left; trying again after the next upload");
+                }
+            }
+        }
+        left
+    }
+
     /// Aborts the uploads a previous run left; returns how many.
     pub async fn abort_left(&self, journal: &mut Journal, sink: &str) -> usize {
         let left = journal.left().to_vec();
@@ -148,8 +176,13 @@ impl Bucket {
                 // gone already (completed or aborted): nothing to do
                 Ok(()) | Err(object_store::Error::NotFound { .. }) => {
                     aborted += 1;
-                    tracing::warn!(sink, key = %s.key, upload_id = %s.upload_id,
-                        "aborted a multipart upload the last run left unfinished; its records were not acknowledged and come again");
+                    if s.abandoned {
+                        tracing::warn!(sink, key = %s.key, upload_id = %s.upload_id,
+                            "aborted a multipart upload an earlier run abandoned after a failed attempt (the store was down); its records went into a later attempt of that run, not this upload");
+                    } else {
+                        tracing::warn!(sink, key = %s.key, upload_id = %s.upload_id,
+                            "aborted a multipart upload the last run left unfinished (it stopped mid-upload); its records were not acknowledged and come again");
+                    }
                     if let Err(e) = journal.remove(&s.upload_id) {
                         tracing::error!(sink, error = %e, "cannot write the multipart journal");
                     }
