@@ -696,6 +696,16 @@ fn otlp_json_takes_64_bit_integers_as_json_numbers_as_well_as_strings() {
 /// The default `max_body_bytes` of the `otlp` source.
 const DEFAULT_MAX_BODY: usize = 8 * 1024 * 1024;
 
+/// How slow another source's `/health` may be meanwhile: 50 ms for a
+/// release build; a debug build on a machine shared with the rest of the
+/// suite measured up to 44 ms, so it is given 250 ms. A stall of the
+/// runtime's threads, as before, took seconds.
+const HEALTH_WITHIN: Duration = if cfg!(debug_assertions) {
+    Duration::from_millis(250)
+} else {
+    Duration::from_millis(50)
+};
+
 /// How soon the costliest request is answered: within a second by a
 /// release build; an unoptimised (debug) build, which tests run, decodes
 /// several times slower (about 0.8–1 s alone for these requests on a
@@ -967,7 +977,7 @@ match = "**"
         );
         assert!(alone < ANSWERED_WITHIN, "{what}: answered in {alone:?}");
         assert!(
-            health < Duration::from_millis(50),
+            health < HEALTH_WITHIN,
             "{what}: another source's /health took {health:?}"
         );
         sent += 3 * records;
