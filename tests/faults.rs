@@ -700,7 +700,9 @@ fn a_full_disk_under_the_file_sink_holds_acks_until_space_is_freed() {
     let fs = match Tmpfs::mount(&format!("{}m", 4 * scale())) {
         Ok(fs) => fs,
         Err(e) => {
-            eprintln!("SKIPPED: this test mounts a tmpfs and needs root (mount -t tmpfs): {e}");
+            common::skipped(&format!(
+                "this test mounts a tmpfs and needs root (mount -t tmpfs): {e}"
+            ));
             return;
         }
     };
