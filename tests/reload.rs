@@ -42,8 +42,10 @@ fn post_reload(api: SocketAddr) -> (u16, String) {
 fn http(api: SocketAddr, request: &str) -> (u16, String) {
     let mut s = TcpStream::connect(api).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    s.write_all(format!("{request} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n").as_bytes())
-        .unwrap();
+    s.write_all(
+        format!("{request} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     let status = out

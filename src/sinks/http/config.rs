@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::client::{ClientConfig, HttpVersion};
-use crate::config::Secret;
 use crate::config::units;
+use crate::config::Secret;
 use crate::tls::ClientTlsConfig;
 
 /// `type = "http"`: sends records in batches to an HTTP endpoint. Its
