@@ -257,7 +257,7 @@ pub fn metric(api: SocketAddr, name: &str, labels: &str) -> u64 {
 fn api_get(api: SocketAddr, path: &str) -> String {
     let mut answer = String::new();
     if let Ok(mut s) = TcpStream::connect(api) {
-        let _ = write!(s, "GET {path} HTTP/1.1\r\nhost: bench\r\n\r\n");
+        let _ = write!(s, "GET {path} HTTP/1.1\r\nhost: {api}\r\n\r\n");
         let _ = s.read_to_string(&mut answer);
     }
     answer
