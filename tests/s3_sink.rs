@@ -967,13 +967,22 @@ fn a_wrong_secret_is_not_ready_right_after_the_start() {
     };
     let mut wrong = Logferry::start(&config("wrong"));
     let api = wrong.address("api listening");
-    let body = common::wait_ready(api, "503", Duration::from_secs(10));
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let reason = v["sinks"]["out"]["reason"].as_str().unwrap_or_default();
-    assert!(
-        reason.contains("credentials"),
-        "the reason names the credentials: {body}"
-    );
+    // not ready from the start; once the check has its answer (well
+    // before any upload: max_object_age is 60 s), the reason says why
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let body = common::wait_ready(api, "503", Duration::from_secs(10));
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let reason = v["sinks"]["out"]["reason"].as_str().unwrap_or_default();
+        if reason.contains("credentials") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the reason names the credentials: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     assert!(server.objects().is_empty());
     wrong.wait_for_log("refused the credentials", Duration::from_secs(5));
     wrong.stop();
