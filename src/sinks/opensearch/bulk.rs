@@ -25,7 +25,7 @@ pub struct Doc {
     /// Its action and document lines in the request's buffer.
     pub lines: Range<usize>,
     /// The record's tag and content, to know it again when its batch
-    /// comes back ([`record_key`]).
+    /// comes back ([`record_key`]); 0 unless the encoder is `keyed`.
     pub key: u128,
 }
 
@@ -44,6 +44,10 @@ pub struct BulkEncoder {
     pub missing_fields: u64,
     /// Records without their `id_key` field (sent without an `_id`).
     pub missing_ids: u64,
+    /// Whether documents carry their [`record_key`]: only a sink that
+    /// gives batches back when `retry.max_attempts` runs out (no
+    /// `dead_letter`) uses it, so no other pays for hashing each record.
+    pub keyed: bool,
 }
 
 impl BulkEncoder {
@@ -64,7 +68,14 @@ impl BulkEncoder {
             rfc3339: Rfc3339::new(None)?,
             missing_fields: 0,
             missing_ids: 0,
+            keyed: false,
         })
+    }
+
+    /// The encoder with documents carrying their [`record_key`] or not.
+    pub fn keyed(mut self, keyed: bool) -> BulkEncoder {
+        self.keyed = keyed;
+        self
     }
 
     /// Appends the lines of every record of `batch` (the `n`th of its
@@ -86,6 +97,7 @@ impl BulkEncoder {
         let mut missing_ids = 0;
         let (action, id_key, routing_key) = (self.action, &self.id_key, &self.routing_key);
         let (added, rfc3339, generate_id) = (&self.added, &mut self.rfc3339, self.generate_id);
+        let keyed = self.keyed;
         batch.for_each_record(|time, rec| {
             let start = out.len();
             out.extend_from_slice(b"{\"");
@@ -139,7 +151,7 @@ impl BulkEncoder {
                 record,
                 time,
                 lines: start..out.len(),
-                key: record_key(tag, rec),
+                key: if keyed { record_key(tag, rec) } else { 0 },
             });
             record += 1;
         })?;

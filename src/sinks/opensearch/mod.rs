@@ -227,7 +227,10 @@ impl OpenSearchSink {
             next: Cell::new(0),
             bulk_path,
             probe_path,
-            encoder: RefCell::new(BulkEncoder::new(s)?),
+            encoder: RefCell::new(
+                BulkEncoder::new(s)?
+                    .keyed(settler.retry().max_attempts > 0 && !settler.has_dead_letter()),
+            ),
             action: s.action,
             compression: s.compression,
             retried_statuses: s.retry_statuses.clone(),
@@ -330,9 +333,11 @@ impl OpenSearchSink {
         self.metrics.missing_ids.add(enc.missing_ids - ids_before);
         p.lines = Bytes::from(lines);
         p.total = p.docs.len();
-        p.keys = vec![Vec::new(); p.batches.len()];
-        for d in &p.docs {
-            p.keys[d.batch].push((d.record, d.key));
+        if enc.keyed {
+            p.keys = vec![Vec::new(); p.batches.len()];
+            for d in &p.docs {
+                p.keys[d.batch].push((d.record, d.key));
+            }
         }
         self.skip_stored_before(&mut p);
         p
@@ -430,7 +435,7 @@ impl OpenSearchSink {
         let now = std::time::Instant::now();
         let mut given_back = self.given_back.borrow_mut();
         for &i in &failing {
-            for &(record, key) in &p.keys[i] {
+            for &(record, key) in p.keys.get(i).map_or(&[][..], Vec::as_slice) {
                 if !pending.contains(&(i, record)) {
                     given_back.remember(key, now);
                 }
