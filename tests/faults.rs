@@ -10,7 +10,6 @@
 mod common;
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -34,14 +33,6 @@ fn scale() -> usize {
         .and_then(|s| s.parse().ok())
         .filter(|&k| k > 0)
         .unwrap_or(1)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A thread appending `{prefix}-{i}{pad}` for i in 0..n to `path` at

@@ -415,11 +415,7 @@ fn a_partial_success_is_counted_and_logged_and_its_export_counts_delivered() {
 #[test]
 fn an_endpoint_that_refuses_connections_is_retried_until_it_listens() {
     // a port that was free a moment ago: nothing listens there yet
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = common::free_port();
     let mut lf = Logferry::start(&config(&format!("http://127.0.0.1:{port}"), ""));
     let addr = lf.http_addr("web");
     let client = std::thread::spawn(move || post(addr, "app", &ndjson(0..100)));

@@ -10,7 +10,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Read as _;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -63,11 +63,7 @@ impl S3Server {
     fn start_with_domain(domain: Option<&str>) -> S3Server {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join(BUCKET)).unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = common::free_port();
         let mut s = S3Server {
             child: None,
             port,

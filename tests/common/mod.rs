@@ -252,12 +252,30 @@ impl Logferry {
 }
 
 /// A port nothing listens on now (bound on loopback, then released).
+///
+/// The port comes from below the kernel's ephemeral range, so that no
+/// outgoing connection of a test running beside this one can be given it
+/// between now and the moment a late server binds it; a port bound at 0
+/// could be (and was).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u32>().ok())
+        .unwrap_or(32768);
+    // test binaries run one after another; their threads share NEXT
+    const FIRST: u32 = 10_000;
+    let span = low.saturating_sub(FIRST).max(1);
+    let start = std::process::id().wrapping_mul(7_919);
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = FIRST + start.wrapping_add(n.wrapping_mul(131)) % span;
+        if std::net::TcpListener::bind(("127.0.0.1", port as u16)).is_ok() {
+            return port as u16;
+        }
+    }
+    panic!("no free port below the ephemeral range {low}");
 }
 
 impl Drop for Logferry {
