@@ -284,7 +284,8 @@ fn sd_value(r: &[u8]) -> Option<(Cow<'_, [u8]>, &[u8])> {
     None
 }
 
-fn rfc3339(ts: &[u8]) -> Option<EventTime> {
+/// An RFC 3339 time (`2026-12-06T05:12:07.123456789Z`, or with an offset).
+pub fn rfc3339(ts: &[u8]) -> Option<EventTime> {
     let s = std::str::from_utf8(ts).ok()?;
     let t = chrono::DateTime::parse_from_rfc3339(s).ok()?;
     let secs = u32::try_from(t.timestamp()).ok()?;

@@ -13,7 +13,7 @@ use super::Limits;
 use crate::config::units;
 
 /// A built-in rule set (Fluent Bit's `multiline.parser` names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Preset {
     /// A log line, the exception line under it, its `at …` frames,

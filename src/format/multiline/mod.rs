@@ -95,6 +95,7 @@ pub struct Joined {
 }
 
 /// Records joined, by how they ended, for one component.
+#[derive(Clone)]
 pub struct Counters([Counter; 6]);
 
 impl Counters {

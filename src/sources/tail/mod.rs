@@ -9,6 +9,8 @@
 //! - `discover.rs`: which files to follow: globs, events, renames, restarts;
 //! - `fds.rs`: the descriptor budget;
 //! - `multiline.rs`, `counters.rs`: multiline records, counters;
+//! - `shape.rs`: what a source built on this reader (`kubernetes`) makes
+//!   of each file: its tag, its rules, its records;
 //! - this file: the loop that reads files in turn, sends batches, and
 //!   saves acknowledged offsets.
 //!
@@ -52,6 +54,7 @@ mod discover;
 mod fds;
 pub mod file;
 mod multiline;
+mod shape;
 mod watch;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -62,6 +65,8 @@ use tokio::sync::mpsc;
 
 pub use crate::format::multiline::MultilineConfig;
 pub use config::{LongLine, TailSourceConfig};
+pub use multiline::Multiline;
+pub use shape::Shape;
 
 use crate::ack::{AckHandle, AckOutcome};
 use crate::component::SourceContext;
@@ -69,7 +74,7 @@ use crate::event::{Batch, EventTime, Records};
 use checkpoint::{Checkpoint, Entry, Saved};
 use counters::{FileCounters, TailMetrics};
 use file::{Change, Lines, Reopen, TailedFile};
-use multiline::{FileJoiner, Multiline, Ready};
+use multiline::{FileJoiner, Ready};
 
 /// How long a renamed-away file that has stopped growing is kept open.
 const ROTATE_WAIT: Duration = Duration::from_secs(5);
@@ -125,7 +130,10 @@ pub struct TailSource {
     acks_tx: mpsc::UnboundedSender<AckEvent>,
     acks: mpsc::UnboundedReceiver<AckEvent>,
     /// The `multiline` rules, if set.
-    multiline: Option<Multiline>,
+    multiline: Option<std::sync::Arc<Multiline>>,
+    /// What a source built on this reader makes of each file, instead of
+    /// the `tag`, `multiline` and `message_key` settings.
+    shape: Option<Box<dyn Shape>>,
     /// Each file's records being joined (with `multiline` only).
     joiners: HashMap<u64, FileJoiner>,
     /// Records held for files no longer followed (removed while closed),
@@ -179,11 +187,11 @@ impl TailSource {
         let multiline = match &config.multiline {
             Some(m) => {
                 let (rules, limits) = m.compile().map_err(|e| format!("multiline: {e}"))?;
-                Some(Multiline {
+                Some(std::sync::Arc::new(Multiline {
                     rules,
                     limits,
                     counters: crate::format::multiline::Counters::new(&cx.metrics, &cx.name),
-                })
+                }))
             }
             None => None,
         };
@@ -214,6 +222,7 @@ impl TailSource {
             acks_tx,
             acks,
             multiline,
+            shape: None,
             joiners: HashMap::new(),
             orphans: Vec::new(),
             dirty: false,
@@ -235,6 +244,61 @@ impl TailSource {
             excludes,
             router: Some(router),
         })
+    }
+
+    /// A reader whose files are made into records by `shape`.
+    pub fn with_shape(
+        config: TailSourceConfig,
+        cx: SourceContext,
+        shape: Box<dyn Shape>,
+    ) -> Result<Self, String> {
+        let mut source = TailSource::new(config, cx)?;
+        source.shape = Some(shape);
+        Ok(source)
+    }
+
+    /// The tag of the records of the file at `path`.
+    fn tag_for(&mut self, path: &std::path::Path) -> String {
+        match &mut self.shape {
+            Some(shape) => shape.tag(path),
+            None => self.config.tag_for(path),
+        }
+    }
+
+    /// Joined records of file `path` as a batch's records, and how many.
+    fn encode(
+        &mut self,
+        path: &std::path::Path,
+        joined: &[crate::format::multiline::Joined],
+    ) -> (Records, usize) {
+        match &mut self.shape {
+            Some(shape) => {
+                let mut out =
+                    Vec::with_capacity(joined.iter().map(|j| j.message.len() + 256).sum());
+                let count = shape.write(path, joined, &mut out);
+                (Records::Entries(bytes::Bytes::from(out)), count)
+            }
+            None => (
+                multiline::joined_entries(joined, &self.config.message_key),
+                joined.len(),
+            ),
+        }
+    }
+
+    /// Whether file `key`'s lines are joined; its joiner is made at its
+    /// first lines (`first`: the first of them).
+    fn has_joiner(&mut self, key: u64, first: &[u8]) -> bool {
+        if self.joiners.contains_key(&key) {
+            return true;
+        }
+        let rules = match (&mut self.shape, self.files.get(&key)) {
+            (Some(shape), Some(f)) => shape.multiline(&f.path, first),
+            (Some(_), None) => None,
+            (None, _) => self.multiline.clone(),
+        };
+        let Some(rules) = rules else { return false };
+        self.joiners.insert(key, FileJoiner::new(rules));
+        true
     }
 
     pub async fn run(mut self) {
@@ -779,22 +843,20 @@ impl TailSource {
     /// Sends `lines` of file `key` as one batch.
     async fn send(&mut self, key: u64, lines: Lines, final_: bool) -> Result<(), ()> {
         self.report(key);
-        let Some(f) = self.files.get_mut(&key) else {
+        let Some(path) = self.files.get(&key).map(|f| f.path.clone()) else {
             return Ok(());
         };
-        let tag = self.config.tag_for(&f.path);
+        let tag = self.tag_for(&path);
         let time = EventTime::now();
-        let (records, count, end) = match &self.multiline {
-            Some(m) => {
-                let Ready {
-                    records,
-                    count,
-                    end,
-                } = self
-                    .joiners
-                    .entry(key)
-                    .or_insert_with(|| FileJoiner::new(m))
-                    .join(m, &self.config.message_key, &lines, Instant::now());
+        let first = lines.data.split(|b| *b == b'\n').next().unwrap_or_default();
+        let joined = self
+            .has_joiner(key, first)
+            .then(|| self.joiners.get_mut(&key))
+            .flatten()
+            .map(|j| j.join(&lines, Instant::now()));
+        let (records, count, end) = match joined {
+            Some(Ready { joined, end }) => {
+                let (records, count) = self.encode(&path, &joined);
                 (records, count, end)
             }
             None if self.config.message_key == "message" => (
@@ -811,9 +873,6 @@ impl TailSource {
                 lines.end,
             ),
         };
-        if count == 0 {
-            return Ok(());
-        }
         self.dispatch(key, tag, records, count, end, final_).await
     }
 
@@ -831,6 +890,14 @@ impl TailSource {
             return Ok(());
         };
         let seq = f.sent(end);
+        if count == 0 {
+            // nothing to send (every line held, or left out by the shape):
+            // the lines read are done with
+            if f.acknowledged(seq) {
+                self.dirty = true;
+            }
+            return Ok(());
+        }
         let generation = f.generation;
         self.metrics.records.add(count as u64);
         self.metrics.bytes.add(records.bytes().len() as u64);
@@ -966,9 +1033,9 @@ impl TailSource {
     fn forget(&mut self, key: u64) {
         self.close_file(key);
         self.unwatch_closed(key);
-        let mut tag = None;
+        let mut gone = None;
         if let Some(f) = self.files.remove(&key) {
-            tag = Some(self.config.tag_for(&f.path));
+            gone = Some(f.path.clone());
             if self.names.get(&f.path) == Some(&key) {
                 self.names.remove(&f.path);
             }
@@ -978,11 +1045,18 @@ impl TailSource {
         }
         // a file gone before it was read to its end: what it held is sent
         // as it is, with nothing left to acknowledge it to
-        let held = self.joiners.remove(&key).zip(self.multiline.as_ref());
-        if let (Some((mut j, m)), Some(tag)) = (held, tag) {
-            if let Some(r) = j.take_all(m, &self.config.message_key) {
+        let held = self.joiners.remove(&key).and_then(|mut j| j.take_all());
+        if let (Some(r), Some(path)) = (held, &gone) {
+            let tag = self.tag_for(path);
+            let (records, count) = self.encode(path, &r.joined);
+            if count > 0 {
                 self.orphans
-                    .push(crate::event::Batch::new(tag.into(), r.records, r.count));
+                    .push(crate::event::Batch::new(tag.into(), records, count));
+            }
+        }
+        if let (Some(shape), Some(path)) = (&mut self.shape, &gone) {
+            if !self.names.contains_key(path) {
+                shape.forget(path);
             }
         }
     }
@@ -1030,31 +1104,25 @@ impl TailSource {
 
     /// Sends file `key`'s held multiline records that `flush` says are due.
     async fn flush_multiline(&mut self, key: u64, flush: Flush) -> Result<(), ()> {
-        let (Some(m), Some(j)) = (&self.multiline, self.joiners.get_mut(&key)) else {
+        let Some(j) = self.joiners.get_mut(&key) else {
             return Ok(());
         };
         let ready = match flush {
-            Flush::Due(now) => j.take_idle(m, &self.config.message_key, now),
-            Flush::Ended | Flush::Shutdown | Flush::Truncated => {
-                j.take_all(m, &self.config.message_key)
-            }
+            Flush::Due(now) => j.take_idle(now),
+            Flush::Ended | Flush::Shutdown | Flush::Truncated => j.take_all(),
         };
-        let Some(Ready {
-            records,
-            count,
-            mut end,
-        }) = ready
-        else {
+        let Some(Ready { joined, mut end }) = ready else {
             return Ok(());
         };
-        let Some(f) = self.files.get(&key) else {
+        let Some(path) = self.files.get(&key).map(|f| f.path.clone()) else {
             return Ok(());
         };
         if flush == Flush::Truncated {
             // the file starts again at 0, and so does its checkpoint
             end = 0;
         }
-        let tag = self.config.tag_for(&f.path);
+        let tag = self.tag_for(&path);
+        let (records, count) = self.encode(&path, &joined);
         let final_ = flush == Flush::Shutdown;
         self.dispatch(key, tag, records, count, end, final_).await
     }

@@ -30,34 +30,32 @@ pub struct Multiline {
 
 /// A file's joiner, and how far its lines have been given to it.
 pub struct FileJoiner {
+    /// The rules it joins by (shared by the files that use them).
+    multiline: Arc<Multiline>,
     joiner: Joiner,
     /// End offset of the last lines given to the joiner.
     last_end: u64,
 }
 
-/// Records ready to go as one batch: the records, their count, and the
-/// offset the checkpoint may advance to once they are acknowledged.
+/// Records ready to go as one batch, and the offset the checkpoint may
+/// advance to once they are acknowledged: the first line of the oldest
+/// record still held, or the end of the lines read.
 pub struct Ready {
-    /// The joined records, as entries under `message_key`.
-    pub records: Records,
-    /// How many.
-    pub count: usize,
-    /// Offset the checkpoint may advance to once they are acknowledged:
-    /// the first line of the oldest record still held, or the end of the
-    /// lines read.
+    pub joined: Vec<Joined>,
     pub end: u64,
 }
 
 impl FileJoiner {
-    pub fn new(m: &Multiline) -> FileJoiner {
+    pub fn new(multiline: Arc<Multiline>) -> FileJoiner {
         FileJoiner {
-            joiner: Joiner::new(Arc::clone(&m.rules), m.limits),
+            joiner: Joiner::new(Arc::clone(&multiline.rules), multiline.limits),
+            multiline,
             last_end: 0,
         }
     }
 
     /// Joins `lines` into records.
-    pub fn join(&mut self, m: &Multiline, key: &str, lines: &Lines, now: Instant) -> Ready {
+    pub fn join(&mut self, lines: &Lines, now: Instant) -> Ready {
         let mut joined = Vec::new();
         let mut pos = lines.start;
         for line in lines.data.split_inclusive(|b| *b == b'\n') {
@@ -70,21 +68,21 @@ impl FileJoiner {
             pos += line.len() as u64;
         }
         self.last_end = lines.end;
-        self.ready(m, key, joined)
+        self.ready(joined)
     }
 
     /// The records no line was added to for the flush timeout, if any.
-    pub fn take_idle(&mut self, m: &Multiline, key: &str, now: Instant) -> Option<Ready> {
+    pub fn take_idle(&mut self, now: Instant) -> Option<Ready> {
         let mut joined = Vec::new();
         self.joiner.flush_idle(now, &mut joined);
-        (!joined.is_empty()).then(|| self.ready(m, key, joined))
+        (!joined.is_empty()).then(|| self.ready(joined))
     }
 
     /// Every held record (the file ends here for us), if any.
-    pub fn take_all(&mut self, m: &Multiline, key: &str) -> Option<Ready> {
+    pub fn take_all(&mut self) -> Option<Ready> {
         let mut joined = Vec::new();
         self.joiner.flush_all(&mut joined);
-        (!joined.is_empty()).then(|| self.ready(m, key, joined))
+        (!joined.is_empty()).then(|| self.ready(joined))
     }
 
     /// When a held record is due (the flush timeout).
@@ -96,19 +94,25 @@ impl FileJoiner {
         self.joiner.is_empty()
     }
 
-    fn ready(&self, m: &Multiline, key: &str, joined: Vec<Joined>) -> Ready {
-        let time = EventTime::now();
-        let mut out = Vec::with_capacity(joined.iter().map(|j| j.message.len() + 24).sum());
+    fn ready(&self, joined: Vec<Joined>) -> Ready {
         for j in &joined {
-            m.counters.count(j);
-            write_message_entry_key(&mut out, time, key, &j.message);
+            self.multiline.counters.count(j);
         }
         Ready {
-            records: Records::Entries(Bytes::from(out)),
-            count: joined.len(),
+            joined,
             end: self.joiner.held_from().unwrap_or(self.last_end),
         }
     }
+}
+
+/// Joined records as `[time, {key: record}]` entries.
+pub fn joined_entries(joined: &[Joined], key: &str) -> Records {
+    let time = EventTime::now();
+    let mut out = Vec::with_capacity(joined.iter().map(|j| j.message.len() + 24).sum());
+    for j in joined {
+        write_message_entry_key(&mut out, time, key, &j.message);
+    }
+    Records::Entries(Bytes::from(out))
 }
 
 pub fn write_message_entry_key(out: &mut Vec<u8>, time: EventTime, key: &str, message: &[u8]) {
