@@ -1,11 +1,14 @@
 //! The HTTP client of the request-based sinks (`http`, `opensearch`,
-//! `otlp`): one origin (`scheme://host:port`), keep-alive connections
+//! `otlp`) and of the Kubernetes API watch: one origin (`scheme://host:port`), keep-alive connections
 //! reused from an idle pool (HTTP/1.1) or one multiplexed connection
 //! (HTTP/2: by ALPN over TLS, with prior knowledge in plain text), TLS
 //! with the settings every client shares, and every wait bounded: the
 //! connect by `connect_timeout`, the whole exchange by `request_timeout`,
 //! the answer by `max_response_bytes`. An answer's trailers are kept (an
-//! OTLP/gRPC answer's status is in them).
+//! OTLP/gRPC answer's status is in them). A streamed answer
+//! ([`Client::send_streaming`], a Kubernetes watch) has its head bounded
+//! by `request_timeout` and then each chunk of its body by an idle
+//! timeout, for as long as the server keeps sending.
 //!
 //! hyper's connection-level client is used directly: the sinks need only
 //! one origin each, and their own pool keeps a connection whose answer was
@@ -15,8 +18,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Request, StatusCode, Uri};
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use rustls::pki_types::ServerName;
@@ -83,6 +87,9 @@ pub enum SendError {
     Timeout(Duration),
     /// The connection broke during the exchange.
     Broken(String),
+    /// A streamed answer's next chunk did not come within its idle
+    /// timeout.
+    Idle(Duration),
 }
 
 impl SendError {
@@ -93,6 +100,7 @@ impl SendError {
             SendError::Tls(_) => "tls",
             SendError::Timeout(_) => "timeout",
             SendError::Broken(_) => "broken",
+            SendError::Idle(_) => "idle",
         }
     }
 }
@@ -106,6 +114,7 @@ impl std::fmt::Display for SendError {
                 write!(f, "no answer within request_timeout ({t:?})")
             }
             SendError::Broken(e) => write!(f, "connection broken: {e}"),
+            SendError::Idle(t) => write!(f, "nothing more of the answer within {t:?}"),
         }
     }
 }
@@ -140,6 +149,17 @@ const MAX_IDLE: usize = 32;
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client, String> {
+        Client::build(config, None)
+    }
+
+    /// A client whose TLS settings the caller built (a kubeconfig holds its
+    /// certificates inline, not in files); ALPN is set here by `version`,
+    /// and `config.tls` gives only the `server_name` to verify.
+    pub fn with_rustls(config: ClientConfig, tls: rustls::ClientConfig) -> Result<Client, String> {
+        Client::build(config, Some(tls))
+    }
+
+    fn build(config: ClientConfig, custom: Option<rustls::ClientConfig>) -> Result<Client, String> {
         let https = match config.base.scheme_str() {
             Some("https") => true,
             Some("http") => false,
@@ -159,9 +179,16 @@ impl Client {
                 HttpVersion::Http1 => &[b"http/1.1"],
                 HttpVersion::Http2 => &[b"h2"],
             };
-            Some((tls.connector_with_alpn(alpn)?, tls.server_name(&address)?))
+            let connector = match custom {
+                Some(mut custom) => {
+                    custom.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+                    TlsConnector::from(std::sync::Arc::new(custom))
+                }
+                None => tls.connector_with_alpn(alpn)?,
+            };
+            Some((connector, tls.server_name(&address)?))
         } else {
-            if config.tls.is_some() {
+            if config.tls.is_some() || custom.is_some() {
                 return Err(format!(
                     "{}: `tls` is set but the scheme is http; use https",
                     config.base
@@ -194,70 +221,102 @@ impl Client {
         }
     }
 
+    /// Sends `request` (its URI holds only path and query) and returns the
+    /// answer's head within `request_timeout`; the caller reads its body
+    /// chunk by chunk, each within `idle_timeout`. The connection serves
+    /// this answer alone and closes once the body is read or dropped.
+    pub async fn send_streaming(
+        &self,
+        request: Request<Body>,
+        idle_timeout: Duration,
+    ) -> Result<Streaming, SendError> {
+        let limit = self.config.request_timeout;
+        let (response, _) = tokio::time::timeout(limit, self.head(request))
+            .await
+            .map_err(|_| SendError::Timeout(limit))??;
+        let (parts, body) = response.into_parts();
+        Ok(Streaming {
+            status: parts.status,
+            headers: parts.headers,
+            body: BodyStream { body, idle_timeout },
+        })
+    }
+
     async fn exchange(&self, request: Request<Body>) -> Result<Answer, SendError> {
+        let (response, h1) = self.head(request).await?;
+        self.read_answer(response, h1).await
+    }
+
+    /// The answer's head, and the HTTP/1.1 connection it came on.
+    async fn head(
+        &self,
+        request: Request<Body>,
+    ) -> Result<(Response<Incoming>, Option<http1::SendRequest<Body>>), SendError> {
         let (conn, reused) = self.connection().await?;
         // a kept-alive connection the server closed just as it was reused
         // (servers close idle connections, some after every answer without
         // saying so) fails before any answer: the request is sent once
         // more on a new connection, not counted as a failure
         let again = reused.then(|| copy(&request));
-        match (self.exchange_on(conn, request).await, again) {
-            (Ok(answer), _) => Ok(answer),
-            (Err((_, false)), Some(again)) => {
-                let (conn, _) = self.connect().await.map(|c| (c, false))?;
-                self.exchange_on(conn, again).await.map_err(|(e, _)| e)
+        match (self.head_on(conn, request).await, again) {
+            (Ok(head), _) => Ok(head),
+            (Err(_), Some(again)) => {
+                let conn = self.connect().await?;
+                self.head_on(conn, again).await
             }
-            (Err((e, _)), _) => Err(e),
+            (Err(e), None) => Err(e),
         }
     }
 
-    /// One exchange on `conn`; an error says whether the answer had begun.
-    async fn exchange_on(
+    /// Sends `request` on `conn` and waits for the answer's head.
+    async fn head_on(
         &self,
         conn: Conn,
         mut request: Request<Body>,
-    ) -> Result<Answer, (SendError, bool)> {
-        let before = |e| (e, false);
+    ) -> Result<(Response<Incoming>, Option<http1::SendRequest<Body>>), SendError> {
         let path = request
             .uri()
             .path_and_query()
             .map(|p| p.as_str())
             .unwrap_or("/")
             .to_string();
-        let (response, h1) = match conn {
+        match conn {
             Conn::H1(mut sender) => {
                 *request.uri_mut() = path
                     .parse()
-                    .map_err(|e| before(SendError::Broken(format!("{e}"))))?;
+                    .map_err(|e| SendError::Broken(format!("{e}")))?;
                 request
                     .headers_mut()
                     .insert(http::header::HOST, self.host.clone());
-                let r = sender
-                    .send_request(request)
-                    .await
-                    .map_err(|e| before(broken(e)))?;
-                (r, Some(sender))
+                let r = sender.send_request(request).await.map_err(broken)?;
+                Ok((r, Some(sender)))
             }
             Conn::H2(mut sender) => {
                 let scheme = if self.tls.is_some() { "https" } else { "http" };
                 *request.uri_mut() =
                     format!("{scheme}://{}{path}", self.host.to_str().unwrap_or(""))
                         .parse()
-                        .map_err(|e| before(SendError::Broken(format!("{e}"))))?;
-                let r = sender
-                    .send_request(request)
-                    .await
-                    .map_err(|e| before(broken(e)))?;
-                (r, None)
+                        .map_err(|e| SendError::Broken(format!("{e}")))?;
+                let r = sender.send_request(request).await.map_err(broken)?;
+                Ok((r, None))
             }
-        };
+        }
+    }
+
+    /// Reads the body of `response` up to `max_response_bytes`; a whole
+    /// answer gives its HTTP/1.1 connection back to the pool.
+    async fn read_answer(
+        &self,
+        response: Response<Incoming>,
+        h1: Option<http1::SendRequest<Body>>,
+    ) -> Result<Answer, SendError> {
         let (parts, mut body) = response.into_parts();
         let max = self.config.max_response_bytes;
         let mut read = BytesMut::new();
         let mut complete = true;
         let mut trailers = HeaderMap::new();
         while let Some(frame) = body.frame().await {
-            let frame = frame.map_err(|e| (broken(e), true))?;
+            let frame = frame.map_err(broken)?;
             let data = match frame.into_data() {
                 Ok(data) => data,
                 Err(frame) => {
@@ -369,6 +428,43 @@ impl Client {
     }
 }
 
+/// An answer whose body the caller reads as it comes
+/// ([`Client::send_streaming`]).
+#[derive(Debug)]
+pub struct Streaming {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: BodyStream,
+}
+
+/// The body of a [`Streaming`] answer.
+#[derive(Debug)]
+pub struct BodyStream {
+    body: Incoming,
+    /// Longest wait for the next chunk: a server that went away without
+    /// closing the connection is noticed after it.
+    idle_timeout: Duration,
+}
+
+impl BodyStream {
+    /// The next chunk of the body, `Ok(None)` at its end; trailers are
+    /// skipped.
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, SendError> {
+        loop {
+            let frame = match tokio::time::timeout(self.idle_timeout, self.body.frame()).await {
+                Err(_) => return Err(SendError::Idle(self.idle_timeout)),
+                Ok(None) => return Ok(None),
+                Ok(Some(frame)) => frame.map_err(broken)?,
+            };
+            if let Ok(data) = frame.into_data() {
+                if !data.is_empty() {
+                    return Ok(Some(data));
+                }
+            }
+        }
+    }
+}
+
 /// The same request again (its body is shared, not copied).
 fn copy(request: &Request<Body>) -> Request<Body> {
     let mut again = Request::new(request.body().clone());
@@ -386,6 +482,19 @@ fn broken(e: hyper::Error) -> SendError {
         text = format!("{text}: {cause}");
     }
     SendError::Broken(text)
+}
+
+/// `text` percent-encoded for a query value.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// The wait a `Retry-After` header asks for (seconds, or an HTTP date).
@@ -422,6 +531,55 @@ mod tests {
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
         h.insert(http::header::RETRY_AFTER, HeaderValue::from_static("soon"));
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[tokio::test]
+    async fn a_streamed_answer_is_read_chunk_by_chunk_and_a_silent_server_times_out() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (go_on, mut wait) = tokio::sync::mpsc::channel::<()>(1);
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut head = [0u8; 1024];
+            let _ = s.read(&mut head).await.unwrap();
+            s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\na\n\r\n")
+                .await
+                .unwrap();
+            // the second chunk only once the first was read; then silence
+            wait.recv().await;
+            s.write_all(b"2\r\nb\n\r\n").await.unwrap();
+            wait.recv().await;
+        });
+        let client = Client::new(ClientConfig {
+            base: format!("http://127.0.0.1:{port}").parse().unwrap(),
+            version: HttpVersion::Http1,
+            tls: None,
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(5),
+            max_response_bytes: 1,
+        })
+        .unwrap();
+        let request = Request::get("/watch").body(Body::default()).unwrap();
+        let mut answer = client
+            .send_streaming(request, Duration::from_millis(300))
+            .await
+            .unwrap();
+        assert_eq!(answer.status, StatusCode::OK);
+        assert_eq!(
+            answer.body.chunk().await.unwrap().as_deref(),
+            Some(&b"a\n"[..])
+        );
+        go_on.send(()).await.unwrap();
+        assert_eq!(
+            answer.body.chunk().await.unwrap().as_deref(),
+            Some(&b"b\n"[..])
+        );
+        assert_eq!(
+            answer.body.chunk().await,
+            Err(SendError::Idle(Duration::from_millis(300)))
+        );
+        drop(go_on);
     }
 
     #[test]

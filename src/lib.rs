@@ -14,6 +14,7 @@ pub mod config;
 pub mod event;
 pub mod filters;
 pub mod format;
+pub mod http_client;
 pub mod kafka_client;
 pub mod limits;
 pub mod logging;

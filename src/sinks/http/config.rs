@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::client::{ClientConfig, HttpVersion};
 use crate::config::units;
 use crate::config::Secret;
+use crate::http_client::{ClientConfig, HttpVersion};
 use crate::tls::ClientTlsConfig;
 
 /// `type = "http"`: sends records in batches to an HTTP endpoint. Its

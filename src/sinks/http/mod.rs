@@ -2,7 +2,6 @@
 //! to their sources only once the endpoint answered 2xx.
 //!
 //! - `config.rs`: the settings (those every request-based sink shares too);
-//! - `client.rs`: connections, TLS, HTTP/1.1 and HTTP/2, timeouts;
 //! - `encode.rs`: records → body (NDJSON, JSON, msgpack, text), compression;
 //! - `gather.rs`: batches → requests (linger, size, concurrency), the stop.
 //!
@@ -14,7 +13,6 @@
 //! refused or an answer that does not come within `request_timeout` is
 //! retried. Settlement is the shared [`Settler`]'s.
 
-pub mod client;
 pub mod config;
 pub mod encode;
 pub mod gather;
@@ -28,13 +26,13 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request};
 use http_body_util::Full;
 
-use self::client::{Answer, Client, SendError};
 use self::config::{HttpSinkConfig, StatusPattern};
 use self::encode::Encoder;
 use self::gather::{Deliver, Gathering};
 use super::settle::{Settled, Settler};
 use super::verdict::{Rejection, RetryConfig, Verdict};
 use crate::buffer::{Delivery, QueueReceiver};
+use crate::http_client::{self, Answer, Client, SendError};
 use crate::metrics::{Counter, Gauge, Histogram, Registry};
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
@@ -434,7 +432,7 @@ pub async fn send_until_settled(
 pub fn retry_wait(settler: &Settler, answer: &Answer, attempt: u32) -> Duration {
     asked_wait(
         settler.retry(),
-        client::retry_after(&answer.headers),
+        http_client::retry_after(&answer.headers),
         attempt,
     )
 }

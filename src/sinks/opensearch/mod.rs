@@ -41,7 +41,6 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method};
 
 use self::bulk::{BulkEncoder, Doc, ItemResult};
-use super::http::client::Answer;
 use super::http::config::{Compression, StatusPattern};
 use super::http::gather::{self, Deliver, Gathering};
 use super::http::{rejection, retry_wait, shown, Requests};
@@ -49,6 +48,7 @@ use super::settle::given_back::GivenBack;
 use super::settle::{entry_at, SetAside, Settler, WAITED_RETRY_MAX};
 use super::verdict::Rejection;
 use crate::buffer::{Delivery, QueueReceiver};
+use crate::http_client::{percent_encode, Answer};
 use crate::metrics::{Counter, Gauge, Registry};
 
 pub use config::OpenSearchSinkConfig;
@@ -588,17 +588,4 @@ impl Deliver for OpenSearchSink {
     fn name(&self) -> &str {
         &self.name
     }
-}
-
-/// `text` percent-encoded for a query value.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }

@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::http_client::HttpVersion;
 use crate::protocol::otlp::grpc::EXPORT_PATH;
-use crate::sinks::http::client::HttpVersion;
 use crate::sinks::http::config::{Compression, StatusPattern};
 use crate::sinks::http::RequestConfig;
 

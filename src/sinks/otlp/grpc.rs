@@ -6,7 +6,7 @@
 //! `RetryInfo` says when to call again.
 //!
 //! The call itself is an HTTP/2 request of the shared client
-//! ([`crate::sinks::http::client`]): gRPC needs nothing of HTTP/2 that a
+//! ([`crate::http_client`]): gRPC needs nothing of HTTP/2 that a
 //! plain request lacks but the trailers, which the client keeps. A gRPC
 //! library (tonic) would bring a second HTTP/2 client, connection pool and
 //! TLS setup to keep in step with the first.
@@ -19,9 +19,9 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use prost::Message as _;
 
+use crate::http_client::Answer;
 use crate::protocol::otlp::grpc::{self, status};
 use crate::protocol::otlp::status::{RetryInfo, Status, RETRY_INFO};
-use crate::sinks::http::client::Answer;
 use crate::sinks::http::config::Compression;
 use crate::sinks::http::{asked_wait, shown};
 use crate::sinks::verdict::{Rejection, RetryConfig, Verdict};
