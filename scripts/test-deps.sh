@@ -15,7 +15,8 @@
 # jars (scripts/opensearch.sh fetch, Maven Central), and the real servers of
 # the otlp and s3 tests: an OpenTelemetry Collector (scripts/otelcol.sh
 # fetch, Go proxy) and s3s-fs (scripts/s3.sh fetch, cargo install), with boto3
-# (PyPI) to talk to the latter.
+# (PyPI) to talk to the latter; and the kubernetes tests' API server
+# (scripts/kube.sh fetch: etcd and kube-apiserver, Go proxy).
 #   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 #   tmux                                                          (drives `logferry top` in tests/operations.rs, Debian)
 # Idempotent: each step is skipped while its output is newer than its sources.
@@ -148,6 +149,11 @@ echo "opensearch: node jars in target/opensearch-jars"
 echo "otelcol: collector in target/otelcol-bin"
 "$ROOT/scripts/s3.sh" fetch
 echo "s3: s3s-fs in target/s3s-fs"
+# --- Kubernetes API server: etcd and kube-apiserver built from Go modules
+# (scripts/kube/), for the kubernetes tests; cached outside the clone, once
+# per machine (about six minutes the first time)
+"$ROOT/scripts/kube.sh" fetch
+echo "kube: etcd and kube-apiserver in ${LOGFERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/logferry}/kube-v1.37.2"
 # --- util-linux logger: a real syslog client for tests/tcp.rs ----------------
 if command -v logger >/dev/null && logger --help 2>&1 | grep -q -- --octet-count; then
   echo "logger: skip, $(command -v logger) supports --octet-count"
