@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub mod kafka;
+pub mod kube;
 pub mod opensearch;
 pub mod otelcol;
 pub mod s3;
