@@ -16,6 +16,7 @@ pub mod filters;
 pub mod format;
 pub mod http_client;
 pub mod kafka_client;
+pub mod kube;
 pub mod limits;
 pub mod logging;
 pub mod memory;

@@ -1,0 +1,384 @@
+//! List, then watch from the list's `resourceVersion`, for pods (of one
+//! node, or all) and namespaces.
+//!
+//! - A list reads pages of [`PAGE`] objects with `continue`; the cache is
+//!   replaced in place when the last page is in.
+//! - A watch asks for bookmarks and ends after about five minutes
+//!   (`timeoutSeconds`, jittered so that agents started together do not
+//!   come back together); it resumes from the last version seen (events
+//!   and bookmarks move it).
+//! - `410 Gone` (an answer, or an ERROR event): the version is no longer
+//!   in the server's history; a fresh list replaces the cache, which stays
+//!   readable meanwhile.
+//! - Errors (refused connections, 5xx, 429, a broken stream) back off from
+//!   250 ms to 30 s with jitter; a streak of them is logged once, at its
+//!   start, and once more when the server answers again; every one is
+//!   counted. 401 reads the token again; 403 says which permission the
+//!   account lacks, and is retried every 30 s.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::api::{Api, ApiError, Resource, ERROR_KINDS};
+use super::cache::Store;
+use super::objects::MAX_LINE_BYTES;
+use super::stream::{apply_line, Lines, Stored};
+use super::{Namespace, Pod, WatchOptions};
+use crate::backoff::backoff_with_jitter;
+use crate::component::Shutdown;
+use crate::metrics::{Counter, Gauge, Histogram, Registry};
+use crate::telemetry::ErrorKinds;
+
+/// How long a watch lasts, before jitter (±10 %).
+const WATCH_SECONDS: u64 = 300;
+const FIRST_BACKOFF: Duration = Duration::from_millis(250);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The wait between attempts refused 403: a permission is missing, and
+/// only an administrator can grant it.
+const FORBIDDEN_RETRY: Duration = Duration::from_secs(30);
+
+/// The metrics of one source's or filter's watches.
+#[derive(Clone)]
+struct Metrics {
+    errors: ErrorKinds,
+    restarts_gone: Counter,
+    restarts_ended: Counter,
+    restarts_error: Counter,
+    skipped_lines: Counter,
+    list_seconds: Histogram,
+}
+
+impl Metrics {
+    fn new(r: &Registry, component: &str, resource: &str) -> Metrics {
+        let restarts = |reason| {
+            r.counter(
+                "logferry_kubernetes_watch_restarts_total",
+                "Watches of the Kubernetes API started again, by resource and reason (ended: its timeout; gone: 410, after a fresh list; error).",
+                &[("component", component), ("resource", resource), ("reason", reason)],
+            )
+        };
+        Metrics {
+            errors: ErrorKinds::new(
+                r,
+                "logferry_kubernetes_api_errors_total",
+                "Failed requests to the Kubernetes API and watch lines that could not be read, by kind.",
+                component,
+                ERROR_KINDS,
+            ),
+            restarts_gone: restarts("gone"),
+            restarts_ended: restarts("ended"),
+            restarts_error: restarts("error"),
+            skipped_lines: r.counter(
+                "logferry_kubernetes_watch_skipped_lines_total",
+                "Watch lines skipped: unreadable, or longer than 4 MiB.",
+                &[("component", component), ("resource", resource)],
+            ),
+            list_seconds: r.histogram(
+                "logferry_kubernetes_list_seconds",
+                "How long a full list of the Kubernetes API took.",
+                &[("component", component), ("resource", resource)],
+            ),
+        }
+    }
+}
+
+/// Spawns the watches `options` asks for and the evictor of deleted
+/// objects, on `runtime`.
+pub fn spawn(
+    api: Arc<Api>,
+    store: Arc<Store>,
+    options: &WatchOptions,
+    registry: &Registry,
+    component: &str,
+    shutdown: Shutdown,
+    runtime: &tokio::runtime::Handle,
+) {
+    let gauge = |name, help| -> Gauge { registry.gauge(name, help, &[("component", component)]) };
+    let pods = gauge(
+        "logferry_kubernetes_pods_cached",
+        "Pods in the metadata cache (deleted ones in their delete_grace included).",
+    );
+    let namespaces = gauge(
+        "logferry_kubernetes_namespaces_cached",
+        "Namespaces in the metadata cache.",
+    );
+    let mut resources = vec![Resource::Pods(options.node_name.clone())];
+    if options.namespaces {
+        resources.push(Resource::Namespaces);
+    }
+    for resource in resources {
+        let watcher = Watcher {
+            api: api.clone(),
+            store: store.clone(),
+            metrics: Metrics::new(registry, component, resource.name()),
+            component: component.to_string(),
+            pods: pods.clone(),
+            namespaces: namespaces.clone(),
+            resource,
+        };
+        let shutdown = shutdown.clone();
+        runtime.spawn(async move {
+            match watcher.resource {
+                Resource::Namespaces => watcher.run::<Namespace>(shutdown).await,
+                Resource::Pods(_) => watcher.run::<Pod>(shutdown).await,
+            }
+        });
+    }
+    let evictor = store.clone();
+    runtime.spawn(async move {
+        evictor.run_evictions(shutdown).await;
+    });
+}
+
+/// The list + watch of one resource.
+struct Watcher {
+    api: Arc<Api>,
+    store: Arc<Store>,
+    metrics: Metrics,
+    component: String,
+    pods: Gauge,
+    namespaces: Gauge,
+    resource: Resource,
+}
+
+/// Errors in a row: logged at the first, and when they end.
+#[derive(Default)]
+struct Streak {
+    failures: u32,
+    since: Option<Instant>,
+}
+
+impl Watcher {
+    async fn run<T: Stored>(self, mut shutdown: Shutdown) {
+        let mut streak = Streak::default();
+        let mut first = true;
+        'list: loop {
+            let started = Instant::now();
+            let listed = tokio::select! {
+                r = self.api.list::<T>(&self.resource) => r,
+                _ = shutdown.wait() => return,
+            };
+            let mut version = match listed {
+                Ok((items, version)) => {
+                    let count = items.len();
+                    T::replace(&self.store, items, &version);
+                    self.update_gauges();
+                    self.metrics
+                        .list_seconds
+                        .observe(started.elapsed().as_secs_f64());
+                    self.recovered(&mut streak);
+                    if first {
+                        first = false;
+                        tracing::info!(
+                            component = %self.component,
+                            resource = self.resource.name(),
+                            count,
+                            version = %version,
+                            "kubernetes: first list in ({count} {})",
+                            self.resource.name()
+                        );
+                    }
+                    version
+                }
+                Err(e) => {
+                    if !self.failed(e, &mut streak, &mut shutdown).await {
+                        return;
+                    }
+                    continue 'list;
+                }
+            };
+            loop {
+                let started = Instant::now();
+                let watched = tokio::select! {
+                    r = self.watch::<T>(&mut version) => r,
+                    _ = shutdown.wait() => return,
+                };
+                self.update_gauges();
+                match watched {
+                    Ok(()) => {
+                        self.metrics.restarts_ended.inc();
+                        self.recovered(&mut streak);
+                        // a server that ends every watch at once is not
+                        // asked again in a tight loop
+                        if started.elapsed() < Duration::from_secs(1) {
+                            streak.failures += 1;
+                            let wait = backoff_with_jitter(
+                                FIRST_BACKOFF,
+                                MAX_BACKOFF,
+                                streak.failures,
+                                0.2,
+                            );
+                            tokio::select! {
+                                _ = tokio::time::sleep(wait) => {}
+                                _ = shutdown.wait() => return,
+                            }
+                        }
+                    }
+                    Err(ApiError::Gone) => {
+                        self.metrics.restarts_gone.inc();
+                        self.metrics.errors.count("gone");
+                        tracing::info!(
+                            component = %self.component,
+                            resource = self.resource.name(),
+                            "kubernetes: watch version {version} is gone (410); listing again"
+                        );
+                        continue 'list;
+                    }
+                    Err(e) => {
+                        self.metrics.restarts_error.inc();
+                        if !self.failed(e, &mut streak, &mut shutdown).await {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn update_gauges(&self) {
+        let (_, namespaces) = self.store.live();
+        self.pods.set(self.store.pods_held() as u64);
+        self.namespaces.set(namespaces as u64);
+    }
+
+    /// One watch from `version`, until it ends; events are applied as they
+    /// come.
+    async fn watch<T: Stored>(&self, version: &mut String) -> Result<(), ApiError> {
+        let seconds = jittered(WATCH_SECONDS);
+        let mut body = self.api.watch(&self.resource, version, seconds).await?;
+        let mut lines = Lines::default();
+        loop {
+            let Some(chunk) = body.chunk().await.map_err(ApiError::Send)? else {
+                return Ok(());
+            };
+            let mut ended = None;
+            lines.push(
+                &chunk,
+                |line| {
+                    if ended.is_some() {
+                        return;
+                    }
+                    match apply_line::<T>(&self.store, line, version) {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => ended = Some(e),
+                        Err(e) => {
+                            self.metrics.skipped_lines.inc();
+                            crate::warn_counted!(
+                                self.metrics.errors,
+                                "decode",
+                                component = %self.component,
+                                error = %e,
+                                "kubernetes: a watch line could not be read; skipped"
+                            );
+                        }
+                    }
+                },
+                || {
+                    self.metrics.skipped_lines.inc();
+                    crate::warn_counted!(
+                        self.metrics.errors,
+                        "too_large",
+                        component = %self.component,
+                        "kubernetes: a watch line longer than {MAX_LINE_BYTES} bytes; skipped"
+                    );
+                },
+            );
+            if let Some(e) = ended {
+                return Err(e);
+            }
+        }
+    }
+
+    fn recovered(&self, streak: &mut Streak) {
+        if streak.failures > 0 {
+            if let Some(since) = streak.since {
+                tracing::info!(
+                    component = %self.component,
+                    resource = self.resource.name(),
+                    failures = streak.failures,
+                    "kubernetes: the API server answers again after {:.1} s",
+                    since.elapsed().as_secs_f64()
+                );
+            }
+        }
+        *streak = Streak::default();
+    }
+
+    /// Counts `e`, logs it if it starts a streak, and waits before the
+    /// next attempt; false when stopped meanwhile.
+    async fn failed(&self, e: ApiError, streak: &mut Streak, shutdown: &mut Shutdown) -> bool {
+        streak.failures += 1;
+        let first = streak.since.is_none();
+        streak.since.get_or_insert_with(Instant::now);
+        self.metrics.errors.count(e.kind());
+        let resource = self.resource.name();
+        let mut wait = backoff_with_jitter(FIRST_BACKOFF, MAX_BACKOFF, streak.failures, 0.2);
+        match &e {
+            ApiError::Forbidden(_) => {
+                wait = FORBIDDEN_RETRY;
+                if first {
+                    tracing::error!(
+                        component = %self.component,
+                        resource,
+                        kind = "forbidden",
+                        error = %e,
+                        "kubernetes: {}; retrying every {} s",
+                        self.resource.permission(),
+                        FORBIDDEN_RETRY.as_secs()
+                    );
+                }
+            }
+            ApiError::Unauthorized => {
+                self.api.token_refused();
+                if first {
+                    tracing::warn!(component = %self.component, resource, kind = "unauthorized", error = %e,
+                        "kubernetes: the API server refused the token; reading it again and retrying");
+                }
+            }
+            ApiError::Throttled(Some(after)) => {
+                wait = wait.max(*after).min(MAX_BACKOFF);
+            }
+            _ => {}
+        }
+        if first && !matches!(e, ApiError::Forbidden(_) | ApiError::Unauthorized) {
+            tracing::warn!(
+                component = %self.component,
+                resource,
+                kind = e.kind(),
+                error = %e,
+                "kubernetes: the API server cannot be read; the metadata held stays in use, retrying with backoff"
+            );
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => true,
+            _ = shutdown.wait() => false,
+        }
+    }
+}
+
+/// `seconds` ±10 %.
+fn jittered(seconds: u64) -> u64 {
+    backoff_with_jitter(
+        Duration::from_secs(seconds),
+        Duration::from_secs(seconds * 2),
+        1,
+        0.1,
+    )
+    .as_secs()
+    .max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watches_last_about_five_minutes_each() {
+        for _ in 0..20 {
+            let j = jittered(300);
+            assert!((270..=330).contains(&j), "{j}");
+        }
+    }
+}
