@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
@@ -587,6 +587,28 @@ impl Kube {
             &binding,
             &[201, 409],
         );
+        self.wait_allowed(&self.agent_token, "/api/v1/pods?limit=1");
+        self.wait_allowed(&self.agent_token, "/api/v1/namespaces?limit=1");
+    }
+
+    /// Waits until `token` may GET `path`: the API server's authorizer
+    /// learns of a new binding through its own watch, a moment after the
+    /// binding is stored.
+    pub fn wait_allowed(&self, token: &str, path: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let a = self.request(token, "GET", path, "", None);
+            if a.status == 200 {
+                return;
+            }
+            assert!(
+                a.status == 403 && Instant::now() < deadline,
+                "GET {path}: {} {}",
+                a.status,
+                a.body
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Writes `dir/kubeconfig` for this server (its CA, `token`) and
