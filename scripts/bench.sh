@@ -39,6 +39,10 @@ LOGFERRY_S3_DIR=$s3_dir scripts/s3.sh start >/dev/null
 run sinks --workload otlp --state-dir "$otel_dir" --records 500000 --runs 3 "${peer[@]}"
 run sinks --workload s3 --state-dir "$s3_dir" --records 1000000 --runs 3 "${peer[@]}"
 run sinks --workload otlp-in --records 1000000 --runs 3 "${peer[@]}"
+# a node of 110 pods against Fluent Bit's tail + kubernetes filter, on a
+# real API server (scripts/kube.sh, state in target/bench-kube, left running)
+run kubernetes --pods 110 --rate-per-pod 100 --seconds 60 --runs 3 "${peer[@]}"
+run kubernetes --pods 110 --rate-per-pod 1000 --seconds 60 --runs 3 --cache-pods 0 "${peer[@]}"
 # Kafka: a local broker (scripts/kafka.sh), left running afterwards
 brokers=$(scripts/kafka.sh start)
 run forward-kafka --brokers "$brokers" --records 2000000 --runs 3 --tls

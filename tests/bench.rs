@@ -7,7 +7,16 @@ use std::process::Command;
 
 use common::BIN;
 
+/// `logferry bench ARGS`, which must succeed; its stdout, with the
+/// whole-pipeline table.
 fn bench(args: &[&str]) -> String {
+    let stdout = run_bench(args);
+    assert!(stdout.contains("| pipeline | records | seconds | records/s | MB/s | CPU s / M records | peak RSS MiB |"), "{stdout}");
+    stdout
+}
+
+/// `logferry bench ARGS`, which must succeed; its stdout.
+fn run_bench(args: &[&str]) -> String {
     let out = Command::new(BIN)
         .arg("bench")
         .args(args)
@@ -20,7 +29,6 @@ fn bench(args: &[&str]) -> String {
         "bench {args:?} failed:\n{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("| pipeline | records | seconds | records/s | MB/s | CPU s / M records | peak RSS MiB |"), "{stdout}");
     stdout
 }
 
@@ -207,5 +215,52 @@ fn sinks_otlp_in_counts_every_record_in_the_file() {
         out.contains("OTLP/HTTP protobuf → otlp source")
             && out.contains("| **logferry, median** | 3000 |"),
         "{out}"
+    );
+}
+
+/// `bench kubernetes` on a node of 4 pods in the shared API server, 50
+/// lines/s each, logferry alone, with `extra` arguments; its stdout.
+fn bench_kubernetes(extra: &[&str]) -> String {
+    let kube = common::kube::Kube::shared();
+    let dir = kube.dir().to_str().unwrap();
+    let mut args = vec![
+        "kubernetes",
+        "--pods",
+        "4",
+        "--rate-per-pod",
+        "50",
+        "--runs",
+        "1",
+        "--no-peer",
+        "--kube-dir",
+        dir,
+    ];
+    args.extend_from_slice(extra);
+    run_bench(&args)
+}
+
+/// The median row's cell in `column` (0: the agent).
+fn median_cell(out: &str, column: usize) -> String {
+    out.lines()
+        .find(|l| l.starts_with("| **logferry, median**"))
+        .and_then(|l| l.split(" | ").nth(column))
+        .unwrap_or_else(|| panic!("no median row: {out}"))
+        .trim_matches(|c| c == '|' || c == ' ')
+        .to_string()
+}
+
+#[test]
+fn kubernetes_counts_every_line_with_its_pods_labels() {
+    // the run ends only once the receiver holds every line or nothing
+    // more comes; every line must carry its own pod's labels; 20 pods of
+    // other nodes are there too; then the cache's memory with 5 pods
+    let out = bench_kubernetes(&["--seconds", "4", "--other-pods", "20", "--cache-pods", "5"]);
+    assert_eq!(median_cell(&out, 1), "800", "lines written: {out}");
+    for (column, what) in [(6, "lost"), (7, "duplicated"), (8, "without labels")] {
+        assert_eq!(median_cell(&out, column), "0 in all", "{what}: {out}");
+    }
+    assert!(
+        out.contains("\n| 5 | "),
+        "no cache figure for 5 pods: {out}"
     );
 }

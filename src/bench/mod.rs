@@ -10,7 +10,7 @@
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
 //! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`,
-//!   `sinks.rs`: the scenarios;
+//!   `sinks.rs`, `kubernetes/`: the scenarios;
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
@@ -38,6 +38,7 @@ pub mod html;
 mod http_client;
 mod http_writer;
 mod kafka;
+pub mod kubernetes;
 mod load;
 mod monitor;
 mod output;
@@ -98,6 +99,11 @@ pub enum Scenario {
     /// Kafka's delivery report; requests/s and latency percentiles.
     /// Baseline: `kcat -P` producing the same records.
     HttpKafka(kafka::HttpKafkaArgs),
+    /// A node of pods writing CRI logs (kubelet layout and rotation) with
+    /// their metadata in a real API server: the kubernetes source against
+    /// Fluent Bit's tail + kubernetes filter in the same run, every line
+    /// counted with its labels; then the metadata cache's memory.
+    Kubernetes(kubernetes::KubernetesArgs),
     /// Sample CPU (user/sys) and RSS of running processes from /proc; a
     /// row per sample and a summary at the end or on Ctrl-C.
     Monitor(monitor::MonitorArgs),
@@ -136,6 +142,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::Sinks(a) => sinks::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),
+        Scenario::Kubernetes(a) => kubernetes::run(a),
         Scenario::Monitor(a) => monitor::run(a),
         Scenario::TailWriter(a) => tail_writer::run(a),
         Scenario::TcpWriter(a) => tcp_writer::run(a),

@@ -83,7 +83,8 @@ impl AppendFile {
     }
 }
 
-fn open(path: &Path) -> Result<File, String> {
+/// Opens `path` to append to, created if it is missing.
+pub(super) fn open(path: &Path) -> Result<File, String> {
     OpenOptions::new()
         .create(true)
         .append(true)
