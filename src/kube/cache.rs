@@ -285,6 +285,11 @@ impl Store {
         Self::read(&self.pods).slots.len()
     }
 
+    /// Namespaces held (deleted ones in their grace included).
+    pub fn namespaces_held(&self) -> usize {
+        Self::read(&self.namespaces).slots.len()
+    }
+
     /// Pods not deleted, and namespaces not deleted.
     pub fn live(&self) -> (usize, usize) {
         (

@@ -28,7 +28,7 @@ use super::stream::{apply_line, Lines, Stored};
 use super::{Namespace, Pod, WatchOptions};
 use crate::backoff::backoff_with_jitter;
 use crate::component::Shutdown;
-use crate::metrics::{Counter, Gauge, Histogram, Registry};
+use crate::metrics::{Counter, Histogram, Registry};
 use crate::telemetry::ErrorKinds;
 
 /// How long a watch lasts, before jitter (±10 %).
@@ -95,14 +95,21 @@ pub fn spawn(
     shutdown: Shutdown,
     runtime: &tokio::runtime::Handle,
 ) {
-    let gauge = |name, help| -> Gauge { registry.gauge(name, help, &[("component", component)]) };
-    let pods = gauge(
+    // read at each scrape; a cache gone (its source replaced by a reload)
+    // reads 0
+    let held = Arc::downgrade(&store);
+    registry.computed(
         "logferry_kubernetes_pods_cached",
         "Pods in the metadata cache (deleted ones in their delete_grace included).",
+        &[("component", component)],
+        move || held.upgrade().map_or(0.0, |s| s.pods_held() as f64),
     );
-    let namespaces = gauge(
+    let held = Arc::downgrade(&store);
+    registry.computed(
         "logferry_kubernetes_namespaces_cached",
-        "Namespaces in the metadata cache.",
+        "Namespaces in the metadata cache (deleted ones in their delete_grace included).",
+        &[("component", component)],
+        move || held.upgrade().map_or(0.0, |s| s.namespaces_held() as f64),
     );
     let mut resources = vec![Resource::Pods(options.node_name.clone())];
     if options.namespaces {
@@ -114,8 +121,6 @@ pub fn spawn(
             store: store.clone(),
             metrics: Metrics::new(registry, component, resource.name()),
             component: component.to_string(),
-            pods: pods.clone(),
-            namespaces: namespaces.clone(),
             resource,
         };
         let shutdown = shutdown.clone();
@@ -138,8 +143,6 @@ struct Watcher {
     store: Arc<Store>,
     metrics: Metrics,
     component: String,
-    pods: Gauge,
-    namespaces: Gauge,
     resource: Resource,
 }
 
@@ -164,7 +167,6 @@ impl Watcher {
                 Ok((items, version)) => {
                     let count = items.len();
                     T::replace(&self.store, items, &version);
-                    self.update_gauges();
                     self.metrics
                         .list_seconds
                         .observe(started.elapsed().as_secs_f64());
@@ -195,7 +197,6 @@ impl Watcher {
                     r = self.watch::<T>(&mut version) => r,
                     _ = shutdown.wait() => return,
                 };
-                self.update_gauges();
                 match watched {
                     Ok(()) => {
                         self.metrics.restarts_ended.inc();
@@ -235,12 +236,6 @@ impl Watcher {
                 }
             }
         }
-    }
-
-    fn update_gauges(&self) {
-        let (_, namespaces) = self.store.live();
-        self.pods.set(self.store.pods_held() as u64);
-        self.namespaces.set(namespaces as u64);
     }
 
     /// One watch from `version`, until it ends; events are applied as they
