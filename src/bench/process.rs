@@ -241,13 +241,18 @@ pub fn ready(api: SocketAddr) -> bool {
     api_get(api, "/ready").starts_with("HTTP/1.1 200")
 }
 
-/// A counter from a logferry `/metrics` endpoint (summed over labels that
-/// contain `labels`).
+/// A counter or gauge from a logferry `/metrics` endpoint (summed over
+/// labels that contain `labels`; a gauge may be written as `110.0`).
 pub fn metric(api: SocketAddr, name: &str, labels: &str) -> u64 {
     api_get(api, "/metrics")
         .lines()
         .filter(|l| l.starts_with(name) && l.contains(labels))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .filter_map(|l| {
+            let v = l.rsplit(' ').next()?;
+            v.parse::<u64>()
+                .ok()
+                .or_else(|| v.parse::<f64>().ok().map(|f| f as u64))
+        })
         .sum()
 }
 
