@@ -10,6 +10,7 @@
 
 pub mod field;
 pub mod grep;
+pub mod kubernetes;
 pub mod modify;
 pub mod multiline;
 pub mod parser;

@@ -69,6 +69,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Source, "tail", "source-tail.toml"),
     example!(Source, "tcp", "source-tcp.toml"),
     example!(Filter, "grep", "filter-grep.toml"),
+    example!(Filter, "kubernetes", "filter-kubernetes.toml"),
     example!(Filter, "modify", "filter-modify.toml"),
     example!(Filter, "multiline", "filter-multiline.toml"),
     example!(Filter, "parser", "filter-parser.toml"),
@@ -230,6 +231,9 @@ mod tests {
         use crate::{filters, sinks, sources};
         match (e.kind, e.type_name) {
             (ComponentKind::Filter, "grep") => keys_of::<filters::grep::GrepConfig>(),
+            (ComponentKind::Filter, "kubernetes") => {
+                keys_of::<filters::kubernetes::KubernetesFilterConfig>()
+            }
             (ComponentKind::Filter, "modify") => keys_of::<filters::modify::ModifyConfig>(),
             (ComponentKind::Filter, "multiline") => {
                 keys_of::<filters::multiline::MultilineFilterConfig>()

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::component::{SourceContext, SourceTask};
 use crate::config::{ComponentTable, KindError};
 use crate::filters::grep::{GrepConfig, GrepFilter};
+use crate::filters::kubernetes::{KubernetesFilter, KubernetesFilterConfig};
 use crate::filters::modify::{ModifyConfig, ModifyFilter};
 use crate::filters::multiline::{MultilineFilter, MultilineFilterConfig};
 use crate::filters::parser::{ParserConfig, ParserFilter};
@@ -342,6 +343,7 @@ pub fn build_sink(
 #[derive(Debug, Clone, PartialEq)]
 pub enum FilterKind {
     Grep(GrepConfig),
+    Kubernetes(Box<KubernetesFilterConfig>),
     Modify(ModifyConfig),
     Multiline(MultilineFilterConfig),
     Parser(ParserConfig),
@@ -352,12 +354,14 @@ pub enum FilterKind {
 }
 
 /// Known filter `type` names, for error messages.
-const KNOWN_FILTERS: &str = "grep, modify, multiline, parser, remap, rewrite_tag, sample, throttle";
+const KNOWN_FILTERS: &str =
+    "grep, kubernetes, modify, multiline, parser, remap, rewrite_tag, sample, throttle";
 
 /// The typed config of a filter of `type = name`.
 pub fn parse_filter(name: &str, table: ComponentTable<'_>) -> Result<FilterKind, KindError> {
     Ok(match name {
         "grep" => FilterKind::Grep(table.parse()?),
+        "kubernetes" => FilterKind::Kubernetes(Box::new(table.parse()?)),
         "modify" => FilterKind::Modify(table.parse()?),
         "multiline" => FilterKind::Multiline(table.parse()?),
         "parser" => FilterKind::Parser(table.parse()?),
@@ -383,6 +387,7 @@ impl FilterKind {
     pub fn validate(&self) -> Result<(), String> {
         match self {
             FilterKind::Grep(c) => c.validate(),
+            FilterKind::Kubernetes(c) => c.validate(),
             FilterKind::Modify(c) => c.validate(),
             FilterKind::Multiline(c) => c.validate(),
             FilterKind::Parser(c) => c.validate(),
@@ -403,6 +408,9 @@ pub fn build_filter(
 ) -> Result<std::sync::Arc<dyn Filter>, String> {
     Ok(match kind {
         FilterKind::Grep(c) => std::sync::Arc::new(GrepFilter::new(name, pattern, c, metrics)?),
+        FilterKind::Kubernetes(c) => {
+            std::sync::Arc::new(KubernetesFilter::new(name, pattern, c, metrics)?)
+        }
         FilterKind::Modify(c) => std::sync::Arc::new(ModifyFilter::new(name, pattern, c, metrics)?),
         FilterKind::Multiline(c) => {
             std::sync::Arc::new(MultilineFilter::new(name, pattern, c, metrics)?)
