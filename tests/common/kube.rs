@@ -860,12 +860,13 @@ impl Kubelet {
     /// 4. `<restart>.log` is renamed to `<restart>.log.<YYYYMMDD-HHMMSS>`
     ///    (local time, kubelet's `20060102-150405`), left uncompressed so
     ///    that a reader can finish it, and the runtime reopens a new empty
-    ///    `<restart>.log` (the next write creates it here; this creates it
-    ///    at once, as the runtime's reopen does).
+    ///    `<restart>.log` (created here at once).
     ///
     /// The kubelet checks sizes every 10 s, so two rotations never share a
     /// second's timestamp; tests rotate faster, so the timestamp is moved
     /// past the newest rotated file's when it would not sort after it.
+    /// Steps 1 to 4 are the benchmark's own (`logferry::bench::kubernetes::
+    /// kubelet::rotate_keeping`), so tests and benchmark rotate alike.
     pub fn rotate_keeping(
         &self,
         ns: &str,
@@ -876,56 +877,8 @@ impl Kubelet {
         max_files: usize,
     ) {
         let live = self.log_path(ns, pod, uid, container, restart);
-        let dir = live.parent().unwrap().to_path_buf();
-        let base = format!("{restart}.log.");
-        let rotated = || -> Vec<String> {
-            let mut names: Vec<String> = std::fs::read_dir(&dir)
-                .unwrap()
-                .flatten()
-                .filter_map(|e| e.file_name().into_string().ok())
-                .filter(|n| n.starts_with(&base))
-                .collect();
-            names.sort();
-            names
-        };
-        // 1. unused: temporaries, and plain files already compressed
-        let all = rotated();
-        for n in &all {
-            if n.ends_with(".tmp") || all.contains(&format!("{n}.gz")) {
-                std::fs::remove_file(dir.join(n)).unwrap();
-            }
-        }
-        // 2. at most max_files - 2 rotated files, the oldest go first
-        let mut kept = rotated();
-        let excess = kept.len().saturating_sub(max_files.saturating_sub(2));
-        for n in kept.drain(..excess) {
-            std::fs::remove_file(dir.join(n)).unwrap();
-        }
-        // 3. compress what the previous rotation left plain
-        for n in kept.iter().filter(|n| !n.ends_with(".gz")) {
-            let plain = dir.join(n);
-            let tmp = dir.join(format!("{n}.tmp"));
-            let data = std::fs::read(&plain).unwrap();
-            let mut gz = flate2::write::GzEncoder::new(
-                File::create(&tmp).unwrap(),
-                flate2::Compression::default(),
-            );
-            gz.write_all(&data).unwrap();
-            gz.finish().unwrap().sync_all().unwrap();
-            std::fs::rename(&tmp, dir.join(format!("{n}.gz"))).unwrap();
-            std::fs::remove_file(&plain).unwrap();
-        }
-        // 4. rename the live file; the runtime reopens a new one
-        let mut at = chrono::Local::now().naive_local();
-        let newest = kept.iter().filter_map(|n| rotated_time(n, &base)).max();
-        if let Some(newest) = newest {
-            if at.format(KUBELET_TIME).to_string() <= newest.format(KUBELET_TIME).to_string() {
-                at = newest + chrono::Duration::seconds(1);
-            }
-        }
-        let target = dir.join(format!("{base}{}", at.format(KUBELET_TIME)));
-        std::fs::rename(&live, &target)
-            .unwrap_or_else(|e| panic!("rotate {} to {}: {e}", live.display(), target.display()));
+        logferry::bench::kubernetes::kubelet::rotate_keeping(&live, max_files)
+            .unwrap_or_else(|e| panic!("rotate {}: {e}", live.display()));
         File::create(&live).unwrap();
     }
 
@@ -934,16 +887,6 @@ impl Kubelet {
     pub fn remove_pod(&self, ns: &str, pod: &str, uid: &str) {
         std::fs::remove_dir_all(self.pod_dir(ns, pod, uid)).unwrap();
     }
-}
-
-/// The kubelet's rotated-file timestamp (Go's `20060102-150405`).
-const KUBELET_TIME: &str = "%Y%m%d-%H%M%S";
-
-/// The time in a rotated file's name `<base><YYYYMMDD-HHMMSS>[.gz]`.
-fn rotated_time(name: &str, base: &str) -> Option<chrono::NaiveDateTime> {
-    let ts = name.strip_prefix(base)?;
-    let ts = ts.strip_suffix(".gz").unwrap_or(ts);
-    chrono::NaiveDateTime::parse_from_str(ts, KUBELET_TIME).ok()
 }
 
 /// The time as the runtimes write it: RFC 3339 with nanoseconds, UTC.
