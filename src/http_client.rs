@@ -434,6 +434,7 @@ impl Client {
 pub struct Streaming {
     pub status: StatusCode,
     pub headers: HeaderMap,
+    /// Read by the caller, chunk by chunk.
     pub body: BodyStream,
 }
 

@@ -151,8 +151,11 @@ impl Resource {
 
 /// Requests to the API server.
 pub struct Api {
+    /// Connections to the API server's origin.
     client: Client,
+    /// The server URL's path, before every API path (a proxy's prefix).
     prefix: String,
+    /// The bearer token of every request.
     credentials: Credentials,
 }
 

@@ -55,13 +55,17 @@ pub fn newer(new: &str, old: &str) -> bool {
 
 /// One object and when it was deleted, if it was.
 struct Slot<T> {
+    /// Shared with the readers that looked it up.
     value: Arc<T>,
+    /// Its `resourceVersion`: older events and list items are ignored.
     version: String,
+    /// When it was deleted; it is evicted `delete_grace` later.
     deleted_at: Option<Instant>,
 }
 
 /// The objects of one kind.
 pub struct Table<T> {
+    /// By [`Keyed::key`].
     slots: HashMap<Box<str>, Slot<T>>,
     /// namespace → name → key, for pods.
     by_name: HashMap<Box<str>, HashMap<Box<str>, Box<str>>>,
@@ -231,10 +235,15 @@ impl<T: Keyed> Table<T> {
 
 /// The pods and namespaces of one source or filter.
 pub struct Store {
+    /// By uid, and by namespace and name.
     pods: RwLock<Table<Pod>>,
+    /// By name.
     namespaces: RwLock<Table<Namespace>>,
+    /// How long a deleted object stays.
     delete_grace: Duration,
+    /// Bumped by every change (see [`Store::generation`]).
     generation: AtomicU64,
+    /// The first list of pods is in.
     pods_synced: AtomicBool,
     /// True from the start when namespaces are not watched.
     namespaces_synced: AtomicBool,

@@ -56,18 +56,24 @@ pub struct Connection {
 
 /// The bearer token of every request, if any.
 pub struct Credentials {
+    /// Where the token comes from.
     source: TokenSource,
+    /// A token file's last reading.
     state: Mutex<TokenState>,
 }
 
 enum TokenSource {
+    /// No token (a client certificate, or an open server).
     None,
+    /// Given in the kubeconfig.
     Fixed(HeaderValue),
+    /// Read from this file, again as it rotates.
     File(PathBuf),
 }
 
 #[derive(Default)]
 struct TokenState {
+    /// `Bearer <token>` as last read.
     header: Option<HeaderValue>,
     /// When the file was last read; `None` forces a read.
     read_at: Option<Instant>,

@@ -71,14 +71,19 @@ pub struct WatchOptions {
 /// A pod as the cache keeps it: only what records are given.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Pod {
+    /// `metadata.namespace`.
     pub namespace: String,
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.uid`: what the kubelet's log directory names.
     pub uid: String,
     /// `spec.nodeName`.
     pub node_name: Option<String>,
     /// `status.podIP`.
     pub pod_ip: Option<String>,
+    /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
+    /// `metadata.annotations`.
     pub annotations: BTreeMap<String, String>,
     /// `spec.containers`, `initContainers` and `ephemeralContainers`, each
     /// with its status (by name).
@@ -90,6 +95,7 @@ pub struct Pod {
 /// One container of a [`Pod`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Container {
+    /// Its name in the spec, and the log directory's.
     pub name: String,
     /// The status's image when the container has run, else the spec's.
     pub image: String,
@@ -102,8 +108,11 @@ pub struct Container {
 /// A namespace as the cache keeps it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Namespace {
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.labels`.
     pub labels: BTreeMap<String, String>,
+    /// `metadata.annotations`.
     pub annotations: BTreeMap<String, String>,
 }
 

@@ -188,4 +188,45 @@ mod tests {
         assert!(apply_line::<Pod>(&store, b"{oops", &mut version).is_err());
         assert_eq!(version, "9");
     }
+
+    #[test]
+    fn the_same_lines_give_the_same_cache_whatever_the_chunks() {
+        let mut body = String::new();
+        for (kind, name, uid, version) in [
+            ("ADDED", "a", "u1", 1),
+            ("ADDED", "b", "u2", 2),
+            ("MODIFIED", "a", "u1", 3),
+            ("MODIFIED", "a", "u1", 2),
+            ("DELETED", "b", "u2", 4),
+        ] {
+            body.push_str(&format!(
+                "{{\"type\":\"{kind}\",\"object\":{}}}\n",
+                pod_json(name, uid, version)
+            ));
+        }
+        body.push_str(
+            "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"9\"}}}\n",
+        );
+        let apply = |chunk: usize| {
+            let store = Store::new(Duration::from_secs(60), false);
+            let mut version = String::new();
+            let mut lines = Lines::default();
+            for piece in body.as_bytes().chunks(chunk) {
+                lines.push(
+                    piece,
+                    |line| {
+                        let _ = apply_line::<Pod>(&store, line, &mut version);
+                    },
+                    || panic!("nothing here is too long"),
+                );
+            }
+            (store.generation(), store.live(), store.pods_held(), version)
+        };
+        let whole = apply(body.len());
+        // a, b; the stale MODIFIED of a is not applied; b is deleted
+        assert_eq!(whole, (4, (1, 0), 2, "9".to_string()));
+        for chunk in [1, 2, 3, 7, 64, 1000] {
+            assert_eq!(apply(chunk), whole, "chunks of {chunk}");
+        }
+    }
 }

@@ -42,11 +42,15 @@ const FORBIDDEN_RETRY: Duration = Duration::from_secs(30);
 /// The metrics of one source's or filter's watches.
 #[derive(Clone)]
 struct Metrics {
+    /// `logferry_kubernetes_api_errors_total{kind}`.
     errors: ErrorKinds,
+    /// `logferry_kubernetes_watch_restarts_total{reason}`, one per reason.
     restarts_gone: Counter,
     restarts_ended: Counter,
     restarts_error: Counter,
+    /// Watch lines that could not be applied.
     skipped_lines: Counter,
+    /// How long each full list took.
     list_seconds: Histogram,
 }
 
@@ -139,17 +143,23 @@ pub fn spawn(
 
 /// The list + watch of one resource.
 struct Watcher {
+    /// Shared by the watches of one source or filter.
     api: Arc<Api>,
+    /// Where what is listed and watched goes.
     store: Arc<Store>,
     metrics: Metrics,
+    /// The source's or filter's name, in logs.
     component: String,
+    /// What this watcher lists and watches.
     resource: Resource,
 }
 
 /// Errors in a row: logged at the first, and when they end.
 #[derive(Default)]
 struct Streak {
+    /// Failed attempts in a row: the backoff grows with them.
     failures: u32,
+    /// When the first of them failed; `None`: no streak to report.
     since: Option<Instant>,
 }
 
@@ -191,30 +201,28 @@ impl Watcher {
                     continue 'list;
                 }
             };
+            // watches in a row that the server ended within a second
+            let mut quick = 0;
             loop {
                 let started = Instant::now();
                 let watched = tokio::select! {
-                    r = self.watch::<T>(&mut version) => r,
+                    r = self.watch::<T>(&mut version, &mut streak) => r,
                     _ = shutdown.wait() => return,
                 };
                 match watched {
                     Ok(()) => {
                         self.metrics.restarts_ended.inc();
-                        self.recovered(&mut streak);
                         // a server that ends every watch at once is not
                         // asked again in a tight loop
-                        if started.elapsed() < Duration::from_secs(1) {
-                            streak.failures += 1;
-                            let wait = backoff_with_jitter(
-                                FIRST_BACKOFF,
-                                MAX_BACKOFF,
-                                streak.failures,
-                                0.2,
-                            );
-                            tokio::select! {
-                                _ = tokio::time::sleep(wait) => {}
-                                _ = shutdown.wait() => return,
-                            }
+                        if started.elapsed() >= Duration::from_secs(1) {
+                            quick = 0;
+                            continue;
+                        }
+                        quick += 1;
+                        let wait = backoff_with_jitter(FIRST_BACKOFF, MAX_BACKOFF, quick, 0.2);
+                        tokio::select! {
+                            _ = tokio::time::sleep(wait) => {}
+                            _ = shutdown.wait() => return,
                         }
                     }
                     Err(ApiError::Gone) => {
@@ -240,9 +248,16 @@ impl Watcher {
 
     /// One watch from `version`, until it ends; events are applied as they
     /// come.
-    async fn watch<T: Stored>(&self, version: &mut String) -> Result<(), ApiError> {
+    async fn watch<T: Stored>(
+        &self,
+        version: &mut String,
+        streak: &mut Streak,
+    ) -> Result<(), ApiError> {
         let seconds = jittered(WATCH_SECONDS);
         let mut body = self.api.watch(&self.resource, version, seconds).await?;
+        // the server answers: an error streak ends here, not when this
+        // watch ends minutes later
+        self.recovered(streak);
         let mut lines = Lines::default();
         loop {
             let Some(chunk) = body.chunk().await.map_err(ApiError::Send)? else {
