@@ -58,6 +58,23 @@ fn send_acked(addr: SocketAddr, tag: &str, records: &[Value]) {
     assert_eq!(ack.as_deref(), Some(chunk.as_str()), "no ack for {tag}");
 }
 
+/// Sends `make(i)` for i in 0..n under `tag`, 20 records a frame, each
+/// frame acknowledged before the next, on a thread of its own.
+fn send_on_thread(
+    addr: SocketAddr,
+    tag: &str,
+    n: usize,
+    make: fn(usize) -> Value,
+) -> std::thread::JoinHandle<()> {
+    let tag = tag.to_string();
+    std::thread::spawn(move || {
+        for chunk in (0..n).collect::<Vec<_>>().chunks(20) {
+            let batch: Vec<Value> = chunk.iter().map(|i| make(*i)).collect();
+            send_acked(addr, &tag, &batch);
+        }
+    })
+}
+
 /// Every record in `path`: (tag, record).
 fn records(path: &Path) -> Vec<(String, Value)> {
     read_lines(path)
@@ -100,17 +117,51 @@ impl Setup {
         }
     }
 
-    fn start(&self, extra: &str) -> (Logferry, SocketAddr) {
-        let config = format!(
+    fn config(&self, extra: &str) -> String {
+        format!(
             "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
              [filters.k8s]\ntype = \"kubernetes\"\nmatch = \"kube.**\"\nkubeconfig = \"{}\"\n{extra}\n\n\
              [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{{dir}}/out.log\"\nformat = \"json\"\n\n\
              [api]\naddress = \"127.0.0.1:0\"\n",
             self.kubeconfig.display()
-        );
-        let mut lf = Logferry::start(&config);
+        )
+    }
+
+    fn start(&self, extra: &str) -> (Logferry, SocketAddr) {
+        let mut lf = Logferry::start(&self.config(extra));
         let addr = lf.forward_addr("in");
         (lf, addr)
+    }
+
+    /// A pod `known` (label `app=known`) and a logferry started with
+    /// `extra`, once the filter's cache has listed it.
+    fn start_listed(&self, extra: &str) -> (Logferry, SocketAddr) {
+        self.kube.create_pod(
+            &self.ns,
+            "known",
+            &self.node,
+            &[("app", "known")],
+            &[],
+            &[("app", "busybox:1.37")],
+        );
+        let (lf, addr) = self.start(extra);
+        let known = fluent_bit_tag(&self.ns, "known", "app", &container_id("known"));
+        self.probe_until(&lf, addr, &known, "labels", |k| {
+            k["labels"]["app"] == "known"
+        });
+        (lf, addr)
+    }
+
+    /// Creates pod `name` (label `app=late`, container `app`).
+    fn late_pod(&self, name: &str) {
+        self.kube.create_pod(
+            &self.ns,
+            name,
+            &self.node,
+            &[("app", "late")],
+            &[],
+            &[("app", "busybox:1.37")],
+        );
     }
 
     /// Sends one probe record for `pod` at a time until one arrives whose
@@ -242,20 +293,7 @@ fn forwarded_records_get_their_pods_metadata_and_merged_log() {
 fn an_unknown_pod_gets_what_its_tag_tells_and_other_tags_pass_untouched() {
     const N: usize = 200;
     let s = Setup::new();
-    s.kube.create_pod(
-        &s.ns,
-        "known",
-        &s.node,
-        &[("app", "known")],
-        &[],
-        &[("app", "busybox:1.37")],
-    );
-    let (mut lf, addr) = s.start("merge_log = true\n");
-    let known = fluent_bit_tag(&s.ns, "known", "app", &container_id("known"));
-    // once the known pod shows, the cache has its first list
-    s.probe_until(&lf, addr, &known, "labels", |k| {
-        k["labels"]["app"] == "known"
-    });
+    let (mut lf, addr) = s.start_listed("merge_log = true\n");
     // probes sent before the first list are counted too
     let api = lf.address("api");
     let without = "logferry_filter_kubernetes_records_without_metadata_total{component=\"k8s\"}";
@@ -326,44 +364,14 @@ fn an_unknown_pod_gets_what_its_tag_tells_and_other_tags_pass_untouched() {
 fn records_of_a_pod_created_after_them_wait_for_its_metadata() {
     const N: usize = 300;
     let s = Setup::new();
-    s.kube.create_pod(
-        &s.ns,
-        "known",
-        &s.node,
-        &[("app", "known")],
-        &[],
-        &[("app", "busybox:1.37")],
-    );
-    let (mut lf, addr) = s.start("metadata_wait = \"20s\"\n");
-    let known = fluent_bit_tag(&s.ns, "known", "app", &container_id("known"));
-    s.probe_until(&lf, addr, &known, "labels", |k| {
-        k["labels"]["app"] == "known"
-    });
+    let (mut lf, addr) = s.start_listed("metadata_wait = \"20s\"\n");
 
     let tag = fluent_bit_tag(&s.ns, "late-1", "app", &container_id("late-1"));
-    // sent before the pod exists, on a thread: its acknowledgements come
-    // only once the records are written
-    let sender = std::thread::spawn({
-        let tag = tag.clone();
-        move || {
-            for chunk in (0..N).collect::<Vec<_>>().chunks(30) {
-                let batch: Vec<Value> = chunk
-                    .iter()
-                    .map(|i| json!({"log": format!("late-{i}")}))
-                    .collect();
-                send_acked(addr, &tag, &batch);
-            }
-        }
-    });
+    // sent before the pod exists: their acknowledgements come only once
+    // they are written
+    let sender = send_on_thread(addr, &tag, N, |i| json!({"log": format!("late-{i}")}));
     std::thread::sleep(Duration::from_millis(500));
-    s.kube.create_pod(
-        &s.ns,
-        "late-1",
-        &s.node,
-        &[("app", "late")],
-        &[],
-        &[("app", "busybox:1.37")],
-    );
+    s.late_pod("late-1");
     sender.join().unwrap();
     assert!(lf.stop().success(), "{}", lf.log_text());
 
@@ -381,4 +389,47 @@ fn records_of_a_pod_created_after_them_wait_for_its_metadata() {
     for r in &got {
         assert_eq!(r["kubernetes"]["labels"]["app"], "late", "{r}");
     }
+}
+
+/// A reload that replaces the filter while it holds records of a pod not
+/// created yet: they go on through the new filter (its `merge_log`), wait
+/// there for the pod, and each arrives once, with its labels.
+#[test]
+fn records_held_across_a_reload_go_through_the_new_filter() {
+    const N: usize = 200;
+    let s = Setup::new();
+    let (mut lf, addr) = s.start_listed("metadata_wait = \"20s\"\n");
+
+    let tag = fluent_bit_tag(&s.ns, "late-2", "app", &container_id("late-2"));
+    let sender = send_on_thread(
+        addr,
+        &tag,
+        N,
+        |i| json!({"log": json!({"n": i}).to_string()}),
+    );
+    // the first batch is held (its acknowledgement waits with it)
+    std::thread::sleep(Duration::from_millis(500));
+    lf.rewrite_config(&s.config("metadata_wait = \"20s\"\nmerge_log = true\nkeep_log = false\n"));
+    lf.signal(libc::SIGHUP);
+    lf.wait_for_log("configuration reloaded", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(300));
+    s.late_pod("late-2");
+    sender.join().unwrap();
+    assert!(lf.stop().success(), "{}", lf.log_text());
+
+    let mut seen = vec![0usize; N];
+    for (_, r) in records(&lf.path("out.log"))
+        .iter()
+        .filter(|(t, _)| t == &tag)
+    {
+        let n = r["n"].as_u64().unwrap_or_else(|| panic!("not merged: {r}")) as usize;
+        assert!(r.get("log").is_none(), "{r}");
+        assert_eq!(r["kubernetes"]["labels"]["app"], "late", "{r}");
+        seen[n] += 1;
+    }
+    let wrong: Vec<usize> = (0..N).filter(|i| seen[*i] != 1).collect();
+    assert!(
+        wrong.is_empty(),
+        "records not there exactly once: {wrong:?}"
+    );
 }

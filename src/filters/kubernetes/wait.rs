@@ -11,6 +11,11 @@ use std::time::{Duration, Instant};
 
 use crate::event::{Batch, Tag};
 
+/// How soon held batches are looked at again after the cache changed: a
+/// cluster whose pods change all the time costs at most this many looks
+/// a second, not one per change.
+pub(super) const LOOK_AGAIN: Duration = Duration::from_millis(50);
+
 /// Most tags remembered as having waited; past it they are forgotten
 /// (and may wait once more).
 const MAX_WAITED: usize = 16_384;
@@ -31,8 +36,7 @@ pub(super) struct Waiting {
     waited: HashSet<Tag>,
     /// The cache generation the held tags were last looked up at.
     generation: u64,
-    /// An instant already passed, while batches are held: the deadline
-    /// when the cache changed since, so the held are looked up again.
+    /// When the held batches were last looked at (while some are held).
     looked: Option<Instant>,
 }
 
@@ -112,15 +116,17 @@ impl Waiting {
         out
     }
 
-    /// When held batches should be looked at next: at once when the cache
-    /// changed since they last were, else when the first wait ends.
+    /// When held batches should be looked at next: [`LOOK_AGAIN`] after
+    /// they last were when the cache changed since, else when the first
+    /// wait ends.
     pub fn deadline(&self, generation: u64) -> Option<Instant> {
         if self.tags.is_empty() {
             return None;
         }
         if generation != self.generation {
             if let Some(looked) = self.looked {
-                return Some(looked);
+                let first = self.tags.values().map(|h| h.until).min();
+                return first.min(Some(looked + LOOK_AGAIN));
             }
         }
         self.tags.values().map(|h| h.until).min()
@@ -153,10 +159,10 @@ mod tests {
         // another tag whose pod is known goes at once
         assert_eq!(sizes(&w.admit(batch("b", 9), true, wait, 5)), [9]);
         assert!(w.deadline(5).unwrap() > Instant::now());
-        // the cache changed: look again at once
-        assert!(w.deadline(6).unwrap() <= Instant::now());
+        // the cache changed: look again soon
+        assert!(w.deadline(6).unwrap() <= Instant::now() + LOOK_AGAIN);
         assert!(w.release(Instant::now(), false, 6, |_| false).is_empty());
-        assert!(w.deadline(6).unwrap() > Instant::now());
+        assert!(w.deadline(6).unwrap() > Instant::now() + LOOK_AGAIN);
         // the next batch finds the pod known: the held go first
         assert_eq!(sizes(&w.admit(batch("a", 3), true, wait, 7)), [1, 2, 3]);
         assert_eq!(w.deadline(8), None);
