@@ -250,15 +250,17 @@ impl Api {
         Ok(answer.body)
     }
 
-    /// Every page of a list: the objects and the list's version.
+    /// Every page (of `page` objects) of a list: the objects and the
+    /// list's version.
     pub async fn list<T: Object>(
         &self,
         resource: &Resource,
+        page: usize,
     ) -> Result<(Vec<(T, String)>, String), ApiError> {
         let mut items = Vec::new();
         let mut next: Option<String> = None;
         loop {
-            let mut query = format!("{}limit={PAGE}", resource.path());
+            let mut query = format!("{}limit={page}", resource.path());
             if let Some(token) = &next {
                 query.push_str("&continue=");
                 query.push_str(&percent_encode(token));

@@ -173,10 +173,15 @@ fn read_file(path: &Path, what: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-fn pem_bytes(pem: &Pem, what: &str) -> Result<Vec<u8>, String> {
+/// The PEM's bytes, and how errors name it (`field` is the kubeconfig's
+/// name for it: `certificate-authority`, `client-key`, …).
+fn pem_bytes(pem: &Pem, field: &str) -> Result<(Vec<u8>, String), String> {
     match pem {
-        Pem::Data(d) => Ok(d.clone()),
-        Pem::File(path) => read_file(path, what),
+        Pem::Data(d) => Ok((d.clone(), format!("{field}-data"))),
+        Pem::File(path) => Ok((
+            read_file(path, field)?,
+            format!("{field} {}", path.display()),
+        )),
     }
 }
 
@@ -215,10 +220,11 @@ fn tls_config(
     let mut config = match (ca, insecure) {
         (Some(ca), false) => {
             let mut roots = rustls::RootCertStore::empty();
-            for cert in certificates(&pem_bytes(ca, "CA")?, "certificate-authority")? {
+            let (pem, named) = pem_bytes(ca, "certificate-authority")?;
+            for cert in certificates(&pem, &named)? {
                 roots
                     .add(cert)
-                    .map_err(|e| format!("certificate-authority: {}", crate::tls::explain(&e)))?;
+                    .map_err(|e| format!("{named}: {}", crate::tls::explain(&e)))?;
             }
             rustls::ClientConfig::builder_with_provider(provider.clone())
                 .with_safe_default_protocol_versions()
@@ -237,15 +243,18 @@ fn tls_config(
         .clone(),
     };
     if let Some((cert, key)) = client {
-        let chain = certificates(
-            &pem_bytes(cert, "client certificate")?,
-            "client-certificate",
-        )?;
-        let key = rustls_pemfile::private_key(&mut &pem_bytes(key, "client key")?[..])
-            .map_err(|e| format!("client-key: invalid PEM: {e}"))?
-            .ok_or("client-key: no private key in it")?;
-        let key = CertifiedKey::from_der(chain, key, &provider)
-            .map_err(|e| format!("client-key: {}", crate::tls::explain(&e)))?;
+        let (pem, named) = pem_bytes(cert, "client-certificate")?;
+        let chain = certificates(&pem, &named)?;
+        let (pem, named) = pem_bytes(key, "client-key")?;
+        let key = rustls_pemfile::private_key(&mut &pem[..])
+            .map_err(|e| format!("{named}: invalid PEM: {e}"))?
+            .ok_or_else(|| format!("{named}: no private key in it"))?;
+        let key = CertifiedKey::from_der(chain, key, &provider).map_err(|e| {
+            format!(
+                "{named} does not fit the client certificate: {}",
+                crate::tls::explain(&e)
+            )
+        })?;
         config.client_auth_cert_resolver = Arc::new(ClientCertificate(Arc::new(key)));
     }
     Ok(config)
@@ -481,6 +490,22 @@ mod tests {
         assert_eq!(c.origin.to_string(), "http://127.0.0.1:8001/");
         assert!(c.tls.is_none());
         assert_eq!(c.credentials.header().unwrap(), "Bearer t2");
+    }
+
+    #[test]
+    fn a_file_that_is_no_certificate_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, "not a certificate").unwrap();
+        let settings = ApiSettings {
+            api_server: Some("https://127.0.0.1:6443".into()),
+            ca_file: Some(ca.clone()),
+            ..ApiSettings::default()
+        };
+        let e = Connection::resolve_with(&settings, &env(&[]))
+            .err()
+            .unwrap();
+        assert!(e.contains(&ca.display().to_string()), "{e}");
     }
 
     #[test]

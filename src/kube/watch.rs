@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::api::{Api, ApiError, Resource, ERROR_KINDS};
+use super::api::{Api, ApiError, Resource, ERROR_KINDS, PAGE};
 use super::cache::Store;
 use super::objects::MAX_LINE_BYTES;
 use super::stream::{apply_line, Lines, Stored};
@@ -31,6 +31,8 @@ use crate::component::Shutdown;
 use crate::metrics::{Counter, Histogram, Registry};
 use crate::telemetry::ErrorKinds;
 
+/// The fewest objects a list page is cut down to when pages are too large.
+const MIN_PAGE: usize = 10;
 /// How long a watch lasts, before jitter (±10 %).
 const WATCH_SECONDS: u64 = 300;
 const FIRST_BACKOFF: Duration = Duration::from_millis(250);
@@ -167,10 +169,12 @@ impl Watcher {
     async fn run<T: Stored>(self, mut shutdown: Shutdown) {
         let mut streak = Streak::default();
         let mut first = true;
+        // smaller after a page too large to read
+        let mut page = PAGE;
         'list: loop {
             let started = Instant::now();
             let listed = tokio::select! {
-                r = self.api.list::<T>(&self.resource) => r,
+                r = self.api.list::<T>(&self.resource, page) => r,
                 _ = shutdown.wait() => return,
             };
             let mut version = match listed {
@@ -195,6 +199,9 @@ impl Watcher {
                     version
                 }
                 Err(e) => {
+                    if e == ApiError::TooLarge {
+                        page = (page / 2).max(MIN_PAGE);
+                    }
                     if !self.failed(e, &mut streak, &mut shutdown).await {
                         return;
                     }
