@@ -5,6 +5,7 @@ pub mod fuse;
 pub mod generator;
 pub mod http;
 pub mod kafka;
+pub mod kubernetes;
 pub mod linger;
 pub mod otlp;
 pub mod tail;

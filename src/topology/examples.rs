@@ -65,6 +65,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Source, "generator", "source-generator.toml"),
     example!(Source, "http", "source-http.toml"),
     example!(Source, "kafka", "source-kafka.toml"),
+    example!(Source, "kubernetes", "source-kubernetes.toml"),
     example!(Source, "otlp", "source-otlp.toml"),
     example!(Source, "tail", "source-tail.toml"),
     example!(Source, "tcp", "source-tcp.toml"),
@@ -254,6 +255,9 @@ mod tests {
             (ComponentKind::Source, "fuse") => keys_of::<sources::fuse::FuseSourceConfig>(),
             (ComponentKind::Source, "http") => keys_of::<sources::http::HttpSourceConfig>(),
             (ComponentKind::Source, "kafka") => keys_of::<sources::kafka::KafkaSourceConfig>(),
+            (ComponentKind::Source, "kubernetes") => {
+                keys_of::<sources::kubernetes::KubernetesSourceConfig>()
+            }
             (ComponentKind::Source, "otlp") => both(
                 keys_of::<sources::otlp::config::OtlpSettings>(),
                 keys_of::<sources::http::HttpSourceConfig>(),

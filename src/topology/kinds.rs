@@ -37,6 +37,7 @@ use crate::sources::fuse::{FuseSource, FuseSourceConfig};
 use crate::sources::generator::{GeneratorConfig, GeneratorSource};
 use crate::sources::http::{HttpSource, HttpSourceConfig};
 use crate::sources::kafka::{KafkaSource, KafkaSourceConfig};
+use crate::sources::kubernetes::{KubernetesSource, KubernetesSourceConfig};
 use crate::sources::otlp::{OtlpSource, OtlpSourceConfig};
 use crate::sources::tail::{TailSource, TailSourceConfig};
 use crate::sources::tcp::{TcpSource, TcpSourceConfig};
@@ -49,13 +50,14 @@ pub enum SourceKind {
     Generator(GeneratorConfig),
     Http(HttpSourceConfig),
     Kafka(Box<KafkaSourceConfig>),
+    Kubernetes(Box<KubernetesSourceConfig>),
     Otlp(Box<OtlpSourceConfig>),
     Tail(Box<TailSourceConfig>),
     Tcp(TcpSourceConfig),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SOURCES: &str = "forward, fuse, generator, http, kafka, otlp, tail, tcp";
+const KNOWN_SOURCES: &str = "forward, fuse, generator, http, kafka, kubernetes, otlp, tail, tcp";
 
 /// The typed config of a source of `type = name`.
 pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
@@ -65,6 +67,7 @@ pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind,
         "generator" => SourceKind::Generator(table.parse()?),
         "http" => SourceKind::Http(table.parse()?),
         "kafka" => SourceKind::Kafka(Box::new(table.parse()?)),
+        "kubernetes" => SourceKind::Kubernetes(Box::new(table.parse()?)),
         "otlp" => SourceKind::Otlp(Box::new(table.parse()?)),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
         "tcp" => SourceKind::Tcp(table.parse()?),
@@ -81,6 +84,7 @@ impl SourceKind {
             SourceKind::Generator(_) => "generator",
             SourceKind::Http(_) => "http",
             SourceKind::Kafka(_) => "kafka",
+            SourceKind::Kubernetes(_) => "kubernetes",
             SourceKind::Otlp(_) => "otlp",
             SourceKind::Tail(_) => "tail",
             SourceKind::Tcp(_) => "tcp",
@@ -94,6 +98,7 @@ impl SourceKind {
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Http(c) => c.validate(),
             SourceKind::Kafka(c) => c.validate(),
+            SourceKind::Kubernetes(c) => c.validate(),
             SourceKind::Otlp(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
             SourceKind::Tcp(c) => c.validate(),
@@ -116,6 +121,10 @@ pub async fn start_source(kind: SourceKind, cx: SourceContext) -> Result<SourceT
             Box::pin(source.run())
         }
         SourceKind::Kafka(c) => Box::pin(KafkaSource::new(*c, cx)?.run()),
+        SourceKind::Kubernetes(c) => {
+            let source = KubernetesSource::new(*c, cx)?;
+            on_own_thread("kubernetes", source.run())?
+        }
         SourceKind::Otlp(c) => {
             let source = OtlpSource::bind(*c, cx).await?;
             Box::pin(source.run())
@@ -165,6 +174,7 @@ pub fn listen_address(kind: &SourceKind) -> Option<&str> {
         SourceKind::Fuse(_)
         | SourceKind::Generator(_)
         | SourceKind::Kafka(_)
+        | SourceKind::Kubernetes(_)
         | SourceKind::Tail(_) => None,
     }
 }
