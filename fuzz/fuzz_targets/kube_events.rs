@@ -1,5 +1,5 @@
 //! The Kubernetes metadata watch's reading of the API server's answers
-//! (`kube::watch::Lines`, `kube::objects::decode_event` and
+//! (`kube::stream::Lines`, `kube::objects::decode_event` and
 //! `decode_page`), applied to a cache as the watch applies them: the
 //! bytes come from whatever answers at the configured API server.
 //!
@@ -19,7 +19,7 @@ use std::time::Duration;
 use libfuzzer_sys::fuzz_target;
 use logferry::kube::cache::Store;
 use logferry::kube::objects::decode_page;
-use logferry::kube::watch::{apply_line, Lines};
+use logferry::kube::stream::{apply_line, Lines};
 use logferry::kube::{Namespace, Pod};
 
 mod common;
