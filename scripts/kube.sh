@@ -35,7 +35,8 @@
 # ${LOGFERRY_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/logferry}/kube-v1.37.2,
 # so a fresh clone reuses them, and rebuilt when a file under scripts/kube
 # changes (a hash of them is kept beside the binaries). A cold build takes
-# about six minutes on two cores; it runs at nice 19, one package at a time.
+# five to ten minutes on two cores; it runs at nice 19, KUBE_GO_JOBS (default
+# 2) packages at a time (1 on a machine busy with other builds).
 # Needs go, openssl, curl and python3. KUBE_READY_TIMEOUT (default 120) is
 # how long start waits, in seconds, for each of etcd's /health and the API
 # server's /readyz.
@@ -90,13 +91,13 @@ build() {
     # the module dirs are copied so that a build writes nothing into the clone
     cp -r "$SPEC/etcd" "$SPEC/apiserver" "$tmp/"
     echo "$NAME: building etcd and kube-apiserver $VERSION (about six minutes the first time)" >&2
-    if ! log=$(cd "$tmp/etcd" && GOFLAGS="-buildvcs=false -p=1" CGO_ENABLED=0 \
+    if ! log=$(cd "$tmp/etcd" && GOFLAGS="-buildvcs=false -p=${KUBE_GO_JOBS:-2}" CGO_ENABLED=0 \
       nice -n 19 go build -trimpath -ldflags "-s -w" -o "$tmp/bin/etcd" . 2>&1); then
       printf '%s\n' "$log" >&2; rm -rf "$tmp"
       die "building etcd (scripts/kube/etcd) with go failed"
     fi
     # -X: /version says v1.37.2 rather than v0.0.0-master
-    if ! log=$(cd "$tmp/apiserver" && GOFLAGS="-buildvcs=false -p=1" nice -n 19 go build -trimpath \
+    if ! log=$(cd "$tmp/apiserver" && GOFLAGS="-buildvcs=false -p=${KUBE_GO_JOBS:-2}" nice -n 19 go build -trimpath \
       -ldflags "-s -w -X $v.gitVersion=$VERSION -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean" \
       -o "$tmp/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver 2>&1); then
       printf '%s\n' "$log" >&2; rm -rf "$tmp"
