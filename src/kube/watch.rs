@@ -390,6 +390,7 @@ fn jittered(seconds: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kube::objects::tests::pod_json;
 
     #[test]
     fn watches_last_about_five_minutes_each() {
@@ -397,5 +398,161 @@ mod tests {
             let j = jittered(300);
             assert!((270..=330).contains(&j), "{j}");
         }
+    }
+
+    /// An API server that answers requests in the order given, one
+    /// answer a connection, and records what was asked.
+    async fn scripted(answers: Vec<(u16, String)>) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = asked.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            // the last connection, a watch, stays open
+            for answer in answers.into_iter().map(Some).chain([None]) {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut head = Vec::new();
+                let mut buf = [0u8; 4096];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let n = s.read(&mut buf).await.unwrap();
+                    if n == 0 {
+                        break;
+                    }
+                    head.extend_from_slice(&buf[..n]);
+                }
+                let text = String::from_utf8_lossy(&head);
+                let path = text.split(' ').nth(1).unwrap_or("").to_string();
+                log.lock().unwrap().push(path);
+                let Some((status, body)) = answer else {
+                    held.push(s);
+                    continue;
+                };
+                let answer = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{body}"
+                );
+                let _ = s.write_all(answer.as_bytes()).await;
+            }
+            std::future::pending::<()>().await;
+            drop(held);
+        });
+        (url, asked)
+    }
+
+    fn list(items: &[(&str, &str, u64)], version: u64, next: &str) -> String {
+        let items: Vec<String> = items
+            .iter()
+            .map(|(name, uid, v)| pod_json(name, uid, *v))
+            .collect();
+        format!(
+            r#"{{"kind":"PodList","metadata":{{"resourceVersion":"{version}","continue":"{next}"}},"items":[{}]}}"#,
+            items.join(",")
+        )
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn pages_resume_bookmarks_and_gone_lead_to_the_right_requests() {
+        let modified_a = format!(
+            "{{\"type\":\"MODIFIED\",\"object\":{}}}\n",
+            pod_json("a", "ua", 21).replace(r#""tier":"frontend""#, r#""tier":"backend""#)
+        );
+        let answers = vec![
+            (200, list(&[("a", "ua", 10)], 20, "c1+/=")),
+            (200, list(&[("b", "ub", 11)], 20, "")),
+            (
+                200,
+                modified_a
+                    + "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"25\"}}}\n",
+            ),
+            (410, r#"{"kind":"Status","code":410,"reason":"Expired"}"#.into()),
+            (200, list(&[("a", "ua", 21)], 31, "")),
+            (
+                200,
+                "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410,\"reason\":\"Expired\",\"message\":\"too old resource version\"}}\n".into(),
+            ),
+            (500, r#"{"kind":"Status","code":500,"message":"etcd down"}"#.into()),
+            (200, list(&[("a", "ua", 21)], 40, "")),
+        ];
+        let (url, asked) = scripted(answers).await;
+        let registry = Registry::new();
+        let (stop, shutdown) = crate::component::shutdown_channel();
+        let settings = crate::kube::ApiSettings {
+            api_server: Some(url),
+            ..Default::default()
+        };
+        let options = WatchOptions {
+            node_name: Some("node-a".into()),
+            namespaces: false,
+            delete_grace: Duration::from_secs(60),
+        };
+        let m = crate::kube::Metadata::start(
+            &settings,
+            options,
+            &registry,
+            "k8s",
+            shutdown,
+            &tokio::runtime::Handle::current(),
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while asked.lock().unwrap().len() < 9 {
+            assert!(
+                Instant::now() < deadline,
+                "asked only {:?}",
+                asked.lock().unwrap()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let asked = asked.lock().unwrap().clone();
+        let selector = "/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a&";
+        let watch = |v: &str| {
+            format!(
+                "{selector}watch=1&allowWatchBookmarks=true&resourceVersion={v}&timeoutSeconds="
+            )
+        };
+        assert_eq!(asked[0], format!("{selector}limit=500"));
+        assert_eq!(
+            asked[1],
+            format!("{selector}limit=500&continue=c1%2B%2F%3D")
+        );
+        assert!(asked[2].starts_with(&watch("20")), "{}", asked[2]);
+        // the watch ended: resumed from its bookmark, not the list
+        assert!(asked[3].starts_with(&watch("25")), "{}", asked[3]);
+        // 410: listed again, and watched from that list
+        assert_eq!(asked[4], format!("{selector}limit=500"));
+        assert!(asked[5].starts_with(&watch("31")), "{}", asked[5]);
+        // an ERROR 410 event: listed again; a 500: listed again after a wait
+        assert_eq!(asked[6], format!("{selector}limit=500"));
+        assert_eq!(asked[7], format!("{selector}limit=500"));
+        assert!(asked[8].starts_with(&watch("40")), "{}", asked[8]);
+        let a = m.pod("ua").unwrap();
+        assert_eq!(a.labels["tier"], "backend");
+        // b, gone from the fresh list, is kept (deleted) for its grace
+        assert!(m.pod("ub").is_some());
+        assert_eq!(m.pod_named("demo", "b").unwrap().uid, "ub");
+        let value = |name, labels: &[(&str, &str)]| registry.value(name, labels);
+        assert_eq!(
+            value(
+                "logferry_kubernetes_watch_restarts_total",
+                &[("reason", "gone")]
+            ),
+            2
+        );
+        assert_eq!(
+            value(
+                "logferry_kubernetes_watch_restarts_total",
+                &[("reason", "ended")]
+            ),
+            1
+        );
+        assert_eq!(
+            value(
+                "logferry_kubernetes_api_errors_total",
+                &[("kind", "server")]
+            ),
+            1
+        );
+        stop.trigger();
     }
 }
