@@ -563,7 +563,7 @@ mod tests {
         .unwrap();
         let request = Request::get("/watch").body(Body::default()).unwrap();
         let mut answer = client
-            .send_streaming(request, Duration::from_millis(300))
+            .send_streaming(request, Duration::from_secs(2))
             .await
             .unwrap();
         assert_eq!(answer.status, StatusCode::OK);
@@ -578,7 +578,7 @@ mod tests {
         );
         assert_eq!(
             answer.body.chunk().await,
-            Err(SendError::Idle(Duration::from_millis(300)))
+            Err(SendError::Idle(Duration::from_secs(2)))
         );
         drop(go_on);
     }
