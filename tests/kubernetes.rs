@@ -19,8 +19,8 @@ const LISTED: &str = "kubernetes: first list in (";
 
 /// A node of the tests' own: its name (so only its pods are watched), a
 /// namespace, the kubelet's layout and a kubeconfig for the agent's token.
-struct Node {
-    kube: &'static Kube,
+struct Node<'k> {
+    kube: &'k Kube,
     kubelet: Kubelet,
     name: String,
     ns: String,
@@ -28,8 +28,8 @@ struct Node {
     _dir: tempfile::TempDir,
 }
 
-impl Node {
-    fn new(kube: &'static Kube) -> Node {
+impl<'k> Node<'k> {
+    fn new(kube: &'k Kube) -> Node<'k> {
         kube.grant_agent_read();
         let ns = unique("ns");
         kube.create_namespace(&ns, &[("team", "logs")], &[("owner", "tests")]);
@@ -440,7 +440,8 @@ fn pods_not_yet_known_wait_and_unknown_ones_go_on_with_their_path() {
 /// it show.
 #[test]
 fn an_api_server_down_and_compacted_loses_nothing() {
-    let kube: &'static Kube = Box::leak(Box::new(Kube::private()));
+    let private = Kube::private();
+    let kube = &private;
     let node = Node::new(kube);
     let uid = node.pod("web", &[("phase", "before")], &[]);
     let mut lf = Logferry::start(&node.config(""));
