@@ -96,7 +96,7 @@ impl<T: Keyed> Table<T> {
 
     /// Objects not deleted.
     fn live(&self) -> usize {
-        self.slots.len() - self.deletions.len()
+        self.slots.len().saturating_sub(self.deletions.len())
     }
 
     fn index(&mut self, value: &T) {
