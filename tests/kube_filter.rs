@@ -8,7 +8,7 @@
 mod common;
 
 use std::net::{SocketAddr, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::kube::{unique, Kube};
@@ -73,20 +73,6 @@ fn send_on_thread(
             send_acked(addr, &tag, &batch);
         }
     })
-}
-
-/// Every record in `path`: (tag, record).
-fn records(path: &Path) -> Vec<(String, Value)> {
-    read_lines(path)
-        .iter()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            (
-                v["tag"].as_str().unwrap_or_default().to_string(),
-                v["record"].clone(),
-            )
-        })
-        .collect()
 }
 
 /// A namespace and a node of the test's own, the agent's kubeconfig, and
@@ -178,7 +164,7 @@ impl Setup {
         for k in 0.. {
             let log = format!("probe-{what}-{k}");
             send_acked(addr, tag, &[json!({"log": log, "stream": "stdout"})]);
-            let seen = records(&lf.path("out.log"))
+            let seen = json_records(&lf.path("out.log"))
                 .into_iter()
                 .any(|(_, r)| r["log"] == log.as_str() && ready(&r["kubernetes"]));
             if seen {
@@ -243,7 +229,7 @@ fn forwarded_records_get_their_pods_metadata_and_merged_log() {
     send(N..2 * N, "two");
     assert!(lf.stop().success(), "{}", lf.log_text());
 
-    let all = records(&lf.path("out.log"));
+    let all = json_records(&lf.path("out.log"));
     let mut seen = vec![0usize; 2 * N];
     for (t, r) in all
         .iter()
@@ -317,7 +303,7 @@ fn an_unknown_pod_gets_what_its_tag_tells_and_other_tags_pass_untouched() {
     let counted = metric_value(&api_get(api, "/metrics"), without) - before;
     assert!(lf.stop().success(), "{}", lf.log_text());
 
-    let all = records(&lf.path("out.log"));
+    let all = json_records(&lf.path("out.log"));
     let mut seen = vec![0usize; N];
     for (_, r) in all.iter().filter(|(t, _)| t == &ghost) {
         let k = &r["kubernetes"];
@@ -375,7 +361,7 @@ fn records_of_a_pod_created_after_them_wait_for_its_metadata() {
     sender.join().unwrap();
     assert!(lf.stop().success(), "{}", lf.log_text());
 
-    let got: Vec<Value> = records(&lf.path("out.log"))
+    let got: Vec<Value> = json_records(&lf.path("out.log"))
         .into_iter()
         .filter(|(t, _)| t == &tag)
         .map(|(_, r)| r)
@@ -418,7 +404,7 @@ fn records_held_across_a_reload_go_through_the_new_filter() {
     assert!(lf.stop().success(), "{}", lf.log_text());
 
     let mut seen = vec![0usize; N];
-    for (_, r) in records(&lf.path("out.log"))
+    for (_, r) in json_records(&lf.path("out.log"))
         .iter()
         .filter(|(t, _)| t == &tag)
     {

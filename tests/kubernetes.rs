@@ -7,7 +7,7 @@ mod common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use common::kube::{unique, Kube, Kubelet, PodSpec};
@@ -75,27 +75,13 @@ impl<'k> Node<'k> {
     }
 }
 
-/// Every record in `path`: (tag, record).
-fn records(path: &Path) -> Vec<(String, Value)> {
-    read_lines(path)
-        .iter()
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
-            (
-                v["tag"].as_str().unwrap_or_default().to_string(),
-                v["record"].clone(),
-            )
-        })
-        .collect()
-}
-
 /// Waits until records whose `log` starts with `prefix` number `n`; all
 /// records then.
 fn wait_for(lf: &Logferry, prefix: &str, n: usize, timeout: Duration) -> Vec<(String, Value)> {
     let path = lf.path("out.log");
     let deadline = Instant::now() + timeout;
     loop {
-        let all = records(&path);
+        let all = json_records(&path);
         let have = all
             .iter()
             .filter(|(_, r)| log_of(r).starts_with(prefix))
@@ -534,7 +520,7 @@ fn kill_9_during_kubelet_rotation_loses_nothing() {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let got = distinct(
-            records(&out)
+            json_records(&out)
                 .iter()
                 .map(|(_, r)| log_of(r).to_string())
                 .filter(|t| t.starts_with("busy ")),

@@ -305,6 +305,21 @@ pub fn read_lines(path: &Path) -> Vec<String> {
     }
 }
 
+/// Every record of a file sink's `json` output in `path`: (tag, record).
+pub fn json_records(path: &Path) -> Vec<(String, serde_json::Value)> {
+    read_lines(path)
+        .iter()
+        .map(|l| {
+            let v: serde_json::Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"));
+            (
+                v["tag"].as_str().unwrap_or_default().to_string(),
+                v["record"].clone(),
+            )
+        })
+        .collect()
+}
+
 /// Waits until `path` holds at least `n` lines; returns them.
 pub fn wait_for_lines(path: &Path, n: usize, timeout: Duration) -> Vec<String> {
     let deadline = Instant::now() + timeout;
