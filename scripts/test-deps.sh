@@ -154,6 +154,10 @@ echo "s3: s3s-fs in target/s3s-fs"
 # per machine (about six minutes the first time)
 "$ROOT/scripts/kube.sh" fetch
 echo "kube: etcd and kube-apiserver in ${LOGFERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/logferry}/kube-v1.37.2"
+# --- VictoriaLogs: built from Go modules (scripts/victorialogs/), for the
+# loki and splunk_hec sinks' tests; cached outside the clone (about 30 s)
+"$ROOT/scripts/victorialogs.sh" fetch
+echo "victorialogs: victoria-logs in ${LOGFERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/logferry}/victorialogs-v1.52.2"
 # --- util-linux logger: a real syslog client for tests/tcp.rs ----------------
 if command -v logger >/dev/null && logger --help 2>&1 | grep -q -- --octet-count; then
   echo "logger: skip, $(command -v logger) supports --octet-count"

@@ -23,11 +23,12 @@ step "cargo clippy (warnings denied)"
 cargo clippy --all-targets --locked -- -D warnings
 
 step "cargo test"
-# The Kafka, OpenSearch, OTLP, S3 and Kubernetes tests start the local
-# broker (scripts/kafka.sh), node (scripts/opensearch.sh), collector
-# (scripts/otelcol.sh), S3 server (scripts/s3.sh) and API server
-# (scripts/kube.sh) on first use and leave them running for the next test
-# binary; stop them when the suite ends.
+# The Kafka, OpenSearch, OTLP, S3, Kubernetes, Loki and HEC tests start
+# the local broker (scripts/kafka.sh), node (scripts/opensearch.sh),
+# collector (scripts/otelcol.sh), S3 server (scripts/s3.sh), API server
+# (scripts/kube.sh) and VictoriaLogs (scripts/victorialogs.sh) on first
+# use and leave them running for the next test binary; stop them when the
+# suite ends.
 # Tests that cannot run here (no peers' build, no /dev/fuse, no tmpfs
 # mounts) say so in target/tmp/skipped-tests.log (tests/common: skipped);
 # the list is printed last, whatever the outcome.
@@ -43,6 +44,6 @@ skipped_summary() {
 }
 trap 'scripts/kafka.sh stop || true; scripts/opensearch.sh stop || true
       scripts/otelcol.sh stop || true; scripts/s3.sh stop || true
-      scripts/kube.sh stop || true
+      scripts/kube.sh stop || true; scripts/victorialogs.sh stop || true
       skipped_summary' EXIT
 cargo test --locked --no-fail-fast

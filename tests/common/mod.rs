@@ -20,6 +20,7 @@ pub mod scripted;
 pub mod scripted_grpc;
 pub mod server;
 pub mod tail;
+pub mod victorialogs;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_logferry");
 
