@@ -151,9 +151,13 @@ echo "otelcol: collector in target/otelcol-bin"
 echo "s3: s3s-fs in target/s3s-fs"
 # --- Kubernetes API server: etcd and kube-apiserver built from Go modules
 # (scripts/kube/), for the kubernetes tests; cached outside the clone, once
-# per machine (about six minutes the first time)
-"$ROOT/scripts/kube.sh" fetch
-echo "kube: etcd and kube-apiserver in ${LOGFERRY_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/logferry}/kube-v1.37.2"
+# per machine. The first build takes five to ten minutes: it runs in the
+# background (at nice 19) while the suite compiles and runs the tests that
+# come before the kubernetes ones, whose first `scripts/kube.sh start` waits
+# for it (its lock); a build that failed is tried again there, with its error.
+mkdir -p "$ROOT/target"
+nohup "$ROOT/scripts/kube.sh" fetch > "$ROOT/target/kube-fetch.log" 2>&1 < /dev/null &
+echo "kube: etcd and kube-apiserver being made ready in the background (target/kube-fetch.log)"
 # --- VictoriaLogs: built from Go modules (scripts/victorialogs/), for the
 # loki and splunk_hec sinks' tests; cached outside the clone (about 30 s)
 "$ROOT/scripts/victorialogs.sh" fetch
