@@ -19,8 +19,6 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::otelcol::post;
-
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -110,7 +108,7 @@ impl VictoriaLogs {
 
     /// Whether the server answers `/health`.
     pub fn is_up(&self) -> bool {
-        get(&self.url, "/health").is_ok_and(|(s, b)| s == 200 && b.trim() == "OK")
+        exchange(&self.url, "/health", None).is_ok_and(|(s, b)| s == 200 && b.trim() == "OK")
     }
 
     /// Every row the LogsQL `query` finds, one JSON object each (`_msg`,
@@ -119,11 +117,10 @@ impl VictoriaLogs {
     /// second after their push: see [`VictoriaLogs::wait_rows`].
     pub fn query(&self, query: &str) -> Vec<Value> {
         let body = format!("query={}&limit=0", form_encode(query));
-        let (status, text) = post(
+        let (status, text) = exchange(
             &self.url,
             "/select/logsql/query",
-            "application/x-www-form-urlencoded",
-            body.as_bytes(),
+            Some(("application/x-www-form-urlencoded", body.as_bytes())),
         )
         .unwrap_or_else(|e| panic!("LogsQL query {query:?} to {}: {e}", self.url));
         assert_eq!(status, 200, "LogsQL query {query:?}: {text}");
@@ -191,23 +188,35 @@ pub fn form_encode(s: &str) -> String {
     out
 }
 
-/// One HTTP/1.1 GET of `base` + `path`; the status and the body as text.
-fn get(base: &str, path: &str) -> std::io::Result<(u16, String)> {
+/// One HTTP/1.0 request to `base` + `path` (1.0: the answer comes whole,
+/// never chunked, and the connection closes after it); the status and
+/// the body as text.
+fn exchange(base: &str, path: &str, body: Option<(&str, &[u8])>) -> std::io::Result<(u16, String)> {
     use std::io::{Read, Write};
     let hostport = base.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(hostport)?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n"
-    )?;
-    let mut answer = String::new();
-    s.read_to_string(&mut answer)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let mut head = match body {
+        Some((content_type, b)) => format!(
+            "POST {path} HTTP/1.0\r\nHost: {hostport}\r\nContent-Type: {content_type}\r\n\
+             Content-Length: {}\r\n\r\n",
+            b.len()
+        )
+        .into_bytes(),
+        None => format!("GET {path} HTTP/1.0\r\nHost: {hostport}\r\n\r\n").into_bytes(),
+    };
+    if let Some((_, b)) = body {
+        head.extend_from_slice(b);
+    }
+    s.write_all(&head)?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
     let status = answer
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+        .ok_or_else(|| std::io::Error::other(format!("no HTTP status in {answer:?}")))?;
     let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
     Ok((status, body.to_string()))
 }
