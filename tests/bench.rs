@@ -264,3 +264,28 @@ fn kubernetes_counts_every_line_with_its_pods_labels() {
         "no cache figure for 5 pods: {out}"
     );
 }
+
+#[test]
+fn kubernetes_loses_no_line_across_kubelet_rotations() {
+    // rotated at 4 KiB with the sizes checked every 2 s (the kubelet's
+    // default is 10 s): every container's log is rotated twice, each
+    // rotated file gzipped 2 s after its rotation
+    let out = bench_kubernetes(&[
+        "--seconds",
+        "6",
+        "--rotate-bytes",
+        "4KiB",
+        "--rotate-check",
+        "2s",
+        "--cache-pods",
+        "0",
+    ]);
+    assert_eq!(median_cell(&out, 1), "1200", "lines written: {out}");
+    assert!(
+        median_cell(&out, 9).parse::<u64>().unwrap() >= 8,
+        "rotations: {out}"
+    );
+    for (column, what) in [(6, "lost"), (7, "duplicated"), (8, "without labels")] {
+        assert_eq!(median_cell(&out, column), "0 in all", "{what}: {out}");
+    }
+}
