@@ -24,6 +24,7 @@ pub mod opensearch;
 pub mod otlp;
 pub mod s3;
 pub mod settle;
+pub mod splunk_hec;
 pub mod stdout;
 pub mod verdict;
 
@@ -37,6 +38,7 @@ use kafka::KafkaSink;
 use opensearch::OpenSearchSink;
 use otlp::OtlpSink;
 use s3::S3Sink;
+use splunk_hec::SplunkHecSink;
 
 /// Counters every sink keeps.
 #[derive(Clone)]
@@ -117,6 +119,8 @@ pub enum SinkRunner {
     Otlp(Box<OtlpSink>),
     /// Stores objects in an S3 bucket; runs its own loop.
     S3(Box<S3Sink>),
+    /// Sends events to a Splunk HTTP Event Collector; runs its own loop.
+    SplunkHec(Box<SplunkHecSink>),
 }
 
 /// Runs `sink` on its own thread until its queue is closed and drained.
@@ -196,6 +200,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::S3(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::SplunkHec(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
             }

@@ -87,6 +87,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "opensearch", "sink-opensearch.toml"),
     example!(Sink, "otlp", "sink-otlp.toml"),
     example!(Sink, "s3", "sink-s3.toml"),
+    example!(Sink, "splunk_hec", "sink-splunk_hec.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
 ];
 
@@ -281,6 +282,10 @@ mod tests {
                 keys_of::<sinks::http::RequestConfig>(),
             ),
             (ComponentKind::Sink, "s3") => keys_of::<sinks::s3::config::S3SinkConfig>(),
+            (ComponentKind::Sink, "splunk_hec") => both(
+                keys_of::<sinks::splunk_hec::config::SplunkHecSettings>(),
+                keys_of::<sinks::http::RequestConfig>(),
+            ),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
             (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),
             (kind, name) => panic!("no key list for {kind:?} {name}: add it here"),

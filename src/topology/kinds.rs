@@ -29,6 +29,7 @@ use crate::sinks::opensearch::{OpenSearchSink, OpenSearchSinkConfig};
 use crate::sinks::otlp::{OtlpSink, OtlpSinkConfig};
 use crate::sinks::s3::{config::S3SinkConfig, S3Sink};
 use crate::sinks::settle::{SettleConfig, Settler};
+use crate::sinks::splunk_hec::{SplunkHecSink, SplunkHecSinkConfig};
 use crate::sinks::stdout::{StdoutSink, StdoutSinkConfig};
 use crate::sinks::verdict::RetryConfig;
 use crate::sinks::{SinkMetrics, SinkRunner};
@@ -204,10 +205,12 @@ pub enum SinkKind {
     OpenSearch(Box<OpenSearchSinkConfig>),
     Otlp(Box<OtlpSinkConfig>),
     S3(Box<S3SinkConfig>),
+    SplunkHec(Box<SplunkHecSinkConfig>),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SINKS: &str = "file, forward, http, opensearch, otlp, s3, stdout, null, counter, kafka";
+const KNOWN_SINKS: &str =
+    "file, forward, http, opensearch, otlp, s3, splunk_hec, stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
@@ -218,6 +221,7 @@ pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "opensearch" | "elasticsearch" => SinkKind::OpenSearch(Box::new(table.parse()?)),
         "otlp" => SinkKind::Otlp(Box::new(table.parse()?)),
         "s3" => SinkKind::S3(Box::new(table.parse()?)),
+        "splunk_hec" => SinkKind::SplunkHec(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
@@ -236,6 +240,7 @@ impl SinkKind {
             SinkKind::OpenSearch(_) => "opensearch",
             SinkKind::Otlp(_) => "otlp",
             SinkKind::S3(_) => "s3",
+            SinkKind::SplunkHec(_) => "splunk_hec",
             SinkKind::Stdout(_) => "stdout",
             SinkKind::Null(_) => "null",
             SinkKind::Counter(_) => "counter",
@@ -252,6 +257,7 @@ impl SinkKind {
             SinkKind::OpenSearch(c) => Some(c.request.drain_timeout),
             SinkKind::Otlp(c) => Some(c.request.drain_timeout),
             SinkKind::S3(c) => Some(c.drain_timeout),
+            SinkKind::SplunkHec(c) => Some(c.request.drain_timeout),
             SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
                 None
             }
@@ -272,6 +278,7 @@ impl SinkKind {
             SinkKind::OpenSearch(c) => c.validate(),
             SinkKind::Otlp(c) => c.validate(),
             SinkKind::S3(c) => c.validate(),
+            SinkKind::SplunkHec(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
@@ -328,6 +335,12 @@ pub fn build_sink(
             metrics,
         )?)),
         SinkKind::S3(c) => SinkRunner::S3(Box::new(S3Sink::new(
+            name,
+            *c,
+            settler(retry, m)?,
+            metrics,
+        )?)),
+        SinkKind::SplunkHec(c) => SinkRunner::SplunkHec(Box::new(SplunkHecSink::new(
             name,
             *c,
             settler(retry, m)?,

@@ -200,6 +200,14 @@ fn sections() -> Vec<Section> {
         ),
         section("Sinks > `s3`", probe::<sinks::s3::config::S3SinkConfig>()),
         section(
+            "Sinks > `splunk_hec`",
+            &probe_flattened::<
+                sinks::splunk_hec::SplunkHecSinkConfig,
+                sinks::splunk_hec::config::SplunkHecSettings,
+                sinks::http::RequestConfig,
+            >(),
+        ),
+        section(
             "Sinks > `otlp`",
             &probe_flattened::<
                 sinks::otlp::OtlpSinkConfig,
