@@ -10,6 +10,7 @@ pub mod linger;
 pub mod otlp;
 pub mod tail;
 pub mod tcp;
+pub mod udp;
 
 /// What source tests use to look at what a source hands over.
 #[cfg(test)]

@@ -42,6 +42,7 @@ use crate::sources::kubernetes::{KubernetesSource, KubernetesSourceConfig};
 use crate::sources::otlp::{OtlpSource, OtlpSourceConfig};
 use crate::sources::tail::{TailSource, TailSourceConfig};
 use crate::sources::tcp::{TcpSource, TcpSourceConfig};
+use crate::sources::udp::{UdpSource, UdpSourceConfig};
 
 /// The configured type of a source.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,10 +56,12 @@ pub enum SourceKind {
     Otlp(Box<OtlpSourceConfig>),
     Tail(Box<TailSourceConfig>),
     Tcp(TcpSourceConfig),
+    Udp(UdpSourceConfig),
 }
 
 /// Known `type` names, for error messages.
-const KNOWN_SOURCES: &str = "forward, fuse, generator, http, kafka, kubernetes, otlp, tail, tcp";
+const KNOWN_SOURCES: &str =
+    "forward, fuse, generator, http, kafka, kubernetes, otlp, tail, tcp, udp";
 
 /// The typed config of a source of `type = name`.
 pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
@@ -72,6 +75,7 @@ pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind,
         "otlp" => SourceKind::Otlp(Box::new(table.parse()?)),
         "tail" => SourceKind::Tail(Box::new(table.parse()?)),
         "tcp" => SourceKind::Tcp(table.parse()?),
+        "udp" => SourceKind::Udp(table.parse()?),
         _ => return Err(KindError::Unknown(KNOWN_SOURCES)),
     })
 }
@@ -89,6 +93,7 @@ impl SourceKind {
             SourceKind::Otlp(_) => "otlp",
             SourceKind::Tail(_) => "tail",
             SourceKind::Tcp(_) => "tcp",
+            SourceKind::Udp(_) => "udp",
         }
     }
 
@@ -103,6 +108,7 @@ impl SourceKind {
             SourceKind::Otlp(c) => c.validate(),
             SourceKind::Tail(c) => c.validate(),
             SourceKind::Tcp(c) => c.validate(),
+            SourceKind::Udp(c) => c.validate(),
         }
     }
 }
@@ -136,6 +142,10 @@ pub async fn start_source(kind: SourceKind, cx: SourceContext) -> Result<SourceT
         }
         SourceKind::Tcp(c) => {
             let source = TcpSource::bind(c, cx).await?;
+            Box::pin(source.run())
+        }
+        SourceKind::Udp(c) => {
+            let source = UdpSource::bind(c, cx).await?;
             Box::pin(source.run())
         }
     })
@@ -172,6 +182,8 @@ pub fn listen_address(kind: &SourceKind) -> Option<&str> {
         SourceKind::Http(c) => Some(&c.address),
         SourceKind::Otlp(c) => Some(&c.http.address),
         SourceKind::Tcp(c) => Some(&c.address),
+        // a UDP port is not a TCP listener's: it takes none of theirs
+        SourceKind::Udp(_) => None,
         SourceKind::Fuse(_)
         | SourceKind::Generator(_)
         | SourceKind::Kafka(_)
@@ -186,6 +198,7 @@ pub fn known_tag(kind: &SourceKind) -> Option<&str> {
     match kind {
         SourceKind::Generator(c) => Some(&c.tag),
         SourceKind::Tcp(c) => Some(&c.tag),
+        SourceKind::Udp(c) => Some(&c.tag),
         SourceKind::Tail(c) if !c.tag.contains('*') => Some(&c.tag),
         SourceKind::Kafka(c) if !c.tag.contains("${topic}") => Some(&c.tag),
         _ => None,

@@ -13,7 +13,7 @@ use tokio::io::AsyncReadExt;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 
-use super::config::{LineFormat, Parser, TcpSourceConfig};
+use super::config::TcpSourceConfig;
 use super::framing::{Framer, Step};
 use super::{encode, syslog, TcpMetrics};
 use crate::component::Shutdown;
@@ -479,32 +479,11 @@ impl Framed {
     }
 
     fn encode(&self, out: &mut Vec<u8>, clock: &syslog::Clock, start: usize, end: usize) {
-        let now = clock.now();
-        let msg = &self.buf[start..end];
         let config = &self.settings.config;
-        match (config.format, config.parser) {
-            (LineFormat::Json, _) => {
-                if let Err(e) = encode::json(out, now, msg) {
-                    self.metrics.message_error(
-                        self.peer,
-                        "invalid_json",
-                        &format!("{e}; kept as {{\"message\": line}}"),
-                    );
-                    encode::message(out, now, msg);
-                }
-            }
-            (LineFormat::Raw, Parser::Syslog) => match syslog::parse_with(msg, clock) {
-                Ok(p) => encode::syslog(out, now, &p),
-                Err(e) => {
-                    self.metrics.message_error(
-                        self.peer,
-                        "invalid_syslog",
-                        &format!("{e}; kept as {{\"message\": line}}"),
-                    );
-                    encode::message(out, now, msg);
-                }
-            },
-            (LineFormat::Raw, Parser::None) => encode::message(out, now, msg),
+        let msg = &self.buf[start..end];
+        if let Err(e) = encode::record(out, clock, msg, config.format, config.parser) {
+            self.metrics
+                .message_error(self.peer, e.kind(), &e.to_string());
         }
     }
 }

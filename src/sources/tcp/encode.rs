@@ -1,8 +1,73 @@
 //! Messages into forward-protocol entries (`[time, record]` in msgpack).
 
+use super::config::{LineFormat, Parser};
 use crate::event::EventTime;
 use crate::protocol::msgpack::write;
-use crate::protocol::syslog::{Syslog, FACILITIES, SEVERITIES};
+use crate::protocol::syslog::{self, Clock, Syslog, FACILITIES, SEVERITIES};
+
+/// Why a message was kept as `{"message": msg}` instead of read as its
+/// `format` or `parser` says; the source counts it by [`Unread::kind`].
+#[derive(Debug)]
+pub enum Unread {
+    /// `format = "json"` and the message is not one JSON object.
+    Json(String),
+    /// `parser = "syslog"` and the message is neither RFC 5424 nor 3164.
+    Syslog(String),
+}
+
+impl Unread {
+    /// The `kind` label of the source's message error counter.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Unread::Json(_) => "invalid_json",
+            Unread::Syslog(_) => "invalid_syslog",
+        }
+    }
+}
+
+impl std::fmt::Display for Unread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unread::Json(e) | Unread::Syslog(e) => {
+                write!(f, "{e}; kept as {{\"message\": line}}")
+            }
+        }
+    }
+}
+
+/// One message (a TCP line or frame, a UDP datagram) as `format` and
+/// `parser` say: always one entry, `{"message": msg}` when it does not
+/// read, and then the reason.
+pub fn record(
+    out: &mut Vec<u8>,
+    clock: &Clock,
+    msg: &[u8],
+    format: LineFormat,
+    parser: Parser,
+) -> Result<(), Unread> {
+    let now = clock.now();
+    let unread = match (format, parser) {
+        (LineFormat::Json, _) => json(out, now, msg).err().map(Unread::Json),
+        (LineFormat::Raw, Parser::Syslog) => match syslog::parse_with(msg, clock) {
+            Ok(p) => {
+                self::syslog(out, now, &p);
+                None
+            }
+            Err(e) => Some(Unread::Syslog(e.to_string())),
+        },
+        (LineFormat::Raw, Parser::None) => {
+            message(out, now, msg);
+            None
+        }
+    };
+    match unread {
+        None => Ok(()),
+        Some(e) => {
+            message(out, now, msg);
+            Err(e)
+        }
+    }
+}
 
 /// `[time, {"message": msg}]`.
 pub fn message(out: &mut Vec<u8>, time: EventTime, msg: &[u8]) {

@@ -140,6 +140,7 @@ fn sections() -> Vec<Section> {
             >(),
         ),
         section("Sources > `tcp`", probe::<sources::tcp::TcpSourceConfig>()),
+        section("Sources > `udp`", probe::<sources::udp::UdpSourceConfig>()),
         section(
             "Sources > `fuse`",
             probe::<sources::fuse::FuseSourceConfig>(),
