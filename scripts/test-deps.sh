@@ -172,6 +172,17 @@ else
   echo "test-deps: 'logger' with --octet-count not found: install util-linux's logger (Debian: apt-get install -y bsdutils)" >&2
   exit 1
 fi
+# --- rsyslog: a real syslog receiver and forwarding sender (scripts/rsyslog.sh)
+# for tests/udp.rs and the syslog sink's tests
+if command -v rsyslogd >/dev/null || [[ -x /usr/sbin/rsyslogd ]]; then
+  echo "rsyslog: skip, rsyslogd is installed"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y rsyslog
+  echo "rsyslog: installed rsyslog"
+else
+  echo "test-deps: rsyslogd not found: install rsyslog (Debian: apt-get install -y rsyslog)" >&2
+  exit 1
+fi
 # --- tmux: a real terminal for `logferry top` in tests/operations.rs ---------
 if command -v tmux >/dev/null; then
   echo "tmux: skip, $(command -v tmux) is installed"

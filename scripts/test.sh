@@ -44,6 +44,7 @@ skipped_summary() {
 }
 trap 'scripts/kafka.sh stop || true; scripts/opensearch.sh stop || true
       scripts/otelcol.sh stop || true; scripts/s3.sh stop || true
+      scripts/rsyslog.sh stop || true
       scripts/kube.sh stop || true; scripts/victorialogs.sh stop || true
       skipped_summary' EXIT
 cargo test --locked --no-fail-fast

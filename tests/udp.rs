@@ -165,3 +165,58 @@ fn a_datagram_that_is_not_syslog_is_kept_as_its_message_and_counted() {
         1
     );
 }
+
+/// rsyslogd forwarding (`*.* @127.0.0.1:PORT`, RFC 3164 over UDP) what it
+/// receives on its TCP input: every numbered message arrives once or is
+/// counted as dropped, with the facility, severity and app name sent.
+#[test]
+fn rsyslog_forwarding_over_udp_every_message_arrives_or_is_counted() {
+    const N: usize = 10_000;
+    let (r, addr) = receiver("receive_buffer_bytes = \"4MiB\"");
+    let rsyslog = common::rsyslog::Rsyslog::start(&r.path("rsyslog"), Some(addr));
+    let mut s = std::net::TcpStream::connect(rsyslog.tcp).unwrap();
+    let started = Instant::now();
+    for chunk in 0..N / 1000 {
+        let mut text = String::new();
+        for i in chunk * 1000..(chunk + 1) * 1000 {
+            // local3.err
+            text.push_str(&format!("<155>fwdapp[42]: n-{i}\n"));
+        }
+        s.write_all(text.as_bytes()).unwrap();
+        let due = started + Duration::from_millis(100 * (chunk as u64 + 1));
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+    }
+    drop(s);
+    // rsyslog has processed them all once its own file has each
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while rsyslog.records().len() < N {
+        assert!(
+            Instant::now() < deadline,
+            "rsyslog wrote {} of {N}",
+            rsyslog.records().len()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // and forwarded them: wait for them at logferry (those the kernel
+    // dropped never come, so this wait ends at its deadline then)
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline
+        && std::fs::read_to_string(r.path("received.log"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+            < N
+    {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // stopped while its state dir (in logferry's) is still there
+    drop(rsyslog);
+    let recs = arrived_or_dropped(r, N);
+    for rec in &recs {
+        let f = &rec["record"];
+        assert_eq!(f["facility"], "local3", "{rec}");
+        assert_eq!(f["severity"], "err", "{rec}");
+        assert_eq!(f["app_name"], "fwdapp", "{rec}");
+        assert_eq!(f["procid"], "42", "{rec}");
+    }
+}

@@ -14,6 +14,7 @@ pub mod kafka;
 pub mod kube;
 pub mod opensearch;
 pub mod otelcol;
+pub mod rsyslog;
 pub mod s3;
 pub mod s3_proxy;
 pub mod scripted;

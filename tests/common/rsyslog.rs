@@ -1,0 +1,86 @@
+//! A real rsyslogd for black-box tests (scripts/rsyslog.sh): a syslog
+//! receiver on TCP and UDP that writes what it parsed of each message as a
+//! JSON line (`records`), and, with a forward address, a sender that
+//! forwards every message it receives over UDP as `*.* @HOST:PORT` does.
+//! Each test runs its own in a state dir of its own, stopped when dropped.
+//! Tests fail, never skip, when it cannot start (rsyslogd is installed by
+//! scripts/test-deps.sh).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn script() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/rsyslog.sh")
+}
+
+/// One running rsyslogd.
+pub struct Rsyslog {
+    /// Its state dir (config, out.jsonl, log).
+    dir: PathBuf,
+    /// Its imtcp input (newline-delimited or octet-counted).
+    pub tcp: SocketAddr,
+    /// Its imudp input.
+    pub udp: SocketAddr,
+}
+
+impl Rsyslog {
+    /// Starts one with its state in `dir`, forwarding what it receives over
+    /// UDP to `forward_udp` if given.
+    pub fn start(dir: &Path, forward_udp: Option<SocketAddr>) -> Rsyslog {
+        let printed = rsyslog_sh("start", dir, forward_udp);
+        let addr = |key: &str| -> SocketAddr {
+            printed
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("no {key} in {printed:?}"))
+                .parse()
+                .unwrap()
+        };
+        Rsyslog {
+            dir: dir.to_path_buf(),
+            tcp: addr("tcp="),
+            udp: addr("udp="),
+        }
+    }
+
+    /// What it received so far, one JSON object per message.
+    pub fn records(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(self.dir.join("out.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+            .collect()
+    }
+}
+
+impl Drop for Rsyslog {
+    fn drop(&mut self) {
+        let _ = Command::new(script())
+            .arg("stop")
+            .env("LOGFERRY_RSYSLOG_DIR", &self.dir)
+            .output();
+    }
+}
+
+/// Runs `scripts/rsyslog.sh <cmd>` with its state in `dir` and returns
+/// what it printed.
+fn rsyslog_sh(cmd: &str, dir: &Path, forward_udp: Option<SocketAddr>) -> String {
+    std::fs::create_dir_all(dir).unwrap();
+    let out = Command::new(script())
+        .arg(cmd)
+        .env("LOGFERRY_RSYSLOG_DIR", dir)
+        .env(
+            "RSYSLOG_FORWARD_UDP",
+            forward_udp.map(|a| a.to_string()).unwrap_or_default(),
+        )
+        .output()
+        .expect("run scripts/rsyslog.sh");
+    assert!(
+        out.status.success(),
+        "scripts/rsyslog.sh {cmd} failed; the syslog tests need rsyslogd (see scripts/test-deps.sh):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
