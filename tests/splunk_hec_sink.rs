@@ -462,3 +462,43 @@ max = "200ms"
     assert!(!text.contains("good-"));
     lf.stop();
 }
+
+#[test]
+fn the_raw_endpoint_takes_lines_with_the_channel_and_metadata_in_the_query() {
+    let server = Scripted::start(|_, _| hec_answer(200, 0, "Success"));
+    let mut lf = Logferry::start(&config(&format!(
+        r#"
+[sinks.splunk]
+type = "splunk_hec"
+match = "**"
+endpoint = "{url}/prefix"
+endpoint_target = "raw"
+token = "t"
+sourcetype = "st:${{tag}}"
+index = "i-%Y"
+"#,
+        url = server.url()
+    )));
+    let addr = lf.forward_addr("fw");
+    let mut s = TcpStream::connect(addr).unwrap();
+    let secs = now_secs();
+    s.write_all(&chunk("raw", 0..3, secs, "r")).unwrap();
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(20)).as_deref(),
+        Some("r")
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    let channel = r.header("x-splunk-request-channel").expect("a channel");
+    let year = chrono::DateTime::from_timestamp(i64::from(secs), 0)
+        .unwrap()
+        .format("%Y");
+    assert_eq!(
+        r.path,
+        format!("/prefix/services/collector/raw?channel={channel}&index=i-{year}&sourcetype=st%3Aapp.hec")
+    );
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+    assert_eq!(r.body, b"raw-0\nraw-1\nraw-2\n");
+    lf.stop();
+}

@@ -17,6 +17,8 @@ use tokio::sync::{oneshot, Notify};
 use super::encode::{ack_query, acked_ids};
 use crate::metrics::{Counter, Registry};
 use crate::sinks::http::Requests;
+use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
+use crate::warn_limited;
 
 /// A random version-4 UUID, the sink's channel.
 pub fn new_channel() -> String {
@@ -61,6 +63,8 @@ pub struct IndexerAcks {
     added: Notify,
     indexed: Counter,
     timed_out: Counter,
+    /// Failed polls logged, at most one a [`WARN_INTERVAL`] per kind.
+    errors_log: RateLimitedLog,
 }
 
 impl IndexerAcks {
@@ -86,6 +90,7 @@ impl IndexerAcks {
             added: Notify::new(),
             indexed: acks("indexed"),
             timed_out: acks("timed_out"),
+            errors_log: RateLimitedLog::new(WARN_INTERVAL),
         }
     }
 
@@ -123,7 +128,8 @@ impl IndexerAcks {
             let answer = match requests.send(Method::POST, &self.path, body).await {
                 Ok(a) if a.status.is_success() => a,
                 Ok(a) => {
-                    tracing::warn!(status = %a.status, answer = %crate::sinks::http::shown(&a),
+                    warn_limited!(self.errors_log, "refused", status = %a.status,
+                        answer = %crate::sinks::http::shown(&a),
                         "the indexer acknowledgement query was refused; asking again");
                     continue;
                 }
@@ -139,7 +145,8 @@ impl IndexerAcks {
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(error = %e, "cannot read the indexer acknowledgement answer")
+                    warn_limited!(self.errors_log, "unreadable", error = %e,
+                        "cannot read the indexer acknowledgement answer");
                 }
             }
         }
