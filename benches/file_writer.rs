@@ -24,9 +24,11 @@ fn sink(dir: &std::path::Path, format: &str) -> Box<dyn sinks::Sink> {
         sinks::SinkRunner::Forward(_)
         | sinks::SinkRunner::Kafka(_)
         | sinks::SinkRunner::Http(_)
+        | sinks::SinkRunner::Loki(_)
         | sinks::SinkRunner::OpenSearch(_)
         | sinks::SinkRunner::Otlp(_)
-        | sinks::SinkRunner::S3(_) => {
+        | sinks::SinkRunner::S3(_)
+        | sinks::SinkRunner::SplunkHec(_) => {
             unreachable!("the file sink is a blocking sink")
         }
     }

@@ -18,6 +18,7 @@ pub mod forward;
 pub mod hold;
 pub mod http;
 pub mod kafka;
+pub mod loki;
 pub mod name;
 pub mod null;
 pub mod opensearch;
@@ -35,6 +36,7 @@ use crate::metrics::{Counter, Registry};
 use forward::ForwardSink;
 use http::HttpSink;
 use kafka::KafkaSink;
+use loki::LokiSink;
 use opensearch::OpenSearchSink;
 use otlp::OtlpSink;
 use s3::S3Sink;
@@ -113,6 +115,8 @@ pub enum SinkRunner {
     Kafka(Box<KafkaSink>),
     /// Sends requests to an HTTP endpoint; runs its own loop over the queue.
     Http(Box<HttpSink>),
+    /// Pushes to Grafana Loki's push API; runs its own loop.
+    Loki(Box<LokiSink>),
     /// Indexes into OpenSearch or Elasticsearch; runs its own loop.
     OpenSearch(Box<OpenSearchSink>),
     /// Exports OpenTelemetry logs over OTLP/HTTP; runs its own loop.
@@ -191,6 +195,9 @@ pub fn spawn_stoppable(
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::Http(sink) => {
+                    rt.block_on(until_stopped(sink.run(rx), stopped));
+                }
+                SinkRunner::Loki(sink) => {
                     rt.block_on(until_stopped(sink.run(rx), stopped));
                 }
                 SinkRunner::OpenSearch(sink) => {

@@ -84,6 +84,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "forward", "sink-forward.toml"),
     example!(Sink, "http", "sink-http.toml"),
     example!(Sink, "kafka", "sink-kafka.toml"),
+    example!(Sink, "loki", "sink-loki.toml"),
     example!(Sink, "null", "sink-null.toml"),
     example!(Sink, "opensearch", "sink-opensearch.toml"),
     example!(Sink, "otlp", "sink-otlp.toml"),
@@ -273,6 +274,10 @@ mod tests {
             (ComponentKind::Sink, "kafka") => keys_of::<sinks::kafka::KafkaSinkConfig>(),
             (ComponentKind::Sink, "http") => both(
                 keys_of::<sinks::http::config::HttpSettings>(),
+                keys_of::<sinks::http::RequestConfig>(),
+            ),
+            (ComponentKind::Sink, "loki") => both(
+                keys_of::<sinks::loki::config::LokiSettings>(),
                 keys_of::<sinks::http::RequestConfig>(),
             ),
             (ComponentKind::Sink, "opensearch") => both(

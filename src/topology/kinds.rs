@@ -24,6 +24,7 @@ use crate::sinks::forward::{ForwardSink, ForwardSinkConfig};
 use crate::sinks::http::config::HttpSinkConfig;
 use crate::sinks::http::HttpSink;
 use crate::sinks::kafka::{KafkaMetrics, KafkaSink, KafkaSinkConfig};
+use crate::sinks::loki::{LokiSink, LokiSinkConfig};
 use crate::sinks::null::{NullSink, NullSinkConfig};
 use crate::sinks::opensearch::{OpenSearchSink, OpenSearchSinkConfig};
 use crate::sinks::otlp::{OtlpSink, OtlpSinkConfig};
@@ -215,6 +216,7 @@ pub enum SinkKind {
     Counter(CounterSinkConfig),
     Kafka(Box<KafkaSinkConfig>),
     Http(Box<HttpSinkConfig>),
+    Loki(Box<LokiSinkConfig>),
     OpenSearch(Box<OpenSearchSinkConfig>),
     Otlp(Box<OtlpSinkConfig>),
     S3(Box<S3SinkConfig>),
@@ -223,7 +225,7 @@ pub enum SinkKind {
 
 /// Known `type` names, for error messages.
 const KNOWN_SINKS: &str =
-    "file, forward, http, opensearch, otlp, s3, splunk_hec, stdout, null, counter, kafka";
+    "file, forward, http, loki, opensearch, otlp, s3, splunk_hec, stdout, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
@@ -231,6 +233,7 @@ pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "file" => SinkKind::File(table.parse()?),
         "forward" => SinkKind::Forward(Box::new(table.parse()?)),
         "http" => SinkKind::Http(Box::new(table.parse()?)),
+        "loki" => SinkKind::Loki(Box::new(table.parse()?)),
         "opensearch" | "elasticsearch" => SinkKind::OpenSearch(Box::new(table.parse()?)),
         "otlp" => SinkKind::Otlp(Box::new(table.parse()?)),
         "s3" => SinkKind::S3(Box::new(table.parse()?)),
@@ -250,6 +253,7 @@ impl SinkKind {
             SinkKind::File(_) => "file",
             SinkKind::Forward(_) => "forward",
             SinkKind::Http(_) => "http",
+            SinkKind::Loki(_) => "loki",
             SinkKind::OpenSearch(_) => "opensearch",
             SinkKind::Otlp(_) => "otlp",
             SinkKind::S3(_) => "s3",
@@ -267,6 +271,7 @@ impl SinkKind {
             SinkKind::Forward(c) => Some(c.drain_timeout),
             SinkKind::Kafka(c) => Some(c.drain_timeout),
             SinkKind::Http(c) => Some(c.request.drain_timeout),
+            SinkKind::Loki(c) => Some(c.request.drain_timeout),
             SinkKind::OpenSearch(c) => Some(c.request.drain_timeout),
             SinkKind::Otlp(c) => Some(c.request.drain_timeout),
             SinkKind::S3(c) => Some(c.drain_timeout),
@@ -288,6 +293,7 @@ impl SinkKind {
             SinkKind::File(c) => c.validate(),
             SinkKind::Forward(c) => c.validate(),
             SinkKind::Http(c) => c.validate(),
+            SinkKind::Loki(c) => c.validate(),
             SinkKind::OpenSearch(c) => c.validate(),
             SinkKind::Otlp(c) => c.validate(),
             SinkKind::S3(c) => c.validate(),
@@ -330,6 +336,12 @@ pub fn build_sink(
             SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
         }
         SinkKind::Http(c) => SinkRunner::Http(Box::new(HttpSink::new(
+            name,
+            *c,
+            settler(retry, m)?,
+            metrics,
+        )?)),
+        SinkKind::Loki(c) => SinkRunner::Loki(Box::new(LokiSink::new(
             name,
             *c,
             settler(retry, m)?,

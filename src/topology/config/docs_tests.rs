@@ -192,6 +192,14 @@ fn sections() -> Vec<Section> {
         ),
         section("Sinks > `kafka`", probe::<sinks::kafka::KafkaSinkConfig>()),
         section(
+            "Sinks > `loki`",
+            &probe_flattened::<
+                sinks::loki::LokiSinkConfig,
+                sinks::loki::config::LokiSettings,
+                sinks::http::RequestConfig,
+            >(),
+        ),
+        section(
             "Sinks > `opensearch`",
             &probe_flattened::<
                 sinks::opensearch::OpenSearchSinkConfig,
