@@ -370,3 +370,38 @@ fn a_push_refused_for_one_poisoned_entry_is_split_and_only_that_entry_is_dead_le
     );
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
+
+#[test]
+fn a_push_answered_429_with_retry_after_is_sent_again_whole_with_its_tenant_and_credentials() {
+    let server = Scripted::start(|k, _| match k {
+        0 => Answer::new(429, "text/plain", b"ingestion rate limit exceeded".to_vec())
+            .with_header("retry-after", "1"),
+        _ => Answer::new(204, "text/plain", Vec::new()),
+    });
+    let mut lf = Logferry::start(&config(
+        &format!("{}/prefix/", server.url()),
+        "line_format = \"message\"\ntenant_id = \"team-a\"\n\
+         auth = { strategy = \"basic\", user = \"lf\", password = \"s3cret\" }",
+    ));
+    let (status, body) = post(lf.http_addr("web"), &ndjson(0..500, record));
+    assert_eq!(status, 200, "{body}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one push, then one retry");
+    assert_eq!(requests[0].body, requests[1].body, "the same push, whole");
+    let waited = requests[1].at - requests[0].at;
+    assert!(
+        waited >= Duration::from_millis(900),
+        "the 1 s asked for honoured (the backoff alone is 50ms), waited {waited:?}"
+    );
+    let mut got = pushed(&requests[1].body);
+    got.sort_unstable();
+    assert_eq!(got, (0..500).collect::<Vec<_>>());
+    for req in &requests {
+        assert_eq!(req.path, "/prefix/loki/api/v1/push");
+        assert_eq!(req.header("x-scope-orgid"), Some("team-a"));
+        // base64("lf:s3cret")
+        assert_eq!(req.header("authorization"), Some("Basic bGY6czNjcmV0"));
+    }
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
