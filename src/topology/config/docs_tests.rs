@@ -151,6 +151,14 @@ fn sections() -> Vec<Section> {
         ),
         tail,
         section(
+            "Sources > `kubernetes`",
+            probe::<sources::kubernetes::KubernetesSourceConfig>(),
+        ),
+        section(
+            "Filters > `kubernetes`",
+            probe::<crate::filters::kubernetes::KubernetesFilterConfig>(),
+        ),
+        section(
             "Sources > `generator`",
             probe::<sources::generator::GeneratorConfig>(),
         ),
