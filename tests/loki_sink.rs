@@ -236,8 +236,9 @@ fn victorialogs_stopped_for_ten_seconds_mid_run_loses_nothing() {
         common::wait_until("the first 10,000 stored", Duration::from_secs(120), || {
             v.count(&query) >= 10_000
         });
-        let before = v.count(&query);
-        assert!(before < n, "stopped mid-run: {before} of {n} stored");
+        // the clients are answered once their records are stored: one
+        // still waiting means records are still to come
+        assert!(!poster.is_finished(), "stopped mid-run");
         v.stop();
         std::thread::sleep(Duration::from_secs(10));
         v.restart();
