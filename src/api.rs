@@ -395,7 +395,20 @@ fn sink_readiness(metrics: &Registry, s: &SinkProbe) -> (bool, String) {
             "no Kafka broker connected",
             "logferry_kafka_client_errors_total",
         ),
-        Some("http" | "opensearch" | "otlp") => (
+        Some("splunk_hec")
+            if metrics
+                .value_if_any(
+                    "logferry_splunk_hec_token_refused",
+                    &[("component", &s.name)],
+                )
+                .is_some_and(|v| v >= 1.0) =>
+        {
+            (
+                "the collector refuses the HEC token (401/403)",
+                "logferry_splunk_hec_token_refusals_total",
+            )
+        }
+        Some("http" | "opensearch" | "otlp" | "splunk_hec" | "loki") => (
             "the last request got no answer",
             "logferry_sink_http_errors_total",
         ),

@@ -217,6 +217,11 @@ max_attempts = 2
     let body = wait_ready(api, "503", Duration::from_secs(10));
     let state: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(state["sinks"]["splunk"]["ready"], false, "{body}");
+    // the reason says what to fix
+    let reason = state["sinks"]["splunk"]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reason.contains("refuses the HEC token"), "{body}");
     assert!(
         metric(
             api,
