@@ -27,6 +27,7 @@ pub mod s3;
 pub mod settle;
 pub mod splunk_hec;
 pub mod stdout;
+pub mod syslog;
 pub mod verdict;
 
 use std::time::{Duration, Instant};

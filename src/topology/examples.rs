@@ -91,6 +91,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Sink, "s3", "sink-s3.toml"),
     example!(Sink, "splunk_hec", "sink-splunk_hec.toml"),
     example!(Sink, "stdout", "sink-stdout.toml"),
+    example!(Sink, "syslog", "sink-syslog.toml"),
 ];
 
 /// The example of `kind` `type_name`, if there is one.
@@ -295,6 +296,7 @@ mod tests {
             ),
             (ComponentKind::Sink, "null") => keys_of::<sinks::null::NullSinkConfig>(),
             (ComponentKind::Sink, "stdout") => keys_of::<sinks::stdout::StdoutSinkConfig>(),
+            (ComponentKind::Sink, "syslog") => keys_of::<sinks::syslog::SyslogSinkConfig>(),
             (kind, name) => panic!("no key list for {kind:?} {name}: add it here"),
         }
     }

@@ -32,6 +32,7 @@ use crate::sinks::s3::{config::S3SinkConfig, S3Sink};
 use crate::sinks::settle::{SettleConfig, Settler};
 use crate::sinks::splunk_hec::{SplunkHecSink, SplunkHecSinkConfig};
 use crate::sinks::stdout::{StdoutSink, StdoutSinkConfig};
+use crate::sinks::syslog::{SyslogSink, SyslogSinkConfig};
 use crate::sinks::verdict::RetryConfig;
 use crate::sinks::{SinkMetrics, SinkRunner};
 use crate::sources::forward::{ForwardSource, ForwardSourceConfig};
@@ -212,6 +213,7 @@ pub enum SinkKind {
     File(FileSinkConfig),
     Forward(Box<ForwardSinkConfig>),
     Stdout(StdoutSinkConfig),
+    Syslog(SyslogSinkConfig),
     Null(NullSinkConfig),
     Counter(CounterSinkConfig),
     Kafka(Box<KafkaSinkConfig>),
@@ -225,7 +227,7 @@ pub enum SinkKind {
 
 /// Known `type` names, for error messages.
 const KNOWN_SINKS: &str =
-    "file, forward, http, loki, opensearch, otlp, s3, splunk_hec, stdout, null, counter, kafka";
+    "file, forward, http, loki, opensearch, otlp, s3, splunk_hec, stdout, syslog, null, counter, kafka";
 
 /// The typed config of a sink of `type = name`.
 pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, KindError> {
@@ -239,6 +241,7 @@ pub fn parse_sink(name: &str, table: ComponentTable<'_>) -> Result<SinkKind, Kin
         "s3" => SinkKind::S3(Box::new(table.parse()?)),
         "splunk_hec" => SinkKind::SplunkHec(Box::new(table.parse()?)),
         "stdout" => SinkKind::Stdout(table.parse()?),
+        "syslog" => SinkKind::Syslog(table.parse()?),
         "null" => SinkKind::Null(table.parse()?),
         "counter" => SinkKind::Counter(table.parse()?),
         "kafka" => SinkKind::Kafka(Box::new(table.parse()?)),
@@ -259,6 +262,7 @@ impl SinkKind {
             SinkKind::S3(_) => "s3",
             SinkKind::SplunkHec(_) => "splunk_hec",
             SinkKind::Stdout(_) => "stdout",
+            SinkKind::Syslog(_) => "syslog",
             SinkKind::Null(_) => "null",
             SinkKind::Counter(_) => "counter",
             SinkKind::Kafka(_) => "kafka",
@@ -276,9 +280,11 @@ impl SinkKind {
             SinkKind::Otlp(c) => Some(c.request.drain_timeout),
             SinkKind::S3(c) => Some(c.drain_timeout),
             SinkKind::SplunkHec(c) => Some(c.request.drain_timeout),
-            SinkKind::File(_) | SinkKind::Stdout(_) | SinkKind::Null(_) | SinkKind::Counter(_) => {
-                None
-            }
+            SinkKind::File(_)
+            | SinkKind::Stdout(_)
+            | SinkKind::Syslog(_)
+            | SinkKind::Null(_)
+            | SinkKind::Counter(_) => None,
         }
     }
 
@@ -299,6 +305,7 @@ impl SinkKind {
             SinkKind::S3(c) => c.validate(),
             SinkKind::SplunkHec(c) => c.validate(),
             SinkKind::Stdout(c) => c.format.validate(),
+            SinkKind::Syslog(c) => c.validate(),
             SinkKind::Null(_) => Ok(()),
             SinkKind::Counter(c) => c.validate(),
             SinkKind::Kafka(c) => c.validate(),
@@ -335,6 +342,13 @@ pub fn build_sink(
         SinkKind::Stdout(c) => {
             SinkRunner::Blocking(Box::new(StdoutSink::new(c, settler(retry, m.clone())?, m)?))
         }
+        SinkKind::Syslog(c) => SinkRunner::Blocking(Box::new(SyslogSink::new(
+            name,
+            c,
+            settler(retry, m.clone())?,
+            m,
+            metrics,
+        )?)),
         SinkKind::Http(c) => SinkRunner::Http(Box::new(HttpSink::new(
             name,
             *c,

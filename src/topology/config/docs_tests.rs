@@ -217,6 +217,10 @@ fn sections() -> Vec<Section> {
         ),
         section("Sinks > `s3`", probe::<sinks::s3::config::S3SinkConfig>()),
         section(
+            "Sinks > `syslog`",
+            probe::<sinks::syslog::SyslogSinkConfig>(),
+        ),
+        section(
             "Sinks > `splunk_hec`",
             &probe_flattened::<
                 sinks::splunk_hec::SplunkHecSinkConfig,

@@ -1,0 +1,238 @@
+//! `type = "syslog"`: each record as one syslog message (RFC 5424 or 3164)
+//! to a syslog receiver over TCP with octet counting (RFC 6587) or UDP
+//! (RFC 5426).
+//!
+//! - `config.rs`: the settings;
+//! - `encode.rs`: records into messages, header fields from templates;
+//! - this file: the connection, writes, and the verdict of each write.
+//!
+//! A syslog receiver acknowledges nothing: a batch is delivered once its
+//! messages are written to the socket (TCP: handed to the kernel, which
+//! may still lose them if the connection breaks right after). A failed
+//! write or connection retries the batch on a new connection with the
+//! sink's `retry` settings, holding everything behind it, so a batch
+//! whose write broke off part-way is sent again whole (at least once).
+
+pub mod config;
+mod encode;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
+
+use super::settle::{Parked, Settled, Settler};
+use super::verdict::{Rejection, Verdict};
+use super::{Sink, SinkMetrics};
+use crate::buffer::Delivery;
+use crate::metrics::Counter;
+
+use config::Mode;
+pub use config::SyslogSinkConfig;
+use encode::Encoder;
+
+/// A datagram's largest payload (IPv4); a longer message is cut there.
+const MAX_DATAGRAM: usize = 65_507;
+
+/// The open connection (or bound socket for UDP).
+enum Conn {
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+}
+
+pub struct SyslogSink {
+    /// The sink's table.
+    config: SyslogSinkConfig,
+    encoder: Encoder,
+    /// Messages of the held deliveries: TCP frames back to back, or UDP
+    /// messages whose ends are in `ends`.
+    out: Vec<u8>,
+    /// UDP: where each message in `out` ends.
+    ends: Vec<usize>,
+    /// Deliveries whose messages are in `out`.
+    held: Vec<Delivery>,
+    /// Open between writes; dropped on an error.
+    conn: Option<Conn>,
+    metrics: SinkMetrics,
+    /// Facilities or severities that named none, sent as the default.
+    unnamed: Counter,
+    settler: Settler,
+    /// Deliveries waiting for a retry, and everything behind them.
+    parked: Parked,
+}
+
+impl SyslogSink {
+    pub fn new(
+        name: &str,
+        config: SyslogSinkConfig,
+        settler: Settler,
+        metrics: SinkMetrics,
+        registry: &crate::metrics::Registry,
+    ) -> Result<Self, String> {
+        Ok(SyslogSink {
+            encoder: Encoder::new(&config)?,
+            config,
+            out: Vec::with_capacity(64 * 1024),
+            ends: Vec::new(),
+            held: Vec::new(),
+            conn: None,
+            metrics,
+            unnamed: registry.counter(
+                "logferry_syslog_unnamed_total",
+                "Messages whose facility or severity template named none, sent as user or notice.",
+                &[("component", name)],
+            ),
+            settler,
+            parked: Parked::default(),
+        })
+    }
+
+    fn encode(&mut self, d: Delivery) {
+        let before = (self.out.len(), self.ends.len());
+        let mut msg = Vec::new();
+        let tcp = self.config.mode == Mode::Tcp;
+        let (out, ends, encoder, unnamed) = (
+            &mut self.out,
+            &mut self.ends,
+            &mut self.encoder,
+            &self.unnamed,
+        );
+        let tag = d.batch().tag.clone();
+        let result = d.batch().for_each_record(|time, rec| {
+            msg.clear();
+            let u = encoder.message(&mut msg, &tag, time, rec);
+            if u.facility || u.severity {
+                unnamed.inc();
+            }
+            if tcp {
+                out.extend_from_slice(format!("{} ", msg.len()).as_bytes());
+                out.extend_from_slice(&msg);
+            } else {
+                out.extend_from_slice(&msg[..msg.len().min(MAX_DATAGRAM)]);
+                ends.push(out.len());
+            }
+        });
+        if let Err(e) = result {
+            self.out.truncate(before.0);
+            self.ends.truncate(before.1);
+            let reason = Rejection {
+                kind: "bad_record",
+                message: format!("cannot read batch: {e}"),
+            };
+            self.settler
+                .settle(vec![d], 1, Verdict::Rejected { reason });
+            return;
+        }
+        self.held.push(d);
+    }
+
+    fn connect(&self) -> std::io::Result<Conn> {
+        let addr: SocketAddr = self
+            .config
+            .address
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| std::io::Error::other("the address resolves to nothing"))?;
+        Ok(match self.config.mode {
+            Mode::Tcp => {
+                let s = TcpStream::connect_timeout(&addr, self.config.connect_timeout)?;
+                s.set_nodelay(true)?;
+                s.set_write_timeout(Some(self.config.connect_timeout * 3))?;
+                Conn::Tcp(s)
+            }
+            Mode::Udp => {
+                let local: SocketAddr = if addr.is_ipv6() {
+                    "[::]:0".parse().expect("a valid address")
+                } else {
+                    "0.0.0.0:0".parse().expect("a valid address")
+                };
+                let s = UdpSocket::bind(local)?;
+                s.connect(addr)?;
+                Conn::Udp(s)
+            }
+        })
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.conn.is_none() {
+            self.conn = Some(self.connect()?);
+        }
+        match self.conn.as_mut().expect("connected above") {
+            Conn::Tcp(s) => s.write_all(&self.out).and_then(|()| s.flush()),
+            Conn::Udp(s) => {
+                let mut start = 0;
+                for &end in &self.ends {
+                    s.send(&self.out[start..end])?;
+                    start = end;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn write(&mut self, force: bool) {
+        if let Some(due) = self.parked.take_due(force) {
+            for d in due {
+                self.encode(d);
+            }
+        }
+        if self.held.is_empty() {
+            return;
+        }
+        let verdict = match self.send() {
+            Ok(()) => {
+                self.metrics.bytes.add(self.out.len() as u64);
+                Verdict::Delivered
+            }
+            Err(e) => {
+                self.conn = None;
+                let attempt = self.parked.attempt + 1;
+                self.metrics.errors.inc();
+                tracing::error!(address = %self.config.address, error = %e,
+                    "syslog sink: cannot send; the batch is retried on a new connection");
+                Verdict::Retry {
+                    after: self.settler.retry().after(attempt),
+                }
+            }
+        };
+        self.out.clear();
+        self.ends.clear();
+        let attempt = match verdict {
+            Verdict::Delivered => 0,
+            _ => self.parked.attempt + 1,
+        };
+        let held = std::mem::take(&mut self.held);
+        match self.settler.settle(held, attempt, verdict) {
+            Settled::Retry { after, items } => {
+                self.parked.attempt = attempt;
+                self.parked.park(items, after);
+            }
+            _ => self.parked.attempt = 0,
+        }
+    }
+}
+
+impl Sink for SyslogSink {
+    fn take(&mut self, d: Delivery) {
+        if !self.parked.is_empty() {
+            return self.parked.push(d);
+        }
+        self.encode(d);
+    }
+
+    fn flush(&mut self) {
+        self.write(false);
+    }
+
+    fn retry_at(&self) -> Option<std::time::Instant> {
+        self.parked.retry_at()
+    }
+
+    fn finish(&mut self) {
+        self.write(false);
+        if !self.parked.is_empty() {
+            // one last try now, then give up on what still fails
+            self.write(true);
+        }
+        let left = self.parked.take_all();
+        self.settler.stopped(left);
+    }
+}

@@ -1,0 +1,146 @@
+//! The `syslog` sink against a real rsyslogd (scripts/rsyslog.sh):
+//! numbered records sent over TCP (octet-counted RFC 5424, and RFC 3164)
+//! arrive each exactly once, parsed by rsyslog into the facility, severity,
+//! app name, msgid and structured data the templates made; over UDP each
+//! arrives at most once.
+
+mod common;
+
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::rsyslog::Rsyslog;
+use common::*;
+
+/// A tcp source of JSON lines into a syslog sink with `sink` settings.
+fn sender(sink: &str) -> (Logferry, SocketAddr) {
+    let mut r = Logferry::start(&format!(
+        "[sources.in]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\nformat = \"json\"\ntag = \"app.web\"\n\n[sinks.out]\ntype = \"syslog\"\nmatch = \"**\"\n{sink}\n"
+    ));
+    let a = r.address("tcp source listening source=in ");
+    (r, a)
+}
+
+/// Sends records `n-0` … `n-(count-1)` as JSON lines.
+fn send_numbered(addr: SocketAddr, count: usize) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut text = String::new();
+    for i in 0..count {
+        text.push_str(&format!(
+            "{{\"message\":\"n-{i}\",\"level\":\"err\",\"sd\":{{\"seq@32473\":{{\"i\":\"{i}\",\"q\":\"a\\\"b\"}}}}}}\n"
+        ));
+        if text.len() > 64 * 1024 {
+            s.write_all(text.as_bytes()).unwrap();
+            text.clear();
+        }
+    }
+    s.write_all(text.as_bytes()).unwrap();
+}
+
+/// Waits until rsyslog has written `n` messages (or `timeout` passed).
+fn wait_for(rsyslog: &Rsyslog, n: usize, timeout: Duration) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let recs = rsyslog.records();
+        if recs.len() >= n || Instant::now() >= deadline {
+            return recs;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Each message's number, checked to be there at most once.
+fn numbers(recs: &[serde_json::Value], count: usize) -> Vec<bool> {
+    let mut seen = vec![false; count];
+    for rec in recs {
+        let m = rec["msg"].as_str().unwrap_or_else(|| panic!("{rec}"));
+        let i: usize = m
+            .trim_start()
+            .strip_prefix("n-")
+            .unwrap_or_else(|| panic!("{rec}"))
+            .parse()
+            .unwrap();
+        assert!(!std::mem::replace(&mut seen[i], true), "n-{i} twice");
+    }
+    seen
+}
+
+#[test]
+fn rfc5424_over_tcp_every_record_arrives_once_with_its_fields() {
+    const N: usize = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let rsyslog = Rsyslog::start(dir.path(), None);
+    let (mut r, addr) = sender(&format!(
+        "address = \"{}\"\nfacility = \"local4\"\nseverity = \"{{level}}\"\napp_name = \"myapp\"\nhostname = \"h1\"\nmsg_id = \"M1\"\nstructured_data = \"sd\"",
+        rsyslog.tcp
+    ));
+    send_numbered(addr, N);
+    let recs = wait_for(&rsyslog, N, Duration::from_secs(120));
+    let seen = numbers(&recs, N);
+    assert!(seen.iter().all(|s| *s), "{} of {N} arrived", recs.len());
+    for rec in &recs {
+        assert_eq!(rec["facility"], "local4", "{rec}");
+        assert_eq!(rec["severity"], "err", "{rec}");
+        assert_eq!(rec["app_name"], "myapp", "{rec}");
+        assert_eq!(rec["hostname"], "h1", "{rec}");
+        assert_eq!(rec["msgid"], "M1", "{rec}");
+        let i = rec["msg"].as_str().unwrap().strip_prefix("n-").unwrap();
+        assert_eq!(
+            rec["structured_data"],
+            format!("[seq@32473 i=\"{i}\" q=\"a\\\"b\"]"),
+            "{rec}"
+        );
+    }
+    assert!(r.stop().success());
+    assert_eq!(
+        r.final_counter("logferry_sink_rejected_records_total{component=\"out\"}"),
+        0
+    );
+}
+
+#[test]
+fn rfc3164_over_tcp_arrives_once_with_facility_severity_and_tag() {
+    const N: usize = 10_000;
+    let dir = tempfile::tempdir().unwrap();
+    let rsyslog = Rsyslog::start(dir.path(), None);
+    let (mut r, addr) = sender(&format!(
+        "address = \"{}\"\nrfc = \"3164\"\nfacility = \"daemon\"\nseverity = \"warning\"\napp_name = \"{{tag}}\"",
+        rsyslog.tcp
+    ));
+    send_numbered(addr, N);
+    let recs = wait_for(&rsyslog, N, Duration::from_secs(60));
+    let seen = numbers(&recs, N);
+    assert!(seen.iter().all(|s| *s), "{} of {N} arrived", recs.len());
+    for rec in &recs {
+        assert_eq!(rec["facility"], "daemon", "{rec}");
+        assert_eq!(rec["severity"], "warning", "{rec}");
+        assert_eq!(rec["app_name"], "app.web", "{rec}");
+    }
+    assert!(r.stop().success());
+}
+
+#[test]
+fn over_udp_each_record_arrives_at_most_once() {
+    const N: usize = 5_000;
+    let dir = tempfile::tempdir().unwrap();
+    let rsyslog = Rsyslog::start(dir.path(), None);
+    let (mut r, addr) = sender(&format!(
+        "address = \"{}\"\nmode = \"udp\"\nfacility = \"local1\"\nseverity = \"info\"\napp_name = \"udpapp\"",
+        rsyslog.udp
+    ));
+    send_numbered(addr, N);
+    let recs = wait_for(&rsyslog, N, Duration::from_secs(30));
+    numbers(&recs, N);
+    assert!(!recs.is_empty());
+    for rec in &recs {
+        assert_eq!(rec["facility"], "local1", "{rec}");
+        assert_eq!(rec["app_name"], "udpapp", "{rec}");
+    }
+    assert!(r.stop().success());
+    assert_eq!(
+        r.final_counter("logferry_sink_records_total{component=\"out\"}"),
+        N as u64,
+        "every record handed to the socket"
+    );
+}
