@@ -6,6 +6,8 @@
 #                               addresses, one a line:
 #                                 tcp=127.0.0.1:PORT   (imtcp: newline or octet-counted)
 #                                 udp=127.0.0.1:PORT   (imudp)
+#                                 tls=127.0.0.1:PORT   (imtcp over TLS, RFC 5425)
+#                                 ca=PATH              (the CA of its TLS certificate)
 #   scripts/rsyslog.sh stop     stop it; its file stays for the next start
 #   scripts/rsyslog.sh status   print the addresses and exit 0 if it runs, else exit 1
 #   scripts/rsyslog.sh clean    stop it and delete its state (file included)
@@ -22,7 +24,10 @@
 # with different dirs. The first start picks free ports below the
 # kernel's ephemeral range (so no outgoing connection is given one while
 # the server is stopped) and keeps them.
-# Needs rsyslogd (apt-get install rsyslog) and python3.
+# The TLS input's certificate (for 127.0.0.1 and localhost) is signed by a
+# test CA the first start makes in $STATE/tls with openssl.
+# Needs rsyslogd with its OpenSSL driver (apt-get install rsyslog
+# rsyslog-openssl), openssl and python3.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,7 +44,7 @@ NAME=rsyslog.sh
 
 RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 
-addresses() { cat "$STATE/addresses"; }
+addresses() { cat "$STATE/addresses"; echo "ca=$STATE/tls/ca.pem"; }
 
 # A port below the ephemeral range free for both TCP and UDP on loopback.
 low_free_port() {
@@ -63,22 +68,41 @@ for port in ports:
 PY
 }
 
+# A test CA and a server certificate it signs, for 127.0.0.1 and localhost.
+make_certs() {
+  [[ -f $STATE/tls/server.pem ]] && return
+  command -v openssl >/dev/null || die "openssl not found (apt-get install openssl)"
+  local d=$STATE/tls.tmp
+  rm -rf "$d"; mkdir -p "$d"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=logferry test CA" \
+    -keyout "$d/ca.key" -out "$d/ca.pem" 2>/dev/null
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+    -keyout "$d/server.key" -out "$d/server.csr" 2>/dev/null
+  printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > "$d/ext.cnf"
+  openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca.key" -CAcreateserial \
+    -days 3650 -extfile "$d/ext.cnf" -out "$d/server.pem" 2>/dev/null
+  rm -rf "$STATE/tls"; mv "$d" "$STATE/tls"
+}
+
 configure() {
   if [[ ! -f $STATE/addresses ]]; then
-    local tcp udp
-    tcp=$(low_free_port); udp=$(low_free_port)
+    local tcp udp tls
+    tcp=$(low_free_port); udp=$(low_free_port); tls=$(low_free_port)
     while [[ $udp == "$tcp" ]]; do udp=$(low_free_port); done
-    printf 'tcp=127.0.0.1:%s\nudp=127.0.0.1:%s\n' "$tcp" "$udp" > "$STATE/addresses.tmp"
+    while [[ $tls == "$tcp" || $tls == "$udp" ]]; do tls=$(low_free_port); done
+    printf 'tcp=127.0.0.1:%s\nudp=127.0.0.1:%s\ntls=127.0.0.1:%s\n' "$tcp" "$udp" "$tls" > "$STATE/addresses.tmp"
     mv "$STATE/addresses.tmp" "$STATE/addresses"
   fi
   mkdir -p "$STATE/work"
-  local tcp_port udp_port forward=""
+  make_certs
+  local tcp_port udp_port tls_port forward=""
   tcp_port=$(sed -n 's/^tcp=.*://p' "$STATE/addresses")
   udp_port=$(sed -n 's/^udp=.*://p' "$STATE/addresses")
+  tls_port=$(sed -n 's/^tls=.*://p' "$STATE/addresses")
   if [[ -n ${RSYSLOG_FORWARD_UDP:-} ]]; then
     forward="  action(type=\"omfwd\" target=\"${RSYSLOG_FORWARD_UDP%:*}\" port=\"${RSYSLOG_FORWARD_UDP##*:}\" protocol=\"udp\")"
   fi
-  sed -e "s|@STATE@|$STATE|g" -e "s|@TCP_PORT@|$tcp_port|" -e "s|@UDP_PORT@|$udp_port|" \
+  sed -e "s|@STATE@|$STATE|g" -e "s|@TCP_PORT@|$tcp_port|" -e "s|@UDP_PORT@|$udp_port|" -e "s|@TLS_PORT@|$tls_port|" \
     -e "s|@FORWARD@|$forward|" "$SPEC/rsyslog.conf" > "$STATE/rsyslog.conf"
   "$RSYSLOGD" -N1 -f "$STATE/rsyslog.conf" > "$STATE/check.log" 2>&1 ||
     { cat "$STATE/check.log" >&2; die "rsyslogd rejects $STATE/rsyslog.conf"; }

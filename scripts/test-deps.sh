@@ -172,15 +172,17 @@ else
   echo "test-deps: 'logger' with --octet-count not found: install util-linux's logger (Debian: apt-get install -y bsdutils)" >&2
   exit 1
 fi
-# --- rsyslog: a real syslog receiver and forwarding sender (scripts/rsyslog.sh)
-# for tests/udp.rs and the syslog sink's tests
-if command -v rsyslogd >/dev/null || [[ -x /usr/sbin/rsyslogd ]]; then
-  echo "rsyslog: skip, rsyslogd is installed"
+# --- rsyslog: a real syslog receiver (plain, TLS with its OpenSSL driver)
+# and forwarding sender (scripts/rsyslog.sh) for tests/udp.rs and
+# tests/syslog_sink.rs
+if { command -v rsyslogd >/dev/null || [[ -x /usr/sbin/rsyslogd ]]; } &&
+  compgen -G "/usr/lib/*/rsyslog/lmnsd_ossl.so" >/dev/null && command -v openssl >/dev/null; then
+  echo "rsyslog: skip, rsyslogd with its OpenSSL driver is installed"
 elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y rsyslog
-  echo "rsyslog: installed rsyslog"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y rsyslog rsyslog-openssl openssl
+  echo "rsyslog: installed rsyslog, rsyslog-openssl"
 else
-  echo "test-deps: rsyslogd not found: install rsyslog (Debian: apt-get install -y rsyslog)" >&2
+  echo "test-deps: rsyslogd not found: install rsyslog and rsyslog-openssl (Debian: apt-get install -y rsyslog rsyslog-openssl openssl)" >&2
   exit 1
 fi
 # --- tmux: a real terminal for `logferry top` in tests/operations.rs ---------

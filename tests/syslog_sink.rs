@@ -1,5 +1,5 @@
 //! The `syslog` sink against a real rsyslogd (scripts/rsyslog.sh):
-//! numbered records sent over TCP (octet-counted RFC 5424, and RFC 3164)
+//! numbered records sent over TCP and TLS (octet-counted RFC 5424, and RFC 3164)
 //! arrive each exactly once, parsed by rsyslog into the facility, severity,
 //! app name, msgid and structured data the templates made; over UDP each
 //! arrives at most once.
@@ -97,6 +97,28 @@ fn rfc5424_over_tcp_every_record_arrives_once_with_its_fields() {
         r.final_counter("logferry_sink_rejected_records_total{component=\"out\"}"),
         0
     );
+}
+
+#[test]
+fn rfc5424_over_tls_every_record_arrives_once() {
+    const N: usize = 100_000;
+    let dir = tempfile::tempdir().unwrap();
+    let rsyslog = Rsyslog::start(dir.path(), None);
+    let (mut r, addr) = sender(&format!(
+        "address = \"{}\"\nfacility = \"auth\"\nseverity = \"{{level}}\"\napp_name = \"tlsapp\"\ntls = {{ ca_file = \"{}\" }}",
+        rsyslog.tls,
+        rsyslog.ca.display()
+    ));
+    send_numbered(addr, N);
+    let recs = wait_for(&rsyslog, N, Duration::from_secs(120));
+    let seen = numbers(&recs, N);
+    assert!(seen.iter().all(|s| *s), "{} of {N} arrived", recs.len());
+    for rec in &recs {
+        assert_eq!(rec["facility"], "auth", "{rec}");
+        assert_eq!(rec["severity"], "err", "{rec}");
+        assert_eq!(rec["app_name"], "tlsapp", "{rec}");
+    }
+    assert!(r.stop().success());
 }
 
 #[test]

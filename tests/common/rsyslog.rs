@@ -1,5 +1,5 @@
 //! A real rsyslogd for black-box tests (scripts/rsyslog.sh): a syslog
-//! receiver on TCP and UDP that writes what it parsed of each message as a
+//! receiver on TCP, TLS and UDP that writes what it parsed of each message as a
 //! JSON line (`records`), and, with a forward address, a sender that
 //! forwards every message it receives over UDP as `*.* @HOST:PORT` does.
 //! Each test runs its own in a state dir of its own, stopped when dropped.
@@ -22,6 +22,11 @@ pub struct Rsyslog {
     pub tcp: SocketAddr,
     /// Its imudp input.
     pub udp: SocketAddr,
+    /// Its imtcp input over TLS (RFC 5425), with a certificate for
+    /// 127.0.0.1 signed by `ca`.
+    pub tls: SocketAddr,
+    /// The test CA (PEM) of its TLS certificate.
+    pub ca: PathBuf,
 }
 
 impl Rsyslog {
@@ -41,6 +46,12 @@ impl Rsyslog {
             dir: dir.to_path_buf(),
             tcp: addr("tcp="),
             udp: addr("udp="),
+            tls: addr("tls="),
+            ca: printed
+                .lines()
+                .find_map(|l| l.strip_prefix("ca="))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| panic!("no ca= in {printed:?}")),
         }
     }
 

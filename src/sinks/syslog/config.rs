@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::units;
+use crate::tls::ClientTlsConfig;
 
 /// `type = "syslog"`: each record as one syslog message (RFC 5424 or RFC
 /// 3164) to a syslog receiver over TCP (RFC 6587 octet counting) or UDP
@@ -41,6 +42,8 @@ pub struct SyslogSinkConfig {
     /// A record field holding a map `{SD-ID: {PARAM: value}}` sent as the
     /// STRUCTURED-DATA (RFC 5424 only); unset or absent: none (`-`).
     pub structured_data: Option<String>,
+    /// Send over TLS (RFC 5425; needs `mode = "tcp"`).
+    pub tls: Option<ClientTlsConfig>,
     /// How long a connection attempt may take.
     #[serde(
         default = "default_connect_timeout",
@@ -97,6 +100,14 @@ impl SyslogSinkConfig {
         ] {
             crate::format::Template::parse(t).map_err(|e| format!("{key}: {e}"))?;
         }
+        if let Some(tls) = &self.tls {
+            if self.mode != Mode::Tcp {
+                return Err(
+                    "tls needs mode = \"tcp\" (RFC 5425 is syslog over TLS over TCP)".into(),
+                );
+            }
+            tls.validate()?;
+        }
         if self.connect_timeout.is_zero() {
             return Err("connect_timeout must be greater than 0".into());
         }
@@ -129,6 +140,11 @@ mod tests {
         assert!(
             toml::from_str::<SyslogSinkConfig>("").is_err(),
             "address is needed"
+        );
+        assert!(
+            parse("mode = \"udp\"\ntls = { insecure_skip_verify = true }")
+                .unwrap_err()
+                .contains("mode")
         );
     }
 }

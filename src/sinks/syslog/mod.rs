@@ -1,10 +1,11 @@
 //! `type = "syslog"`: each record as one syslog message (RFC 5424 or 3164)
-//! to a syslog receiver over TCP with octet counting (RFC 6587) or UDP
-//! (RFC 5426).
+//! to a syslog receiver over TCP with octet counting (RFC 6587), TLS (RFC
+//! 5425) or UDP (RFC 5426).
 //!
 //! - `config.rs`: the settings;
 //! - `encode.rs`: records into messages, header fields from templates;
-//! - this file: the connection, writes, and the verdict of each write.
+//! - this file: the connection (plain or TLS, RFC 5425), writes, and the
+//!   verdict of each write.
 //!
 //! A syslog receiver acknowledges nothing: a batch is delivered once its
 //! messages are written to the socket (TCP: handed to the kernel, which
@@ -35,6 +36,7 @@ const MAX_DATAGRAM: usize = 65_507;
 /// The open connection (or bound socket for UDP).
 enum Conn {
     Tcp(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
     Udp(UdpSocket),
 }
 
@@ -51,6 +53,11 @@ pub struct SyslogSink {
     held: Vec<Delivery>,
     /// Open between writes; dropped on an error.
     conn: Option<Conn>,
+    /// The TLS client settings and the name the server must have, with `tls`.
+    tls: Option<(
+        std::sync::Arc<rustls::ClientConfig>,
+        rustls::pki_types::ServerName<'static>,
+    )>,
     metrics: SinkMetrics,
     /// Facilities or severities that named none, sent as the default.
     unnamed: Counter,
@@ -67,8 +74,16 @@ impl SyslogSink {
         metrics: SinkMetrics,
         registry: &crate::metrics::Registry,
     ) -> Result<Self, String> {
+        let tls = match &config.tls {
+            Some(t) => Some((
+                t.connector()?.config().clone(),
+                t.server_name(&config.address)?,
+            )),
+            None => None,
+        };
         Ok(SyslogSink {
             encoder: Encoder::new(&config)?,
+            tls,
             config,
             out: Vec::with_capacity(64 * 1024),
             ends: Vec::new(),
@@ -136,7 +151,21 @@ impl SyslogSink {
                 let s = TcpStream::connect_timeout(&addr, self.config.connect_timeout)?;
                 s.set_nodelay(true)?;
                 s.set_write_timeout(Some(self.config.connect_timeout * 3))?;
-                Conn::Tcp(s)
+                match &self.tls {
+                    None => Conn::Tcp(s),
+                    Some((config, name)) => {
+                        let conn = rustls::ClientConnection::new(config.clone(), name.clone())
+                            .map_err(std::io::Error::other)?;
+                        let mut tls = rustls::StreamOwned::new(conn, s);
+                        // the handshake now, so a refused certificate fails the connect
+                        tls.sock
+                            .set_read_timeout(Some(self.config.connect_timeout))?;
+                        while tls.conn.is_handshaking() {
+                            tls.conn.complete_io(&mut tls.sock)?;
+                        }
+                        Conn::Tls(Box::new(tls))
+                    }
+                }
             }
             Mode::Udp => {
                 let local: SocketAddr = if addr.is_ipv6() {
@@ -157,6 +186,7 @@ impl SyslogSink {
         }
         match self.conn.as_mut().expect("connected above") {
             Conn::Tcp(s) => s.write_all(&self.out).and_then(|()| s.flush()),
+            Conn::Tls(s) => s.write_all(&self.out).and_then(|()| s.flush()),
             Conn::Udp(s) => {
                 let mut start = 0;
                 for &end in &self.ends {
