@@ -781,6 +781,23 @@ impl Parked {
         Some(std::mem::take(&mut self.items))
     }
 
+    /// Settles the deliveries of one write of a blocking sink by its
+    /// verdict: a retry parks them ahead of the others and counts the
+    /// attempt; any other verdict ends the streak of failed attempts.
+    pub fn settle_write(&mut self, settler: &Settler, held: Vec<Delivery>, verdict: Verdict) {
+        let attempt = match verdict {
+            Verdict::Delivered => 0,
+            _ => self.attempt + 1,
+        };
+        match settler.settle(held, attempt, verdict) {
+            Settled::Retry { after, items } => {
+                self.attempt = attempt;
+                self.park(items, after);
+            }
+            _ => self.attempt = 0,
+        }
+    }
+
     /// Everything parked, at a stop.
     pub fn take_all(&mut self) -> Vec<Delivery> {
         self.at = None;

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use serde::Deserialize;
 
-use super::settle::{Parked, Settled, Settler};
+use super::settle::{Parked, Settler};
 use super::verdict::{io_verdict, Rejection, Verdict};
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
@@ -95,18 +95,8 @@ impl StdoutSink {
             }
         };
         self.out.clear();
-        let attempt = match verdict {
-            Verdict::Delivered => 0,
-            _ => self.parked.attempt + 1,
-        };
         let held = std::mem::take(&mut self.held);
-        match self.settler.settle(held, attempt, verdict) {
-            Settled::Retry { after, items } => {
-                self.parked.attempt = attempt;
-                self.parked.park(items, after);
-            }
-            _ => self.parked.attempt = 0,
-        }
+        self.parked.settle_write(&self.settler, held, verdict);
     }
 }
 

@@ -20,7 +20,7 @@ mod encode;
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs, UdpSocket};
 
-use super::settle::{Parked, Settled, Settler};
+use super::settle::{Parked, Settler};
 use super::verdict::{Rejection, Verdict};
 use super::{Sink, SinkMetrics};
 use crate::buffer::Delivery;
@@ -225,18 +225,8 @@ impl SyslogSink {
         };
         self.out.clear();
         self.ends.clear();
-        let attempt = match verdict {
-            Verdict::Delivered => 0,
-            _ => self.parked.attempt + 1,
-        };
         let held = std::mem::take(&mut self.held);
-        match self.settler.settle(held, attempt, verdict) {
-            Settled::Retry { after, items } => {
-                self.parked.attempt = attempt;
-                self.parked.park(items, after);
-            }
-            _ => self.parked.attempt = 0,
-        }
+        self.parked.settle_write(&self.settler, held, verdict);
     }
 }
 
