@@ -42,6 +42,11 @@ const MAX_BATCH_BYTES: usize = 1024 * 1024;
 /// How often the kernel's drop count is read.
 const DROPS_EVERY: Duration = Duration::from_secs(1);
 
+/// At shutdown, how long datagrams already received are read on: what the
+/// receive buffer held takes far less; a sender that keeps sending would
+/// keep the source from stopping.
+const DRAIN_AT_STOP: Duration = Duration::from_secs(1);
+
 /// At shutdown, how long the last batch may wait for queue room; past it
 /// its records are counted as lost.
 const HANDOVER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -156,8 +161,13 @@ impl UdpSource {
                 }
             }
         }
-        // what the kernel received before the stop signal is handed over too
-        while let Ok((n, peer)) = self.socket.try_recv_from(&mut buf) {
+        // what the kernel received before the stop signal is handed over
+        // too; a sender that keeps sending is not waited for past DRAIN_AT_STOP
+        let until = Instant::now() + DRAIN_AT_STOP;
+        while Instant::now() < until {
+            let Ok((n, peer)) = self.socket.try_recv_from(&mut buf) else {
+                break;
+            };
             self.receive(&mut pending, &buf[..n], peer);
             if pending.out.len() >= MAX_BATCH_BYTES
                 && self.hand_over(&mut pending, true).await.is_err()
