@@ -166,3 +166,27 @@ fn over_udp_each_record_arrives_at_most_once() {
         "every record handed to the socket"
     );
 }
+
+/// A receiver whose certificate does not verify (not signed by a CA the
+/// sink trusts): nothing is sent in clear, the errors are counted, and at
+/// the stop the records are given back unacknowledged, not lost silently.
+#[test]
+fn a_certificate_that_does_not_verify_sends_nothing() {
+    const N: usize = 10;
+    let dir = tempfile::tempdir().unwrap();
+    let rsyslog = Rsyslog::start(dir.path(), None);
+    // the system bundle, which does not hold the test CA
+    let (mut r, addr) = sender(&format!(
+        "address = \"{}\"\ntls = {{ server_name = \"localhost\" }}\nretry = {{ initial = \"100ms\", max = \"200ms\" }}",
+        rsyslog.tls
+    ));
+    send_numbered(addr, N);
+    r.wait_for_log("syslog sink: cannot send", Duration::from_secs(30));
+    assert!(r.stop().success());
+    assert!(rsyslog.records().is_empty(), "{:?}", rsyslog.records());
+    assert!(r.final_counter("logferry_sink_errors_total{component=\"out\"}") > 0);
+    assert_eq!(
+        r.final_counter("logferry_sink_records_total{component=\"out\"}"),
+        0
+    );
+}
