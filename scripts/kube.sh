@@ -121,36 +121,13 @@ addresses() {
     "$(url)" "$ADMIN_TOKEN" "$AGENT_TOKEN" "$STATE/certs/apiserver.crt"
 }
 
-# A free port from below the kernel's ephemeral range (as tests/common's
-# free_port picks them): a stopped server's ports stay free until its
-# restart, since no outgoing connection is given one of them meanwhile.
-low_free_port() {
-  python3 - <<'PY'
-import random, socket
-try:
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except (OSError, ValueError, IndexError):
-    low = 32768
-ports = list(range(10000, max(low, 10001)))
-random.shuffle(ports)
-for port in ports:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-    print(port)
-    break
-PY
-}
-
 # Ports are picked at the first start and kept; keys and tokens too.
 configure() {
   if [[ ! -f $STATE/ports ]]; then
     local a b c
-    a=$(low_free_port); b=$(low_free_port); c=$(low_free_port)
-    while [[ $b == "$a" ]]; do b=$(low_free_port); done
-    while [[ $c == "$a" || $c == "$b" ]]; do c=$(low_free_port); done
+    a=$(free_port); b=$(free_port); c=$(free_port)
+    while [[ $b == "$a" ]]; do b=$(free_port); done
+    while [[ $c == "$a" || $c == "$b" ]]; do c=$(free_port); done
     printf 'etcd_client=%s\netcd_peer=%s\napiserver=%s\n' "$a" "$b" "$c" > "$STATE/ports.tmp"
     mv "$STATE/ports.tmp" "$STATE/ports"
   fi

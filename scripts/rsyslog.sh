@@ -46,28 +46,6 @@ RSYSLOGD=$(command -v rsyslogd || echo /usr/sbin/rsyslogd)
 
 addresses() { cat "$STATE/addresses"; echo "ca=$STATE/tls/ca.pem"; }
 
-# A port below the ephemeral range free for both TCP and UDP on loopback.
-low_free_port() {
-  python3 - <<'PY'
-import random, socket
-try:
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except (OSError, ValueError, IndexError):
-    low = 32768
-ports = list(range(10000, max(low, 10001)))
-random.shuffle(ports)
-for port in ports:
-    try:
-        with socket.socket() as t, socket.socket(type=socket.SOCK_DGRAM) as u:
-            t.bind(("127.0.0.1", port))
-            u.bind(("127.0.0.1", port))
-    except OSError:
-        continue
-    print(port)
-    break
-PY
-}
-
 # A test CA and a server certificate it signs, for 127.0.0.1 and localhost.
 make_certs() {
   [[ -f $STATE/tls/server.pem ]] && return
@@ -87,9 +65,9 @@ make_certs() {
 configure() {
   if [[ ! -f $STATE/addresses ]]; then
     local tcp udp tls
-    tcp=$(low_free_port); udp=$(low_free_port); tls=$(low_free_port)
-    while [[ $udp == "$tcp" ]]; do udp=$(low_free_port); done
-    while [[ $tls == "$tcp" || $tls == "$udp" ]]; do tls=$(low_free_port); done
+    tcp=$(free_port); udp=$(free_port); tls=$(free_port)
+    while [[ $udp == "$tcp" ]]; do udp=$(free_port); done
+    while [[ $tls == "$tcp" || $tls == "$udp" ]]; do tls=$(free_port); done
     printf 'tcp=127.0.0.1:%s\nudp=127.0.0.1:%s\ntls=127.0.0.1:%s\n' "$tcp" "$udp" "$tls" > "$STATE/addresses.tmp"
     mv "$STATE/addresses.tmp" "$STATE/addresses"
   fi

@@ -98,33 +98,10 @@ build() {
   flock -s 8
 }
 
-# A free port from below the kernel's ephemeral range (as tests/common's
-# free_port and scripts/kube.sh pick them): a stopped server's port stays
-# free until its restart.
-low_free_port() {
-  python3 - <<'PY'
-import random, socket
-try:
-    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
-except (OSError, ValueError, IndexError):
-    low = 32768
-ports = list(range(10000, max(low, 10001)))
-random.shuffle(ports)
-for port in ports:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            continue
-    print(port)
-    break
-PY
-}
-
 configure() {
   [[ -f $STATE/url ]] && return
   mkdir -p "$STATE/data"
-  echo "http://127.0.0.1:$(low_free_port)" > "$STATE/url.tmp"
+  echo "http://127.0.0.1:$(free_port)" > "$STATE/url.tmp"
   mv "$STATE/url.tmp" "$STATE/url"
 }
 

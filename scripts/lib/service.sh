@@ -21,8 +21,29 @@ running() {
   [[ -f $STATE/pid ]] && alive "$(cat "$STATE/pid")"
 }
 
+# A port free on loopback for both TCP and UDP, from below the kernel's
+# ephemeral range (as tests/common's free_port picks them): a server that
+# keeps its ports across a restart finds them free again, since no
+# outgoing connection is given one of them while it is stopped.
 free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+  python3 - <<'PY'
+import random, socket
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    low = 32768
+ports = list(range(10000, max(low, 10001)))
+random.shuffle(ports)
+for port in ports:
+    try:
+        with socket.socket() as t, socket.socket(type=socket.SOCK_DGRAM) as u:
+            t.bind(("127.0.0.1", port))
+            u.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(port)
+    break
+PY
 }
 
 # Stops the server (SIGTERM, then SIGKILL after 100 waits of $1 seconds).
