@@ -57,8 +57,10 @@ impl Rsyslog {
 
     /// What it received so far, one JSON object per message.
     pub fn records(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(self.dir.join("out.jsonl"))
-            .unwrap_or_default()
+        let text = std::fs::read_to_string(self.dir.join("out.jsonl")).unwrap_or_default();
+        // a last line without its newline is still being written
+        let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+        whole
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
             .collect()
