@@ -36,14 +36,14 @@ pub struct Cli {
 pub enum Command {
     /// Run a pipeline (the embedded default when no --config is given).
     Run {
-        /// Configuration file (TOML).
+        /// Configuration file: TOML, or YAML when named *.yaml or *.yml.
         #[arg(short, long)]
         config: Option<PathBuf>,
     },
     /// Check a configuration file without starting it: every problem a
     /// start would meet (addresses, directories, TLS files, patterns, flow).
     Validate {
-        /// Configuration file (TOML).
+        /// Configuration file: TOML, or YAML when named *.yaml or *.yml.
         #[arg(short, long)]
         config: PathBuf,
     },
@@ -51,7 +51,8 @@ pub enum Command {
     /// through the file's filters and routes, compare what arrives. Exit
     /// status 1 if a test fails, 2 if the file or a test is invalid.
     Test {
-        /// Configuration file (TOML) with `[[tests]]` tables.
+        /// Configuration file with `[[tests]]` tables (`tests:` in YAML):
+        /// TOML, or YAML when named *.yaml or *.yml.
         #[arg(short, long)]
         config: PathBuf,
     },

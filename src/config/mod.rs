@@ -1,6 +1,7 @@
 //! Configuration: the file format, without knowing any kind of component.
 //!
-//! TOML text → a table with `${VAR}` substituted ([`Parser::read`]), the
+//! TOML (or YAML, [`Syntax`]) text → a table with `${VAR}` substituted
+//! ([`Parser::read`]), the
 //! named component tables under a section ([`Parser::section`]), each
 //! turned into a kind's typed config by the table of kinds the caller
 //! passes ([`Parser::component`], [`ComponentTable`]); errors name the
@@ -12,6 +13,7 @@ mod interpolate;
 pub mod redact;
 pub mod secret;
 pub mod units;
+pub mod yaml;
 
 use std::fmt;
 
@@ -55,20 +57,46 @@ pub fn host_port(address: &str) -> Result<(&str, u16), String> {
     Ok((host, port))
 }
 
+/// The syntax a configuration is written in: TOML, or YAML for a file
+/// named `*.yaml` or `*.yml`. Both hold the same document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Toml,
+    Yaml,
+}
+
+impl Syntax {
+    /// The syntax of the file `origin` names, by its extension.
+    pub fn of(origin: &str) -> Syntax {
+        let extension = std::path::Path::new(origin)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        match extension.as_deref() {
+            Some("yaml" | "yml") => Syntax::Yaml,
+            _ => Syntax::Toml,
+        }
+    }
+}
+
 /// A configuration error, with where it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     /// File name (or `<embedded default>`).
     pub origin: String,
     pub line: Option<usize>,
+    /// The column in `line` (from 1), where known: YAML files, whose
+    /// indentation makes the column part of the answer.
+    pub column: Option<usize>,
     pub message: String,
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(l) => write!(f, "{}:{}: {}", self.origin, l, self.message),
-            None => write!(f, "{}: {}", self.origin, self.message),
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{}:{}: {}", self.origin, l, c, self.message),
+            (Some(l), None) => write!(f, "{}:{}: {}", self.origin, l, self.message),
+            _ => write!(f, "{}: {}", self.origin, self.message),
         }
     }
 }
@@ -81,20 +109,21 @@ pub struct Parser<'a> {
     origin: &'a str,
     /// The configuration text, for finding the line of a key.
     text: String,
+    /// Where each key of a YAML text is (`None`: the text is TOML).
+    yaml: Option<yaml::Lines>,
 }
 
 impl<'a> Parser<'a> {
     /// A parser for the text from `origin`; [`Parser::read`] takes the text.
+    /// The syntax is `origin`'s ([`Syntax::of`]).
     pub fn new(origin: &'a str) -> Self {
-        Parser {
-            origin,
-            text: String::new(),
-        }
+        Parser::with_text(origin, String::new())
     }
 
     /// A parser over text already read, to locate keys in it.
     pub fn with_text(origin: &'a str, text: String) -> Self {
-        Parser { origin, text }
+        let yaml = (Syntax::of(origin) == Syntax::Yaml).then(|| yaml::Lines::of(&text));
+        Parser { origin, text, yaml }
     }
 
     /// The text [`Parser::read`] was given.
@@ -104,18 +133,64 @@ impl<'a> Parser<'a> {
 
     /// An error at `line` of this text.
     pub fn error(&self, line: Option<usize>, message: impl Into<String>) -> ConfigError {
+        let column = self.yaml.as_ref().zip(line).and_then(|(y, l)| y.column(l));
         ConfigError {
             origin: self.origin.to_string(),
             line,
+            column,
             message: message.into(),
         }
     }
 
-    /// Reads the text as TOML and substitutes `${VAR}` inside its string
-    /// values: the document the component tables are then taken from.
+    /// Reads the text as TOML (or YAML) and substitutes `${VAR}` inside
+    /// its string values: the document the component tables are then
+    /// taken from.
     pub fn read(&mut self, raw: &str) -> Result<Table, ConfigError> {
         self.text = raw.to_string();
-        let mut root: Table = toml::from_str(&self.text).map_err(|e| {
+        let mut root = match self.yaml {
+            Some(_) => self.read_yaml()?,
+            None => self.read_toml()?,
+        };
+        // after parsing, inside string values only: a variable's value can
+        // never change the file's structure
+        let mut tree = Value::Table(std::mem::take(&mut root));
+        interpolate::interpolate_tree(&mut tree, &|name| std::env::var(name).ok()).map_err(
+            |(path, e)| {
+                let path: Vec<&str> = path.iter().map(String::as_str).collect();
+                self.error(
+                    self.locate_key_path(&path),
+                    format!("`{}`: {e}", path.join(".")),
+                )
+            },
+        )?;
+        if let Value::Table(t) = tree {
+            root = t;
+        }
+        Ok(root)
+    }
+
+    fn read_yaml(&mut self) -> Result<Table, ConfigError> {
+        self.yaml = Some(yaml::Lines::of(&self.text));
+        yaml::read(&self.text).map_err(|e| match e {
+            yaml::YamlError::Syntax {
+                line,
+                column,
+                message,
+            } => ConfigError {
+                origin: self.origin.to_string(),
+                line,
+                column,
+                message,
+            },
+            yaml::YamlError::Value { ref path, .. } => {
+                let path: Vec<&str> = path.iter().map(String::as_str).collect();
+                self.error(self.locate_key_path(&path), e.to_string())
+            }
+        })
+    }
+
+    fn read_toml(&self) -> Result<Table, ConfigError> {
+        toml::from_str(&self.text).map_err(|e| {
             let line = e
                 .span()
                 .map(|s| self.text[..s.start].matches('\n').count() + 1);
@@ -139,23 +214,7 @@ impl<'a> Parser<'a> {
                 );
             }
             self.error(line, message)
-        })?;
-        // after parsing, inside string values only: a variable's value can
-        // never change the file's structure
-        let mut tree = Value::Table(std::mem::take(&mut root));
-        interpolate::interpolate_tree(&mut tree, &|name| std::env::var(name).ok()).map_err(
-            |(path, e)| {
-                let path: Vec<&str> = path.iter().map(String::as_str).collect();
-                self.error(
-                    self.locate_key_path(&path),
-                    format!("`{}`: {e}", path.join(".")),
-                )
-            },
-        )?;
-        if let Value::Table(t) = tree {
-            root = t;
-        }
-        Ok(root)
+        })
     }
 
     /// Turns the type-specific keys of the component at `path` (`["sinks",
@@ -328,6 +387,9 @@ impl<'a> Parser<'a> {
 
     /// The line of the header `[a.b]` (or `[[a.b]]`) of the table at `path`.
     fn locate_header(&self, path: &[&str]) -> Option<usize> {
+        if let Some(yaml) = &self.yaml {
+            return yaml.node(path);
+        }
         self.text.lines().enumerate().find_map(|(i, line)| {
             let t = line.trim();
             t.starts_with('[')
@@ -339,6 +401,9 @@ impl<'a> Parser<'a> {
 
     /// The line where `key` is defined inside the table at `path`.
     fn locate_key(&self, path: &[&str], key: &str) -> Option<usize> {
+        if let Some(yaml) = &self.yaml {
+            return yaml.key(path, key);
+        }
         let mut header: Vec<String> = Vec::new();
         for (i, line) in self.text.lines().enumerate() {
             let t = line.trim();

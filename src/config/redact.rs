@@ -12,7 +12,7 @@
 //!   `password_file`) is shown as `***` wherever it appears.
 //!
 //! In a message, values are found in the text itself, so a file that is
-//! not even valid TOML is covered too. Values shorter than
+//! not even valid TOML (or YAML) is covered too. Values shorter than
 //! [`MIN_REDACTED`] characters are left alone there: replacing every `1`
 //! or `on` would garble the message, and a value that short is no secret.
 //! `GET /config` replaces them whatever their length, as it knows where
@@ -35,7 +35,8 @@ pub struct Redactions {
     /// (value, shown instead), longest value first.
     pairs: Vec<(String, String)>,
     /// The text parsed as written, before `${VAR}` substitution (`None`
-    /// when it is not TOML): which values came from the environment.
+    /// when it is neither TOML nor YAML): which values came from the
+    /// environment.
     written: Option<Table>,
 }
 
@@ -49,7 +50,9 @@ impl Redactions {
                 pairs.push((value, format!("${{{name}}}")));
             }
         }
-        let written = toml::from_str::<Table>(text).ok();
+        let written = toml::from_str::<Table>(text)
+            .ok()
+            .or_else(|| super::yaml::read(text).ok());
         let mut secrets = Vec::new();
         let mut files = Vec::new();
         if let Some(tree) = &written {
@@ -58,6 +61,7 @@ impl Redactions {
             }
         }
         secrets.extend(written_secrets(text));
+        secrets.extend(written_yaml_secrets(text));
         for f in files {
             let path = crate::config::interpolate(&f, lookup).unwrap_or(f);
             if let Some(content) = secret_file(&path) {
@@ -275,6 +279,82 @@ fn written_secrets(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Values written `secret_key: …` in YAML (flow collections after it
+/// value by value), and every value in the block under a hidden key
+/// (`headers:`, then `  x-api-key: …` or `  - …`), as written: found
+/// without parsing, for a file that is not valid YAML.
+fn written_yaml_secrets(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    // the indentation of a hidden key whose block is being read
+    let mut hidden_block: Option<usize> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        let mut t = line.trim();
+        while let Some(item) = t.strip_prefix("- ").or_else(|| (t == "-").then_some("")) {
+            t = item.trim_start();
+        }
+        if t.is_empty() || t.starts_with('#') {
+            continue;
+        }
+        if hidden_block.is_some_and(|h| indent > h) {
+            let value = super::yaml::lines::key_value(t).map_or(t, |(_, v)| v);
+            out.extend(yaml_values(value));
+            continue;
+        }
+        hidden_block = None;
+        let Some((key, value)) = super::yaml::lines::key_value(t) else {
+            continue;
+        };
+        if !hides_values(&key) {
+            // `options: { sasl.password: x }`: the hidden keys inside
+            if value.starts_with('{') {
+                for part in value.trim_matches(|c| c == '{' || c == '}').split(',') {
+                    if let Some((k, v)) = super::yaml::lines::key_value(part.trim()) {
+                        if hides_values(&k) {
+                            out.extend(yaml_values(v));
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        let values = yaml_values(value);
+        if values.is_empty() {
+            hidden_block = Some(indent);
+        }
+        out.extend(values);
+    }
+    out
+}
+
+/// The scalars of a YAML value as written on its line: a quoted string's
+/// content, a plain word, or each value of a flow collection.
+fn yaml_values(value: &str) -> Vec<String> {
+    let value = match value.find(" #") {
+        Some(c) if quoted(value).is_none() => &value[..c],
+        _ => value,
+    };
+    let value = value.trim();
+    if let Some(q) = quoted(value) {
+        return vec![q.to_string()];
+    }
+    if !value.starts_with(['{', '[']) {
+        return (!value.is_empty())
+            .then(|| value.to_string())
+            .into_iter()
+            .collect();
+    }
+    value
+        .trim_matches(|c| matches!(c, '{' | '}' | '[' | ']'))
+        .split(',')
+        .filter_map(|part| {
+            let v = part.split_once(": ").map_or(part, |(_, v)| v).trim();
+            let v = quoted(v).unwrap_or(v);
+            (!v.is_empty()).then(|| v.to_string())
+        })
+        .collect()
 }
 
 /// The value written at the start of `s` (after `=`): a quoted string's

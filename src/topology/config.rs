@@ -86,6 +86,7 @@ impl Config {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             origin: origin.clone(),
             line: None,
+            column: None,
             message: format!("cannot read the file: {e}"),
         })?;
         Config::parse(&text, &origin)
@@ -167,11 +168,7 @@ impl Checked {
     /// "buffer", "dir"]`), with the line it is on.
     pub fn error_at(&self, path: &[&str], message: String) -> ConfigError {
         let parser = Parser::with_text(&self.origin, self.text.clone());
-        ConfigError {
-            origin: self.origin.clone(),
-            line: parser.locate_key_path(path),
-            message,
-        }
+        parser.error(parser.locate_key_path(path), message)
     }
 }
 

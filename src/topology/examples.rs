@@ -1,6 +1,8 @@
 //! `logferry config example KIND TYPE`: a commented TOML example of each
 //! component type: every key it accepts, set to its default or a typical
 //! value, or commented out where it needs a file, a secret or a choice.
+//! With `--yaml`, the same example in YAML, comments kept
+//! ([`crate::config::yaml::write`]).
 //! The tests below load each example with the real loader and check that
 //! it shows every key, so the examples cannot fall behind the code.
 
@@ -36,6 +38,9 @@ pub struct ExampleArgs {
     /// List the component types that have an example.
     #[arg(long, conflicts_with_all = ["kind", "type_name"])]
     pub list: bool,
+    /// Print the example in YAML (for a `.yaml` configuration file).
+    #[arg(long)]
+    pub yaml: bool,
 }
 
 /// One component's example.
@@ -147,6 +152,16 @@ pub fn main(args: &ExampleArgs) -> ExitCode {
         return ExitCode::from(2);
     };
     match find(kind, type_name) {
+        Some(e) if args.yaml => match crate::config::yaml::write::from_toml(e.text) {
+            Ok(yaml) => {
+                print!("{yaml}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("error: the example cannot be written as YAML: {why}");
+                ExitCode::FAILURE
+            }
+        },
         Some(e) => {
             print!("{}", e.text);
             ExitCode::SUCCESS
@@ -209,6 +224,41 @@ mod tests {
                     .starts_with(&e.type_name.replace('_', "")),
                 "example {origin} is a {type_of}"
             );
+        }
+    }
+
+    #[test]
+    fn every_example_in_yaml_loads_as_its_toml_does() {
+        use crate::config::yaml::write::from_toml;
+        for e in EXAMPLES {
+            let origin = format!("{} {}", e.kind.name(), e.type_name);
+            let toml = Config::parse(&wrapped(e), &format!("{origin}.toml"))
+                .unwrap_or_else(|err| panic!("example {origin} does not load: {err}"));
+            let yaml = from_toml(&wrapped(e))
+                .unwrap_or_else(|err| panic!("example {origin} is not written as YAML: {err}"));
+            let loaded = Config::parse(&yaml, &format!("{origin}.yaml")).unwrap_or_else(|err| {
+                panic!("example {origin} in YAML does not load: {err}\n{yaml}")
+            });
+            assert_eq!(loaded.tree, toml.tree, "example {origin}:\n{yaml}");
+            assert_eq!(
+                format!("{:?}", (&loaded.sources, &loaded.filters, &loaded.sinks)),
+                format!("{:?}", (&toml.sources, &toml.filters, &toml.sinks)),
+                "example {origin}"
+            );
+            // the keys set aside stay, as YAML comments
+            let set_aside = e.text.lines().filter(|l| {
+                l.strip_prefix("# ").is_some_and(|l| {
+                    l.starts_with(|c: char| c.is_ascii_lowercase())
+                        && toml::from_str::<toml::Table>(l).is_ok()
+                })
+            });
+            for line in set_aside {
+                let key = line[2..].split([' ', '=']).next().unwrap_or_default();
+                assert!(
+                    yaml.contains(&format!("# {key}:")),
+                    "example {origin}: `{line}` is lost:\n{yaml}"
+                );
+            }
         }
     }
 

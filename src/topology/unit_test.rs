@@ -81,10 +81,11 @@ pub fn exit_code(outcomes: &[Outcome]) -> u8 {
     }
 }
 
-/// The line of each `[[tests]]` header of the configuration `text`, in
-/// order.
+/// The line of each `[[tests]]` header of the configuration `text` (of
+/// each item of `tests:` in YAML), in order.
 fn header_lines(text: &str) -> Vec<usize> {
-    text.lines()
+    let toml: Vec<usize> = text
+        .lines()
         .enumerate()
         .filter(|(_, l)| {
             let l = l.split('#').next().unwrap_or("").trim();
@@ -93,7 +94,11 @@ fn header_lines(text: &str) -> Vec<usize> {
                 .is_some_and(|name| name.trim() == "tests")
         })
         .map(|(i, _)| i + 1)
-        .collect()
+        .collect();
+    if toml.is_empty() {
+        return crate::config::yaml::Lines::of(text).items(&["tests"]);
+    }
+    toml
 }
 
 /// The `[[tests]]` tables of `config`, read from `text`, and checked.

@@ -33,6 +33,7 @@ pub fn validate_file(path: &Path) -> (Result<Config, Vec<ConfigError>>, Vec<Conf
             let error = ConfigError {
                 origin,
                 line: None,
+                column: None,
                 message: format!("cannot read the file: {e}"),
             };
             return (Err(vec![error]), Vec::new());

@@ -188,3 +188,50 @@ token_env = "API_TOKEN"
         "{shown}"
     );
 }
+
+#[test]
+fn yaml_secret_and_environment_values_are_replaced_valid_or_not() {
+    let valid = "\
+sources:
+  in:
+    type: forward
+    address: ${SECRET_ADDR}
+    shared_key: written-shared-key   # a comment
+    users:
+      - username: alice
+        password: 'alice-password'
+sinks:
+  o:
+    headers:
+      x-api-key: \"lit-api-key-1\"
+    librdkafka_options: { sasl.password: 98765432 }
+";
+    for text in [valid.to_string(), format!("{valid}  bad: [\n")] {
+        let r = Redactions::of(&text, &env);
+        let m = r.apply(
+            "address \"secret-host.internal:99999\"; written-shared-key, alice-password, \
+             lit-api-key-1, 98765432; alice stays",
+        );
+        for secret in [
+            "secret-host.internal",
+            "written-shared-key",
+            "alice-password",
+            "lit-api-key-1",
+            "98765432",
+        ] {
+            assert!(!m.contains(secret), "{secret}: {m}\n{text}");
+        }
+        assert!(
+            m.contains("${SECRET_ADDR}") && m.contains("alice stays"),
+            "{m}"
+        );
+    }
+    let r = Redactions::of(valid, &env);
+    let tree = crate::config::yaml::read(&valid.replace("${SECRET_ADDR}", "h:1")).unwrap();
+    let shown = r.show(&tree);
+    assert!(shown.contains("address = \"${SECRET_ADDR}\""), "{shown}");
+    assert!(
+        !shown.contains("alice-password") && !shown.contains("lit-api"),
+        "{shown}"
+    );
+}

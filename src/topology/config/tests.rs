@@ -368,3 +368,66 @@ fn filters_keep_the_order_of_the_file_in_either_table_form() {
     assert!(e.to_string().contains("[filters.f] needs `match`"), "{e}");
     assert_eq!(e.line, Some(8), "the header of the filter");
 }
+
+/// The first ```toml and ```yaml blocks of docs/configuration.md: the
+/// same configuration in both syntaxes.
+#[test]
+fn the_documented_yaml_example_is_the_toml_one() {
+    let doc = include_str!("../../../docs/configuration.md");
+    let block = |lang: &str| {
+        let fence = format!("```{lang}\n");
+        let start = doc.find(&fence).expect("a block") + fence.len();
+        &doc[start..start + doc[start..].find("```").expect("its end")]
+    };
+    let toml = Config::parse(block("toml"), "doc.toml").unwrap();
+    let yaml = Config::parse(block("yaml"), "doc.yaml").unwrap();
+    assert_eq!(yaml.tree, toml.tree);
+    assert_eq!(format!("{:?}", yaml.sinks), format!("{:?}", toml.sinks));
+}
+
+#[test]
+fn yaml_filters_apply_in_file_order_and_errors_name_line_and_column() {
+    let text = "\
+sources:
+  in:
+    type: generator
+filters:
+  zz:
+    type: grep
+    match: '**'
+    include: { message: a }
+  aa:
+    type: grep
+    match: '**'
+    include:
+      message: b
+sinks:
+  out:
+    type: 'null'
+    match: '**'
+";
+    let c = Config::parse(text, "t.yaml").unwrap();
+    let names: Vec<&str> = c.filters.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["zz", "aa"]);
+    let e = Config::parse(
+        &text.replace("      message: b\n", "      message: b\n    colour: 1\n"),
+        "t.yml",
+    )
+    .unwrap_err();
+    assert_eq!((e.line, e.column), (Some(14), Some(5)), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("t.yml:14:5: [filters.aa]: unknown key `colour`"),
+        "{e}"
+    );
+    // the same text named .toml is read as TOML
+    let e = Config::parse(text, "t.toml").unwrap_err();
+    assert_eq!(e.column, None);
+    // a null sink whose type is YAML's null
+    let e = Config::parse(&text.replace("'null'", "null"), "t.yaml").unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("t.yaml:16:5: `sinks.out.type`: has no value"),
+        "{e}"
+    );
+}
