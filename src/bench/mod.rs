@@ -10,7 +10,7 @@
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
 //! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`,
-//!   `sinks.rs`, `kubernetes/`: the scenarios;
+//!   `sinks.rs`, `udp_syslog.rs`, `kubernetes/`: the scenarios;
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
@@ -56,6 +56,7 @@ mod stamp;
 mod tail_file;
 mod tail_writer;
 mod tcp_writer;
+mod udp_syslog;
 
 use std::process::ExitCode;
 
@@ -88,9 +89,15 @@ pub enum Scenario {
     Filters(filters::FiltersArgs),
     /// What the request-based sinks cost: forward → opensearch sink → an
     /// OpenSearch node, or forward → http sink → a logferry HTTP source
-    /// writing a file, against Fluent Bit's `opensearch` / `http` output
-    /// on the same load into the same destination in the same run.
+    /// writing a file (also otlp, s3, loki and splunk_hec), against Fluent
+    /// Bit's matching output on the same load into the same destination
+    /// in the same run.
     Sinks(sinks::SinksArgs),
+    /// Numbered RFC 5424 messages over UDP at fixed rates → udp source
+    /// (`parser = "syslog"`) → file, against Fluent Bit's `syslog` input
+    /// (`Mode udp`) in the same run: sent, arrived, lost, kernel drops,
+    /// CPU and peak RSS.
+    UdpSyslog(udp_syslog::UdpSyslogArgs),
     /// One forward connection → Kafka sink → a real broker, timed until the
     /// topic holds every record (`--tls`: also with TLS on the forward
     /// hop). Baseline: `kcat -P` producing the same records.
@@ -140,6 +147,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::TailFile(a) => tail_file::run(a),
         Scenario::Filters(a) => filters::run(a),
         Scenario::Sinks(a) => sinks::run(a),
+        Scenario::UdpSyslog(a) => udp_syslog::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),
         Scenario::Kubernetes(a) => kubernetes::run(a),

@@ -25,14 +25,22 @@
 //!   each run into a bucket of its own; the clock stops when the objects
 //!   decompressed hold a line per record sent. The server's CPU is
 //!   reported beside;
+//! - `loki`: the `loki` sink, protobuf + snappy (Fluent Bit: `loki`,
+//!   JSON), and `splunk`: the `splunk_hec` sink (Fluent Bit: `splunk`,
+//!   TLS off), into one VictoriaLogs server, each run under a stream
+//!   field of its own (the label `run`, the HEC `sourcetype`); the clock
+//!   stops when a LogsQL `count()` of that field (every 250 ms) reaches
+//!   the records sent. The server's CPU is reported beside (see
+//!   `victorialogs.rs`);
 //! - `otlp-in`, the way in rather than a sink: OTLP/HTTP protobuf
 //!   requests of the same records posted to the `otlp` source (Fluent
 //!   Bit: `opentelemetry` input) writing a file (see `otlp_in.rs`).
 //!
-//! The two servers run from their scripts with a state dir given by
+//! The three servers run from their scripts with a state dir given by
 //! `--state-dir` (`LOGFERRY_OTELCOL_DIR=D scripts/otelcol.sh start`,
-//! `LOGFERRY_S3_DIR=D scripts/s3.sh start`), where the bench finds their
-//! address, process id and what they received.
+//! `LOGFERRY_S3_DIR=D scripts/s3.sh start`,
+//! `LOGFERRY_VICTORIALOGS_DIR=D scripts/victorialogs.sh start`), where the
+//! bench finds their address, process id and what they received.
 //!
 //! Batches are made alike: Fluent Bit sends one request per chunk at each
 //! flush (`Flush 1`; a chunk is at most about 2 MB of records), so
@@ -58,7 +66,9 @@ use crate::protocol::msgpack::write;
 
 mod otlp_in;
 mod stores;
+mod victorialogs;
 use stores::{Collector, Store};
+use victorialogs::{Api, VictoriaLogs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Workload {
@@ -70,6 +80,10 @@ pub enum Workload {
     Otlp,
     /// forward → s3 sink → s3s-fs (`--state-dir`).
     S3,
+    /// forward → loki sink → VictoriaLogs (`--state-dir`).
+    Loki,
+    /// forward → splunk_hec sink → VictoriaLogs (`--state-dir`).
+    Splunk,
     /// OTLP/HTTP protobuf posts → otlp source → file (not a sink: the
     /// way in, measured with the same records).
     OtlpIn,
@@ -94,7 +108,8 @@ pub struct SinksArgs {
     pub node_pid: Option<u32>,
     /// `otlp`: the collector's state dir (`LOGFERRY_OTELCOL_DIR` of
     /// scripts/otelcol.sh); `s3`: the S3 server's (`LOGFERRY_S3_DIR` of
-    /// scripts/s3.sh). Private to the bench: the records it counts are
+    /// scripts/s3.sh); `loki`, `splunk`: the VictoriaLogs server's
+    /// (`LOGFERRY_VICTORIALOGS_DIR` of scripts/victorialogs.sh). Private to the bench: the records it counts are
     /// all that arrive there during a run.
     #[arg(long)]
     pub state_dir: Option<PathBuf>,
@@ -139,7 +154,12 @@ const COUNT_EVERY: Duration = Duration::from_millis(200);
 pub fn run(a: SinksArgs) -> Result<(), String> {
     let records = a.records.unwrap_or(match a.workload {
         Workload::Opensearch => 500_000,
-        Workload::Http | Workload::Otlp | Workload::S3 | Workload::OtlpIn => 2_000_000,
+        Workload::Http
+        | Workload::Otlp
+        | Workload::S3
+        | Workload::Loki
+        | Workload::Splunk
+        | Workload::OtlpIn => 2_000_000,
     });
     if records == 0 || a.run.runs == 0 {
         return Err("records and runs must be positive".into());
@@ -161,6 +181,14 @@ pub fn run(a: SinksArgs) -> Result<(), String> {
         Workload::Http => Dest::Http,
         Workload::Otlp => Dest::Otlp(Collector::new(&state_dir(&a, "otelcol")?)?),
         Workload::S3 => Dest::S3(Store::new(&state_dir(&a, "s3")?)?),
+        Workload::Loki => Dest::VictoriaLogs(
+            VictoriaLogs::new(&state_dir(&a, "victorialogs")?)?,
+            Api::Loki,
+        ),
+        Workload::Splunk => Dest::VictoriaLogs(
+            VictoriaLogs::new(&state_dir(&a, "victorialogs")?)?,
+            Api::Splunk,
+        ),
         Workload::OtlpIn => Dest::OtlpIn(otlp_in::Requests::new(records, a.source_ack)),
     };
     let load = Load::new(records);
@@ -246,6 +274,8 @@ enum Dest {
     Http,
     Otlp(Collector),
     S3(Store),
+    /// One server for both push APIs.
+    VictoriaLogs(VictoriaLogs, Api),
     /// Not a destination: OTLP requests posted to the measured process.
     OtlpIn(otlp_in::Requests),
 }
@@ -286,29 +316,9 @@ impl Node {
         path: &str,
         body: Option<&str>,
     ) -> Result<(u16, String), String> {
-        let fail = |e: std::io::Error| format!("{} {}{path}: {e}", method, self.url);
-        let mut s = TcpStream::connect(self.addr).map_err(fail)?;
-        s.set_read_timeout(Some(Duration::from_secs(60)))
-            .map_err(fail)?;
         let body = body.unwrap_or("");
-        write!(
-            s,
-            "{method} {path} HTTP/1.1\r\nhost: bench\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
-            body.len()
-        )
-        .map_err(fail)?;
-        let mut answer = String::new();
-        s.read_to_string(&mut answer).map_err(fail)?;
-        let status = answer
-            .split_whitespace()
-            .nth(1)
-            .and_then(|c| c.parse().ok())
-            .ok_or_else(|| format!("{method} {}{path}: no HTTP answer", self.url))?;
-        let body = answer
-            .split_once("\r\n\r\n")
-            .map(|(_, b)| b.to_string())
-            .unwrap_or_default();
-        Ok((status, body))
+        exchange(self.addr, method, path, "application/json", body.as_bytes())
+            .map_err(|e| format!("{method} {}{path}: {e}", self.url))
     }
 
     /// A fresh index: one shard, no replica (a single node).
@@ -348,15 +358,49 @@ impl Node {
     }
 }
 
-/// The system measured.
+/// One request on a connection of its own: the status and the body.
+/// HTTP/1.0, so the answer comes whole (never chunked) and the connection
+/// closes after it.
+fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    content_type: &str,
+    body: &[u8],
+) -> std::io::Result<(u16, String)> {
+    let mut s = TcpStream::connect(addr)?;
+    s.set_read_timeout(Some(Duration::from_secs(60)))?;
+    let mut request = format!(
+        "{method} {path} HTTP/1.0\r\nhost: bench\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(body);
+    s.write_all(&request)?;
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer)?;
+    let answer = String::from_utf8_lossy(&answer);
+    let status = answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| std::io::Error::other("no HTTP answer"))?;
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((status, body))
+}
+
+/// The system measured (also by `udp_syslog.rs`).
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum System {
+pub(super) enum System {
     Logferry,
     FluentBit,
 }
 
 impl System {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             System::Logferry => "logferry",
             System::FluentBit => "Fluent Bit",
@@ -410,6 +454,13 @@ fn compare(
                 stores::OBJECT_MIB
             ),
         ),
+        Dest::VictoriaLogs(v, Api::Loki) => {
+            ("loki", format!("VictoriaLogs at {} (Loki push API)", v.url))
+        }
+        Dest::VictoriaLogs(v, Api::Splunk) => (
+            "splunk_hec",
+            format!("VictoriaLogs at {} (Splunk HEC)", v.url),
+        ),
     };
     if !sink.is_empty() {
         println!(
@@ -443,6 +494,9 @@ fn compare(
                     s.delete(&bucket);
                     m?
                 }
+                Dest::VictoriaLogs(v, api) => {
+                    victorialogs::measure_victorialogs(dir, system, peer, v, *api, &tag, load)?
+                }
             };
             eprintln!("run {}: {}", i + 1, m.run.row(system.name()));
             results[k].push(m);
@@ -463,6 +517,7 @@ fn compare(
         Dest::Http => "HTTP receiver (logferry)",
         Dest::Otlp(_) => "OpenTelemetry Collector",
         Dest::S3(_) => "S3 server (s3s-fs)",
+        Dest::VictoriaLogs(..) => "VictoriaLogs",
         Dest::OtlpIn(_) => "",
     };
     if results.iter().flatten().any(|m| m.dest_cpu.is_some()) {

@@ -22,7 +22,7 @@ pub const OBJECT_AGE_SECS: u64 = 2;
 const COUNT_EVERY: Duration = Duration::from_millis(50);
 
 /// Reads one line of a script's state file, trimmed.
-fn read_state(dir: &Path, name: &str) -> Result<String, String> {
+pub(super) fn read_state(dir: &Path, name: &str) -> Result<String, String> {
     let p = dir.join(name);
     std::fs::read_to_string(&p)
         .map(|s| s.trim().to_string())
@@ -35,7 +35,7 @@ fn read_state(dir: &Path, name: &str) -> Result<String, String> {
 }
 
 /// The process id in a state dir's `pid` file.
-fn read_pid(dir: &Path) -> Result<u32, String> {
+pub(super) fn read_pid(dir: &Path) -> Result<u32, String> {
     let pid = read_state(dir, "pid")?;
     pid.parse()
         .map_err(|_| format!("{}: not a process id: {pid}", dir.join("pid").display()))
@@ -265,7 +265,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 /// `host:port` of an `http://` URL.
-fn host_port(url: &str) -> Result<(&str, &str), String> {
+pub(super) fn host_port(url: &str) -> Result<(&str, &str), String> {
     url.strip_prefix("http://")
         .map(|h| h.trim_end_matches('/'))
         .and_then(|h| h.rsplit_once(':'))
