@@ -19,6 +19,7 @@
 # (scripts/kube.sh fetch: etcd and kube-apiserver, Go proxy).
 #   logger --tcp --octet-count                                    (util-linux, Debian bsdutils)
 #   tmux                                                          (drives `logferry top` in tests/operations.rs, Debian)
+#   systemd-journal-remote, journalctl                            (journal files for tests/journald.rs, Debian)
 # Idempotent: each step is skipped while its output is newer than its sources.
 # Needs python3, java 17 + mvn, go; reaches only the package registries.
 set -euo pipefail
@@ -183,6 +184,19 @@ elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
   echo "rsyslog: installed rsyslog, rsyslog-openssl"
 else
   echo "test-deps: rsyslogd not found: install rsyslog and rsyslog-openssl (Debian: apt-get install -y rsyslog rsyslog-openssl openssl)" >&2
+  exit 1
+fi
+# --- journal files: systemd-journal-remote writes them from the journal
+# export format, journalctl reads them back, libsystemd0 is the reader the
+# journald source loads (tests/journald.rs)
+if [[ -x /lib/systemd/systemd-journal-remote ]] && command -v journalctl >/dev/null &&
+  compgen -G "/usr/lib/*/libsystemd.so.0" >/dev/null; then
+  echo "journal: skip, systemd-journal-remote, journalctl and libsystemd0 are installed"
+elif [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq systemd-journal-remote libsystemd0 >/dev/null
+  echo "journal: installed systemd-journal-remote"
+else
+  echo "test-deps: systemd-journal-remote not found: install it (Debian: apt-get install -y systemd-journal-remote)" >&2
   exit 1
 fi
 # --- tmux: a real terminal for `logferry top` in tests/operations.rs ---------

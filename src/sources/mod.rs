@@ -1,9 +1,11 @@
 //! Sources: where records enter the pipeline.
 
+pub mod durable;
 pub mod forward;
 pub mod fuse;
 pub mod generator;
 pub mod http;
+pub mod journald;
 pub mod kafka;
 pub mod kubernetes;
 pub mod linger;
@@ -11,6 +13,32 @@ pub mod otlp;
 pub mod tail;
 pub mod tcp;
 pub mod udp;
+
+/// What every source counts as it hands records on.
+pub struct Received {
+    /// `logferry_source_records_total`.
+    pub records: crate::metrics::Counter,
+    /// `logferry_source_bytes_total`.
+    pub bytes: crate::metrics::Counter,
+}
+
+impl Received {
+    pub fn new(r: &crate::metrics::Registry, source: &str) -> Self {
+        let l = &[("component", source)];
+        Received {
+            records: r.counter(
+                "logferry_source_records_total",
+                "Records received by a source.",
+                l,
+            ),
+            bytes: r.counter(
+                "logferry_source_bytes_total",
+                "Bytes of records received by a source.",
+                l,
+            ),
+        }
+    }
+}
 
 /// What source tests use to look at what a source hands over.
 #[cfg(test)]

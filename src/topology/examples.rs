@@ -69,6 +69,7 @@ pub const EXAMPLES: &[Example] = &[
     example!(Source, "fuse", "source-fuse.toml"),
     example!(Source, "generator", "source-generator.toml"),
     example!(Source, "http", "source-http.toml"),
+    example!(Source, "journald", "source-journald.toml"),
     example!(Source, "kafka", "source-kafka.toml"),
     example!(Source, "kubernetes", "source-kubernetes.toml"),
     example!(Source, "otlp", "source-otlp.toml"),
@@ -308,6 +309,9 @@ mod tests {
             }
             (ComponentKind::Source, "fuse") => keys_of::<sources::fuse::FuseSourceConfig>(),
             (ComponentKind::Source, "http") => keys_of::<sources::http::HttpSourceConfig>(),
+            (ComponentKind::Source, "journald") => {
+                keys_of::<sources::journald::JournaldSourceConfig>()
+            }
             (ComponentKind::Source, "kafka") => keys_of::<sources::kafka::KafkaSourceConfig>(),
             (ComponentKind::Source, "kubernetes") => {
                 keys_of::<sources::kubernetes::KubernetesSourceConfig>()

@@ -39,6 +39,7 @@ use crate::sources::forward::{ForwardSource, ForwardSourceConfig};
 use crate::sources::fuse::{FuseSource, FuseSourceConfig};
 use crate::sources::generator::{GeneratorConfig, GeneratorSource};
 use crate::sources::http::{HttpSource, HttpSourceConfig};
+use crate::sources::journald::{JournaldSource, JournaldSourceConfig};
 use crate::sources::kafka::{KafkaSource, KafkaSourceConfig};
 use crate::sources::kubernetes::{KubernetesSource, KubernetesSourceConfig};
 use crate::sources::otlp::{OtlpSource, OtlpSourceConfig};
@@ -53,6 +54,7 @@ pub enum SourceKind {
     Fuse(Box<FuseSourceConfig>),
     Generator(GeneratorConfig),
     Http(HttpSourceConfig),
+    Journald(Box<JournaldSourceConfig>),
     Kafka(Box<KafkaSourceConfig>),
     Kubernetes(Box<KubernetesSourceConfig>),
     Otlp(Box<OtlpSourceConfig>),
@@ -63,7 +65,7 @@ pub enum SourceKind {
 
 /// Known `type` names, for error messages.
 const KNOWN_SOURCES: &str =
-    "forward, fuse, generator, http, kafka, kubernetes, otlp, tail, tcp, udp";
+    "forward, fuse, generator, http, journald, kafka, kubernetes, otlp, tail, tcp, udp";
 
 /// The typed config of a source of `type = name`.
 pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind, KindError> {
@@ -72,6 +74,7 @@ pub fn parse_source(name: &str, table: ComponentTable<'_>) -> Result<SourceKind,
         "fuse" => SourceKind::Fuse(Box::new(table.parse()?)),
         "generator" => SourceKind::Generator(table.parse()?),
         "http" => SourceKind::Http(table.parse()?),
+        "journald" => SourceKind::Journald(Box::new(table.parse()?)),
         "kafka" => SourceKind::Kafka(Box::new(table.parse()?)),
         "kubernetes" => SourceKind::Kubernetes(Box::new(table.parse()?)),
         "otlp" => SourceKind::Otlp(Box::new(table.parse()?)),
@@ -90,6 +93,7 @@ impl SourceKind {
             SourceKind::Fuse(_) => "fuse",
             SourceKind::Generator(_) => "generator",
             SourceKind::Http(_) => "http",
+            SourceKind::Journald(_) => "journald",
             SourceKind::Kafka(_) => "kafka",
             SourceKind::Kubernetes(_) => "kubernetes",
             SourceKind::Otlp(_) => "otlp",
@@ -105,6 +109,7 @@ impl SourceKind {
             SourceKind::Fuse(c) => c.validate(),
             SourceKind::Generator(c) => c.validate(),
             SourceKind::Http(c) => c.validate(),
+            SourceKind::Journald(c) => c.validate(),
             SourceKind::Kafka(c) => c.validate(),
             SourceKind::Kubernetes(c) => c.validate(),
             SourceKind::Otlp(c) => c.validate(),
@@ -129,6 +134,7 @@ pub async fn start_source(kind: SourceKind, cx: SourceContext) -> Result<SourceT
             let source = HttpSource::bind(c, cx).await?;
             Box::pin(source.run())
         }
+        SourceKind::Journald(c) => Box::pin(JournaldSource::start(*c, cx).await?.run()),
         SourceKind::Kafka(c) => Box::pin(KafkaSource::new(*c, cx)?.run()),
         SourceKind::Kubernetes(c) => {
             let source = KubernetesSource::new(*c, cx)?;
@@ -188,6 +194,7 @@ pub fn listen_address(kind: &SourceKind) -> Option<&str> {
         SourceKind::Udp(_) => None,
         SourceKind::Fuse(_)
         | SourceKind::Generator(_)
+        | SourceKind::Journald(_)
         | SourceKind::Kafka(_)
         | SourceKind::Kubernetes(_)
         | SourceKind::Tail(_) => None,

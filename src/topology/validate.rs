@@ -244,11 +244,17 @@ fn directories(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>
         }
     }
     for s in &config.sources {
-        if let SourceKind::Tail(t) = &s.kind {
-            if let Some(dir) = &t.checkpoint_dir {
-                let key = vec!["sources", s.name.as_str(), "checkpoint_dir"];
-                dirs.push((key, dir.clone()));
+        let checkpoint_dir = match &s.kind {
+            SourceKind::Tail(t) => t.checkpoint_dir.as_ref(),
+            SourceKind::Journald(j) => {
+                journal_paths(checked, &s.name, j, errors);
+                j.checkpoint_dir.as_ref()
             }
+            _ => None,
+        };
+        if let Some(dir) = checkpoint_dir {
+            let key = vec!["sources", s.name.as_str(), "checkpoint_dir"];
+            dirs.push((key, dir.clone()));
         }
     }
     for (key, dir) in dirs {
@@ -256,6 +262,30 @@ fn directories(checked: &Checked, config: &Config, errors: &mut Vec<ConfigError>
             let what = format!("[{}].{}", key[..2].join("."), key[2..].join("."));
             errors.push(checked.error_at(&key, format!("{what}: {why}")));
         }
+    }
+}
+
+/// A journald source's `directory` is a directory, and its `files` exist.
+fn journal_paths(
+    checked: &Checked,
+    name: &str,
+    config: &crate::sources::journald::JournaldSourceConfig,
+    errors: &mut Vec<ConfigError>,
+) {
+    if let Some(dir) = &config.directory {
+        if !dir.is_dir() {
+            let key = ["sources", name, "directory"];
+            let why = format!(
+                "[sources.{name}].directory: {} is not a directory",
+                dir.display()
+            );
+            errors.push(checked.error_at(&key, why));
+        }
+    }
+    for file in config.files.iter().filter(|f| !f.is_file()) {
+        let key = ["sources", name, "files"];
+        let why = format!("[sources.{name}].files: {} is not a file", file.display());
+        errors.push(checked.error_at(&key, why));
     }
 }
 

@@ -138,17 +138,10 @@ pub struct HttpMetrics {
 impl HttpMetrics {
     fn new(r: &Registry, source: &str) -> Self {
         let l = &[("component", source)];
+        let received = crate::sources::Received::new(r, source);
         HttpMetrics {
-            records: r.counter(
-                "logferry_source_records_total",
-                "Records received by a source.",
-                l,
-            ),
-            bytes: r.counter(
-                "logferry_source_bytes_total",
-                "Bytes of records received by a source.",
-                l,
-            ),
+            records: received.records,
+            bytes: received.bytes,
             connections: r.counter(
                 "logferry_http_connections_total",
                 "HTTP connections accepted.",

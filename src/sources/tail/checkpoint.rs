@@ -36,7 +36,6 @@
 //! ignored with a warning; the other lines still count.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// How a file is recognised: where it lives (device, inode) and, where the
@@ -159,15 +158,17 @@ pub type Saved = HashMap<(u64, u64), Entry>;
 
 pub struct Checkpoint {
     path: PathBuf,
-    tmp: PathBuf,
+    /// The file's name in `dir`.
+    name: String,
     dir: PathBuf,
 }
 
 impl Checkpoint {
     pub fn new(dir: &Path, source: &str) -> Self {
+        let name = format!("{source}.checkpoint");
         Checkpoint {
-            path: dir.join(format!("{source}.checkpoint")),
-            tmp: dir.join(format!("{source}.checkpoint.tmp")),
+            path: dir.join(&name),
+            name,
             dir: dir.to_path_buf(),
         }
     }
@@ -193,17 +194,7 @@ impl Checkpoint {
 
     /// Atomically replaces the checkpoint with `entries`.
     pub fn save<'a>(&self, entries: impl Iterator<Item = &'a Entry>) -> std::io::Result<()> {
-        std::fs::create_dir_all(&self.dir)?;
-        let text = render(entries);
-        {
-            // closed before the directory is opened: one spare descriptor
-            // is enough for the whole write
-            let mut f = std::fs::File::create(&self.tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-        }
-        std::fs::rename(&self.tmp, &self.path)?;
-        std::fs::File::open(&self.dir)?.sync_all()
+        crate::sources::durable::replace(&self.dir, &self.name, render(entries).as_bytes())
     }
 }
 

@@ -93,17 +93,10 @@ pub struct TcpMetrics {
 impl TcpMetrics {
     fn new(r: &Registry, source: &str) -> Self {
         let l = &[("component", source)];
+        let received = crate::sources::Received::new(r, source);
         TcpMetrics {
-            records: r.counter(
-                "logferry_source_records_total",
-                "Records received by a source.",
-                l,
-            ),
-            bytes: r.counter(
-                "logferry_source_bytes_total",
-                "Bytes of records received by a source.",
-                l,
-            ),
+            records: received.records,
+            bytes: received.bytes,
             connections: r.counter("logferry_tcp_connections_total", "Connections accepted.", l),
             connections_rejected: r.counter(
                 "logferry_tcp_connections_rejected_total",

@@ -296,17 +296,10 @@ struct UdpMetrics {
 impl UdpMetrics {
     fn new(r: &crate::metrics::Registry, source: &str) -> Self {
         let l = &[("component", source)];
+        let received = crate::sources::Received::new(r, source);
         UdpMetrics {
-            records: r.counter(
-                "logferry_source_records_total",
-                "Records received by a source.",
-                l,
-            ),
-            bytes: r.counter(
-                "logferry_source_bytes_total",
-                "Bytes of records received by a source.",
-                l,
-            ),
+            records: received.records,
+            bytes: received.bytes,
             kernel_drops: r.counter(
                 "logferry_udp_kernel_drops_total",
                 "Datagrams the kernel dropped because the socket's receive buffer was full (from /proc/net/udp).",

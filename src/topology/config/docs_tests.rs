@@ -142,6 +142,10 @@ fn sections() -> Vec<Section> {
         section("Sources > `tcp`", probe::<sources::tcp::TcpSourceConfig>()),
         section("Sources > `udp`", probe::<sources::udp::UdpSourceConfig>()),
         section(
+            "Sources > `journald`",
+            probe::<sources::journald::JournaldSourceConfig>(),
+        ),
+        section(
             "Sources > `fuse`",
             probe::<sources::fuse::FuseSourceConfig>(),
         ),
