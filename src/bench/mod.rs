@@ -10,7 +10,7 @@
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
 //! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`,
-//!   `sinks.rs`, `udp_syslog.rs`, `kubernetes/`: the scenarios;
+//!   `sinks.rs`, `udp_syslog.rs`, `journald.rs`, `kubernetes/`: the scenarios;
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
@@ -37,6 +37,7 @@ mod gen;
 pub mod html;
 mod http_client;
 mod http_writer;
+mod journald;
 mod kafka;
 pub mod kubernetes;
 mod load;
@@ -98,6 +99,10 @@ pub enum Scenario {
     /// (`Mode udp`) in the same run: sent, arrived, lost, kernel drops,
     /// CPU and peak RSS.
     UdpSyslog(udp_syslog::UdpSyslogArgs),
+    /// Entries appended to a journal directory at an everyday rate (by
+    /// systemd-journal-remote) → journald source → file, against Fluent
+    /// Bit's `systemd` input in the same run: CPU, peak RSS, lost.
+    Journald(journald::JournaldArgs),
     /// One forward connection → Kafka sink → a real broker, timed until the
     /// topic holds every record (`--tls`: also with TLS on the forward
     /// hop). Baseline: `kcat -P` producing the same records.
@@ -148,6 +153,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::Filters(a) => filters::run(a),
         Scenario::Sinks(a) => sinks::run(a),
         Scenario::UdpSyslog(a) => udp_syslog::run(a),
+        Scenario::Journald(a) => journald::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),
         Scenario::Kubernetes(a) => kubernetes::run(a),

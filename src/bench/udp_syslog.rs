@@ -392,7 +392,8 @@ fn send(addr: SocketAddr, rate: u64, time: Duration) -> Result<u64, String> {
     Ok(sent)
 }
 
-fn loadavg_text() -> String {
+/// The load average (1, 5, 15 min), as `/proc/loadavg` gives it.
+pub(super) fn loadavg_text() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default()

@@ -274,7 +274,9 @@ impl Reader {
     /// The current entry into `read`.
     fn read_entry(&mut self, read: &mut Read) -> Result<(), String> {
         let usec = self.journal.realtime_usec()?;
-        let cursor = self.journal.cursor()?;
+        if read.first.is_empty() {
+            read.first = self.journal.cursor()?;
+        }
         self.fields.clear();
         let (fields, names) = (&mut self.fields, self.names);
         self.journal.for_each_field(|data| {
@@ -287,18 +289,36 @@ impl Reader {
         batch.2 += 1;
         read.bytes += batch.1.len() - before;
         read.entries += 1;
-        if read.first.is_empty() {
-            read.first.clone_from(&cursor);
-        }
-        read.last = cursor;
         Ok(())
     }
 
     /// Sends `read` to the source's task (waiting while it is busy) and
     /// starts an empty one; `Err` once the task is gone.
-    fn hand_over(&self, read: &mut Read) -> Result<(), ()> {
+    ///
+    /// Called only while the journal is still on the read's last entry
+    /// (a step past the end, or one that fails, leaves it there): its
+    /// cursor is the read's `last`, taken once per read rather than per
+    /// entry.
+    fn hand_over(&mut self, read: &mut Read) -> Result<(), ()> {
         if read.entries == 0 {
             return Ok(());
+        }
+        match self.journal.cursor() {
+            Ok(c) => read.last = c,
+            Err(e) => {
+                // without its end the read cannot be acknowledged: it is
+                // read again from its first entry
+                self.read_error(&e);
+                let first = std::mem::take(&mut read.first);
+                *read = Read {
+                    generation: read.generation,
+                    ..Read::default()
+                };
+                if let Err(e) = self.journal.seek_cursor(&first) {
+                    self.read_error(&e);
+                }
+                return Ok(());
+            }
         }
         let full = std::mem::replace(
             read,
