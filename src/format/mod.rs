@@ -4,11 +4,13 @@
 //! |------------|-----------------------------------------------------------------|
 //! | `raw`      | the record's message (see [`write_message`]), or the original line |
 //! | `json`     | `{"time": "<RFC 3339>", "tag": "…", "record": {…}}`             |
+//! | `ndjson`   | the record itself, its time under `time_key` (and tag under `tag_key`): see [`ndjson`] |
 //! | `msgpack`  | not lines: one Message-mode frame `[tag, time, record]` per record, so the file can be replayed into a forward port |
 //! | `template` | a template such as `{time} {host} {message}`; `{{`/`}}` are literal braces |
 
 pub mod json;
 pub mod multiline;
+pub mod ndjson;
 mod template;
 pub mod time;
 
@@ -23,16 +25,24 @@ use crate::protocol::msgpack::{self, write, Reader, Value};
 pub use template::Template;
 use time::TimeFormat;
 
-/// The `format` setting of a sink: a name (`"raw"`, `"json"`, `"msgpack"`)
-/// or a table `{ type = "template", template = "…", time_format = "…" }`.
+/// The `format` setting of a sink: a name (`"raw"`, `"json"`, `"ndjson"`,
+/// `"msgpack"`) or a table `{ type = "template", template = "…",
+/// time_format = "…" }`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct FormatConfig {
     pub kind: FormatKind,
     /// The template text (`type = "template"` only).
     pub template: Option<String>,
     /// strftime pattern for `{time}` and JSON `time` (UTC); RFC 3339 with
-    /// nanoseconds if unset.
+    /// nanoseconds if unset. With `ndjson`: `"epoch"` (the default),
+    /// `"epoch_millis"`, `"rfc3339"`, as the http sink's, or a pattern.
     pub time_format: Option<String>,
+    /// `ndjson` only: the field the record's time is added to, unless the
+    /// record has one (`"time"` if unset; `""` adds none).
+    pub time_key: Option<String>,
+    /// `ndjson` only: a field the tag is added to, unless the record has
+    /// one (unset: none).
+    pub tag_key: Option<String>,
     /// `raw` and `template` only: write a newline inside a record as the
     /// two characters `\n` and a backslash as `\\`, so every record is
     /// exactly one line and the text can be restored. Off by default:
@@ -46,6 +56,9 @@ pub enum FormatKind {
     #[default]
     Raw,
     Json,
+    /// The record itself, one JSON object a line (Fluentd's `out_file`
+    /// json, Vector's `json` codec).
+    Ndjson,
     Msgpack,
     Template,
 }
@@ -59,6 +72,8 @@ pub(crate) struct FormatTable {
     kind: FormatKind,
     template: Option<String>,
     time_format: Option<String>,
+    time_key: Option<String>,
+    tag_key: Option<String>,
     #[serde(default)]
     escape_newlines: bool,
 }
@@ -69,7 +84,7 @@ impl<'de> Deserialize<'de> for FormatConfig {
         impl<'de> Visitor<'de> for V {
             type Value = FormatConfig;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("\"raw\", \"json\", \"msgpack\" or a table { type = \"template\", template = \"…\" }")
+                f.write_str("\"raw\", \"json\", \"ndjson\", \"msgpack\" or a table { type = \"template\", template = \"…\" }")
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<FormatConfig, E> {
                 let kind = FormatKind::deserialize(de::value::StrDeserializer::<E>::new(s))?;
@@ -84,6 +99,8 @@ impl<'de> Deserialize<'de> for FormatConfig {
                     kind: t.kind,
                     template: t.template,
                     time_format: t.time_format,
+                    time_key: t.time_key,
+                    tag_key: t.tag_key,
                     escape_newlines: t.escape_newlines,
                 })
             }
@@ -107,8 +124,36 @@ impl FormatConfig {
         if self.escape_newlines && !matches!(self.kind, FormatKind::Raw | FormatKind::Template) {
             return Err("`escape_newlines` applies to type \"raw\" and \"template\" only (json escapes newlines already; msgpack is not lines)".into());
         }
-        TimeFormat::new(self.time_format.as_deref())?;
+        if self.kind != FormatKind::Ndjson && (self.time_key.is_some() || self.tag_key.is_some()) {
+            return Err("`time_key` and `tag_key` apply to type \"ndjson\" only (the record itself, with its time and tag added as fields)".into());
+        }
+        self.text_time()?;
         Ok(())
+    }
+
+    /// How `ndjson` writes the time, and the strftime pattern of the text
+    /// time (of `ndjson`'s pattern, `{time}` and `json`'s `time`).
+    fn times(&self) -> Result<(ndjson::TimeFormat, Option<&str>), String> {
+        let pattern = self.time_format.as_deref();
+        if self.kind != FormatKind::Ndjson {
+            return Ok((ndjson::TimeFormat::Rfc3339, pattern));
+        }
+        Ok(match pattern {
+            None | Some("epoch") => (ndjson::TimeFormat::Epoch, None),
+            Some("epoch_millis") => (ndjson::TimeFormat::EpochMillis, None),
+            Some("rfc3339") => (ndjson::TimeFormat::Rfc3339, None),
+            Some(p) if p.contains('%') => (ndjson::TimeFormat::Rfc3339, Some(p)),
+            Some(p) => {
+                return Err(format!(
+                    "time_format {p:?}: with type \"ndjson\" it is \"epoch\", \"epoch_millis\", \"rfc3339\" or a strftime pattern (with %)"
+                ))
+            }
+        })
+    }
+
+    /// The text time format: RFC 3339, or the strftime pattern.
+    fn text_time(&self) -> Result<TimeFormat, String> {
+        TimeFormat::new(self.times()?.1)
     }
 }
 
@@ -120,6 +165,8 @@ pub struct Formatter {
     host: Arc<str>,
     /// `escape_newlines`.
     escape: bool,
+    /// `ndjson`: the fields added to each record.
+    added: ndjson::Added,
 }
 
 impl Formatter {
@@ -132,9 +179,16 @@ impl Formatter {
                 .as_deref()
                 .map(Template::parse)
                 .transpose()?,
-            time: TimeFormat::new(config.time_format.as_deref())?,
+            time: config.text_time()?,
             host: hostname().into(),
             escape: config.escape_newlines,
+            added: ndjson::Added {
+                time_key: Some(config.time_key.as_deref().unwrap_or("time"))
+                    .filter(|k| !k.is_empty())
+                    .map(String::from),
+                time_format: config.times()?.0,
+                tag_key: config.tag_key.clone(),
+            },
         })
     }
 
@@ -259,6 +313,10 @@ impl Formatter {
                     write_record_json(rec, out);
                     Ok::<(), std::convert::Infallible>(())
                 });
+            }
+            FormatKind::Ndjson => {
+                self.added.write_json(&mut self.time, tag, time, rec, out);
+                out.push(b'\n');
             }
             FormatKind::Msgpack => {
                 write::array_len(out, 3);
@@ -622,7 +680,7 @@ mod tests {
                 "{time} +0000 {{'message':'{message}','host':'{host}','level':'{level}'}}".into(),
             ),
             time_format: Some("%H:%M:%S".into()),
-            escape_newlines: false,
+            ..Default::default()
         };
         let text = render(cfg, &sample());
         let host = hostname();
@@ -879,5 +937,38 @@ mod tests {
             ..Default::default()
         };
         assert!(missing.validate().is_err());
+    }
+
+    #[test]
+    fn ndjson_writes_the_record_itself_with_the_fields_added() {
+        #[derive(Deserialize)]
+        struct S {
+            format: FormatConfig,
+        }
+        let mut e = Vec::new();
+        entry(&mut e, &[("message", "a\nb"), ("time", "own")]);
+        entry(&mut e, &[("level", "info")]);
+        let batch = Batch::new("app.web".into(), Records::Entries(e.into()), 2);
+        let format = |text: &str| toml::from_str::<S>(text).map(|s| s.format);
+        let text = render(format("format = \"ndjson\"").unwrap(), &batch);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], r#"{"message":"a\nb","time":"own"}"#);
+        assert!(lines[1].starts_with(r#"{"level":"info","time":"#), "{text}");
+        let with = format("format = { type = \"ndjson\", time_key = \"\", tag_key = \"tag\" }");
+        let text = render(with.unwrap(), &batch);
+        assert_eq!(
+            text,
+            "{\"message\":\"a\\nb\",\"time\":\"own\",\"tag\":\"app.web\"}\n{\"level\":\"info\",\"tag\":\"app.web\"}\n"
+        );
+        let pattern = format("format = { type = \"ndjson\", time_format = \"%Y\" }").unwrap();
+        assert!(render(pattern, &batch)
+            .lines()
+            .nth(1)
+            .unwrap()
+            .ends_with("\"time\":\"2023\"}"));
+        let json_tag = format("format = { type = \"json\", tag_key = \"t\" }").unwrap();
+        assert!(json_tag.validate().unwrap_err().contains("tag_key"));
+        let typo = format("format = { type = \"ndjson\", time_format = \"rfc3999\" }").unwrap();
+        assert!(typo.validate().unwrap_err().contains("rfc3339"));
     }
 }

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::config::units;
 use crate::config::Secret;
+pub use crate::format::ndjson::TimeFormat;
 use crate::http_client::{ClientConfig, HttpVersion};
 use crate::tls::ClientTlsConfig;
 
@@ -131,18 +132,6 @@ pub enum Encoding {
     Msgpack,
     /// One line per record: its message, or `template` (`text/plain`).
     Text,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum TimeFormat {
-    /// Seconds since the epoch with nanoseconds (`1700000000.123456789`).
-    #[default]
-    Epoch,
-    /// Whole milliseconds since the epoch.
-    EpochMillis,
-    /// RFC 3339 in UTC with nanoseconds.
-    Rfc3339,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]

@@ -3,135 +3,11 @@
 
 use std::io::Write as _;
 
-use super::config::{Compression, Encoding, HttpSettings, TimeFormat};
-use crate::event::{map_field_raw, Batch, EventTime, RecordRef};
-use crate::format::{self, json, FormatConfig, FormatKind, Formatter};
-use crate::protocol::msgpack::{self, write, Reader};
-
-/// Fields added to each JSON or msgpack record (each unless the record
-/// has it already).
-#[derive(Debug, Clone)]
-pub struct Added {
-    /// `time_key` (none when empty) and how the time is written.
-    pub time_key: Option<String>,
-    pub time_format: TimeFormat,
-    /// `tag_key`.
-    pub tag_key: Option<String>,
-}
-
-impl Added {
-    /// Writes `rec` as a JSON object, with the added fields.
-    pub fn write_json(
-        &self,
-        rfc3339: &mut format::time::TimeFormat,
-        tag: &str,
-        time: EventTime,
-        rec: RecordRef<'_>,
-        out: &mut Vec<u8>,
-    ) {
-        let start = out.len();
-        format::write_record_json(rec, out);
-        if out.last() != Some(&b'}') {
-            return;
-        }
-        let empty = out.len() - start == 2;
-        let sep = |out: &mut Vec<u8>, first: &mut bool| {
-            if !*first {
-                out.push(b',');
-            }
-            *first = false;
-        };
-        out.pop();
-        let mut first = empty;
-        if let Some(k) = self.time_key.as_deref().filter(|k| !has(rec, k)) {
-            sep(out, &mut first);
-            json::write_str(out, k.as_bytes());
-            out.push(b':');
-            match self.time_format {
-                TimeFormat::Epoch => {
-                    let _ = write!(out, "{}.{:09}", time.secs, time.nanos.min(999_999_999));
-                }
-                TimeFormat::EpochMillis => {
-                    let _ = write!(
-                        out,
-                        "{}",
-                        u64::from(time.secs) * 1000 + u64::from(time.nanos / 1_000_000)
-                    );
-                }
-                TimeFormat::Rfc3339 => {
-                    out.push(b'"');
-                    rfc3339.write(out, time);
-                    out.push(b'"');
-                }
-            }
-        }
-        if let Some(k) = self.tag_key.as_deref().filter(|k| !has(rec, k)) {
-            sep(out, &mut first);
-            json::write_str(out, k.as_bytes());
-            out.push(b':');
-            json::write_str(out, tag.as_bytes());
-        }
-        out.push(b'}');
-    }
-
-    /// Writes `rec` as a msgpack map, with the added fields.
-    fn write_msgpack(
-        &self,
-        rfc3339: &mut format::time::TimeFormat,
-        tag: &str,
-        time: EventTime,
-        rec: RecordRef<'_>,
-        out: &mut Vec<u8>,
-    ) -> msgpack::Result<()> {
-        let time_key = self.time_key.as_deref().filter(|k| !has(rec, k));
-        let tag_key = self.tag_key.as_deref().filter(|k| !has(rec, k));
-        let added = usize::from(time_key.is_some()) + usize::from(tag_key.is_some());
-        match rec {
-            RecordRef::Map(m) => {
-                let mut r = Reader::new(m);
-                let pairs = r.read_map_len()?;
-                write::map_len(out, pairs + added);
-                out.extend_from_slice(&m[r.pos()..]);
-            }
-            RecordRef::Line(l) => {
-                write::map_len(out, 1 + added);
-                write::str(out, b"message");
-                write::str(out, l);
-            }
-        }
-        if let Some(k) = time_key {
-            write::str(out, k.as_bytes());
-            match self.time_format {
-                TimeFormat::Epoch => {
-                    out.push(0xcb);
-                    out.extend_from_slice(&time.as_f64().to_be_bytes());
-                }
-                TimeFormat::EpochMillis => write::uint(
-                    out,
-                    u64::from(time.secs) * 1000 + u64::from(time.nanos / 1_000_000),
-                ),
-                TimeFormat::Rfc3339 => {
-                    let mut text = Vec::with_capacity(32);
-                    rfc3339.write(&mut text, time);
-                    write::str(out, &text);
-                }
-            }
-        }
-        if let Some(k) = tag_key {
-            write::str(out, k.as_bytes());
-            write::str(out, tag.as_bytes());
-        }
-        Ok(())
-    }
-}
-
-/// Whether the record has a top-level field `key`.
-fn has(rec: RecordRef<'_>, key: &str) -> bool {
-    match rec {
-        RecordRef::Map(m) => map_field_raw(m, key.as_bytes()).is_some(),
-        RecordRef::Line(_) => key == "message",
-    }
-}
+use super::config::{Compression, Encoding, HttpSettings};
+use crate::event::Batch;
+pub use crate::format::ndjson::Added;
+use crate::format::{self, FormatConfig, FormatKind, Formatter};
+use crate::protocol::msgpack::{self, write};
 
 /// Builds the body of one request from its batches.
 pub struct Encoder {
@@ -262,7 +138,7 @@ pub fn compress(c: Compression, body: Vec<u8>) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::Records;
+    use crate::event::{EventTime, Records};
     use bytes::Bytes;
 
     fn entries(records: &[serde_json::Value]) -> Batch {
