@@ -1,4 +1,5 @@
-//! The configuration parser (`topology::config::Config::parse`): TOML text, `${VAR}`
+//! The configuration parser (`topology::config::Config::parse`): TOML and
+//! YAML text (the same input is read as both, by the file name), `${VAR}`
 //! interpolation, typed component tables, `validate()` and the search for
 //! the line an error is about. A configuration comes from the operator, but
 //! `logferry validate` is run on half-written files, and an error must be a
@@ -26,7 +27,13 @@ fn check(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let first = Config::parse(text, "fuzz.toml");
+    for origin in ["fuzz.toml", "fuzz.yaml"] {
+        check_as(text, origin);
+    }
+}
+
+fn check_as(text: &str, origin: &str) {
+    let first = Config::parse(text, origin);
     if let Err(e) = &first {
         let lines = text.split('\n').count();
         if let Some(line) = e.line {
@@ -34,7 +41,7 @@ fn check(data: &[u8]) {
         }
         assert!(!e.message.is_empty());
     }
-    let second = Config::parse(text, "fuzz.toml");
+    let second = Config::parse(text, origin);
     // (a Config holds hash maps: compare the outcome, not its Debug text)
     assert_eq!(first.is_ok(), second.is_ok());
     assert_eq!(first.err(), second.err());
