@@ -8,7 +8,9 @@
 //! the runtime however many large requests come at once, each at a lower
 //! CPU priority (nice 10) than the runtime's threads, so that on a busy
 //! machine a connection waiting to be answered goes first. Requests past
-//! the pool's threads wait their turn, holding no thread.
+//! the pool's threads wait their turn, holding no thread (their bodies are
+//! already read, within the source's memory budget); one whose client went
+//! away meanwhile is dropped unread when its turn comes.
 
 use std::sync::mpsc;
 use std::sync::{Mutex, OnceLock};
@@ -83,6 +85,11 @@ pub async fn decode_apart(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let tag = tag.clone();
     let job: Job = Box::new(move || {
+        // a request whose client went away while it waited for a thread
+        // is not decoded for nobody
+        if tx.is_closed() {
+            return;
+        }
         let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             decode(format, &body, &tag, now, limit)
         }));
