@@ -8,11 +8,11 @@
 //! each stream are in time order (Loki refuses an entry older than the
 //! one before it in the same stream and push).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ops::Range;
 
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
-use prost::Message as _;
 
 use super::config::{Encoding, LineFormat, LokiSettings};
 use crate::event::{Batch, EventTime, RecordRef};
@@ -165,6 +165,11 @@ pub struct Encoded {
     pub streams: Vec<Stream>,
     /// Stream by its label pairs (`name \0 value \0`…).
     by_labels: HashMap<Vec<u8>, usize>,
+    /// The key and stream of the record before: records of one stream
+    /// come in runs, and comparing with the last key is cheaper than
+    /// hashing it.
+    last_key: Vec<u8>,
+    last_stream: Option<usize>,
 }
 
 /// Makes entries of records, and pushes of entries.
@@ -180,6 +185,10 @@ pub struct LokiEncoder {
     host: String,
     /// For `{time}`.
     time_format: TimeFormat,
+    /// A protobuf push before and after snappy, kept from push to push:
+    /// fresh buffers of a few MiB cost more in page faults and zeroing
+    /// than the compression itself.
+    scratch: RefCell<(Vec<u8>, Vec<u8>)>,
 }
 
 impl LokiEncoder {
@@ -211,6 +220,7 @@ impl LokiEncoder {
             compression: c.compression,
             host: format::hostname(),
             time_format: TimeFormat::new(None)?,
+            scratch: RefCell::default(),
         })
     }
 
@@ -226,79 +236,111 @@ impl LokiEncoder {
     }
 
     /// Adds an entry for every record of `batch`, the `n`th of the request.
+    ///
+    /// Per record this renders the labels into one key (a stream is
+    /// looked up only when the key differs from the record before's, and
+    /// its label text made only when it is new), the line and the
+    /// metadata into scratch space kept from record to record, and writes
+    /// the entry's protobuf (or JSON) straight from those bytes: nothing is
+    /// allocated per record once the scratch space has grown.
     pub fn batch(&mut self, n: usize, batch: &Batch, enc: &mut Encoded) -> msgpack::Result<()> {
         let tag = &batch.tag;
+        enc.entries.reserve(batch.count);
         let mut record = 0;
         let mut key = Vec::new();
+        // which label each value in `key` is, and where it is
+        let mut values: Vec<(usize, Range<usize>)> = Vec::new();
         let mut text = Vec::new();
-        let mut pairs = Vec::new();
+        let mut line = Vec::new();
+        let mut meta = Vec::new();
+        let mut pairs: Vec<(usize, Range<usize>)> = Vec::new();
         batch.for_each_record(|time, rec| {
             // the labels, as a key to the stream
             key.clear();
-            pairs.clear();
-            for (name, t) in &self.labels {
+            values.clear();
+            for (k, (name, t)) in self.labels.iter().enumerate() {
                 text.clear();
                 t.template
                     .render(&mut text, tag, time, rec, &self.host, &mut self.time_format);
                 if !text.is_empty() {
                     key.extend_from_slice(name.as_bytes());
                     key.push(0);
+                    values.push((k, key.len()..key.len() + text.len()));
                     key.extend_from_slice(&text);
                     key.push(0);
-                    pairs.push((name.as_str(), String::from_utf8_lossy(&text).into_owned()));
                 }
             }
-            let stream = match enc.by_labels.get(&key) {
-                Some(&s) => s,
-                None => {
-                    enc.streams.push(stream_of(&pairs));
-                    enc.by_labels.insert(key.clone(), enc.streams.len() - 1);
-                    enc.streams.len() - 1
+            let stream = match enc.last_stream {
+                Some(s) if enc.last_key == key => s,
+                _ => {
+                    let s = match enc.by_labels.get(&key) {
+                        Some(&s) => s,
+                        None => {
+                            let named: Vec<(&str, String)> = values
+                                .iter()
+                                .map(|(k, r)| {
+                                    let value = String::from_utf8_lossy(&key[r.clone()]);
+                                    (self.labels[*k].0.as_str(), value.into_owned())
+                                })
+                                .collect();
+                            enc.streams.push(stream_of(&named));
+                            enc.by_labels.insert(key.clone(), enc.streams.len() - 1);
+                            enc.streams.len() - 1
+                        }
+                    };
+                    enc.last_key.clear();
+                    enc.last_key.extend_from_slice(&key);
+                    enc.last_stream = Some(s);
+                    s
                 }
             };
-            text.clear();
+            line.clear();
             match self.line_format {
-                LineFormat::Json => write_json_without(rec, &self.removed, &mut text),
-                LineFormat::Message => format::write_message(rec, &mut text),
+                LineFormat::Json => write_json_without(rec, &self.removed, &mut line),
+                LineFormat::Message => format::write_message(rec, &mut line),
             }
-            let line = String::from_utf8_lossy(&text).into_owned();
-            let mut metadata = Vec::new();
-            for (name, t) in &self.metadata {
+            valid_utf8(&mut line, &mut text);
+            meta.clear();
+            pairs.clear();
+            for (k, (_, t)) in self.metadata.iter().enumerate() {
                 text.clear();
                 t.template
                     .render(&mut text, tag, time, rec, &self.host, &mut self.time_format);
                 if !text.is_empty() {
-                    metadata.push(LabelPairAdapter {
-                        name: name.clone(),
-                        value: String::from_utf8_lossy(&text).into_owned(),
-                    });
+                    let at = meta.len();
+                    meta.extend_from_slice(&text);
+                    valid_utf8_from(&mut meta, at, &mut text);
+                    pairs.push((k, at..meta.len()));
                 }
             }
-            let line_at = enc.buf.len();
-            enc.buf.extend_from_slice(line.as_bytes());
-            let start = enc.buf.len();
-            match self.encoding {
+            let metadata = pairs
+                .iter()
+                .map(|(k, r)| (self.metadata[*k].0.as_bytes(), &meta[r.clone()]));
+            let (start, line) = match self.encoding {
+                // the line is kept once, inside the entry
                 Encoding::Protobuf => {
-                    let entry = EntryAdapter {
-                        timestamp: Some(Timestamp {
-                            seconds: i64::from(time.secs),
-                            nanos: time.nanos.min(999_999_999) as i32,
-                        }),
-                        line,
-                        structured_metadata: metadata,
-                    };
-                    // a Vec grows as needed: encoding into it cannot fail
-                    let _ = entry.encode(&mut enc.buf);
+                    let start = enc.buf.len();
+                    (
+                        start,
+                        write_proto_entry(&mut enc.buf, time, &line, metadata),
+                    )
                 }
-                Encoding::Json => write_json_entry(&mut enc.buf, time, &line, &metadata),
-            }
+                // escaped in the entry: kept as it is before it
+                Encoding::Json => {
+                    let line_at = enc.buf.len();
+                    enc.buf.extend_from_slice(&line);
+                    let start = enc.buf.len();
+                    write_json_entry(&mut enc.buf, time, &line, metadata);
+                    (start, line_at..start)
+                }
+            };
             enc.entries.push(Entry {
                 batch: n,
                 record,
                 time,
                 stream,
                 encoded: start..enc.buf.len(),
-                line: line_at..start,
+                line,
             });
             record += 1;
         })
@@ -308,16 +350,24 @@ impl LokiEncoder {
     /// compressed as the encoding asks.
     pub fn body(&self, enc: &Encoded, group: &[usize]) -> Vec<u8> {
         let mut order = group.to_vec();
-        // stable: entries of one time keep the order they came in
-        order.sort_by_key(|&i| {
+        let key = |&i: &usize| {
             let e = &enc.entries[i];
             (e.stream, e.time.secs, e.time.nanos)
-        });
+        };
+        // stable: entries of one time keep the order they came in; a
+        // group already in order (one stream's records in time order, the
+        // usual case) is only looked over
+        if !order.is_sorted_by_key(key) {
+            order.sort_by_key(key);
+        }
         let runs = order.chunk_by(|&a, &b| enc.entries[a].stream == enc.entries[b].stream);
         let size: usize = order.iter().map(|&i| enc.entries[i].encoded.len()).sum();
         match self.encoding {
             Encoding::Protobuf => {
-                let mut out = Vec::with_capacity(size + order.len() * 4 + 64);
+                let mut scratch = self.scratch.borrow_mut();
+                let (out, packed) = &mut *scratch;
+                out.clear();
+                out.reserve(size + order.len() * 4 + 64);
                 for run in runs {
                     let s = &enc.streams[enc.entries[run[0]].stream];
                     let entries: usize = run
@@ -328,23 +378,29 @@ impl LokiEncoder {
                         })
                         .sum();
                     let len = 1 + encoded_len_varint(s.text.len() as u64) + s.text.len() + entries;
-                    encode_key(1, WireType::LengthDelimited, &mut out);
-                    encode_varint(len as u64, &mut out);
-                    encode_key(1, WireType::LengthDelimited, &mut out);
-                    encode_varint(s.text.len() as u64, &mut out);
+                    encode_key(1, WireType::LengthDelimited, out);
+                    encode_varint(len as u64, out);
+                    encode_key(1, WireType::LengthDelimited, out);
+                    encode_varint(s.text.len() as u64, out);
                     out.extend_from_slice(s.text.as_bytes());
                     for &i in run {
                         let e = &enc.buf[enc.entries[i].encoded.clone()];
-                        encode_key(2, WireType::LengthDelimited, &mut out);
-                        encode_varint(e.len() as u64, &mut out);
+                        encode_key(2, WireType::LengthDelimited, out);
+                        encode_varint(e.len() as u64, out);
                         out.extend_from_slice(e);
                     }
                 }
+                // the room snappy asks for, zeroed only where it grows
+                let need = snap::raw::max_compress_len(out.len());
+                if packed.len() < need {
+                    packed.resize(need, 0);
+                }
                 // snappy fails only on an input of more than 4 GiB, which
                 // batch_bytes keeps far off; an empty push is refused
-                snap::raw::Encoder::new()
-                    .compress_vec(&out)
-                    .unwrap_or_default()
+                match snap::raw::Encoder::new().compress(out, packed) {
+                    Ok(n) => packed[..n].to_vec(),
+                    Err(_) => Vec::new(),
+                }
             }
             Encoding::Json => {
                 let mut out = Vec::with_capacity(size + order.len() + 64);
@@ -404,23 +460,101 @@ fn stream_of(pairs: &[(&str, String)]) -> Stream {
 }
 
 /// `["<unix ns>", line, {metadata}]`, the metadata left out when empty.
-fn write_json_entry(out: &mut Vec<u8>, time: EventTime, line: &str, metadata: &[LabelPairAdapter]) {
+fn write_json_entry<'a>(
+    out: &mut Vec<u8>,
+    time: EventTime,
+    line: &[u8],
+    metadata: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) {
     let ns = u128::from(time.secs) * 1_000_000_000 + u128::from(time.nanos.min(999_999_999));
     out.extend_from_slice(format!("[\"{ns}\",").as_bytes());
-    json::write_str(out, line.as_bytes());
-    if !metadata.is_empty() {
+    json::write_str(out, line);
+    let mut metadata = metadata.peekable();
+    if metadata.peek().is_some() {
         out.extend_from_slice(b",{");
-        for (k, p) in metadata.iter().enumerate() {
+        for (k, (name, value)) in metadata.enumerate() {
             if k > 0 {
                 out.push(b',');
             }
-            json::write_str(out, p.name.as_bytes());
+            json::write_str(out, name);
             out.push(b':');
-            json::write_str(out, p.value.as_bytes());
+            json::write_str(out, value);
         }
         out.push(b'}');
     }
     out.push(b']');
+}
+
+/// One `EntryAdapter` as prost writes it (proto3: a field at its default,
+/// 0 or empty, is left out; the timestamp message is always there); where
+/// in `out` its line is.
+pub(super) fn write_proto_entry<'a>(
+    out: &mut Vec<u8>,
+    time: EventTime,
+    line: &[u8],
+    metadata: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) -> Range<usize> {
+    fn varint_field_len(v: u64) -> usize {
+        if v == 0 {
+            0
+        } else {
+            1 + encoded_len_varint(v)
+        }
+    }
+    fn bytes_field_len(b: &[u8]) -> usize {
+        if b.is_empty() {
+            0
+        } else {
+            1 + encoded_len_varint(b.len() as u64) + b.len()
+        }
+    }
+    fn bytes_field(tag: u32, b: &[u8], out: &mut Vec<u8>) {
+        if !b.is_empty() {
+            encode_key(tag, WireType::LengthDelimited, out);
+            encode_varint(b.len() as u64, out);
+            out.extend_from_slice(b);
+        }
+    }
+    let secs = i64::from(time.secs) as u64;
+    // a nanosecond field past 999,999,999 is not a valid Timestamp
+    let nanos = i64::from(time.nanos.min(999_999_999) as i32) as u64;
+    encode_key(1, WireType::LengthDelimited, out);
+    encode_varint(
+        (varint_field_len(secs) + varint_field_len(nanos)) as u64,
+        out,
+    );
+    for (tag, v) in [(1, secs), (2, nanos)] {
+        if v != 0 {
+            encode_key(tag, WireType::Varint, out);
+            encode_varint(v, out);
+        }
+    }
+    bytes_field(2, line, out);
+    let line_at = out.len() - line.len()..out.len();
+    for (name, value) in metadata {
+        encode_key(3, WireType::LengthDelimited, out);
+        encode_varint((bytes_field_len(name) + bytes_field_len(value)) as u64, out);
+        bytes_field(1, name, out);
+        bytes_field(2, value, out);
+    }
+    line_at
+}
+
+/// Makes `buf` valid UTF-8, as a protobuf `string` must be: an invalid
+/// sequence becomes U+FFFD (`scratch` is room for the conversion).
+fn valid_utf8(buf: &mut Vec<u8>, scratch: &mut Vec<u8>) {
+    valid_utf8_from(buf, 0, scratch)
+}
+
+/// [`valid_utf8`] for `buf[from..]`.
+fn valid_utf8_from(buf: &mut Vec<u8>, from: usize, scratch: &mut Vec<u8>) {
+    if std::str::from_utf8(&buf[from..]).is_ok() {
+        return;
+    }
+    scratch.clear();
+    scratch.extend_from_slice(String::from_utf8_lossy(&buf[from..]).as_bytes());
+    buf.truncate(from);
+    buf.extend_from_slice(scratch);
 }
 
 /// A record as one JSON object without the top-level fields `removed`

@@ -5,7 +5,7 @@ use bytes::Bytes;
 use prost::Message as _;
 
 use super::config::LokiSinkConfig;
-use super::encode::{Encoded, LokiEncoder, PushRequest};
+use super::encode::{Encoded, EntryAdapter, LabelPairAdapter, LokiEncoder, PushRequest, Timestamp};
 use crate::event::{Batch, Records};
 use crate::protocol::msgpack::write;
 
@@ -72,6 +72,11 @@ fn protobuf_pushes_streams_in_time_order_with_metadata() {
     assert_eq!(info.entries[1].timestamp.as_ref().unwrap().nanos, 7);
     // the label's field is left out of the line; the others stay
     assert_eq!(info.entries[1].line, r#"{"message":"a","trace":"t1"}"#);
+    // what a refused entry is logged and set aside with
+    assert_eq!(
+        &e.buf[e.entries[1].line.clone()],
+        br#"{"message":"a","trace":"t1"}"#
+    );
     let md: Vec<_> = info.entries[1]
         .structured_metadata
         .iter()
@@ -116,6 +121,7 @@ fn json_pushes_and_message_lines() {
         ])
     );
     assert_eq!(e.streams[0].text, "{level=\"info\", q=\"a\\\"b\"}");
+    assert_eq!(&e.buf[e.entries[2].line.clone()], b"b");
 }
 
 #[test]
@@ -139,4 +145,97 @@ fn gzip_json_is_announced_and_readable() {
         None,
         "protobuf is snappy-compressed without Content-Encoding"
     );
+}
+
+#[test]
+fn entries_are_written_as_prost_writes_them() {
+    let long = "long line ".repeat(30);
+    // (seconds, nanoseconds, line, structured metadata)
+    type Case<'a> = (u32, u32, &'a str, Vec<(&'a str, &'a str)>);
+    let cases: Vec<Case> = vec![
+        (1_700_000_000, 7, r#"{"message":"a"}"#, vec![]),
+        (0, 0, "", vec![]),
+        (5, 0, "x", vec![("trace_id", "t1"), ("n", "12345")]),
+        (0, 999_999_999, &long, vec![("k", "v")]),
+        (u32::MAX, 2_000_000_000, "é ✓", vec![]),
+    ];
+    for (secs, nanos, line, md) in cases {
+        let mut mine = b"before".to_vec();
+        let at = super::encode::write_proto_entry(
+            &mut mine,
+            crate::event::EventTime { secs, nanos },
+            line.as_bytes(),
+            md.iter().map(|(k, v)| (k.as_bytes(), v.as_bytes())),
+        );
+        assert_eq!(&mine[at], line.as_bytes(), "where the line is");
+        let mine = &mine[b"before".len()..];
+        let theirs = EntryAdapter {
+            timestamp: Some(Timestamp {
+                seconds: i64::from(secs),
+                nanos: nanos.min(999_999_999) as i32,
+            }),
+            line: line.to_string(),
+            structured_metadata: md
+                .iter()
+                .map(|(k, v)| LabelPairAdapter {
+                    name: k.to_string(),
+                    value: v.to_string(),
+                })
+                .collect(),
+        }
+        .encode_to_vec();
+        assert_eq!(mine, theirs, "{secs}.{nanos} {line:?} {md:?}");
+    }
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_pushed_with_replacement_characters() {
+    let mut e = Vec::new();
+    write::array_len(&mut e, 2);
+    write::event_time(&mut e, 10, 0);
+    write::map_len(&mut e, 2);
+    write::str(&mut e, b"message");
+    write::str(&mut e, b"ok \xff\xfe end");
+    write::str(&mut e, b"level");
+    write::str(&mut e, b"in\xc3fo");
+    let b = Batch::new("app".into(), Records::Entries(Bytes::from(e)), 1);
+    for extra in ["line_format = \"message\"", ""] {
+        let mut enc = encoder(&format!(
+            "{extra}\nlabels = {{ level = \"{{level}}\" }}\nstructured_metadata = {{ l = \"{{level}}\" }}"
+        ));
+        let mut en = Encoded::default();
+        enc.batch(0, &b, &mut en).unwrap();
+        let raw = snap::raw::Decoder::new()
+            .decompress_vec(&enc.body(&en, &[0]))
+            .unwrap();
+        let push = PushRequest::decode(raw.as_slice()).expect("valid UTF-8 strings");
+        let entry = &push.streams[0].entries[0];
+        assert!(
+            entry.line.contains("ok \u{fffd}\u{fffd} end"),
+            "{extra}: {:?}",
+            entry.line
+        );
+        assert_eq!(entry.structured_metadata[0].value, "in\u{fffd}fo");
+        assert_eq!(push.streams[0].labels, "{level=\"in\u{fffd}fo\"}");
+    }
+}
+
+#[test]
+fn records_of_several_streams_in_turn_each_find_their_own() {
+    let mut enc = encoder("labels = { level = \"{level}\" }");
+    let recs: Vec<(u32, serde_json::Value)> = (0..9u32)
+        .map(|i| {
+            let level = ["a", "b", "a", "c"][i as usize % 4];
+            (
+                i,
+                serde_json::json!({"message": format!("m{i}"), "level": level}),
+            )
+        })
+        .collect();
+    let mut e = Encoded::default();
+    enc.batch(0, &batch(&recs), &mut e).unwrap();
+    enc.batch(1, &batch(&recs[..2]), &mut e).unwrap();
+    assert_eq!(e.streams.len(), 3);
+    let got: Vec<usize> = e.entries.iter().map(|x| x.stream).collect();
+    assert_eq!(got, [0, 1, 0, 2, 0, 1, 0, 2, 0, 0, 1]);
 }
