@@ -2,6 +2,7 @@
 //! `logferry bench`, `logferry replay`, `logferry buffer`, `logferry top`,
 //! `logferry tap`, `logferry config`, `logferry completions`, `logferry man`.
 
+pub mod import;
 pub mod manual;
 pub mod tap;
 
@@ -83,6 +84,9 @@ pub enum Command {
 pub enum ConfigCommand {
     /// Print a commented example of a component: `source forward`, `sink kafka`, … (`--list`).
     Example(crate::topology::examples::ExampleArgs),
+    /// Print a logferry configuration made from a Fluent Bit one (classic or
+    /// YAML), each key not carried over named in a comment.
+    Import(import::ImportArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -151,6 +155,7 @@ pub fn main() -> ExitCode {
         Command::Buffer(cmd) => buffer(cmd),
         Command::Top(args) => crate::top::main(args),
         Command::Config(ConfigCommand::Example(args)) => crate::topology::examples::main(&args),
+        Command::Config(ConfigCommand::Import(args)) => import::main(&args),
         Command::Completions(args) => manual::completions(&args),
         Command::Man => manual::man(),
     }
