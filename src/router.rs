@@ -220,6 +220,10 @@ struct RouteTable {
     filters: Arc<[Arc<dyn Filter>]>,
     /// Bumped at each swap, so that routers drop their tag caches.
     generation: u64,
+    /// The process is stopping and every queue is closed: a batch routed
+    /// now is rejected (its source sends it again after a restart), never
+    /// taken for one that no sink matches.
+    closed: bool,
 }
 
 /// Changes the routes of every router at once (a reload).
@@ -237,6 +241,16 @@ impl RouteSwitch {
     /// routed finishes on the table it started with (a queue that must not
     /// take it any more is closed with [`crate::buffer::QueueSender::close`]).
     pub fn replace(&self, routes: Vec<Route>) -> Vec<Route> {
+        self.swap(routes, false)
+    }
+
+    /// At the stop, once the queues are closed: takes every route away
+    /// (returned), and from now on a batch that is routed is rejected.
+    pub fn close(&self) -> Vec<Route> {
+        self.swap(Vec::new(), true)
+    }
+
+    fn swap(&self, routes: Vec<Route>, closed: bool) -> Vec<Route> {
         let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
         let generation = table.generation + 1;
         let filters = table.filters.clone();
@@ -246,6 +260,7 @@ impl RouteSwitch {
                 routes,
                 filters,
                 generation,
+                closed,
             }),
         );
         drop(table);
@@ -267,6 +282,7 @@ impl RouteSwitch {
             routes: table.routes.clone(),
             filters: filters.into(),
             generation: table.generation + 1,
+            closed: table.closed,
         };
         std::mem::replace(&mut *table, Arc::new(next))
             .filters
@@ -289,6 +305,7 @@ impl Router {
                 routes,
                 filters: Arc::new([]),
                 generation: 0,
+                closed: false,
             }))),
             cache: HashMap::new(),
             filter_cache: HashMap::new(),
@@ -580,6 +597,10 @@ impl Router {
 
     /// Sends `batch` to every sink queue whose pattern matches its tag.
     async fn send(&mut self, table: &RouteTable, batch: Batch) -> Result<(), SendError> {
+        if table.closed {
+            batch.ack.reject();
+            return Err(SendError("*".into()));
+        }
         let routes = &table.routes;
         let Some(targets) = self.targets_of(table, &batch) else {
             return Ok(());
@@ -782,6 +803,22 @@ mod tests {
         router.route(batch("app.x")).await.unwrap();
         clone.route(batch("app.x")).await.unwrap();
         assert!(rx_b.try_recv().is_some() && rx_b.try_recv().is_some());
+    }
+
+    #[tokio::test]
+    async fn after_the_stop_closes_the_routes_a_batch_is_rejected_not_unrouted() {
+        use crate::ack::AckOutcome;
+        let (a, mut rx_a) = route_to("a", "**");
+        let router = Router::new(vec![a], Counter::detached());
+        let mut late = router.clone();
+        drop(router.switch().close());
+        assert!(rx_a.recv().await.is_none(), "the queue ends with its route");
+        let (tx, rx) = std::sync::mpsc::channel();
+        let b = batch("app.x").with_ack(crate::ack::AckHandle::new(move |o| {
+            let _ = tx.send(o);
+        }));
+        assert!(late.route(b).await.is_err());
+        assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
     }
 
     #[tokio::test]

@@ -544,7 +544,7 @@ impl Pipeline {
         // close the queues (a handover still waiting gives up), let every
         // sink drain within its drain_timeout while the sources' last
         // acknowledgements come back
-        for r in self.switch.replace(Vec::new()) {
+        for r in self.switch.close() {
             r.queue.close();
         }
         let mut sinks = tokio::task::JoinSet::new();

@@ -407,3 +407,175 @@ format = "json"
         "read_from = tail reads no past entry"
     );
 }
+
+#[test]
+fn a_stop_while_a_read_waits_for_memory_loses_nothing() {
+    if !tools_present() {
+        return;
+    }
+    const N: u64 = 20_000;
+    let (work, journal, out) = workdir();
+    let state = work.path().join("state");
+    // an HTTP source fills the memory budget with records for a sink that
+    // never delivers; the journal's first read then waits for memory when
+    // the stop comes
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let squeezed = format!(
+        r#"
+[limits]
+memory = "2MiB"
+
+[sources.journal]
+type = "journald"
+directory = "{journal}"
+tag = "journal"
+checkpoint_dir = "{state}"
+checkpoint_interval = "100ms"
+
+[sources.http]
+type = "http"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "file"
+match = "journal"
+path = "{out}"
+format = "json"
+
+[sinks.dead]
+type = "forward"
+match = "flood"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+reconnect_min = "50ms"
+reconnect_max = "100ms"
+drain_timeout = "1s"
+buffer = {{ max_bytes = "64MiB" }}
+"#,
+        journal = journal.display(),
+        state = state.display(),
+        out = out.display(),
+    );
+    let mut lf = Logferry::start(&squeezed);
+    let http = lf.http_addr("http");
+    let line = format!("{{\"msg\":\"{}\"}}\n", "x".repeat(200));
+    let body = line.repeat(2500);
+    // posts go on until the stop, so memory freed anywhere is taken again
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut open = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) && open.len() < 400 {
+                let request = format!(
+                    "POST /flood HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                // the answer never comes (the sink never delivers); the
+                // connection is kept open
+                if let Ok(mut s) = std::net::TcpStream::connect(http) {
+                    let _ = s.set_write_timeout(Some(Duration::from_millis(200)));
+                    let _ = s.write_all(request.as_bytes());
+                    open.push(s);
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            open
+        })
+    };
+    wait_until(
+        "the memory budget is reached",
+        Duration::from_secs(60),
+        || lf.log_text().contains("memory budget reached"),
+    );
+    write_journal(&journal.join("system.journal"), 0..N);
+    std::thread::sleep(Duration::from_secs(1));
+    let status = lf.stop();
+    assert!(status.success(), "{status}: {}", lf.log_text());
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    drop(flood.join());
+    let first_log = lf.log_text();
+    let before = read_lines(&out).len();
+
+    // the same journal alone: every entry arrives
+    let cursor = std::fs::read_to_string(state.join("journal.cursor")).unwrap_or_default();
+    let mut lf = Logferry::start(&config(&journal, &out, &state));
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while written(&out).len() as u64 != N && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let got = written(&out);
+    let missing: Vec<u64> = (0..N).filter(|s| !got.contains_key(s)).collect();
+    assert!(missing.is_empty(), "{} missing, first {:?} last {:?}; {before} before the stop; cursor {cursor}; log {first_log}", missing.len(), missing.first(), missing.last());
+    lf.stop();
+    eprintln!(
+        "{before} entries before the stop, {} lines in all",
+        read_lines(&out).len()
+    );
+}
+
+#[test]
+fn a_stop_while_the_sink_is_down_and_the_memory_budget_full_loses_nothing() {
+    if !tools_present() {
+        return;
+    }
+    const N: u64 = 20_000;
+    let (work, journal, out) = workdir();
+    let state = work.path().join("state");
+    write_journal(&journal.join("system.journal"), 0..N);
+    // a forward server that never answers, a one-batch queue and a memory
+    // budget far below the journal: the source stops with reads waiting
+    // for memory, for queue room and for verdicts that never come
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    let down = format!(
+        r#"
+[limits]
+memory = "2MiB"
+
+[sources.journal]
+type = "journald"
+directory = "{journal}"
+checkpoint_dir = "{state}"
+checkpoint_interval = "100ms"
+
+[sinks.out]
+type = "forward"
+match = "**"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+reconnect_min = "50ms"
+reconnect_max = "100ms"
+drain_timeout = "1s"
+buffer = {{ max_bytes = "64KiB" }}
+"#,
+        journal = journal.display(),
+        state = state.display(),
+    );
+    let mut lf = Logferry::start(&down);
+    lf.wait_for_log("journald source reading", Duration::from_secs(30));
+    wait_until(
+        "the memory budget is reached",
+        Duration::from_secs(60),
+        || lf.log_text().contains("memory budget reached"),
+    );
+    let status = lf.stop();
+    assert!(status.success(), "{status}: {}", lf.log_text());
+    assert!(lf.log_text().contains("journald source stopped"));
+
+    // the same journal, now into a file: every entry arrives
+    let mut lf = Logferry::start(&config(&journal, &out, &state));
+    wait_for_lines(&out, N as usize, Duration::from_secs(120));
+    std::thread::sleep(Duration::from_millis(500));
+    lf.stop();
+    let got = written(&out);
+    for seq in 0..N {
+        assert!(got.contains_key(&seq), "entry {seq} was lost");
+    }
+    assert_eq!(
+        read_lines(&out).len() as u64,
+        N,
+        "nothing was acknowledged by the dead sink, nothing is sent twice"
+    );
+}

@@ -304,7 +304,7 @@ fn fluent_bit_config(journal: &Path, out: &Path) -> String {
 
 /// Fields of every entry (the trusted fields journald adds to a
 /// service's line, and the line's own).
-const FIELDS: usize = 21;
+const FIELDS: usize = 20;
 
 /// Numbered entries in the journal export format.
 struct Entries {

@@ -136,6 +136,7 @@ impl JournaldSource {
         let mut shutdown = self.cx.shutdown.clone();
         let mut tick = tokio::time::interval(self.config.checkpoint_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut handing_over = true;
         loop {
             tokio::select! {
                 biased;
@@ -143,6 +144,7 @@ impl JournaldSource {
                 read = self.reads.recv() => match read {
                     Some(read) => {
                         if self.hand_over(read).await.is_err() {
+                            handing_over = false;
                             break;
                         }
                     }
@@ -151,7 +153,7 @@ impl JournaldSource {
                 _ = tick.tick() => self.save_cursor(),
             }
         }
-        self.finish().await;
+        self.finish(handing_over).await;
     }
 
     /// Routes the batches of one read, each with its verdict tracked. At
@@ -171,33 +173,39 @@ impl JournaldSource {
         for (tag, entries, count) in read.batches {
             let progress = self.progress.clone();
             let rewinds = self.metrics.rewinds.clone();
-            let ack = AckHandle::new(move |outcome| {
-                let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
-                if let Settled::Rewind(_) = p.settle(generation, seq, &outcome) {
-                    rewinds.inc();
-                }
-            });
             let cx = &mut self.cx;
             let mut shutdown = cx.shutdown.clone();
             let name = cx.name.clone();
-            let routed = async {
-                let charge = cx.memory.acquire(0, entries.len(), &name).await;
-                let batch = Batch::new(tag.into(), Records::Entries(entries.into()), count);
-                cx.router
-                    .route(batch.with_ack(ack).with_memory(charge))
-                    .await
-            };
-            tokio::pin!(routed);
-            let result: Result<(), String> = tokio::select! {
-                r = &mut routed => r.map_err(|e| e.to_string()),
-                _ = shutdown.wait() => match tokio::time::timeout(HANDOVER_TIMEOUT, &mut routed).await {
-                    Ok(r) => r.map_err(|e| e.to_string()),
-                    Err(_) => Err(format!(
-                        "no queue room within {HANDOVER_TIMEOUT:?} of the stop signal: the read is not handed over (it is read again after a restart)"
-                    )),
-                },
+            let result: Result<(), String> = {
+                let routed = async {
+                    let charge = cx.memory.acquire(0, entries.len(), &name).await;
+                    // made only now: a read given up while it waits for memory
+                    // has no verdict (a dropped handle would accept it)
+                    let ack = AckHandle::new(move |outcome| {
+                        let mut p = progress.lock().unwrap_or_else(|e| e.into_inner());
+                        if let Settled::Rewind(_) = p.settle(generation, seq, &outcome) {
+                            rewinds.inc();
+                        }
+                    });
+                    let batch = Batch::new(tag.into(), Records::Entries(entries.into()), count);
+                    cx.router
+                        .route(batch.with_ack(ack).with_memory(charge))
+                        .await
+                };
+                tokio::pin!(routed);
+                tokio::select! {
+                    biased;
+                    r = &mut routed => r.map_err(|e| e.to_string()),
+                    _ = shutdown.wait() => match tokio::time::timeout(HANDOVER_TIMEOUT, &mut routed).await {
+                        Ok(r) => r.map_err(|e| e.to_string()),
+                        Err(_) => Err(format!(
+                            "no queue room within {HANDOVER_TIMEOUT:?} of the stop signal: the read is not handed over (it is read again after a restart)"
+                        )),
+                    },
+                }
             };
             if let Err(reason) = result {
+                self.lock().abandon(seq);
                 tracing::warn!(source = %name, reason, "journald source stopped: its records cannot be handed on");
                 return Err(());
             }
@@ -227,11 +235,11 @@ impl JournaldSource {
         }
     }
 
-    /// At shutdown: the reader's last read, then the last verdicts
-    /// (bounded), then the cursor file.
-    async fn finish(&mut self) {
+    /// At shutdown: the reader's last read (unless a hand-over already
+    /// failed: what follows a read not handed over is read again after a
+    /// restart), then the last verdicts (bounded), then the cursor file.
+    async fn finish(&mut self, mut handing_over: bool) {
         self.stop.store(true, Ordering::Release);
-        let mut handing_over = true;
         while let Some(read) = self.reads.recv().await {
             if handing_over && self.hand_over(read).await.is_err() {
                 handing_over = false;

@@ -38,6 +38,9 @@ struct InFlight {
     last: String,
     /// Batches of it (one per tag) still without a verdict.
     remaining: usize,
+    /// Not all of it was handed over (a stop gave it up): it is never
+    /// acknowledged, and nothing after it is.
+    abandoned: bool,
 }
 
 /// What a verdict changed.
@@ -99,6 +102,7 @@ impl Progress {
             first,
             last,
             remaining: batches,
+            abandoned: false,
         });
         Some(seq)
     }
@@ -125,7 +129,11 @@ impl Progress {
         };
         f.remaining = f.remaining.saturating_sub(1);
         let mut advanced = false;
-        while self.in_flight.front().is_some_and(|f| f.remaining == 0) {
+        while self
+            .in_flight
+            .front()
+            .is_some_and(|f| f.remaining == 0 && !f.abandoned)
+        {
             let done = self.in_flight.pop_front().expect("checked just above");
             self.acked = Some(done.last);
             advanced = true;
@@ -149,9 +157,18 @@ impl Progress {
         self.rewind.is_some()
     }
 
-    /// Reads without a verdict yet.
+    /// Read `seq` was not handed over whole: it is read again after a
+    /// restart.
+    pub fn abandon(&mut self, seq: u64) {
+        if let Some(f) = self.in_flight.iter_mut().find(|f| f.seq == seq) {
+            f.abandoned = true;
+        }
+    }
+
+    /// Reads whose verdicts can still move the cursor (those before an
+    /// abandoned one).
     pub fn unsettled(&self) -> usize {
-        self.in_flight.len()
+        self.in_flight.iter().take_while(|f| !f.abandoned).count()
     }
 
     pub fn acked(&self) -> Option<&str> {
@@ -247,6 +264,21 @@ mod tests {
         let again = p.begin(1, c(11), c(20), 1).unwrap();
         assert_eq!(p.settle(1, again, &Accepted), Settled::Advanced);
         assert_eq!(p.acked(), Some("i=20"));
+    }
+
+    #[test]
+    fn an_abandoned_read_holds_the_cursor_before_it() {
+        let mut p = Progress::new(None);
+        let a = p.begin(0, c(1), c(10), 1).unwrap();
+        let b = p.begin(0, c(11), c(20), 2).unwrap();
+        let later = p.begin(0, c(21), c(30), 1).unwrap();
+        p.abandon(b);
+        assert_eq!(p.unsettled(), 1, "only a can still move the cursor");
+        assert_eq!(p.settle(0, b, &Accepted), Settled::Waiting);
+        assert_eq!(p.settle(0, later, &Accepted), Settled::Waiting);
+        assert_eq!(p.settle(0, a, &Accepted), Settled::Advanced);
+        assert_eq!(p.acked(), Some("i=10"));
+        assert_eq!(p.unsettled(), 0);
     }
 
     #[test]
