@@ -51,13 +51,21 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
     }
     for k in [
         "FORWARD_KEY",
+        "FORWARD_PASSWORD",
         "ALERT_PASSWORD",
         "OPENSEARCH_PASSWORD",
+        "ES_PASSWORD",
+        "LOKI_PASSWORD",
         "SPLUNK_TOKEN",
     ] {
         env.push((k.into(), "secret".into()));
     }
     env.push(("HOSTNAME".into(), "host-1".into()));
+    // ca.pem, server.pem and server.key, which the corpus's TLS keys name
+    let tls = dir.join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    pki(&tls);
+    env.push(("TLS_DIR".into(), tls.display().to_string()));
     env
 }
 
@@ -70,7 +78,12 @@ fn validate(config: &Path, env: &[(String, String)]) -> Output {
         .expect("run logferry validate")
 }
 
-const CORPUS: &[&str] = &["fluent-bit.conf", "kubernetes.conf", "yaml/fluent-bit.yaml"];
+const CORPUS: &[&str] = &[
+    "fluent-bit.conf",
+    "kubernetes.conf",
+    "aggregator.conf",
+    "yaml/fluent-bit.yaml",
+];
 
 #[test]
 fn every_corpus_configuration_imports_and_validates_as_toml_and_yaml() {

@@ -3,14 +3,12 @@
 use std::collections::HashMap;
 
 use super::parsers::{apply_multiline, Parsers};
-use super::service::Settings;
 use super::{address, boolean, list, seconds, size, Head, Keys, Section};
 use crate::cli::import::model::{Component, Imported, Kind, Value};
 
 pub fn translate(
     s: &Section,
     parsers: &Parsers,
-    _settings: &Settings,
     counters: &mut HashMap<String, usize>,
     imported: &mut Imported,
 ) {

@@ -165,7 +165,7 @@ pub fn import(path: &Path, is_yaml: bool) -> Result<Imported, ImportError> {
     let mut counters: HashMap<String, usize> = HashMap::new();
     let inputs = std::mem::take(&mut config.inputs);
     for s in &inputs {
-        inputs::translate(s, &parsers, &settings, &mut counters, &mut imported);
+        inputs::translate(s, &parsers, &mut counters, &mut imported);
     }
     for s in &config.filters {
         filters::translate(s, &parsers, &mut counters, &mut imported);
