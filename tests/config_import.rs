@@ -241,6 +241,27 @@ fn fluentd_and_vector_are_refused_as_not_yet_supported() {
 
 // --- differential: Fluent Bit and the imported logferry on the same input
 
+/// A record's text with its keys in sorted order at every level, so two
+/// sides that write fields in different orders sort alike.
+fn canonical(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut fields: Vec<(&String, String)> =
+                m.iter().map(|(k, v)| (k, canonical(v))).collect();
+            fields.sort();
+            let inner: Vec<String> = fields.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        serde_json::Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(canonical).collect::<Vec<_>>().join(",")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
 /// JSON lines of `path`, as values, sorted by their text (order across the
 /// two runs is not compared: the records are).
 fn records(path: &Path) -> Vec<serde_json::Value> {
@@ -248,7 +269,7 @@ fn records(path: &Path) -> Vec<serde_json::Value> {
         .iter()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
         .collect();
-    v.sort_by_key(|r| r.to_string());
+    v.sort_by_key(canonical);
     v
 }
 
@@ -364,7 +385,7 @@ fn run_both(
         if who == "fluent-bit" {
             for f in files.iter_mut() {
                 f.iter_mut().for_each(&normalise);
-                f.sort_by_key(|r| r.to_string());
+                f.sort_by_key(canonical);
             }
         }
         Written { files, config }
@@ -463,6 +484,46 @@ fn differential_yaml_multiline_rewrite_tag_grep_matches_fluent_bit() {
             .ends_with("step1(Handler.java:2)"),
         "{joined}"
     );
+}
+
+#[test]
+fn differential_json_parser_lift_record_modifier_rewrite_tag_keep_matches_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let mut text = String::new();
+    let mut errors = 0;
+    let total = 2000;
+    for n in 0..total {
+        let level = ["info", "error", "warn", "debug", "error"][n % 5];
+        text.push_str(&format!(
+            "{{\"ts\":\"2026-12-06T10:{:02}:{:02}.{:03}+0000\",\"level\":\"{level}\",\"n\":{n},\"ratio\":{}.5,\"ok\":{},\"kubernetes\":{{\"pod\":\"web-{}\",\"namespace\":\"shop\"}},\"msg\":\"event {n}\"}}\n",
+            (n / 60) % 60,
+            n % 60,
+            n % 1000,
+            n % 7,
+            n % 2 == 0,
+            n % 3
+        ));
+        if level == "error" {
+            errors += 1;
+        }
+    }
+    std::fs::write(input.join("events.log"), text).unwrap();
+    let config = corpus("differential/json-lift-keep.conf");
+    // KEEP true: every record stays under its tag, the errors also go on
+    // under errors.events
+    let expected = [("app.log", total), ("errors.log", errors)];
+    let sides = run_both(&bin, &config, dir.path(), &input, &expected, |_| {});
+    assert_same(&expected, &sides);
+    let first = &sides[1].files[0][0];
+    assert!(
+        first.get("kubernetes").is_none() && first.get("msg").is_none(),
+        "{first}"
+    );
+    assert_eq!(first["env"], "prod");
+    assert!(first["ts"].is_string(), "Time_Keep: {first}");
 }
 
 // --- Fluent Bit's own example configurations
