@@ -239,6 +239,28 @@ fn fluentd_and_vector_are_refused_as_not_yet_supported() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--from"));
 }
 
+#[test]
+fn an_input_no_output_matches_goes_to_a_null_sink_and_validates() {
+    let dir = tempfile::tempdir().unwrap();
+    let conf = dir.path().join("fluent-bit.conf");
+    std::fs::write(
+        &conf,
+        "[INPUT]\n    Name dummy\n    Tag  debug.beat\n\n[INPUT]\n    Name dummy\n    Tag  app.web\n\n[OUTPUT]\n    Name  null\n    Match app.*\n",
+    )
+    .unwrap();
+    let out = import(&[], &conf);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("[sinks.unrouted]\ntype = \"null\"\nmatch = \"debug.beat\"\n"),
+        "{text}"
+    );
+    let path = dir.path().join("logferry.toml");
+    std::fs::write(&path, &text).unwrap();
+    let v = validate(&path, &[]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+}
+
 // --- differential: Fluent Bit and the imported logferry on the same input
 
 /// A record's text with its keys in sorted order at every level, so two
