@@ -603,7 +603,12 @@ fn fluent_bit_example_configurations_import() {
             Path::new(f).file_name().unwrap().to_string_lossy()
         ));
         std::fs::write(&imported, &text).unwrap();
-        if validate(&imported, &env).status.success() {
+        let v = validate(&imported, &env);
+        let stderr = String::from_utf8_lossy(&v.stderr).to_string();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        let busy = !errors.is_empty() && errors.iter().all(|l| l.contains("in use"));
+        // a fixed port of an example (24224) may be taken by another run
+        if v.status.success() || busy {
             valid += 1;
         } else if text.contains("# not translated: logferry has no ") {
             with_exceptions += 1;
