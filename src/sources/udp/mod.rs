@@ -231,8 +231,13 @@ impl UdpSource {
             if now > *seen {
                 let new = now - *seen;
                 self.metrics.kernel_drops.add(new);
+                // the buffer the kernel gave (twice what was asked, at
+                // most net.core.rmem_max), set or the system's default
+                let buffer = socket2::SockRef::from(&self.socket)
+                    .recv_buffer_size()
+                    .unwrap_or(0);
                 crate::warn_limited!(self.metrics.warnings, "kernel_drops", source = %self.cx.name,
-                    dropped = new, receive_buffer_bytes = ?self.config.receive_buffer_bytes,
+                    dropped = new, receive_buffer_bytes = buffer,
                     "the kernel dropped datagrams: its receive buffer was full (raise receive_buffer_bytes, and net.core.rmem_max)");
             }
             *seen = now;
