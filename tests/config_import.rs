@@ -548,82 +548,168 @@ fn differential_json_parser_lift_record_modifier_rewrite_tag_keep_matches_fluent
     assert!(first["ts"].is_string(), "Time_Keep: {first}");
 }
 
-// --- Fluent Bit's own example configurations
+// --- Fluent Bit's own example and test configurations
+
+const FLUENT_BIT_MIRROR: &str = "/work/.mirror/fluent+fluent-bit/repo";
+
+/// Runs git on the Fluent Bit mirror.
+fn mirror_git(args: &[&str]) -> Vec<u8> {
+    let out = Command::new("git")
+        .arg("--git-dir")
+        .arg(FLUENT_BIT_MIRROR)
+        .args(args)
+        .output()
+        .expect("run git");
+    out.stdout
+}
+
+/// Copies the mirror's files `names` (paths in the repository) under
+/// `dir`, keeping their paths, so their @INCLUDE and Parsers_File find
+/// each other; nothing is copied into this repository.
+fn from_mirror(names: &[String], dir: &Path) {
+    for f in names {
+        let path = dir.join(f);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, mirror_git(&["show", &format!("HEAD:{f}")])).unwrap();
+    }
+}
+
+/// What became of a set of imported configurations.
+#[derive(Default, Debug)]
+struct Tally {
+    /// Imported and validated.
+    valid: usize,
+    /// Imported, with plugins logferry lacks commented out (and listed):
+    /// what is left may not validate (a sink no source feeds).
+    with_exceptions: usize,
+    /// No pipeline in the file: parsers files, plugin lists.
+    no_pipeline: usize,
+    /// Neither validated nor listed a component it could not translate.
+    failed: Vec<String>,
+}
+
+/// Imports and validates each of `names` under `dir` with `env`.
+fn tally(names: &[String], dir: &Path, env: &[(String, String)]) -> Tally {
+    let mut t = Tally::default();
+    for (n, f) in names.iter().enumerate() {
+        let out = Command::new(BIN)
+            .args(["config", "import"])
+            .arg(dir.join(f))
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .output()
+            .expect("run logferry config import");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let commented = ["# [sources.", "# [filters.", "# [sinks."]
+            .iter()
+            .any(|h| text.contains(h));
+        let has_pipeline = text.contains("\n[sources.") || text.contains("\n[sinks.") || commented;
+        if !out.status.success() || !has_pipeline {
+            t.no_pipeline += 1;
+            continue;
+        }
+        let imported = dir.join(format!("imported-{n}.toml"));
+        std::fs::write(&imported, &text).unwrap();
+        let v = validate(&imported, env);
+        let stderr = String::from_utf8_lossy(&v.stderr).to_string();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        // a fixed port of an example (24224) may be taken by another run
+        let busy = !errors.is_empty() && errors.iter().all(|l| l.contains("in use"));
+        if v.status.success() || busy {
+            t.valid += 1;
+        } else if commented {
+            t.with_exceptions += 1;
+        } else {
+            t.failed.push(format!("{f}: {}", errors.join(" / ")));
+        }
+    }
+    t
+}
 
 #[test]
 fn fluent_bit_example_configurations_import() {
-    let mirror = Path::new("/work/.mirror/fluent+fluent-bit/repo");
-    if !mirror.exists() {
+    if !Path::new(FLUENT_BIT_MIRROR).exists() {
         skipped("no Fluent Bit source mirror at /work/.mirror/fluent+fluent-bit/repo (the `fetch` of github:fluent/fluent-bit brings it)");
         return;
     }
-    let git = |args: &[&str]| {
-        Command::new("git")
-            .arg("--git-dir")
-            .arg(mirror)
-            .args(args)
-            .output()
-            .expect("run git")
-    };
-    let list = git(&["ls-tree", "--name-only", "HEAD", "conf/"]);
-    let names: Vec<String> = String::from_utf8_lossy(&list.stdout)
+    let list = mirror_git(&["ls-tree", "--name-only", "HEAD", "conf/"]);
+    let names: Vec<String> = String::from_utf8_lossy(&list)
         .lines()
         .filter(|f| f.ends_with(".conf") || f.ends_with(".yaml") || f.ends_with(".yml"))
         .map(String::from)
         .collect();
     assert!(!names.is_empty(), "conf/ lists no configuration");
-    // the files are read from the mirror into a scratch directory, where
-    // their @INCLUDE and Parsers_File find each other
     let dir = tempfile::tempdir().unwrap();
-    for f in &names {
-        let shown = git(&["show", &format!("HEAD:{f}")]);
-        std::fs::write(
-            dir.path().join(Path::new(f).file_name().unwrap()),
-            shown.stdout,
-        )
-        .unwrap();
-    }
+    from_mirror(&names, dir.path());
     let env = corpus_env(dir.path());
-    let (mut valid, mut with_exceptions, mut parsers_only, mut other) = (0, 0, 0, Vec::new());
+    let t = tally(&names, dir.path(), &env);
+    eprintln!("Fluent Bit conf/: {} files: {t:?}", names.len());
+    assert!(t.failed.is_empty(), "{:#?}", t.failed);
+    assert!(t.valid > 0);
+}
+
+/// The configurations of Fluent Bit's integration tests, with the
+/// environment its test harness would give them: ports, certificates,
+/// paths, a parsers file.
+#[test]
+fn fluent_bit_integration_test_configurations_import() {
+    if !Path::new(FLUENT_BIT_MIRROR).exists() {
+        skipped("no Fluent Bit source mirror at /work/.mirror/fluent+fluent-bit/repo (the `fetch` of github:fluent/fluent-bit brings it)");
+        return;
+    }
+    let list = mirror_git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        "HEAD",
+        "tests/integration/scenarios",
+    ]);
+    let names: Vec<String> = String::from_utf8_lossy(&list)
+        .lines()
+        .filter(|f| f.contains("/config/"))
+        .filter(|f| f.ends_with(".conf") || f.ends_with(".yaml") || f.ends_with(".yml"))
+        .map(String::from)
+        .collect();
+    if names.is_empty() {
+        skipped("the Fluent Bit mirror has no tests/integration/scenarios/*/config");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    from_mirror(&names, dir.path());
+    from_mirror(&["conf/parsers.conf".to_string()], dir.path());
+    let tls = dir.path().join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    let pki = pki(&tls);
+    let mut vars: Vec<String> = Vec::new();
     for f in &names {
-        let path = dir.path().join(Path::new(f).file_name().unwrap());
-        let out = import(&[], &path);
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let has_pipeline = text.contains("[sources.")
-            || text.contains("[sinks.")
-            || text.contains("# [sources.")
-            || text.contains("# [sinks.");
-        if !out.status.success() || !has_pipeline {
-            // parsers files and [PLUGINS] lists hold no pipeline
-            parsers_only += 1;
-            continue;
-        }
-        let imported = dir.path().join(format!(
-            "{}.imported.toml",
-            Path::new(f).file_name().unwrap().to_string_lossy()
-        ));
-        std::fs::write(&imported, &text).unwrap();
-        let v = validate(&imported, &env);
-        let stderr = String::from_utf8_lossy(&v.stderr).to_string();
-        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-        let busy = !errors.is_empty() && errors.iter().all(|l| l.contains("in use"));
-        // a fixed port of an example (24224) may be taken by another run
-        if v.status.success() || busy {
-            valid += 1;
-        } else if text.contains("# not translated: logferry has no ") {
-            with_exceptions += 1;
-        } else {
-            other.push(f.clone());
+        let text = std::fs::read_to_string(dir.path().join(f)).unwrap_or_default();
+        for part in text.split("${").skip(1) {
+            if let Some((name, _)) = part.split_once('}') {
+                if !vars.iter().any(|v| v == name) {
+                    vars.push(name.to_string());
+                }
+            }
         }
     }
-    eprintln!(
-        "Fluent Bit conf/: {} files; {valid} import and validate, {with_exceptions} name plugins logferry lacks (commented out), {parsers_only} hold no pipeline (parsers, plugins), {} fail: {other:?}",
-        names.len(),
-        other.len()
-    );
-    assert!(
-        other.is_empty(),
-        "imports that neither validate nor list an untranslatable plugin: {other:?}"
-    );
-    assert!(valid > 0);
+    let env: Vec<(String, String)> = vars
+        .into_iter()
+        .map(|v| {
+            let value = match v.as_str() {
+                "CERTIFICATE_TEST" => pki.server_cert.display().to_string(),
+                "PRIVATE_KEY_TEST" => pki.server_key.display().to_string(),
+                "OTEL_TAG_FROM_URI" => "true".into(),
+                "OTEL_OUTPUT_MATCH" => "*".into(),
+                "OTEL_INPUT_TAG" => "otel".into(),
+                v if v.ends_with("PORT") => free_port().to_string(),
+                v if v.ends_with("SIZE") => "10M".into(),
+                v if v.contains("PARSERS_FILE") => {
+                    dir.path().join("conf/parsers.conf").display().to_string()
+                }
+                v => dir.path().join("state").join(v).display().to_string(),
+            };
+            (v, value)
+        })
+        .collect();
+    let t = tally(&names, dir.path(), &env);
+    eprintln!("Fluent Bit tests/integration: {} files: {t:?}", names.len());
+    assert!(t.failed.is_empty(), "{:#?}", t.failed);
 }

@@ -46,7 +46,7 @@ pub fn load(path: &Path, config: &mut FbConfig, depth: usize) -> Result<(), Impo
             if let Some(s) = current.take() {
                 config.push(s);
             }
-            let pattern = substitute(rest.trim(), &config.variables);
+            let pattern = super::file_name(&substitute(rest.trim(), &config.variables));
             include(path, &pattern, config, depth)?;
             continue;
         }

@@ -457,12 +457,48 @@ pub fn address(
     }
 }
 
+/// `${VAR}` replaced by the importing environment's value, where the
+/// value must be known now: a tag pattern (logferry would read the value as
+/// its own pattern syntax) or a file read at import. What is replaced is
+/// noted on `c`.
+pub fn from_environment(value: &str, c: &mut Component) -> String {
+    let vars = environment_in(value);
+    if vars.is_empty() {
+        return value.to_string();
+    }
+    let out = substitute(value, &vars);
+    let mut names: Vec<&String> = vars.keys().collect();
+    names.sort();
+    c.remark(format!(
+        "{value} read as {out}: {} taken from the environment at import",
+        names
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}
+
+/// The environment variables `value` names as `${VAR}`.
+fn environment_in(value: &str) -> HashMap<String, String> {
+    std::env::vars()
+        .filter(|(k, _)| value.contains(&format!("${{{k}}}")))
+        .collect()
+}
+
+/// A file name read at import (`@INCLUDE`, `Parsers_File`) with the
+/// environment's `${VAR}`s in it, as Fluent Bit reads it.
+pub fn file_name(value: &str) -> String {
+    substitute(value, &environment_in(value))
+}
+
 /// Sets `match` on a filter or sink from `Match` or `Match_Regex`; a
 /// component Fluent Bit routes nothing to, or whose pattern logferry
 /// cannot express, is commented out.
 pub fn route(keys: &mut Keys, c: &mut Component) {
-    let m = keys.take("match");
-    let r = keys.take("match_regex");
+    let m = keys.take("match").map(|m| from_environment(&m, c));
+    let r = keys.take("match_regex").map(|r| from_environment(&r, c));
     let pattern = match (&m, &r) {
         (Some(m), _) => tags::from_match(m),
         (None, Some(r)) => tags::from_regex(r),

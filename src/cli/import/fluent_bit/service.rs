@@ -39,7 +39,11 @@ pub fn translate(
             ));
         }
         settings.storage_path = keys.take("storage.path");
-        parser_files.extend(keys.take_all("parsers_file"));
+        parser_files.extend(
+            keys.take_all("parsers_file")
+                .iter()
+                .map(|f| super::file_name(f)),
+        );
         let mut holder = crate::cli::import::model::Component::new(
             crate::cli::import::model::Kind::Source,
             "service",

@@ -35,7 +35,7 @@ pub fn load(path: &Path, config: &mut FbConfig, depth: usize) -> Result<(), Impo
     }
     if let Some(Yaml::Sequence(list)) = top.get("includes") {
         for item in list {
-            let pattern = substitute(&scalar(item), &config.variables);
+            let pattern = super::file_name(&substitute(&scalar(item), &config.variables));
             super::classic::include(path, &pattern, config, depth)?;
         }
     }
@@ -136,7 +136,9 @@ fn props(value: &Yaml, s: &mut Section, config: &FbConfig) {
 fn scalar(v: &Yaml) -> String {
     match v {
         Yaml::String(s) => s.clone(),
-        Yaml::Bool(b) => if *b { "on" } else { "off" }.to_string(),
+        // true/false, which Fluent Bit reads as booleans and librdkafka
+        // (rdkafka.* keys) too
+        Yaml::Bool(b) => b.to_string(),
         Yaml::Number(n) => n.to_string(),
         Yaml::Null => String::new(),
         // a nested mapping (processors, …) is kept as its YAML text so the

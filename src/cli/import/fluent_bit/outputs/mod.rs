@@ -182,7 +182,16 @@ pub fn translate(
                 );
             }
             request::headers(keys, &mut c);
-            request::compress(keys, &mut c);
+            if let Some(v) = keys.take("compress") {
+                if v.eq_ignore_ascii_case("gzip") {
+                    c.set("compression", "gzip");
+                } else {
+                    c.untranslated(
+                        &format!("compress {v}"),
+                        "the otlp sink compresses with gzip only (receivers need not read zstd)",
+                    );
+                }
+            }
         }
         "loki" => request::loki(keys, &mut c),
         "splunk" => {
