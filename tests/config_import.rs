@@ -548,6 +548,47 @@ fn differential_json_parser_lift_record_modifier_rewrite_tag_keep_matches_fluent
     assert!(first["ts"].is_string(), "Time_Keep: {first}");
 }
 
+#[test]
+fn differential_yaml_nested_grep_or_modify_nest_matches_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let mut text = String::new();
+    let mut expected = 0;
+    for n in 0..2500 {
+        let app = ["web", "api", "web-admin", "db"][n % 4];
+        let level = ["info", "error", "debug"][n % 3];
+        text.push_str(&format!(
+            "{{\"log\":\"{{\\\"n\\\":{n},\\\"level\\\":\\\"{level}\\\",\\\"msg\\\":\\\"m{n}\\\",\\\"secret\\\":\\\"s\\\",\\\"http_status\\\":{},\\\"http_path\\\":\\\"/p/{n}\\\",\\\"kubernetes\\\":{{\\\"labels\\\":{{\\\"app\\\":\\\"{app}\\\"}}}}}}\"}}\n",
+            200 + n % 5
+        ));
+        if app == "web" || level == "error" {
+            expected += 1;
+        }
+    }
+    // each line is {"log": "<json>"}, as a container runtime writes it,
+    // and the parser reads the field named log
+    let lines: String = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!("{}\n", v["log"].as_str().unwrap())
+        })
+        .collect();
+    std::fs::write(input.join("pods.log"), lines).unwrap();
+    let config = corpus("differential/nested-grep-or.yaml");
+    let expected = [("pods.log", expected)];
+    let sides = run_both(&bin, &config, dir.path(), &input, &expected, |_| {});
+    assert_same(&expected, &sides);
+    let first = &sides[1].files[0][0];
+    assert!(first["http"]["status"].is_u64(), "{first}");
+    assert!(
+        first.get("secret").is_none() && first.get("msg").is_none(),
+        "{first}"
+    );
+}
+
 // --- Fluent Bit's own example and test configurations
 
 const FLUENT_BIT_MIRROR: &str = "/work/.mirror/fluent+fluent-bit/repo";
