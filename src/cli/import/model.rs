@@ -330,11 +330,31 @@ fn inline_toml(v: &Value) -> String {
 /// in flow style (JSON, which YAML reads as it is).
 fn block_yaml(name: &str, keys: &[(String, Value)], indent: usize) -> String {
     let pad = " ".repeat(indent);
-    let mut out = format!("{pad}{}:\n", json_str(name));
+    let mut out = format!("{pad}{}:\n", yaml_key(name));
     for (k, v) in keys {
-        let _ = writeln!(out, "{pad}  {}: {}", json_str(k), flow_yaml(v));
+        let _ = writeln!(out, "{pad}  {}: {}", yaml_key(k), flow_yaml(v));
     }
     out
+}
+
+/// A key as YAML reads it: bare when plain letters, digits, `_`, `-` and
+/// `.` (and not a word YAML would read as something else), else quoted.
+fn yaml_key(k: &str) -> String {
+    let plain = k
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && k.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !matches!(
+            k.to_ascii_lowercase().as_str(),
+            "true" | "false" | "null" | "yes" | "no" | "on" | "off" | "y" | "n"
+        );
+    if plain {
+        k.to_string()
+    } else {
+        json_str(k)
+    }
 }
 
 fn json_str(s: &str) -> String {
@@ -353,7 +373,7 @@ fn flow_yaml(v: &Value) -> String {
         Value::Map(entries) => {
             let items: Vec<String> = entries
                 .iter()
-                .map(|(k, v)| format!("{}: {}", json_str(k), flow_yaml(v)))
+                .map(|(k, v)| format!("{}: {}", yaml_key(k), flow_yaml(v)))
                 .collect();
             format!("{{{}}}", items.join(", "))
         }
