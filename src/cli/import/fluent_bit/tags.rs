@@ -157,6 +157,36 @@ mod tests {
     }
 
     #[test]
+    fn match_regexes_route_as_fluent_bit_searches_them() {
+        for re in [
+            "^app\\..*$",
+            "error",
+            "^(app|syslog)\\.",
+            "log$",
+            "^kube\\.var\\..*\\.log$",
+            "a.*b",
+        ] {
+            let ours = from_regex(re).expect("translatable");
+            let pattern = TagPattern::new(&ours).expect("valid logferry pattern");
+            let searched = regex::Regex::new(re).expect("valid");
+            for tag in TAGS.iter().chain(&[
+                "syslog.x",
+                "my.error.log",
+                "errors",
+                "ab",
+                "a.x.b",
+                "syslogx",
+            ]) {
+                assert_eq!(
+                    pattern.matches(tag),
+                    searched.is_match(tag),
+                    "Match_Regex {re} (logferry {ours}) on tag {tag:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn regexes_of_literals_and_any() {
         assert_eq!(from_regex("^app\\..*$").as_deref(), Ok("app.*.**"));
         assert_eq!(from_regex("error").as_deref(), Ok("*.**error*.**"));
