@@ -195,6 +195,41 @@ fn a_hundred_thousand_records_in_fifty_streams_are_read_back_once_each_with_labe
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 
+/// The sink's default line (the record as JSON) under labels that are the
+/// same for a whole batch (each record read once as its line is written):
+/// every record once, its line read back as the record's fields.
+#[test]
+fn json_lines_under_labels_of_the_tag_only_are_read_back_once_each_whole() {
+    let v = VictoriaLogs::shared();
+    let run = unique_name("lokiline");
+    let extra = format!("labels = {{ run = \"{run}\", tag = \"${{tag}}\" }}\nbatch_records = 2000");
+    let mut lf = Logferry::start(&config(&format!("{}/insert", v.url()), &extra));
+    let n = 20_000;
+    post_all(lf.http_addr("web"), n, 1000, 4);
+    let rows = v.wait_rows(
+        &format!("_stream:{{run=\"{run}\"}}"),
+        n,
+        Duration::from_secs(120),
+    );
+    // VictoriaLogs reads a JSON line into fields, as text
+    for r in &rows {
+        let k: u64 = r["n"]
+            .as_str()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{r}"));
+        let want = record(k);
+        for field in ["message", "stream", "trace"] {
+            assert_eq!(r[field], want[field], "{r}");
+        }
+        assert_eq!(r["tag"], "app", "{r}");
+    }
+    let seen = numbers(&rows);
+    assert_eq!(seen.len(), n as usize, "every number arrived");
+    assert!(seen.values().all(|&c| c == 1), "each once");
+    assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
 #[test]
 fn json_pushes_with_gzip_are_read_back_too() {
     let v = VictoriaLogs::shared();

@@ -196,11 +196,12 @@ pub fn write_scalar(out: &mut Vec<u8>, v: Value<'_>) {
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
         Value::Int(i) => {
-            let _ = write!(out, "{i}");
+            if i < 0 {
+                out.push(b'-');
+            }
+            write_u64(out, i.unsigned_abs());
         }
-        Value::UInt(u) => {
-            let _ = write!(out, "{u}");
-        }
+        Value::UInt(u) => write_u64(out, u),
         Value::Float(f) => write_f64(out, f),
         Value::Float32(f) => write_f32(out, f),
         Value::Str(s) | Value::Bin(s) => write_str(out, s),
@@ -216,6 +217,22 @@ pub fn write_scalar(out: &mut Vec<u8>, v: Value<'_>) {
         }
         Value::Ext(..) | Value::Array(_) | Value::Map(_) => out.extend_from_slice(b"null"),
     }
+}
+
+/// Writes `v` in decimal: integers are in most records, and `write!`
+/// costs several times as much.
+fn write_u64(out: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Writes a float as serde_json does: the shortest text that reads back as
@@ -555,6 +572,20 @@ mod tests {
             assert!(serde_json::from_str::<serde_json::Value>(&text)
                 .unwrap()
                 .is_f64());
+        }
+    }
+
+    #[test]
+    fn integers_are_written_in_decimal_at_their_limits() {
+        for i in [0, 1, -1, 9, 10, -10, 99, 100, i64::MAX, i64::MIN] {
+            let mut out = Vec::new();
+            write_scalar(&mut out, Value::Int(i));
+            assert_eq!(out, i.to_string().as_bytes());
+        }
+        for u in [0, 7, 10, 1_000_000, u64::MAX] {
+            let mut out = Vec::new();
+            write_scalar(&mut out, Value::UInt(u));
+            assert_eq!(out, u.to_string().as_bytes());
         }
     }
 

@@ -15,7 +15,7 @@ use std::ops::Range;
 use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
 
 use super::config::{Encoding, LineFormat, LokiSettings};
-use crate::event::{Batch, EventTime, RecordRef};
+use crate::event::{read_entry_time, Batch, EventTime, RecordRef, Records};
 use crate::format::{self, json, time::TimeFormat, Template};
 use crate::protocol::msgpack::{self, Reader, Value};
 use crate::sinks::http::config::Compression;
@@ -76,14 +76,19 @@ pub struct FieldTemplate {
     template: Template,
     /// The record fields it names.
     fields: Vec<Vec<u8>>,
+    /// Whether it names anything but the tag and the host: if not, it is
+    /// the same for every record of a batch and rendered once per batch.
+    per_record: bool,
 }
 
 impl FieldTemplate {
     pub fn parse(text: &str) -> Result<FieldTemplate, String> {
         let text = braces(text)?;
+        let names = placeholders(&text);
         Ok(FieldTemplate {
             template: Template::parse(&text)?,
-            fields: placeholders(&text)
+            per_record: names.iter().any(|n| !matches!(n.as_str(), "tag" | "host")),
+            fields: names
                 .into_iter()
                 .filter(|n| !matches!(n.as_str(), "time" | "tag" | "host" | "message"))
                 .map(String::into_bytes)
@@ -172,6 +177,17 @@ pub struct Encoded {
     last_stream: Option<usize>,
 }
 
+/// Room for rendering a record's labels, kept from record to record.
+#[derive(Default)]
+struct LabelScratch {
+    /// The label pairs, `name \0 value \0`…: the stream's key.
+    key: Vec<u8>,
+    /// Which label each value in `key` is, and where it is.
+    values: Vec<(usize, Range<usize>)>,
+    /// One label's value.
+    text: Vec<u8>,
+}
+
 /// Makes entries of records, and pushes of entries.
 pub struct LokiEncoder {
     labels: Vec<(String, FieldTemplate)>,
@@ -185,6 +201,9 @@ pub struct LokiEncoder {
     host: String,
     /// For `{time}`.
     time_format: TimeFormat,
+    /// The bytes the last protobuf line's length took: the next line is
+    /// written after as many (see [`write_proto_line`]).
+    line_len_guess: usize,
     /// A protobuf push before and after snappy, kept from push to push:
     /// fresh buffers of a few MiB cost more in page faults and zeroing
     /// than the compression itself.
@@ -220,6 +239,7 @@ impl LokiEncoder {
             compression: c.compression,
             host: format::hostname(),
             time_format: TimeFormat::new(None)?,
+            line_len_guess: 1,
             scratch: RefCell::default(),
         })
     }
@@ -238,68 +258,44 @@ impl LokiEncoder {
     /// Adds an entry for every record of `batch`, the `n`th of the request.
     ///
     /// Per record this renders the labels into one key (a stream is
-    /// looked up only when the key differs from the record before's, and
-    /// its label text made only when it is new), the line and the
-    /// metadata into scratch space kept from record to record, and writes
-    /// the entry's protobuf (or JSON) straight from those bytes: nothing is
-    /// allocated per record once the scratch space has grown.
+    /// looked up only when the key differs from the record before's, its
+    /// label text made only when it is new, and all of it done once per
+    /// batch when no label depends on the record), the metadata into
+    /// scratch space kept from record to record, and writes the entry's
+    /// protobuf with its line written in place (or the line and the JSON
+    /// entry): nothing is allocated per record once the space has grown.
     pub fn batch(&mut self, n: usize, batch: &Batch, enc: &mut Encoded) -> msgpack::Result<()> {
         let tag = &batch.tag;
         enc.entries.reserve(batch.count);
+        let per_record = self.labels.iter().any(|(_, t)| t.per_record);
+        if let Records::Entries(b) = &batch.records {
+            if !per_record
+                && self.metadata.is_empty()
+                && self.removed.is_empty()
+                && self.line_format == LineFormat::Json
+                && self.encoding == Encoding::Protobuf
+            {
+                return self.batch_in_one_pass(n, tag, b, enc);
+            }
+        }
+        let mut batch_stream = None;
         let mut record = 0;
-        let mut key = Vec::new();
-        // which label each value in `key` is, and where it is
-        let mut values: Vec<(usize, Range<usize>)> = Vec::new();
+        let mut labels = LabelScratch::default();
         let mut text = Vec::new();
         let mut line = Vec::new();
         let mut meta = Vec::new();
         let mut pairs: Vec<(usize, Range<usize>)> = Vec::new();
         batch.for_each_record(|time, rec| {
-            // the labels, as a key to the stream
-            key.clear();
-            values.clear();
-            for (k, (name, t)) in self.labels.iter().enumerate() {
-                text.clear();
-                t.template
-                    .render(&mut text, tag, time, rec, &self.host, &mut self.time_format);
-                if !text.is_empty() {
-                    key.extend_from_slice(name.as_bytes());
-                    key.push(0);
-                    values.push((k, key.len()..key.len() + text.len()));
-                    key.extend_from_slice(&text);
-                    key.push(0);
-                }
-            }
-            let stream = match enc.last_stream {
-                Some(s) if enc.last_key == key => s,
-                _ => {
-                    let s = match enc.by_labels.get(&key) {
-                        Some(&s) => s,
-                        None => {
-                            let named: Vec<(&str, String)> = values
-                                .iter()
-                                .map(|(k, r)| {
-                                    let value = String::from_utf8_lossy(&key[r.clone()]);
-                                    (self.labels[*k].0.as_str(), value.into_owned())
-                                })
-                                .collect();
-                            enc.streams.push(stream_of(&named));
-                            enc.by_labels.insert(key.clone(), enc.streams.len() - 1);
-                            enc.streams.len() - 1
-                        }
-                    };
-                    enc.last_key.clear();
-                    enc.last_key.extend_from_slice(&key);
-                    enc.last_stream = Some(s);
+            let stream = match batch_stream {
+                Some(s) => s,
+                None => {
+                    let s = self.stream(enc, &mut labels, tag, time, rec);
+                    if !per_record {
+                        batch_stream = Some(s);
+                    }
                     s
                 }
             };
-            line.clear();
-            match self.line_format {
-                LineFormat::Json => write_json_without(rec, &self.removed, &mut line),
-                LineFormat::Message => format::write_message(rec, &mut line),
-            }
-            valid_utf8(&mut line, &mut text);
             meta.clear();
             pairs.clear();
             for (k, (_, t)) in self.metadata.iter().enumerate() {
@@ -316,17 +312,35 @@ impl LokiEncoder {
             let metadata = pairs
                 .iter()
                 .map(|(k, r)| (self.metadata[*k].0.as_bytes(), &meta[r.clone()]));
+            let line_format = self.line_format;
+            let removed = &self.removed;
             let (start, line) = match self.encoding {
-                // the line is kept once, inside the entry
+                // the line is written once, inside the entry
                 Encoding::Protobuf => {
                     let start = enc.buf.len();
-                    (
-                        start,
-                        write_proto_entry(&mut enc.buf, time, &line, metadata),
-                    )
+                    write_proto_timestamp(&mut enc.buf, time);
+                    let line = write_proto_line(&mut enc.buf, &mut self.line_len_guess, |out| {
+                        let at = out.len();
+                        match line_format {
+                            // JSON text is valid UTF-8 as written
+                            LineFormat::Json => write_json_without(rec, removed, out),
+                            LineFormat::Message => {
+                                format::write_message(rec, out);
+                                valid_utf8_from(out, at, &mut text);
+                            }
+                        }
+                    });
+                    write_proto_metadata(&mut enc.buf, metadata);
+                    (start, line)
                 }
                 // escaped in the entry: kept as it is before it
                 Encoding::Json => {
+                    line.clear();
+                    match line_format {
+                        LineFormat::Json => write_json_without(rec, removed, &mut line),
+                        LineFormat::Message => format::write_message(rec, &mut line),
+                    }
+                    valid_utf8(&mut line, &mut text);
                     let line_at = enc.buf.len();
                     enc.buf.extend_from_slice(&line);
                     let start = enc.buf.len();
@@ -346,20 +360,134 @@ impl LokiEncoder {
         })
     }
 
+    /// The entries of a batch whose labels are the same for every record
+    /// and whose lines are the records as JSON, with nothing else per
+    /// record: each record is read once, as its JSON is written, where
+    /// [`Batch::for_each_record`] would first read over it to find its end.
+    fn batch_in_one_pass(
+        &mut self,
+        n: usize,
+        tag: &str,
+        b: &[u8],
+        enc: &mut Encoded,
+    ) -> msgpack::Result<()> {
+        let mut r = Reader::new(b);
+        let mut stream = None;
+        let mut record = 0;
+        while !r.is_empty() {
+            let time = read_entry_time(&mut r)?;
+            let at = r.pos();
+            let stream = *stream.get_or_insert_with(|| {
+                let rec = RecordRef::Map(&b[at..]);
+                self.stream(enc, &mut LabelScratch::default(), tag, time, rec)
+            });
+            let start = enc.buf.len();
+            write_proto_timestamp(&mut enc.buf, time);
+            let mut read = Ok(());
+            let line = write_proto_line(&mut enc.buf, &mut self.line_len_guess, |out| {
+                let from = out.len();
+                if json::write_value(out, &mut r).is_err() {
+                    // as `format::write_record_json` writes a record it
+                    // cannot convert, if it can be read over
+                    out.truncate(from);
+                    r = Reader::at(b, at);
+                    read = r.skip();
+                    out.extend_from_slice(b"null");
+                }
+            });
+            read?;
+            enc.entries.push(Entry {
+                batch: n,
+                record,
+                time,
+                stream,
+                encoded: start..enc.buf.len(),
+                line,
+            });
+            record += 1;
+        }
+        Ok(())
+    }
+
+    /// The stream of a record's labels, added if it is new.
+    fn stream(
+        &mut self,
+        enc: &mut Encoded,
+        s: &mut LabelScratch,
+        tag: &str,
+        time: EventTime,
+        rec: RecordRef<'_>,
+    ) -> usize {
+        // the labels, as a key to the stream
+        s.key.clear();
+        s.values.clear();
+        for (k, (name, t)) in self.labels.iter().enumerate() {
+            s.text.clear();
+            t.template.render(
+                &mut s.text,
+                tag,
+                time,
+                rec,
+                &self.host,
+                &mut self.time_format,
+            );
+            if !s.text.is_empty() {
+                s.key.extend_from_slice(name.as_bytes());
+                s.key.push(0);
+                s.values.push((k, s.key.len()..s.key.len() + s.text.len()));
+                s.key.extend_from_slice(&s.text);
+                s.key.push(0);
+            }
+        }
+        let key = &s.key;
+        if let Some(s) = enc.last_stream.filter(|_| enc.last_key == *key) {
+            return s;
+        }
+        let stream = match enc.by_labels.get(key) {
+            Some(&s) => s,
+            None => {
+                let named: Vec<(&str, String)> = s
+                    .values
+                    .iter()
+                    .map(|(k, r)| {
+                        let value = String::from_utf8_lossy(&key[r.clone()]);
+                        (self.labels[*k].0.as_str(), value.into_owned())
+                    })
+                    .collect();
+                enc.streams.push(stream_of(&named));
+                enc.by_labels.insert(key.clone(), enc.streams.len() - 1);
+                enc.streams.len() - 1
+            }
+        };
+        enc.last_key.clear();
+        enc.last_key.extend_from_slice(key);
+        enc.last_stream = Some(stream);
+        stream
+    }
+
     /// The body of a push of `group` (indices into `enc.entries`),
     /// compressed as the encoding asks.
     pub fn body(&self, enc: &Encoded, group: &[usize]) -> Vec<u8> {
-        let mut order = group.to_vec();
-        let key = |&i: &usize| {
-            let e = &enc.entries[i];
-            (e.stream, e.time.secs, e.time.nanos)
-        };
-        // stable: entries of one time keep the order they came in; a
-        // group already in order (one stream's records in time order, the
-        // usual case) is only looked over
-        if !order.is_sorted_by_key(key) {
-            order.sort_by_key(key);
+        // stream, time and place in the group in one number: sorted as
+        // numbers, entries of one stream and time keep the order they came
+        // in; a group already in order (one stream's records in time order,
+        // the usual case) is only looked over. A push holds far fewer
+        // than 2^32 entries and streams.
+        let mut keys: Vec<u128> = group
+            .iter()
+            .enumerate()
+            .map(|(at, &i)| {
+                let e = &enc.entries[i];
+                (e.stream as u128) << 96
+                    | u128::from(e.time.secs) << 64
+                    | u128::from(e.time.nanos) << 32
+                    | at as u128
+            })
+            .collect();
+        if !keys.is_sorted() {
+            keys.sort_unstable();
         }
+        let order: Vec<usize> = keys.iter().map(|&k| group[k as u32 as usize]).collect();
         let runs = order.chunk_by(|&a, &b| enc.entries[a].stream == enc.entries[b].stream);
         let size: usize = order.iter().map(|&i| enc.entries[i].encoded.len()).sum();
         match self.encoding {
@@ -488,33 +616,45 @@ fn write_json_entry<'a>(
 /// One `EntryAdapter` as prost writes it (proto3: a field at its default,
 /// 0 or empty, is left out; the timestamp message is always there); where
 /// in `out` its line is.
+#[cfg(test)]
 pub(super) fn write_proto_entry<'a>(
     out: &mut Vec<u8>,
     time: EventTime,
     line: &[u8],
     metadata: impl Iterator<Item = (&'a [u8], &'a [u8])>,
 ) -> Range<usize> {
-    fn varint_field_len(v: u64) -> usize {
-        if v == 0 {
-            0
-        } else {
-            1 + encoded_len_varint(v)
-        }
+    write_proto_timestamp(out, time);
+    let at = write_proto_line(out, &mut 1, |out| out.extend_from_slice(line));
+    write_proto_metadata(out, metadata);
+    at
+}
+
+fn varint_field_len(v: u64) -> usize {
+    if v == 0 {
+        0
+    } else {
+        1 + encoded_len_varint(v)
     }
-    fn bytes_field_len(b: &[u8]) -> usize {
-        if b.is_empty() {
-            0
-        } else {
-            1 + encoded_len_varint(b.len() as u64) + b.len()
-        }
+}
+
+fn bytes_field_len(b: &[u8]) -> usize {
+    if b.is_empty() {
+        0
+    } else {
+        1 + encoded_len_varint(b.len() as u64) + b.len()
     }
-    fn bytes_field(tag: u32, b: &[u8], out: &mut Vec<u8>) {
-        if !b.is_empty() {
-            encode_key(tag, WireType::LengthDelimited, out);
-            encode_varint(b.len() as u64, out);
-            out.extend_from_slice(b);
-        }
+}
+
+fn bytes_field(tag: u32, b: &[u8], out: &mut Vec<u8>) {
+    if !b.is_empty() {
+        encode_key(tag, WireType::LengthDelimited, out);
+        encode_varint(b.len() as u64, out);
+        out.extend_from_slice(b);
     }
+}
+
+/// An `EntryAdapter`'s timestamp field.
+fn write_proto_timestamp(out: &mut Vec<u8>, time: EventTime) {
     let secs = i64::from(time.secs) as u64;
     // a nanosecond field past 999,999,999 is not a valid Timestamp
     let nanos = i64::from(time.nanos.min(999_999_999) as i32) as u64;
@@ -529,15 +669,54 @@ pub(super) fn write_proto_entry<'a>(
             encode_varint(v, out);
         }
     }
-    bytes_field(2, line, out);
-    let line_at = out.len() - line.len()..out.len();
+}
+
+/// An `EntryAdapter`'s line field, the line written by `write` straight
+/// into `out` after room for its length: `guess` bytes, as many as the
+/// line before's length took (lines of a source are alike), so the line
+/// is moved only when its length needs another number of bytes. Where in
+/// `out` the line is.
+pub(super) fn write_proto_line(
+    out: &mut Vec<u8>,
+    guess: &mut usize,
+    write: impl FnOnce(&mut Vec<u8>),
+) -> Range<usize> {
+    let key_at = out.len();
+    encode_key(2, WireType::LengthDelimited, out);
+    let len_at = out.len();
+    out.resize(len_at + *guess, 0);
+    let line_at = out.len();
+    write(out);
+    let n = out.len() - line_at;
+    if n == 0 {
+        // proto3 leaves an empty string out
+        out.truncate(key_at);
+        return key_at..key_at;
+    }
+    let need = encoded_len_varint(n as u64);
+    if need > *guess {
+        out.resize(out.len() + need - *guess, 0);
+        out.copy_within(line_at..line_at + n, len_at + need);
+    } else if need < *guess {
+        out.copy_within(line_at..line_at + n, len_at + need);
+        out.truncate(len_at + need + n);
+    }
+    *guess = need;
+    encode_varint(n as u64, &mut &mut out[len_at..len_at + need]);
+    len_at + need..len_at + need + n
+}
+
+/// An `EntryAdapter`'s structured metadata.
+fn write_proto_metadata<'a>(
+    out: &mut Vec<u8>,
+    metadata: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) {
     for (name, value) in metadata {
         encode_key(3, WireType::LengthDelimited, out);
         encode_varint((bytes_field_len(name) + bytes_field_len(value)) as u64, out);
         bytes_field(1, name, out);
         bytes_field(2, value, out);
     }
-    line_at
 }
 
 /// Makes `buf` valid UTF-8, as a protobuf `string` must be: an invalid

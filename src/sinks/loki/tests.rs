@@ -239,3 +239,85 @@ fn records_of_several_streams_in_turn_each_find_their_own() {
     let got: Vec<usize> = e.entries.iter().map(|x| x.stream).collect();
     assert_eq!(got, [0, 1, 0, 2, 0, 1, 0, 2, 0, 0, 1]);
 }
+
+#[test]
+fn lines_written_in_place_are_as_prost_writes_them_whatever_the_length_before() {
+    let mut guess = 1;
+    // lengths whose length takes 1, 2 and 3 bytes, up and down
+    for n in [0, 5, 127, 128, 16_383, 16_384, 200, 1, 70_000, 0, 3] {
+        let line = "x".repeat(n);
+        let mut mine = b"before".to_vec();
+        let at = super::encode::write_proto_line(&mut mine, &mut guess, |out| {
+            out.extend_from_slice(line.as_bytes())
+        });
+        assert_eq!(&mine[at], line.as_bytes(), "where the line is");
+        let theirs = EntryAdapter {
+            timestamp: None,
+            line,
+            structured_metadata: Vec::new(),
+        }
+        .encode_to_vec();
+        assert_eq!(&mine[b"before".len()..], theirs, "a line of {n} bytes");
+    }
+}
+
+#[test]
+fn records_read_in_one_pass_are_the_lines_the_record_by_record_path_writes() {
+    let recs: Vec<(u32, serde_json::Value)> = (0..300u32)
+        .map(|i| {
+            let text = "é\"\\\n".repeat(i as usize % 50);
+            (
+                1000 - i % 7,
+                serde_json::json!({"message": text, "n": i, "neg": -(i as i64), "f": 1.5, "in": {"a": [1, null, true]}}),
+            )
+        })
+        .collect();
+    let b = batch(&recs);
+    // labels of the tag only: one pass; a label of a field: record by record
+    let pushes: Vec<PushRequest> = [
+        "labels = { job = \"${tag}\" }",
+        "labels = { job = \"{job}\" }",
+    ]
+    .iter()
+    .map(|labels| {
+        let mut enc = encoder(labels);
+        let mut e = Encoded::default();
+        enc.batch(0, &b, &mut e).unwrap();
+        assert_eq!(e.entries.len(), recs.len());
+        let all: Vec<usize> = (0..e.entries.len()).collect();
+        let raw = snap::raw::Decoder::new()
+            .decompress_vec(&enc.body(&e, &all))
+            .unwrap();
+        PushRequest::decode(raw.as_slice()).unwrap()
+    })
+    .collect();
+    let lines = |p: &PushRequest| -> Vec<(i64, String)> {
+        p.streams[0]
+            .entries
+            .iter()
+            .map(|e| (e.timestamp.as_ref().unwrap().seconds, e.line.clone()))
+            .collect()
+    };
+    assert_eq!(pushes[0].streams[0].labels, "{job=\"app.web\"}");
+    assert_eq!(lines(&pushes[0]), lines(&pushes[1]));
+    let mut expected: Vec<(i64, serde_json::Value)> = recs
+        .iter()
+        .map(|(t, r)| (i64::from(*t), r.clone()))
+        .collect();
+    expected.sort_by_key(|(t, _)| *t);
+    let got: Vec<(i64, serde_json::Value)> = lines(&pushes[0])
+        .into_iter()
+        .map(|(t, l)| (t, serde_json::from_str(&l).unwrap()))
+        .collect();
+    assert_eq!(got, expected);
+    // a batch cut short is refused whole
+    let Records::Entries(bytes) = &b.records else {
+        unreachable!()
+    };
+    let cut = Batch::new(
+        "app".into(),
+        Records::Entries(bytes.slice(..bytes.len() - 3)),
+        recs.len(),
+    );
+    assert!(encoder("").batch(0, &cut, &mut Encoded::default()).is_err());
+}
