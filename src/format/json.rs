@@ -232,7 +232,11 @@ fn write_u64(out: &mut Vec<u8>, mut v: u64) {
             break;
         }
     }
-    out.extend_from_slice(&digits[at..]);
+    // a call to copy a few bytes costs more than pushing them
+    out.reserve(digits.len() - at);
+    for &d in &digits[at..] {
+        out.push(d);
+    }
 }
 
 /// Writes a float as serde_json does: the shortest text that reads back as

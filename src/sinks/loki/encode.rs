@@ -177,6 +177,18 @@ pub struct Encoded {
     last_stream: Option<usize>,
 }
 
+impl Encoded {
+    /// Empty, its room kept.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.entries.clear();
+        self.streams.clear();
+        self.by_labels.clear();
+        self.last_key.clear();
+        self.last_stream = None;
+    }
+}
+
 /// Room for rendering a record's labels, kept from record to record.
 #[derive(Default)]
 struct LabelScratch {
@@ -484,8 +496,11 @@ impl LokiEncoder {
                     | at as u128
             })
             .collect();
+        // a merge sort (the keys are unique: stable or not, one order),
+        // which takes the runs already in order whole: records of one
+        // source come in time order, starting over now and then
         if !keys.is_sorted() {
-            keys.sort_unstable();
+            keys.sort();
         }
         let order: Vec<usize> = keys.iter().map(|&k| group[k as u32 as usize]).collect();
         let runs = order.chunk_by(|&a, &b| enc.entries[a].stream == enc.entries[b].stream);

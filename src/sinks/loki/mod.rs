@@ -60,6 +60,10 @@ pub struct LokiSink {
     /// Split pushes, rate-limited: a stream of refused entries would
     /// otherwise log every half.
     split_log: RateLimitedLog,
+    /// The room of requests done (up to one per request in flight), for
+    /// the next ones: fresh room of a few MiB per request costs more in
+    /// page faults than writing the entries.
+    spare: RefCell<Vec<Encoded>>,
 }
 
 struct Metrics {
@@ -161,6 +165,7 @@ impl LokiSink {
             settler,
             metrics: Metrics::new(registry, name),
             split_log: RateLimitedLog::new(WARN_INTERVAL),
+            spare: RefCell::default(),
         })
     }
 
@@ -177,11 +182,13 @@ impl LokiSink {
         let bytes: usize = batches.iter().map(|d| d.batch().byte_len()).sum();
         let mut p = Pending {
             batches: Vec::with_capacity(batches.len()),
-            enc: Encoded::default(),
+            enc: self.spare.borrow_mut().pop().unwrap_or_default(),
             todo: VecDeque::new(),
             aside: Vec::new(),
         };
+        let records: usize = batches.iter().map(|d| d.batch().count).sum();
         p.enc.buf.reserve(bytes * 2);
+        p.enc.entries.reserve(records);
         for d in batches {
             let (mark, entries) = (p.enc.buf.len(), p.enc.entries.len());
             match encoder.batch(p.batches.len(), d.batch(), &mut p.enc) {
@@ -327,6 +334,11 @@ impl Deliver for LokiSink {
             tokio::time::sleep(wait).await;
         }
         self.settle_done(&mut p);
+        let mut spare = self.spare.borrow_mut();
+        if spare.len() < self.gathering.concurrency {
+            p.enc.clear();
+            spare.push(p.enc);
+        }
     }
 
     fn name(&self) -> &str {

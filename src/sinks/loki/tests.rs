@@ -238,6 +238,12 @@ fn records_of_several_streams_in_turn_each_find_their_own() {
     assert_eq!(e.streams.len(), 3);
     let got: Vec<usize> = e.entries.iter().map(|x| x.stream).collect();
     assert_eq!(got, [0, 1, 0, 2, 0, 1, 0, 2, 0, 0, 1]);
+    // the room kept for the next request holds nothing of this one
+    e.clear();
+    enc.batch(0, &batch(&recs[1..3]), &mut e).unwrap();
+    let got: Vec<usize> = e.entries.iter().map(|x| x.stream).collect();
+    assert_eq!((e.streams.len(), got), (2, vec![0, 1]));
+    assert_eq!(e.streams[0].text, "{level=\"b\"}");
 }
 
 #[test]
