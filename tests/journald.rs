@@ -419,9 +419,6 @@ fn a_stop_while_a_read_waits_for_memory_loses_nothing() {
     // an HTTP source fills the memory budget with records for a sink that
     // never delivers; the journal's first read then waits for memory when
     // the stop comes
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
     let squeezed = format!(
         r#"
 [limits]
@@ -443,16 +440,8 @@ type = "file"
 match = "journal"
 path = "{out}"
 format = "json"
-
-[sinks.dead]
-type = "forward"
-match = "flood"
-servers = [{{ address = "127.0.0.1:{port}" }}]
-reconnect_min = "50ms"
-reconnect_max = "100ms"
-drain_timeout = "1s"
-buffer = {{ max_bytes = "64MiB" }}
-"#,
+{dead}"#,
+        dead = common::dead_forward_sink("dead", "flood", "buffer = { max_bytes = \"64MiB\" }"),
         journal = journal.display(),
         state = state.display(),
         out = out.display(),
@@ -527,9 +516,6 @@ fn a_stop_while_the_sink_is_down_and_the_memory_budget_full_loses_nothing() {
     // a forward server that never answers, a one-batch queue and a memory
     // budget far below the journal: the source stops with reads waiting
     // for memory, for queue room and for verdicts that never come
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
     let down = format!(
         r#"
 [limits]
@@ -540,16 +526,8 @@ type = "journald"
 directory = "{journal}"
 checkpoint_dir = "{state}"
 checkpoint_interval = "100ms"
-
-[sinks.out]
-type = "forward"
-match = "**"
-servers = [{{ address = "127.0.0.1:{port}" }}]
-reconnect_min = "50ms"
-reconnect_max = "100ms"
-drain_timeout = "1s"
-buffer = {{ max_bytes = "64KiB" }}
-"#,
+{dead}"#,
+        dead = common::dead_forward_sink("out", "**", "buffer = { max_bytes = \"64KiB\" }"),
         journal = journal.display(),
         state = state.display(),
     );

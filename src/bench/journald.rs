@@ -21,8 +21,6 @@ use std::time::{Duration, Instant};
 use super::filters::LineCount;
 use super::process::Proc;
 use super::report::{RunArgs, WorkDir};
-use super::scenario::peers;
-use super::scenario::template::Target;
 use super::sinks::System;
 use super::udp_syslog::loadavg_text;
 
@@ -80,15 +78,7 @@ pub fn run(a: JournaldArgs) -> Result<(), String> {
         ));
     }
     let dir = WorkDir::new(a.run.dir.clone())?;
-    let peer = if a.no_peer {
-        None
-    } else {
-        Some(peers::program(Target::FluentBit, a.peer_bin.as_deref())?)
-    };
-    let mut systems = vec![System::Logferry];
-    if peer.is_some() {
-        systems.push(System::FluentBit);
-    }
+    let (systems, peer) = System::measured(a.no_peer, a.peer_bin.as_deref())?;
     println!(
         "journald: {} entries/s for {} s into system.journal (systemd-journal-remote), {} fields an entry → journald source → file, JSON lines (Fluent Bit: systemd input → file, Format plain); defaults; CPU over the steady window from {} s; {} runs; load average at the start: {}",
         a.rate,
@@ -168,7 +158,7 @@ fn measure(
     std::fs::create_dir_all(&journal).map_err(|e| format!("{}: {e}", journal.display()))?;
     let out = root.join("out.log");
     let mut p = start(root, system, peer, &journal, &out)?;
-    pause(&mut p, STARTUP)?;
+    p.pause(STARTUP)?;
     let mut writer = Command::new(&a.journal_remote)
         .arg("-o")
         .arg(journal.join("system.journal"))
@@ -244,18 +234,6 @@ fn measure(
         peak_rss,
         load,
     })
-}
-
-/// Waits `d`, failing if the reader exits meanwhile.
-fn pause(p: &mut Proc, d: Duration) -> Result<(), String> {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        if let Some(status) = p.exited() {
-            return Err(format!("the reader exited ({status})"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Ok(())
 }
 
 fn start(

@@ -109,6 +109,18 @@ impl Proc {
     pub fn exited(&mut self) -> Option<String> {
         self.child.try_wait().ok().flatten().map(|s| s.to_string())
     }
+
+    /// Waits `d`, failing if the process exits meanwhile.
+    pub fn pause(&mut self, d: Duration) -> Result<(), String> {
+        let end = Instant::now() + d;
+        while Instant::now() < end {
+            if let Some(status) = self.exited() {
+                return Err(format!("the measured process exited ({status})"));
+            }
+            std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
+        }
+        Ok(())
+    }
 }
 
 impl Proc {

@@ -407,6 +407,19 @@ impl System {
         }
     }
 
+    /// The systems a bench measures: logferry, and Fluent Bit unless
+    /// `no_peer`, with Fluent Bit's program.
+    pub(super) fn measured(
+        no_peer: bool,
+        peer_bin: Option<&Path>,
+    ) -> Result<(Vec<System>, Option<PathBuf>), String> {
+        if no_peer {
+            return Ok((vec![System::Logferry], None));
+        }
+        let peer = peers::program(Target::FluentBit, peer_bin)?;
+        Ok((vec![System::Logferry, System::FluentBit], Some(peer)))
+    }
+
     fn slug(self) -> &'static str {
         match self {
             System::Logferry => "logferry",

@@ -24,8 +24,6 @@ use std::time::{Duration, Instant};
 use super::filters::LineCount;
 use super::process::{metric, Proc};
 use super::report::{RunArgs, WorkDir};
-use super::scenario::peers;
-use super::scenario::template::Target;
 use super::sinks::System;
 
 #[derive(Debug, clap::Args)]
@@ -88,15 +86,7 @@ pub fn run(a: UdpSyslogArgs) -> Result<(), String> {
         return Err("rates, seconds and runs must be positive".into());
     }
     let dir = WorkDir::new(a.run.dir.clone())?;
-    let peer = if a.no_peer {
-        None
-    } else {
-        Some(peers::program(Target::FluentBit, a.peer_bin.as_deref())?)
-    };
-    let mut systems = vec![System::Logferry];
-    if peer.is_some() {
-        systems.push(System::FluentBit);
-    }
+    let (systems, peer) = System::measured(a.no_peer, a.peer_bin.as_deref())?;
     println!(
         "RFC 5424 over UDP ({MSG_BYTES} B MSG parts, numbered) at {:?} messages/s for {} s → udp source, parser = \"syslog\" → file (Fluent Bit: syslog input, Mode udp, Parser syslog-rfc5424 → file); default receive buffers; {} runs per rate; load average at the start: {}",
         a.rates, a.seconds, a.run.runs, loadavg_text()

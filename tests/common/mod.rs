@@ -669,9 +669,6 @@ path = "{{dir}}/unified.log"
 /// `match = "out"` goes to a forward server that never answers: nothing
 /// is ever accepted there.
 pub fn unreachable_sink(request_timeout: &str, extra_source: &str, extra_sink: &str) -> String {
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = dead.local_addr().unwrap().port();
-    drop(dead);
     format!(
         r#"
 [sources.in]
@@ -679,15 +676,28 @@ type = "http"
 address = "127.0.0.1:0"
 request_timeout = "{request_timeout}"
 {extra_source}
+{}"#,
+        dead_forward_sink("out", "**", extra_sink)
+    )
+}
 
-[sinks.out]
+/// `[sinks.NAME]`, a forward sink of the records `pattern` matches to a
+/// port nobody listens on (it retries quickly, gives up 1 s into a stop),
+/// with `extra` keys.
+pub fn dead_forward_sink(name: &str, pattern: &str, extra: &str) -> String {
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = dead.local_addr().unwrap().port();
+    drop(dead);
+    format!(
+        r#"
+[sinks.{name}]
 type = "forward"
-match = "**"
+match = "{pattern}"
 servers = [{{ address = "127.0.0.1:{port}" }}]
 reconnect_min = "50ms"
 reconnect_max = "100ms"
 drain_timeout = "1s"
-{extra_sink}
+{extra}
 "#
     )
 }

@@ -283,13 +283,13 @@ fn measure(
     let per_pod = u64::from(a.rate_per_pod) * a.seconds;
     let receiver = Receiver::start(containers.len(), per_pod)?;
     let mut p = agents::start(agent, dir, node, &kubelet, receiver.addr)?;
-    pause(&mut p, STARTUP)?;
+    p.pause(STARTUP)?;
     let progress = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (written, window, window_lines, cpu) = std::thread::scope(|s| {
         let writer = s.spawn(|| kubelet.write(a.rate_per_pod, a.seconds, &progress, &stop));
         let steady = (|| {
-            pause(&mut p, warmup(a.seconds))?;
+            p.pause(warmup(a.seconds))?;
             let before = p.sample()?;
             let (t0, lines0) = (Instant::now(), progress.load(Ordering::Relaxed));
             while !writer.is_finished() {
@@ -342,18 +342,6 @@ fn measure(
         peak_rss,
         counts: receiver.counts(),
     })
-}
-
-/// Waits `d`, failing if the agent exits meanwhile.
-fn pause(p: &mut Proc, d: Duration) -> Result<(), String> {
-    let end = Instant::now() + d;
-    while Instant::now() < end {
-        if let Some(status) = p.exited() {
-            return Err(format!("the agent exited ({status})"));
-        }
-        std::thread::sleep(Duration::from_millis(20).min(end - Instant::now()));
-    }
-    Ok(())
 }
 
 /// Waits until every line written has arrived, or nothing more arrived
