@@ -124,7 +124,7 @@ impl Progress {
             self.rewind = Some((at.clone(), self.generation));
             return Settled::Rewind(at);
         }
-        let Some(f) = self.in_flight.iter_mut().find(|f| f.seq == seq) else {
+        let Some(f) = self.get_mut(seq) else {
             return Settled::Waiting;
         };
         f.remaining = f.remaining.saturating_sub(1);
@@ -152,6 +152,15 @@ impl Progress {
         self.rewind.take()
     }
 
+    /// Read `seq`, found by its place: the reads in flight have
+    /// consecutive numbers (handed out in order, taken off the front, all
+    /// dropped at a rewind).
+    fn get_mut(&mut self, seq: u64) -> Option<&mut InFlight> {
+        let front = self.in_flight.front()?.seq;
+        let at = usize::try_from(seq.checked_sub(front)?).ok()?;
+        self.in_flight.get_mut(at).filter(|f| f.seq == seq)
+    }
+
     /// Whether a rewind waits for the reader.
     pub fn has_rewind(&self) -> bool {
         self.rewind.is_some()
@@ -160,7 +169,7 @@ impl Progress {
     /// Read `seq` was not handed over whole: it is read again after a
     /// restart.
     pub fn abandon(&mut self, seq: u64) {
-        if let Some(f) = self.in_flight.iter_mut().find(|f| f.seq == seq) {
+        if let Some(f) = self.get_mut(seq) {
             f.abandoned = true;
         }
     }
