@@ -8,24 +8,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::process::Command;
 
+use common::import::*;
 use common::*;
 
 fn corpus(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/import/fluent-bit")
         .join(rel)
-}
-
-fn import(args: &[&str], file: &Path) -> Output {
-    Command::new(BIN)
-        .args(["config", "import"])
-        .args(args)
-        .arg(file)
-        .output()
-        .expect("run logferry config import")
 }
 
 /// Environment the corpus refers to: free ports and directories in `dir`.
@@ -69,15 +60,6 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
     env
 }
 
-fn validate(config: &Path, env: &[(String, String)]) -> Output {
-    Command::new(BIN)
-        .args(["validate", "--config"])
-        .arg(config)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .output()
-        .expect("run logferry validate")
-}
-
 const CORPUS: &[&str] = &[
     "fluent-bit.conf",
     "kubernetes.conf",
@@ -90,40 +72,10 @@ fn every_corpus_configuration_imports_and_validates_as_toml_and_yaml() {
     let dir = tempfile::tempdir().unwrap();
     let env = corpus_env(dir.path());
     for file in CORPUS {
-        for (flag, ext) in [(None, "toml"), (Some("--yaml"), "yaml")] {
-            let out = import(flag.as_slice(), &corpus(file));
-            assert!(
-                out.status.success(),
-                "{file}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let summary = String::from_utf8_lossy(&out.stderr);
-            assert!(summary.contains("components translated"), "{summary}");
-            let path = dir.path().join(format!("{}.{ext}", file.replace('/', "_")));
-            std::fs::write(&path, &out.stdout).unwrap();
-            let v = validate(&path, &env);
-            assert!(
-                v.status.success(),
-                "{file} as {ext} does not validate:\n{}\n{}",
-                String::from_utf8_lossy(&v.stderr),
-                String::from_utf8_lossy(&out.stdout)
-            );
+        for yaml in [false, true] {
+            import_and_validate(&corpus(file), yaml, dir.path(), &env);
         }
     }
-}
-
-/// The lines of `text` from the comment block above `header` to it.
-fn block_above<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
-    let lines: Vec<&str> = text.lines().collect();
-    let at = lines
-        .iter()
-        .position(|l| l.trim() == header)
-        .unwrap_or_else(|| panic!("no {header} in\n{text}"));
-    let start = lines[..at]
-        .iter()
-        .rposition(|l| !l.trim_start().starts_with('#'))
-        .map_or(0, |i| i + 1);
-    lines[start..at].to_vec()
 }
 
 #[test]
@@ -263,94 +215,12 @@ fn an_input_no_output_matches_goes_to_a_null_sink_and_validates() {
 
 // --- differential: Fluent Bit and the imported logferry on the same input
 
-/// A record's text with its keys in sorted order at every level, so two
-/// sides that write fields in different orders sort alike.
-fn canonical(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Object(m) => {
-            let mut fields: Vec<(&String, String)> =
-                m.iter().map(|(k, v)| (k, canonical(v))).collect();
-            fields.sort();
-            let inner: Vec<String> = fields.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
-            format!("{{{}}}", inner.join(","))
-        }
-        serde_json::Value::Array(items) => {
-            format!(
-                "[{}]",
-                items.iter().map(canonical).collect::<Vec<_>>().join(",")
-            )
-        }
-        other => other.to_string(),
-    }
-}
-
-/// JSON lines of `path`, as values, sorted by their text (order across the
-/// two runs is not compared: the records are).
-fn records(path: &Path) -> Vec<serde_json::Value> {
-    let mut v: Vec<serde_json::Value> = read_lines(path)
-        .iter()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
-        .collect();
-    v.sort_by_key(canonical);
-    v
-}
-
-/// Runs Fluent Bit on `config` until `outputs` hold `expected` lines.
-fn run_fluent_bit(
-    bin: &Path,
-    config: &Path,
-    env: &[(String, String)],
-    outputs: &[(PathBuf, usize)],
-) {
-    let mut child = Command::new(bin)
-        .arg("-c")
-        .arg(config)
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start fluent-bit");
-    for (path, n) in outputs {
-        wait_for_lines(path, *n, Duration::from_secs(60));
-    }
-    // what Fluent Bit flushes late would show as extra lines
-    std::thread::sleep(Duration::from_secs(2));
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
-/// Imports `config`, runs logferry on it until `outputs` hold `expected` lines.
-fn run_imported(config: &Path, env: &[(String, String)], outputs: &[(PathBuf, usize)]) -> String {
-    let out = import(&[], config);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    let mut lf = Logferry::start_with_env(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    for (path, n) in outputs {
-        wait_for_lines(path, *n, Duration::from_secs(60));
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    assert!(lf.stop().success(), "{}", lf.log_text());
-    text
-}
-
-/// Every record of `ours` equals the one of `theirs`, field by field.
-fn assert_same_records(
-    what: &str,
-    theirs: &[serde_json::Value],
-    ours: &[serde_json::Value],
-    config: &str,
-) {
-    assert_eq!(
-        theirs.len(),
-        ours.len(),
-        "{what}: record counts differ; imported:\n{config}"
-    );
-    for (t, o) in theirs.iter().zip(ours) {
-        assert_eq!(t, o, "{what}: records differ; imported:\n{config}");
+/// Fluent Bit `bin` as the peer of [`run_both`].
+fn fluent_bit_on(bin: &Path) -> impl Fn(&Path, &[(String, String)], &[(PathBuf, usize)]) + '_ {
+    move |config, env, outputs| {
+        let mut command = Command::new(bin);
+        command.arg("-c").arg(config);
+        run_peer(command, env, outputs)
     }
 }
 
@@ -364,63 +234,6 @@ fn fluent_bit() -> Option<PathBuf> {
         Some(p.join("bin/fluent-bit"))
     } else {
         Some(p)
-    }
-}
-
-/// What one side of a differential run wrote: the records of each output
-/// file, sorted; and the imported configuration (logferry's side).
-struct Written {
-    files: Vec<Vec<serde_json::Value>>,
-    config: String,
-}
-
-/// Runs Fluent Bit on `config`, then logferry on its import, over the
-/// input files in `input`, until the `expected` files (name, records) are
-/// written; Fluent Bit's records are passed through `normalise`.
-fn run_both(
-    bin: &Path,
-    config: &Path,
-    dir: &Path,
-    input: &Path,
-    expected: &[(&str, usize)],
-    normalise: impl Fn(&mut serde_json::Value),
-) -> [Written; 2] {
-    ["fluent-bit", "logferry"].map(|who| {
-        let out_dir = dir.join(who);
-        std::fs::create_dir_all(&out_dir).unwrap();
-        let env = vec![
-            ("IN_DIR".to_string(), input.display().to_string()),
-            ("OUT_DIR".to_string(), out_dir.display().to_string()),
-        ];
-        let outputs: Vec<(PathBuf, usize)> = expected
-            .iter()
-            .map(|(f, n)| (out_dir.join(f), *n))
-            .collect();
-        let config = if who == "fluent-bit" {
-            run_fluent_bit(bin, config, &env, &outputs);
-            String::new()
-        } else {
-            run_imported(config, &env, &outputs)
-        };
-        let mut files: Vec<Vec<serde_json::Value>> =
-            outputs.iter().map(|(p, _)| records(p)).collect();
-        if who == "fluent-bit" {
-            for f in files.iter_mut() {
-                f.iter_mut().for_each(&normalise);
-                f.sort_by_key(canonical);
-            }
-        }
-        Written { files, config }
-    })
-}
-
-/// Both sides wrote the expected number of records to every file, and the
-/// same records, field by field.
-fn assert_same(expected: &[(&str, usize)], sides: &[Written; 2]) {
-    let [theirs, ours] = sides;
-    for (i, (file, n)) in expected.iter().enumerate() {
-        assert_eq!(theirs.files[i].len(), *n, "Fluent Bit's {file}");
-        assert_same_records(file, &theirs.files[i], &ours.files[i], &ours.config);
     }
 }
 
@@ -447,7 +260,14 @@ fn differential_tail_grep_parser_modify_to_file_matches_fluent_bit() {
     std::fs::write(input.join("app.log"), text).unwrap();
     let config = corpus("differential/parse-grep-modify.conf");
     let expected = [("out.log", expected)];
-    let sides = run_both(&bin, &config, dir.path(), &input, &expected, |_| {});
+    let sides = run_both(
+        fluent_bit_on(&bin),
+        &config,
+        dir.path(),
+        &input,
+        &expected,
+        |_| {},
+    );
     assert_same(&expected, &sides);
     let first = &sides[1].files[0][0];
     assert!(
@@ -489,11 +309,18 @@ fn differential_yaml_multiline_rewrite_tag_grep_matches_fluent_bit() {
     let expected = [("app.log", app), ("errors.log", errors)];
     // Fluent Bit's multiline parser keeps each record's last line end;
     // logferry's does not (docs/migrating.md, "Multiline")
-    let sides = run_both(&bin, &config, dir.path(), &input, &expected, |r| {
-        if let Some(log) = r["log"].as_str().and_then(|l| l.strip_suffix('\n')) {
-            r["log"] = serde_json::Value::String(log.to_string());
-        }
-    });
+    let sides = run_both(
+        fluent_bit_on(&bin),
+        &config,
+        dir.path(),
+        &input,
+        &expected,
+        |r| {
+            if let Some(log) = r["log"].as_str().and_then(|l| l.strip_suffix('\n')) {
+                r["log"] = serde_json::Value::String(log.to_string());
+            }
+        },
+    );
     assert_same(&expected, &sides);
     let joined = sides[1].files[0]
         .iter()
@@ -537,7 +364,14 @@ fn differential_json_parser_lift_record_modifier_rewrite_tag_keep_matches_fluent
     // KEEP true: every record stays under its tag, the errors also go on
     // under errors.events
     let expected = [("app.log", total), ("errors.log", errors)];
-    let sides = run_both(&bin, &config, dir.path(), &input, &expected, |_| {});
+    let sides = run_both(
+        fluent_bit_on(&bin),
+        &config,
+        dir.path(),
+        &input,
+        &expected,
+        |_| {},
+    );
     assert_same(&expected, &sides);
     let first = &sides[1].files[0][0];
     assert!(
@@ -579,7 +413,14 @@ fn differential_yaml_nested_grep_or_modify_nest_matches_fluent_bit() {
     std::fs::write(input.join("pods.log"), lines).unwrap();
     let config = corpus("differential/nested-grep-or.yaml");
     let expected = [("pods.log", expected)];
-    let sides = run_both(&bin, &config, dir.path(), &input, &expected, |_| {});
+    let sides = run_both(
+        fluent_bit_on(&bin),
+        &config,
+        dir.path(),
+        &input,
+        &expected,
+        |_| {},
+    );
     assert_same(&expected, &sides);
     let first = &sides[1].files[0][0];
     assert!(first["http"]["status"].is_u64(), "{first}");
@@ -591,96 +432,18 @@ fn differential_yaml_nested_grep_or_modify_nest_matches_fluent_bit() {
 
 // --- Fluent Bit's own example and test configurations
 
-const FLUENT_BIT_MIRROR: &str = "/work/.mirror/fluent+fluent-bit/repo";
-
-/// Runs git on the Fluent Bit mirror.
-fn mirror_git(args: &[&str]) -> Vec<u8> {
-    let out = Command::new("git")
-        .arg("--git-dir")
-        .arg(FLUENT_BIT_MIRROR)
-        .args(args)
-        .output()
-        .expect("run git");
-    out.stdout
-}
-
-/// Copies the mirror's files `names` (paths in the repository) under
-/// `dir`, keeping their paths, so their @INCLUDE and Parsers_File find
-/// each other; nothing is copied into this repository.
-fn from_mirror(names: &[String], dir: &Path) {
-    for f in names {
-        let path = dir.join(f);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, mirror_git(&["show", &format!("HEAD:{f}")])).unwrap();
-    }
-}
-
-/// What became of a set of imported configurations.
-#[derive(Default, Debug)]
-struct Tally {
-    /// Imported and validated.
-    valid: usize,
-    /// Imported, with plugins logferry lacks commented out (and listed):
-    /// what is left may not validate (a sink no source feeds).
-    with_exceptions: usize,
-    /// No pipeline in the file: parsers files, plugin lists.
-    no_pipeline: usize,
-    /// Neither validated nor listed a component it could not translate.
-    failed: Vec<String>,
-}
-
-/// Imports and validates each of `names` under `dir` with `env`.
-fn tally(names: &[String], dir: &Path, env: &[(String, String)]) -> Tally {
-    let mut t = Tally::default();
-    for (n, f) in names.iter().enumerate() {
-        let out = Command::new(BIN)
-            .args(["config", "import"])
-            .arg(dir.join(f))
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .output()
-            .expect("run logferry config import");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let commented = ["# [sources.", "# [filters.", "# [sinks."]
-            .iter()
-            .any(|h| text.contains(h));
-        let has_pipeline = text.contains("\n[sources.") || text.contains("\n[sinks.") || commented;
-        if !out.status.success() || !has_pipeline {
-            t.no_pipeline += 1;
-            continue;
-        }
-        let imported = dir.join(format!("imported-{n}.toml"));
-        std::fs::write(&imported, &text).unwrap();
-        let v = validate(&imported, env);
-        let stderr = String::from_utf8_lossy(&v.stderr).to_string();
-        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-        // a fixed port of an example (24224) may be taken by another run
-        let busy = !errors.is_empty() && errors.iter().all(|l| l.contains("in use"));
-        if v.status.success() || busy {
-            t.valid += 1;
-        } else if commented {
-            t.with_exceptions += 1;
-        } else {
-            t.failed.push(format!("{f}: {}", errors.join(" / ")));
-        }
-    }
-    t
-}
+const FLUENT_BIT: Mirror = Mirror("/work/.mirror/fluent+fluent-bit/repo");
 
 #[test]
 fn fluent_bit_example_configurations_import() {
-    if !Path::new(FLUENT_BIT_MIRROR).exists() {
+    if !FLUENT_BIT.exists() {
         skipped("no Fluent Bit source mirror at /work/.mirror/fluent+fluent-bit/repo (the `fetch` of github:fluent/fluent-bit brings it)");
         return;
     }
-    let list = mirror_git(&["ls-tree", "--name-only", "HEAD", "conf/"]);
-    let names: Vec<String> = String::from_utf8_lossy(&list)
-        .lines()
-        .filter(|f| f.ends_with(".conf") || f.ends_with(".yaml") || f.ends_with(".yml"))
-        .map(String::from)
-        .collect();
+    let names = FLUENT_BIT.list("conf/", false, &[".conf", ".yaml", ".yml"]);
     assert!(!names.is_empty(), "conf/ lists no configuration");
     let dir = tempfile::tempdir().unwrap();
-    from_mirror(&names, dir.path());
+    FLUENT_BIT.copy(&names, dir.path());
     let env = corpus_env(dir.path());
     let t = tally(&names, dir.path(), &env);
     eprintln!("Fluent Bit conf/: {} files: {t:?}", names.len());
@@ -693,30 +456,26 @@ fn fluent_bit_example_configurations_import() {
 /// paths, a parsers file.
 #[test]
 fn fluent_bit_integration_test_configurations_import() {
-    if !Path::new(FLUENT_BIT_MIRROR).exists() {
+    if !FLUENT_BIT.exists() {
         skipped("no Fluent Bit source mirror at /work/.mirror/fluent+fluent-bit/repo (the `fetch` of github:fluent/fluent-bit brings it)");
         return;
     }
-    let list = mirror_git(&[
-        "ls-tree",
-        "-r",
-        "--name-only",
-        "HEAD",
-        "tests/integration/scenarios",
-    ]);
-    let names: Vec<String> = String::from_utf8_lossy(&list)
-        .lines()
+    let names: Vec<String> = FLUENT_BIT
+        .list(
+            "tests/integration/scenarios",
+            true,
+            &[".conf", ".yaml", ".yml"],
+        )
+        .into_iter()
         .filter(|f| f.contains("/config/"))
-        .filter(|f| f.ends_with(".conf") || f.ends_with(".yaml") || f.ends_with(".yml"))
-        .map(String::from)
         .collect();
     if names.is_empty() {
         skipped("the Fluent Bit mirror has no tests/integration/scenarios/*/config");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    from_mirror(&names, dir.path());
-    from_mirror(&["conf/parsers.conf".to_string()], dir.path());
+    FLUENT_BIT.copy(&names, dir.path());
+    FLUENT_BIT.copy(&["conf/parsers.conf".to_string()], dir.path());
     let tls = dir.path().join("tls");
     std::fs::create_dir_all(&tls).unwrap();
     let pki = pki(&tls);

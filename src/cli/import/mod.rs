@@ -4,7 +4,9 @@
 //! over), which is rendered as TOML or YAML.
 
 pub mod fluent_bit;
+pub mod fluentd;
 pub mod model;
+pub mod vector;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -32,16 +34,6 @@ pub enum From {
     FluentBit,
     Fluentd,
     Vector,
-}
-
-impl From {
-    fn name(self) -> &'static str {
-        match self {
-            From::FluentBit => "fluent-bit",
-            From::Fluentd => "fluentd",
-            From::Vector => "vector",
-        }
-    }
 }
 
 /// Why an import could not be made.
@@ -91,14 +83,20 @@ fn detect(path: &Path, text: &str) -> Result<(From, bool), ImportError> {
     if has_line("<source>") || has_line("<match ") || has_line("<system>") {
         return Ok((From::Fluentd, false));
     }
-    if has_line("[sources.")
-        || has_line("[sinks.")
-        || has_line("[transforms.")
-        || has_line("transforms:")
-    {
+    if has_line("[sources.") || has_line("[sinks.") || has_line("[transforms.") {
         return Ok((From::Vector, false));
     }
+    // Vector's YAML: its tables as top-level keys
+    let top_level = |key: &str| text.lines().any(|l| l.trim_end() == key);
+    if top_level("sources:") || top_level("sinks:") || top_level("transforms:") {
+        return Ok((From::Vector, true));
+    }
     Err(ImportError::Undetected(path.display().to_string()))
+}
+
+/// Whether `path` is named as a YAML file.
+fn is_yaml_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
 }
 
 fn import(args: &ImportArgs) -> Result<model::Imported, ImportError> {
@@ -109,18 +107,16 @@ fn import(args: &ImportArgs) -> Result<model::Imported, ImportError> {
     let (from, yaml) = match args.from {
         Some(From::FluentBit) => (
             From::FluentBit,
-            fluent_bit::detect(&text).unwrap_or_else(|| {
-                args.file
-                    .extension()
-                    .is_some_and(|e| e == "yaml" || e == "yml")
-            }),
+            fluent_bit::detect(&text).unwrap_or_else(|| is_yaml_file(&args.file)),
         ),
-        Some(other) => (other, false),
+        Some(From::Vector) => (From::Vector, is_yaml_file(&args.file)),
+        Some(From::Fluentd) => (From::Fluentd, false),
         None => detect(&args.file, &text)?,
     };
     match from {
         From::FluentBit => fluent_bit::import(&args.file, yaml),
-        other => Err(ImportError::Unsupported(other.name())),
+        From::Fluentd => fluentd::import(&args.file),
+        From::Vector => vector::import(&args.file, yaml),
     }
 }
 

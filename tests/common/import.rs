@@ -1,0 +1,328 @@
+//! `logferry config import` in black-box tests: import a file, validate
+//! the result, run a peer and logferry (on its imported configuration)
+//! over the same input and compare what both wrote, record by record; and
+//! tally a peer's own configurations read from its source mirror.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use super::{free_port, read_lines, wait_for_lines, Logferry, BIN};
+
+/// `logferry config import ARGS FILE`.
+pub fn import(args: &[&str], file: &Path) -> Output {
+    Command::new(BIN)
+        .args(["config", "import"])
+        .args(args)
+        .arg(file)
+        .output()
+        .expect("run logferry config import")
+}
+
+/// `logferry validate --config CONFIG` with `env`.
+pub fn validate(config: &Path, env: &[(String, String)]) -> Output {
+    Command::new(BIN)
+        .args(["validate", "--config"])
+        .arg(config)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .output()
+        .expect("run logferry validate")
+}
+
+/// Imports `file` (TOML, or YAML with `yaml`), writes the result beside
+/// the other files in `dir` and validates it with `env`; panics with both
+/// outputs when either step fails. Returns the imported text.
+pub fn import_and_validate(
+    file: &Path,
+    yaml: bool,
+    dir: &Path,
+    env: &[(String, String)],
+) -> String {
+    let flags: &[&str] = if yaml { &["--yaml"] } else { &[] };
+    let out = import(flags, file);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = String::from_utf8_lossy(&out.stderr);
+    assert!(summary.contains("components translated"), "{summary}");
+    let name = file.file_name().unwrap().to_string_lossy();
+    let path = dir.join(format!("{name}.{}", if yaml { "yaml" } else { "toml" }));
+    std::fs::write(&path, &out.stdout).unwrap();
+    let v = validate(&path, env);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        v.status.success(),
+        "{} as {} does not validate:\n{}\n{text}",
+        file.display(),
+        if yaml { "YAML" } else { "TOML" },
+        String::from_utf8_lossy(&v.stderr),
+    );
+    text
+}
+
+/// The lines of `text` from the comment block above `header` to it.
+pub fn block_above<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == header)
+        .unwrap_or_else(|| panic!("no {header} in\n{text}"));
+    let start = lines[..at]
+        .iter()
+        .rposition(|l| !l.trim_start().starts_with('#'))
+        .map_or(0, |i| i + 1);
+    lines[start..at].to_vec()
+}
+
+// --- differential: a peer and the imported logferry on the same input
+
+/// A record's text with its keys in sorted order at every level, so two
+/// sides that write fields in different orders sort alike.
+pub fn canonical(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Object(m) => {
+            let mut fields: Vec<(&String, String)> =
+                m.iter().map(|(k, v)| (k, canonical(v))).collect();
+            fields.sort();
+            let inner: Vec<String> = fields.iter().map(|(k, v)| format!("{k:?}:{v}")).collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        serde_json::Value::Array(items) => {
+            format!(
+                "[{}]",
+                items.iter().map(canonical).collect::<Vec<_>>().join(",")
+            )
+        }
+        other => other.to_string(),
+    }
+}
+
+/// JSON lines of `path`, as values, sorted by their text (order across the
+/// two runs is not compared: the records are).
+pub fn records(path: &Path) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = read_lines(path)
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+        .collect();
+    v.sort_by_key(canonical);
+    v
+}
+
+/// Runs the peer `command` (its configuration and arguments set) with
+/// `env` until `outputs` hold their number of lines, then a little longer,
+/// so what it flushes late would show as extra lines.
+pub fn run_peer(mut command: Command, env: &[(String, String)], outputs: &[(PathBuf, usize)]) {
+    let mut child = command
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the peer");
+    for (path, n) in outputs {
+        wait_for_lines(path, *n, Duration::from_secs(60));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Imports `config`, runs logferry on it until `outputs` hold their number
+/// of lines (and a little longer); returns the imported configuration.
+pub fn run_imported(
+    config: &Path,
+    env: &[(String, String)],
+    outputs: &[(PathBuf, usize)],
+) -> String {
+    let out = import(&[], config);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lf = Logferry::start_with_env(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    for (path, n) in outputs {
+        wait_for_lines(path, *n, Duration::from_secs(60));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    text
+}
+
+/// What one side of a differential run wrote: the records of each output
+/// file, sorted; and the imported configuration (logferry's side).
+pub struct Written {
+    pub files: Vec<Vec<serde_json::Value>>,
+    pub config: String,
+}
+
+/// Runs the peer (`peer` gets the configuration, the environment and the
+/// outputs to wait for), then logferry on the import of `config`, over the
+/// input files in `input` (`IN_DIR`), each writing under its own `OUT_DIR`,
+/// until the `expected` files (name, records) are written; the peer's
+/// records are passed through `normalise`.
+pub fn run_both(
+    peer: impl Fn(&Path, &[(String, String)], &[(PathBuf, usize)]),
+    config: &Path,
+    dir: &Path,
+    input: &Path,
+    expected: &[(&str, usize)],
+    normalise: impl Fn(&mut serde_json::Value),
+) -> [Written; 2] {
+    ["peer", "logferry"].map(|who| {
+        let out_dir = dir.join(who);
+        std::fs::create_dir_all(&out_dir).unwrap();
+        let env = vec![
+            ("IN_DIR".to_string(), input.display().to_string()),
+            ("OUT_DIR".to_string(), out_dir.display().to_string()),
+        ];
+        let outputs: Vec<(PathBuf, usize)> = expected
+            .iter()
+            .map(|(f, n)| (out_dir.join(f), *n))
+            .collect();
+        let config = if who == "peer" {
+            peer(config, &env, &outputs);
+            String::new()
+        } else {
+            run_imported(config, &env, &outputs)
+        };
+        let mut files: Vec<Vec<serde_json::Value>> =
+            outputs.iter().map(|(p, _)| records(p)).collect();
+        if who == "peer" {
+            for f in files.iter_mut() {
+                f.iter_mut().for_each(&normalise);
+                f.sort_by_key(canonical);
+            }
+        }
+        Written { files, config }
+    })
+}
+
+/// Both sides wrote the expected number of records to every file, and the
+/// same records, field by field.
+pub fn assert_same(expected: &[(&str, usize)], sides: &[Written; 2]) {
+    let [theirs, ours] = sides;
+    for (i, (file, n)) in expected.iter().enumerate() {
+        assert_eq!(theirs.files[i].len(), *n, "the peer's {file}");
+        assert_eq!(
+            theirs.files[i].len(),
+            ours.files[i].len(),
+            "{file}: record counts differ; imported:\n{}",
+            ours.config
+        );
+        for (t, o) in theirs.files[i].iter().zip(&ours.files[i]) {
+            assert_eq!(t, o, "{file}: records differ; imported:\n{}", ours.config);
+        }
+    }
+}
+
+// --- a peer's own configurations, read from its source mirror
+
+/// A peer's source mirror: a bare git directory `fetch` brings.
+pub struct Mirror(pub &'static str);
+
+impl Mirror {
+    /// Whether the mirror is on this machine.
+    pub fn exists(&self) -> bool {
+        Path::new(self.0).exists()
+    }
+
+    /// Runs git on the mirror; its standard output.
+    pub fn git(&self, args: &[&str]) -> Vec<u8> {
+        let out = Command::new("git")
+            .arg("--git-dir")
+            .arg(self.0)
+            .args(args)
+            .output()
+            .expect("run git");
+        out.stdout
+    }
+
+    /// The files under `dir` in the mirror (all levels with `recursive`)
+    /// whose names end in one of `exts`.
+    pub fn list(&self, dir: &str, recursive: bool, exts: &[&str]) -> Vec<String> {
+        let mut args = vec!["ls-tree", "--name-only"];
+        if recursive {
+            args.push("-r");
+        }
+        args.extend(["HEAD", dir]);
+        String::from_utf8_lossy(&self.git(&args))
+            .lines()
+            .filter(|f| exts.iter().any(|e| f.ends_with(e)))
+            .map(String::from)
+            .collect()
+    }
+
+    /// Copies the mirror's files `names` (paths in the repository) under
+    /// `dir`, keeping their paths, so their includes find each other;
+    /// nothing is copied into this repository.
+    pub fn copy(&self, names: &[String], dir: &Path) {
+        for f in names {
+            let path = dir.join(f);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, self.git(&["show", &format!("HEAD:{f}")])).unwrap();
+        }
+    }
+}
+
+/// What became of a set of imported configurations.
+#[derive(Default, Debug)]
+pub struct Tally {
+    /// Imported and validated.
+    pub valid: usize,
+    /// Imported, with plugins logferry lacks commented out (and listed):
+    /// what is left may not validate (a sink no source feeds).
+    pub with_exceptions: usize,
+    /// No pipeline in the file: parsers files, plugin lists.
+    pub no_pipeline: usize,
+    /// Neither validated nor listed a component it could not translate.
+    pub failed: Vec<String>,
+}
+
+/// Imports and validates each of `names` under `dir` with `env`.
+pub fn tally(names: &[String], dir: &Path, env: &[(String, String)]) -> Tally {
+    let mut t = Tally::default();
+    for (n, f) in names.iter().enumerate() {
+        let out = Command::new(BIN)
+            .args(["config", "import"])
+            .arg(dir.join(f))
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .output()
+            .expect("run logferry config import");
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let commented = ["# [sources.", "# [filters.", "# [sinks."]
+            .iter()
+            .any(|h| text.contains(h));
+        let has_pipeline = text.contains("\n[sources.") || text.contains("\n[sinks.") || commented;
+        if !out.status.success() || !has_pipeline {
+            t.no_pipeline += 1;
+            continue;
+        }
+        let imported = dir.join(format!("imported-{n}.toml"));
+        std::fs::write(&imported, &text).unwrap();
+        let v = validate(&imported, env);
+        let stderr = String::from_utf8_lossy(&v.stderr).to_string();
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+        // a fixed port of an example (24224) may be taken by another run
+        let busy = !errors.is_empty() && errors.iter().all(|l| l.contains("in use"));
+        if v.status.success() || busy {
+            t.valid += 1;
+        } else if commented {
+            t.with_exceptions += 1;
+        } else {
+            t.failed.push(format!("{f}: {}", errors.join(" / ")));
+        }
+    }
+    t
+}
+
+/// Free ports for each of `names`, as environment variables.
+pub fn ports(names: &[&str]) -> Vec<(String, String)> {
+    names
+        .iter()
+        .map(|k| (k.to_string(), free_port().to_string()))
+        .collect()
+}
