@@ -216,11 +216,11 @@ fn an_input_no_output_matches_goes_to_a_null_sink_and_validates() {
 // --- differential: Fluent Bit and the imported logferry on the same input
 
 /// Fluent Bit `bin` as the peer of [`run_both`].
-fn fluent_bit_on(bin: &Path) -> impl Fn(&Path, &[(String, String)], &[(PathBuf, usize)]) + '_ {
-    move |config, env, outputs| {
+fn fluent_bit_on(bin: &Path) -> impl Fn(&Path) -> Command + '_ {
+    move |config| {
         let mut command = Command::new(bin);
         command.arg("-c").arg(config);
-        run_peer(command, env, outputs)
+        command
     }
 }
 

@@ -159,13 +159,12 @@ pub struct Written {
     pub config: String,
 }
 
-/// Runs the peer (`peer` gets the configuration, the environment and the
-/// outputs to wait for), then logferry on the import of `config`, over the
+/// Runs the peer (`peer` makes its command for a configuration), then logferry on the import of `config`, over the
 /// input files in `input` (`IN_DIR`), each writing under its own `OUT_DIR`,
 /// until the `expected` files (name, records) are written; the peer's
 /// records are passed through `normalise`.
 pub fn run_both(
-    peer: impl Fn(&Path, &[(String, String)], &[(PathBuf, usize)]),
+    peer: impl Fn(&Path) -> Command,
     config: &Path,
     dir: &Path,
     input: &Path,
@@ -184,7 +183,7 @@ pub fn run_both(
             .map(|(f, n)| (out_dir.join(f), *n))
             .collect();
         let config = if who == "peer" {
-            peer(config, &env, &outputs);
+            run_peer(peer(config), &env, &outputs);
             String::new()
         } else {
             run_imported(config, &env, &outputs)
