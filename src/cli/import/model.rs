@@ -28,6 +28,18 @@ impl From<String> for Value {
     }
 }
 
+impl From<bool> for Value {
+    fn from(b: bool) -> Self {
+        Value::Bool(b)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(n: i64) -> Self {
+        Value::Int(n)
+    }
+}
+
 /// Which table of the configuration a component goes in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
