@@ -29,6 +29,9 @@
 //!   back at the far end as end-to-end latency;
 //! - `forward_writer.rs`, `http_writer.rs` (with `http_client.rs`, shared
 //!   with `kafka.rs`): forward-protocol and HTTP clients.
+//!
+//! `import_corpus.rs` is no benchmark: it checks `config import` on the
+//! peers' own configurations, read from their source mirrors.
 
 mod filters;
 mod forward_file;
@@ -37,6 +40,7 @@ mod gen;
 pub mod html;
 mod http_client;
 mod http_writer;
+mod import_corpus;
 mod journald;
 mod kafka;
 pub mod kubernetes;
@@ -142,6 +146,11 @@ pub enum Scenario {
     /// Write an HTML page (tables and SVG plots, self-contained) from
     /// result files written with `--json FILE`.
     Report(html::ReportArgs),
+    /// The peers' own example and test configurations, read from their
+    /// source mirrors, each imported with `config import` and checked with
+    /// `validate`: how many validate, list plugins logferry lacks, hold no
+    /// pipeline, or fail.
+    ImportCorpus(import_corpus::ImportCorpusArgs),
 }
 
 pub fn main(args: BenchArgs) -> ExitCode {
@@ -165,6 +174,7 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::ForwardWriter(a) => forward_writer::run(a),
         Scenario::HttpWriter(a) => http_writer::run(a),
         Scenario::Report(a) => html::run(a),
+        Scenario::ImportCorpus(a) => import_corpus::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
