@@ -159,36 +159,14 @@ fn strict_exits_1_when_anything_is_not_translated() {
 }
 
 #[test]
-fn fluentd_and_vector_are_refused_as_not_yet_supported() {
+fn a_file_of_no_known_format_is_refused_naming_from() {
     let dir = tempfile::tempdir().unwrap();
-    let td = dir.path().join("td-agent.conf");
-    std::fs::write(
-        &td,
-        "<source>\n  @type forward\n</source>\n<match **>\n  @type stdout\n</match>\n",
-    )
-    .unwrap();
-    let out = import(&[], &td);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("fluentd configurations is not yet supported"),
-        "{err}"
-    );
-    assert!(out.stdout.is_empty());
-    let vector = dir.path().join("vector.toml");
-    std::fs::write(&vector, "[sources.in]\ntype = \"stdin\"\n").unwrap();
-    let out = import(&[], &vector);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("vector configurations is not yet supported")
-    );
-    let out = import(&["--from", "vector"], &corpus("fluent-bit.conf"));
-    assert_eq!(out.status.code(), Some(2));
     let unknown = dir.path().join("x.txt");
     std::fs::write(&unknown, "hello\n").unwrap();
     let out = import(&[], &unknown);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--from"));
+    assert!(out.stdout.is_empty());
 }
 
 #[test]
@@ -260,15 +238,7 @@ fn differential_tail_grep_parser_modify_to_file_matches_fluent_bit() {
     std::fs::write(input.join("app.log"), text).unwrap();
     let config = corpus("differential/parse-grep-modify.conf");
     let expected = [("out.log", expected)];
-    let sides = run_both(
-        fluent_bit_on(&bin),
-        &config,
-        dir.path(),
-        &input,
-        &expected,
-        |_| {},
-    );
-    assert_same(&expected, &sides);
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
     let first = &sides[1].files[0][0];
     assert!(
         first.get("password").is_none() && first.get("log").is_none(),
@@ -364,15 +334,7 @@ fn differential_json_parser_lift_record_modifier_rewrite_tag_keep_matches_fluent
     // KEEP true: every record stays under its tag, the errors also go on
     // under errors.events
     let expected = [("app.log", total), ("errors.log", errors)];
-    let sides = run_both(
-        fluent_bit_on(&bin),
-        &config,
-        dir.path(),
-        &input,
-        &expected,
-        |_| {},
-    );
-    assert_same(&expected, &sides);
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
     let first = &sides[1].files[0][0];
     assert!(
         first.get("kubernetes").is_none() && first.get("msg").is_none(),
@@ -413,21 +375,201 @@ fn differential_yaml_nested_grep_or_modify_nest_matches_fluent_bit() {
     std::fs::write(input.join("pods.log"), lines).unwrap();
     let config = corpus("differential/nested-grep-or.yaml");
     let expected = [("pods.log", expected)];
-    let sides = run_both(
-        fluent_bit_on(&bin),
-        &config,
-        dir.path(),
-        &input,
-        &expected,
-        |_| {},
-    );
-    assert_same(&expected, &sides);
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
     let first = &sides[1].files[0][0];
     assert!(first["http"]["status"].is_u64(), "{first}");
     assert!(
         first.get("secret").is_none() && first.get("msg").is_none(),
         "{first}"
     );
+}
+
+/// Runs Fluent Bit `bin` and logferry on the import of `config` over
+/// `input`, and asserts they wrote the `expected` records, field by field.
+fn same_records(
+    bin: &Path,
+    config: &Path,
+    dir: &Path,
+    input: &Path,
+    expected: &[(&str, usize)],
+) -> [Written; 2] {
+    let sides = run_both(fluent_bit_on(bin), config, dir, input, expected, |_| {});
+    assert_same(expected, &sides);
+    sides
+}
+
+/// Writes `lines` into `IN_DIR/name` under `dir` and returns `IN_DIR`.
+fn input_file(dir: &Path, name: &str, lines: &[String]) -> PathBuf {
+    let input = dir.join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(input.join(name), text).unwrap();
+    input
+}
+
+#[test]
+fn differential_regex_parser_types_time_keep_and_template_times_match_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let total = 1200;
+    let mut lines: Vec<String> = (0..total)
+        .map(|n| {
+            format!(
+                "2026-12-06T10:{:02}:{:02}.{:03}+0{}00 {} n={n} ratio={n}.25 ok={} message {n}",
+                (n / 60) % 60,
+                n % 60,
+                n % 1000,
+                n % 3,
+                ["info", "error"][n % 2],
+                // Fluent Bit's bool reads true and false only (migrating.md)
+                ["true", "false", "TRUE"][n % 3],
+            )
+        })
+        .collect();
+    // a line the parser does not read goes on as it came
+    lines.push("not a typed line".into());
+    let input = input_file(dir.path(), "typed.log", &lines);
+    let config = corpus("differential/regex-types-time.conf");
+    // times.log (not JSON) is written at the same flush: compared below
+    let expected = [("typed.log", total + 1)];
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    let first = sides[1].files[0]
+        .iter()
+        .find(|r| r["n"] == 7)
+        .expect("record 7");
+    assert_eq!(
+        first["ts"], "2026-12-06T10:00:07.007+0100",
+        "Time_Keep: {first}"
+    );
+    assert_eq!(first["ratio"], 7.25);
+    assert_eq!(first["ok"], false);
+    // the record times, as Fluent Bit's {time} writes them; the unparsed
+    // line's time is when it was read, and its placeholders differ
+    // (migrating.md)
+    let times = |who: &str| -> Vec<String> {
+        let mut v: Vec<String> = read_lines(&dir.path().join(who).join("times.log"))
+            .into_iter()
+            .filter(|l| !l.ends_with(' '))
+            .filter(|l| !l.contains('{'))
+            .collect();
+        v.sort();
+        v
+    };
+    let (theirs, ours) = (times("peer"), times("logferry"));
+    assert_eq!(theirs.len(), total);
+    assert_eq!(theirs, ours);
+    assert!(
+        ours.contains(&"1796547607.007000 7 error".to_string()),
+        "{ours:?}"
+    );
+}
+
+#[test]
+fn differential_parser_reserve_data_preserve_key_remove_key_matches_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let total = 1000;
+    let level = |n: usize| ["info", "warn"][n % 2];
+    let mut input = PathBuf::new();
+    for file in ["kept.log", "bare.log"] {
+        let lines: Vec<String> = (0..total)
+            .map(|n| {
+                // every fifth payload is not the action parser's
+                let payload = if n % 5 == 0 {
+                    format!("garbage {n}")
+                } else {
+                    format!(
+                        "user=u{n} action={} took={}",
+                        ["login", "logout"][n % 2],
+                        n * 3
+                    )
+                };
+                serde_json::json!({"n": n, "level": level(n), "payload": payload, "secret": "s"})
+                    .to_string()
+            })
+            .collect();
+        input = input_file(dir.path(), file, &lines);
+    }
+    let config = corpus("differential/parser-reserve-preserve.conf");
+    let expected = [("parsed.log", 2 * total)];
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    let ours = &sides[1].files[0];
+    // Reserve_Data and Preserve_Key: every field stays, the parsed ones added
+    assert!(ours
+        .iter()
+        .any(|r| r["n"] == 1 && r["took"] == 3 && r["payload"].is_string()));
+    // Preserve_Key alone: the parsed fields and the key, no other field
+    assert!(ours
+        .iter()
+        .any(|r| r.get("n").is_none() && r["took"] == 3 && r["payload"].is_string()));
+    assert!(ours.iter().all(|r| r.get("secret").is_none()));
+}
+
+#[test]
+fn differential_yaml_nest_and_lift_with_prefixes_grep_and_matches_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut expected = 0;
+    let lines: Vec<String> = (0..1200)
+        .map(|n| {
+            let level = ["info", "warn", "error", "debug"][n % 4];
+            let zone = ["eu-west", "us-east", "eu-north"][n % 3];
+            let mut r = serde_json::json!({
+                "n": n, "level": level, "k8s_ns": "shop", "k8s_container": format!("c{}", n % 3),
+                "pod_name": format!("web-{}", n % 5), "kind": "x",
+                "meta": {"zone": zone, "rack": n % 7},
+            });
+            // a record without the map, or with a string there, is not lifted
+            if n % 6 == 0 {
+                r.as_object_mut().unwrap().remove("meta");
+            } else if n % 9 == 0 {
+                r["meta"] = "flat".into();
+            } else if (level == "info" || level == "warn") && zone.starts_with("eu-") {
+                expected += 1;
+            }
+            r.to_string()
+        })
+        .collect();
+    let input = input_file(dir.path(), "nest.log", &lines);
+    let config = corpus("differential/nest-prefixes.yaml");
+    let expected = [("nest.log", expected)];
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    let first = &sides[1].files[0][0];
+    assert!(
+        first["kube"]["ns"].is_string() && first["kube"]["pod_name"].is_string(),
+        "{first}"
+    );
+    assert!(first["m_rack"].is_u64(), "{first}");
+}
+
+#[test]
+fn differential_match_regex_and_overlapping_outputs_copy_records_as_fluent_bit_does() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let total = 600;
+    let mut input = PathBuf::new();
+    for name in ["web", "api", "kern"] {
+        let lines: Vec<String> = (0..total)
+            .map(|n| format!("{name} line {n}{}", if n % 4 == 0 { " drop" } else { "" }))
+            .collect();
+        input = input_file(dir.path(), &format!("{name}.log"), &lines);
+    }
+    // the grep (Match_Regex on app.api and sys.kernel) drops a quarter of
+    // those two; every record goes to each output its tag matches
+    let kept = total - total / 4;
+    let expected = [
+        ("all.log", total + 2 * kept),
+        ("app.log", total + kept),
+        ("web.log", total),
+    ];
+    let config = corpus("differential/match-regex-copy.conf");
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    // Match_Regex is matched at the tag's start: \.web$ does not take
+    // app.web, .*\.web$ does, in Fluent Bit as here
+    assert!(sides[1].files[2]
+        .iter()
+        .all(|r| r.get("side").is_none() && r["suffix"] == "web"));
 }
 
 // --- Fluent Bit's own example and test configurations

@@ -499,8 +499,13 @@ pub fn file_name(value: &str) -> String {
 pub fn route(keys: &mut Keys, c: &mut Component) {
     let m = keys.take("match").map(|m| from_environment(&m, c));
     let r = keys.take("match_regex").map(|r| from_environment(&r, c));
+    // Fluent Bit routes a tag that either matches: logferry's `match`
+    // takes several patterns, any of which routes
     let pattern = match (&m, &r) {
-        (Some(m), _) => tags::from_match(m),
+        (Some(m), Some(r)) => {
+            tags::from_match(m).and_then(|m| tags::from_regex(r).map(|r| format!("{m} {r}")))
+        }
+        (Some(m), None) => tags::from_match(m),
         (None, Some(r)) => tags::from_regex(r),
         (None, None) => Err("no Match: Fluent Bit gives it no record".into()),
     };
@@ -510,12 +515,6 @@ pub fn route(keys: &mut Keys, c: &mut Component) {
             c.set("match", "**");
             c.comment_out(e);
         }
-    }
-    if let (Some(_), Some(r)) = (&m, &r) {
-        c.untranslated(
-            &format!("Match_Regex {r}"),
-            "Match wins over it in Fluent Bit too",
-        );
     }
 }
 

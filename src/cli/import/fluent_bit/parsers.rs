@@ -88,10 +88,8 @@ impl<'a> Parsers<'a> {
             c.set("time_key", k);
         }
         if let Some(f) = keys.take("time_format") {
-            if f.contains("%L") {
-                c.remark("Time_Format's %L (fractional seconds) is written %f in logferry");
-            }
-            c.set("time_format", f.replace("%L", "%f"));
+            // logferry's time_format reads %L as Fluent Bit does
+            c.set("time_format", f);
         }
         if let Some(k) = keys.take("time_keep") {
             c.set(

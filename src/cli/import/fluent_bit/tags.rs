@@ -44,19 +44,15 @@ pub fn from_regex(regex: &str) -> Result<String, String> {
     let impossible = || {
         format!("Match_Regex {regex:?}: logferry patterns are globs; only literal text, \\. and .* convert")
     };
+    // Fluent Bit matches the regex at the tag's start (onig_match at 0),
+    // with or without `^`, and routes on a match of at least one character
     let mut body = regex.trim();
-    let anchored_start = body.starts_with('^');
-    if anchored_start {
-        body = &body[1..];
-    }
+    body = body.strip_prefix('^').unwrap_or(body);
     let anchored_end = body.ends_with('$') && !body.ends_with("\\$");
     if anchored_end {
         body = &body[..body.len() - 1];
     }
     let mut glob = String::new();
-    if !anchored_start {
-        glob.push('*');
-    }
     let mut chars = body.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
@@ -156,30 +152,43 @@ mod tests {
         }
     }
 
+    /// Fluent Bit's Match_Regex, as flb_router_match does it: the regex
+    /// matched at the tag's start (onig_match), a match of at least one
+    /// character.
+    fn fluent_bit_regex_matches(re: &str, tag: &str) -> bool {
+        let anchored = regex::Regex::new(&format!("^(?:{re})")).expect("valid");
+        anchored.find(tag).is_some_and(|m| !m.is_empty())
+    }
+
     #[test]
-    fn match_regexes_route_as_fluent_bit_searches_them() {
+    fn match_regexes_route_as_fluent_bit_matches_them_at_the_tags_start() {
         for re in [
             "^app\\..*$",
             "error",
             "^(app|syslog)\\.",
             "log$",
+            "\\.web$",
+            ".*\\.web$",
+            "app\\.w",
             "^kube\\.var\\..*\\.log$",
             "a.*b",
         ] {
             let ours = from_regex(re).expect("translatable");
             let pattern = TagPattern::new(&ours).expect("valid logferry pattern");
-            let searched = regex::Regex::new(re).expect("valid");
             for tag in TAGS.iter().chain(&[
                 "syslog.x",
                 "my.error.log",
                 "errors",
+                "error",
                 "ab",
                 "a.x.b",
                 "syslogx",
+                "app.web",
+                "x.web",
             ]) {
                 assert_eq!(
                     pattern.matches(tag),
-                    searched.is_match(tag),
+                    fluent_bit_regex_matches(re, tag),
                     "Match_Regex {re} (logferry {ours}) on tag {tag:?}"
                 );
             }
@@ -189,7 +198,8 @@ mod tests {
     #[test]
     fn regexes_of_literals_and_any() {
         assert_eq!(from_regex("^app\\..*$").as_deref(), Ok("app.*.**"));
-        assert_eq!(from_regex("error").as_deref(), Ok("*.**error*.**"));
+        assert_eq!(from_regex("error").as_deref(), Ok("error*.**"));
+        assert_eq!(from_regex("\\.web$").as_deref(), Ok(".web"));
         assert_eq!(
             from_regex("^(app|syslog)\\..*$").as_deref(),
             Ok("{app,syslog}.*.**")

@@ -32,16 +32,14 @@ pub fn file(keys: &mut Keys, c: &mut Component) {
             let template = keys
                 .take("template")
                 .unwrap_or_else(|| "{time} {message}".into());
-            if template.contains("{time}") {
-                c.remark("{time} is RFC 3339 here, seconds.nanoseconds in Fluent Bit");
-            }
-            c.set(
-                "format",
-                Value::Map(vec![
-                    ("type".into(), "template".into()),
-                    ("template".into(), Value::Str(template)),
-                ]),
-            );
+            let mut format = vec![
+                ("type".to_string(), Value::from("template")),
+                ("template".into(), Value::Str(template)),
+            ];
+            // Fluent Bit writes {time} as seconds with six decimals ("%f")
+            format.push(("time_format".into(), "%s%.6f".into()));
+            c.remark("a {field} the record lacks is written as nothing here; Fluent Bit writes the placeholder as it is");
+            c.set("format", Value::Map(format));
         }
         Some("msgpack") => c.set("format", "msgpack"),
         Some(other) if other != "out_file" => {
