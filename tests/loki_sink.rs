@@ -443,3 +443,103 @@ fn a_push_answered_429_with_retry_after_is_sent_again_whole_with_its_tenant_and_
     assert!(dead_letters(&lf.path("dead.msgpack")).is_empty());
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
+
+/// A push split in halves, one half taken and the other failing until
+/// `retry.max_attempts` runs out, without a dead-letter file: the batch
+/// goes back to its client, which sends it again whole. The half taken
+/// is not pushed again: every entry reaches the server once.
+#[test]
+fn a_batch_given_back_after_retries_run_out_pushes_its_delivered_entries_once() {
+    const N: u64 = 2000;
+    const RESENDS: usize = 3;
+    // the server: a push mixing both halves is refused (400, split);
+    // the first half is taken; the second fails with 500 for its first
+    // six pushes (two batches given back), then is taken
+    let failures = std::sync::atomic::AtomicUsize::new(0);
+    let server = Scripted::start(move |_, req| {
+        let got = pushed(&req.body);
+        let low = got.iter().any(|&n| n < N / 2);
+        let high = got.iter().any(|&n| n >= N / 2);
+        if low && high {
+            Answer::new(400, "text/plain", b"entry out of order".to_vec())
+        } else if high && failures.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 6 {
+            Answer::new(500, "text/plain", b"ingester unavailable".to_vec())
+        } else {
+            Answer::new(204, "text/plain", Vec::new())
+        }
+    });
+    let mut lf = Logferry::start(&format!(
+        r#"
+[api]
+address = "127.0.0.1:0"
+
+[sources.web]
+type = "http"
+address = "127.0.0.1:0"
+
+[sinks.loki]
+type = "loki"
+match = "**"
+endpoint = "{}"
+line_format = "message"
+batch_records = 5000
+
+[sinks.loki.retry]
+initial = "20ms"
+max = "100ms"
+max_attempts = 3
+"#,
+        server.url()
+    ));
+    let body = ndjson(0..N, record);
+    let mut answers = Vec::new();
+    // a client sends a request it was not answered 2xx again
+    for _ in 0..=RESENDS {
+        let (status, _) = post(lf.http_addr("web"), &body);
+        answers.push(status);
+        if status == 200 {
+            break;
+        }
+    }
+    assert_eq!(answers.last(), Some(&200), "answers: {answers:?}");
+    assert!(answers.len() > 1, "the batch was given back: {answers:?}");
+    // the pushes the server took, as it answered them
+    let (mut delivered, mut failures) = (BTreeMap::new(), 0);
+    for req in server.requests() {
+        let got = pushed(&req.body);
+        let low = got.iter().any(|&n| n < N / 2);
+        let high = got.iter().any(|&n| n >= N / 2);
+        if low && high {
+            continue;
+        }
+        if high {
+            failures += 1;
+            if failures <= 6 {
+                continue;
+            }
+        }
+        for k in got {
+            *delivered.entry(k).or_insert(0) += 1;
+        }
+    }
+    assert_eq!(
+        delivered.keys().copied().collect::<Vec<_>>(),
+        (0..N).collect::<Vec<_>>()
+    );
+    let twice: Vec<_> = delivered.iter().filter(|(_, &c)| c > 1).collect();
+    assert!(
+        twice.is_empty(),
+        "{} entries pushed more than once, e.g. {:?}",
+        twice.len(),
+        &twice[..twice.len().min(5)]
+    );
+    let api = lf.address("api listening");
+    assert!(
+        common::metric_value(
+            &common::api_get(api, "/metrics"),
+            "logferry_loki_entries_total{component=\"loki\",result=\"delivered_before\"}"
+        ) >= (N / 2) as f64,
+        "the entries delivered before were skipped"
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}

@@ -18,8 +18,10 @@
 //! set aside. When `retry.max_attempts` runs out, the entries still
 //! unsent are dead-lettered (kind `retries_exhausted`) if `dead_letter`
 //! is set, else their batches go back to their sources, which send them
-//! again (entries of theirs already delivered are then pushed twice; Loki
-//! keeps one of two entries with the same stream, time and line).
+//! again whole; the entries of those batches that were delivered (or set
+//! aside) are remembered ([`GivenBack`], by stream and line) and skipped
+//! when they come again, so a delivered entry is not pushed twice
+//! (counted as `logferry_loki_entries_total{result="delivered_before"}`).
 
 pub mod config;
 pub mod encode;
@@ -37,6 +39,7 @@ use self::encode::{Encoded, LokiEncoder};
 use super::http::config::StatusPattern;
 use super::http::gather::{self, Deliver, Gathering};
 use super::http::{rejection, retry_wait, shown, Requests};
+use super::settle::given_back::GivenBack;
 use super::settle::{entry_at, SetAside, Settler, WAITED_RETRY_MAX};
 use super::verdict::Rejection;
 use crate::buffer::{Delivery, QueueReceiver};
@@ -64,6 +67,9 @@ pub struct LokiSink {
     /// the next ones: fresh room of a few MiB per request costs more in
     /// page faults than writing the entries.
     spare: RefCell<Vec<Encoded>>,
+    /// Entries delivered (or set aside) of batches given back to their
+    /// sources: skipped once when they come again.
+    given_back: RefCell<GivenBack>,
 }
 
 struct Metrics {
@@ -71,6 +77,9 @@ struct Metrics {
     delivered: Counter,
     /// Entries refused alone (set aside).
     refused: Counter,
+    /// Entries of a batch sent again that were delivered before it was
+    /// given back: not pushed again.
+    delivered_before: Counter,
     /// Pushes answered 400 or 413 and sent again in halves.
     splits: Counter,
     /// Records never encoded (unreadable frames).
@@ -82,13 +91,14 @@ impl Metrics {
         let entries = |result: &str| {
             r.counter(
                 "logferry_loki_entries_total",
-                "Entries of pushes, by result: delivered, refused (set aside alone after the push was split).",
+                "Entries of pushes, by result: delivered, refused (set aside alone after the push was split), delivered_before (of a batch sent again, delivered before it was given back: not pushed again).",
                 &[("component", name), ("result", result)],
             )
         };
         Metrics {
             delivered: entries("delivered"),
             refused: entries("refused"),
+            delivered_before: entries("delivered_before"),
             splits: r.counter(
                 "logferry_loki_split_pushes_total",
                 "Pushes refused with 400 or 413 and sent again in halves, to find the entries refused.",
@@ -166,6 +176,7 @@ impl LokiSink {
             metrics: Metrics::new(registry, name),
             split_log: RateLimitedLog::new(WARN_INTERVAL),
             spare: RefCell::default(),
+            given_back: RefCell::default(),
         })
     }
 
@@ -205,8 +216,22 @@ impl LokiSink {
                 }
             }
         }
-        if !p.enc.entries.is_empty() {
-            p.todo.push_back((0..p.enc.entries.len()).collect());
+        let mut given_back = self.given_back.borrow_mut();
+        let todo: Vec<usize> = if given_back.is_empty() {
+            (0..p.enc.entries.len()).collect()
+        } else {
+            // the entries delivered before their batch was given back
+            let now = std::time::Instant::now();
+            let todo: Vec<usize> = (0..p.enc.entries.len())
+                .filter(|&i| !given_back.take(entry_key(&p.enc, i), now))
+                .collect();
+            self.metrics
+                .delivered_before
+                .add((p.enc.entries.len() - todo.len()) as u64);
+            todo
+        };
+        if !todo.is_empty() {
+            p.todo.push_back(todo);
         }
         p
     }
@@ -250,6 +275,16 @@ impl LokiSink {
             return self.settle_done(p);
         }
         let failing: BTreeSet<usize> = unsent.iter().map(|&i| p.enc.entries[i].batch).collect();
+        // the entries of those batches done with are not pushed again
+        let unsent: std::collections::HashSet<usize> = unsent.into_iter().collect();
+        let now = std::time::Instant::now();
+        let mut given_back = self.given_back.borrow_mut();
+        for (i, e) in p.enc.entries.iter().enumerate() {
+            if failing.contains(&e.batch) && !unsent.contains(&i) {
+                given_back.remember(entry_key(&p.enc, i), now);
+            }
+        }
+        drop(given_back);
         let (mut back, mut done) = (Vec::new(), Vec::new());
         for (i, (d, aside)) in p.batches.drain(..).zip(p.aside.drain(..)).enumerate() {
             if failing.contains(&i) {
@@ -269,6 +304,18 @@ impl LokiSink {
     fn splits(status: http::StatusCode) -> bool {
         matches!(status.as_u16(), 400 | 413)
     }
+}
+
+/// Entry `i` of `enc` by its stream and line, not its time (a batch sent
+/// again by an HTTP client or read again from a file has a new one): how
+/// [`GivenBack`] knows it when it comes again.
+fn entry_key(enc: &Encoded, i: usize) -> u128 {
+    let e = &enc.entries[i];
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(enc.streams[e.stream].text.as_bytes());
+    h.update(&[0]);
+    h.update(&enc.buf[e.line.clone()]);
+    h.digest128()
 }
 
 impl Deliver for LokiSink {
