@@ -572,6 +572,79 @@ fn differential_match_regex_and_overlapping_outputs_copy_records_as_fluent_bit_d
         .all(|r| r.get("side").is_none() && r["suffix"] == "web"));
 }
 
+#[test]
+fn differential_modify_with_every_kind_of_condition_matches_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let total = 1500;
+    let lines: Vec<String> = (0..total)
+        .map(|n| {
+            let level = ["error", "info", "warn"][n % 3];
+            let app = ["web-1", "api", "web-2", "db"][n % 4];
+            let mut r = serde_json::json!({
+                "n": n,
+                "level": level,
+                "msg": format!("m{n}"),
+                "kubernetes": {"labels": {"app": app}},
+            });
+            let m = r.as_object_mut().unwrap();
+            if n % 2 == 0 {
+                m.insert("user".into(), format!("u{n}").into());
+            }
+            if n % 5 < 2 {
+                m.insert("x_debug".into(), n.into());
+                m.insert("x_trace".into(), "t".into());
+            }
+            // ok: a boolean, a string, or missing
+            match n % 4 {
+                0 => m.insert("ok".into(), true.into()),
+                1 => m.insert("ok".into(), "true".into()),
+                2 => m.insert("ok".into(), "false".into()),
+                _ => None,
+            };
+            if n % 7 != 0 {
+                m.insert("tag_a".into(), "alpha".into());
+                // a number does not match a value regex in Fluent Bit
+                let b: serde_json::Value = match n % 3 {
+                    0 => "beta".into(),
+                    1 => "Beta9".into(),
+                    _ => 9.into(),
+                };
+                m.insert("tag_b".into(), b);
+            }
+            if n % 11 == 0 {
+                m.insert("account".into(), "preset".into());
+                m.insert("n_copy".into(), "preset".into());
+            }
+            r.to_string()
+        })
+        .collect();
+    let input = input_file(dir.path(), "cond.log", &lines);
+    let config = corpus("differential/modify-conditions.conf");
+    let expected = [("cond.log", total)];
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    let ours = &sides[1].files[0];
+    // each filter's rules applied where its conditions hold, and only there
+    assert!(ours
+        .iter()
+        .any(|r| r["alert"] == "yes" && r["account"].is_string()));
+    assert!(ours
+        .iter()
+        .any(|r| r["account"] == "anonymous" && r["severity"].is_string()));
+    assert!(ours
+        .iter()
+        .any(|r| r["web"] == "true" && r.get("x_debug").is_none()));
+    assert!(ours
+        .iter()
+        .any(|r| r["tags_clean"] == "yes" && r.get("tag_a").is_none()));
+    assert!(ours
+        .iter()
+        .any(|r| r["tags_clean"] == "no" && r["tag_a"] == "alpha"));
+    assert!(
+        ours.iter().any(|r| r["message"].is_string()) && ours.iter().any(|r| r["msg"].is_string())
+    );
+}
+
 // --- Fluent Bit's own example and test configurations
 
 const FLUENT_BIT: Mirror = Mirror("/work/.mirror/fluent+fluent-bit/repo");

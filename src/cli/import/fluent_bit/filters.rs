@@ -29,6 +29,7 @@ pub fn translate(
     route(keys, &mut c);
     match plugin.as_str() {
         "grep" => grep(keys, &mut c),
+        "modify" if super::modify::needs_program(keys) => super::modify::to_remap(keys, &mut c),
         "modify" => modify(keys, &mut c),
         "record_modifier" => {
             for r in keys.take_all("record") {
@@ -186,13 +187,6 @@ fn grep(keys: &mut Keys, c: &mut Component) {
 }
 
 fn modify(keys: &mut Keys, c: &mut Component) {
-    let conditions = keys.take_all("condition");
-    if !conditions.is_empty() {
-        c.comment_out(format!(
-            "Condition {}: logferry's modify applies to every record its match takes; route the records to change under a tag of their own first (rewrite_tag)",
-            conditions.join("; ")
-        ));
-    }
     let mut kinds = 0;
     for (fb, ours) in [
         ("set", "set"),

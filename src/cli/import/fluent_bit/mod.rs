@@ -5,6 +5,7 @@
 mod classic;
 mod filters;
 mod inputs;
+mod modify;
 mod outputs;
 mod parsers;
 mod service;
@@ -307,6 +308,15 @@ impl<'a> Keys<'a> {
             .position(|(i, (k, _))| !self.taken[i] && k.eq_ignore_ascii_case(key))?;
         self.taken[i] = true;
         Some(self.section.props[i].1.clone())
+    }
+
+    /// Whether `key` (any case) is there and not taken yet.
+    pub fn has(&self, key: &str) -> bool {
+        self.section
+            .props
+            .iter()
+            .enumerate()
+            .any(|(i, (k, _))| !self.taken[i] && k.eq_ignore_ascii_case(key))
     }
 
     /// Every value of `key`, in file order.
