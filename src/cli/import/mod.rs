@@ -76,20 +76,41 @@ impl std::error::Error for ImportError {}
 /// The format of `path` from its text: Fluent Bit classic or YAML,
 /// Fluentd (`<source>`, `<match>`), Vector (`[sources.` / `transforms`).
 fn detect(path: &Path, text: &str) -> Result<(From, bool), ImportError> {
-    if let Some(yaml) = fluent_bit::detect(text) {
-        return Ok((From::FluentBit, yaml));
-    }
+    // Fluentd first: its `@include` reads as Fluent Bit's `@INCLUDE`
     let has_line = |prefix: &str| text.lines().any(|l| l.trim_start().starts_with(prefix));
     if has_line("<source>") || has_line("<match ") || has_line("<system>") {
         return Ok((From::Fluentd, false));
     }
+    if let Some(yaml) = fluent_bit::detect(text) {
+        return Ok((From::FluentBit, yaml));
+    }
     if has_line("[sources.") || has_line("[sinks.") || has_line("[transforms.") {
         return Ok((From::Vector, false));
     }
-    // Vector's YAML: its tables as top-level keys
-    let top_level = |key: &str| text.lines().any(|l| l.trim_end() == key);
-    if top_level("sources:") || top_level("sinks:") || top_level("transforms:") {
+    // Vector's YAML: its tables as top-level keys, quoted or not, or its
+    // data_dir alone (a namespaced configuration's components are files)
+    let top_level = |l: &str| {
+        let key = l.trim_end().trim_end_matches(':').trim_matches('"');
+        l.trim_end().ends_with(':') && ["sources", "sinks", "transforms"].contains(&key)
+    };
+    let data_dir = |l: &str| l.starts_with("data_dir:") || l.starts_with("\"data_dir\":");
+    if text.lines().any(|l| top_level(l) || data_dir(l)) {
         return Ok((From::Vector, true));
+    }
+    if text
+        .lines()
+        .any(|l| l.starts_with("data_dir =") || l.starts_with("data_dir="))
+    {
+        return Ok((From::Vector, false));
+    }
+    // Vector's JSON: an object with its tables
+    if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(text) {
+        if ["sources", "sinks", "transforms"]
+            .iter()
+            .any(|k| m.contains_key(*k))
+        {
+            return Ok((From::Vector, false));
+        }
     }
     Err(ImportError::Undetected(path.display().to_string()))
 }
