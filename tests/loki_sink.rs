@@ -58,6 +58,16 @@ fn victorialogs_reads_back_a_loki_push() {
 /// `endpoint` (`extra` added to its table), retrying every 50 ms to 1 s,
 /// with a dead-letter file.
 fn config(endpoint: &str, extra: &str) -> String {
+    configured(
+        endpoint,
+        &format!("dead_letter = \"{{dir}}/dead.msgpack\"\n{extra}"),
+        "initial = \"50ms\"\nmax = \"1s\"",
+    )
+}
+
+/// logferry with an HTTP source `web` and a `loki` sink `loki` to
+/// `endpoint`, `sink` added to its table and `retry` to its retry table.
+fn configured(endpoint: &str, sink: &str, retry: &str) -> String {
     format!(
         r#"
 [api]
@@ -71,12 +81,10 @@ address = "127.0.0.1:0"
 type = "loki"
 match = "**"
 endpoint = "{endpoint}"
-dead_letter = "{{dir}}/dead.msgpack"
-{extra}
+{sink}
 
 [sinks.loki.retry]
-initial = "50ms"
-max = "1s"
+{retry}
 "#
     )
 }
@@ -468,28 +476,10 @@ fn a_batch_given_back_after_retries_run_out_pushes_its_delivered_entries_once() 
             Answer::new(204, "text/plain", Vec::new())
         }
     });
-    let mut lf = Logferry::start(&format!(
-        r#"
-[api]
-address = "127.0.0.1:0"
-
-[sources.web]
-type = "http"
-address = "127.0.0.1:0"
-
-[sinks.loki]
-type = "loki"
-match = "**"
-endpoint = "{}"
-line_format = "message"
-batch_records = 5000
-
-[sinks.loki.retry]
-initial = "20ms"
-max = "100ms"
-max_attempts = 3
-"#,
-        server.url()
+    let mut lf = Logferry::start(&configured(
+        &server.url(),
+        "line_format = \"message\"\nbatch_records = 5000",
+        "initial = \"20ms\"\nmax = \"100ms\"\nmax_attempts = 3",
     ));
     let body = ndjson(0..N, record);
     let mut answers = Vec::new();
