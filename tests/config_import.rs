@@ -9,6 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use common::import::*;
 use common::*;
@@ -643,6 +644,116 @@ fn differential_modify_with_every_kind_of_condition_matches_fluent_bit() {
     assert!(
         ours.iter().any(|r| r["message"].is_string()) && ours.iter().any(|r| r["msg"].is_string())
     );
+}
+
+/// `v` as msgpack (maps, arrays, strings, unsigned integers, floats,
+/// booleans, nil).
+fn msgpack(v: &serde_json::Value, out: &mut Vec<u8>) {
+    use logferry::protocol::msgpack::write;
+    match v {
+        serde_json::Value::Null => out.push(0xc0),
+        serde_json::Value::Bool(b) => out.push(if *b { 0xc3 } else { 0xc2 }),
+        serde_json::Value::Number(n) => match n.as_u64() {
+            Some(u) => write::uint(out, u),
+            None => {
+                out.push(0xcb);
+                out.extend(n.as_f64().unwrap_or_default().to_be_bytes());
+            }
+        },
+        serde_json::Value::String(s) => write::str(out, s.as_bytes()),
+        serde_json::Value::Array(items) => {
+            write::array_len(out, items.len());
+            items.iter().for_each(|i| msgpack(i, out));
+        }
+        serde_json::Value::Object(m) => {
+            write::map_len(out, m.len());
+            for (k, v) in m {
+                write::str(out, k.as_bytes());
+                msgpack(v, out);
+            }
+        }
+    }
+}
+
+/// Sends `frames` to the forward port `port` of each side of a
+/// differential run under `dir` in turn: to the peer once it listens, then
+/// to logferry once its side began (its output directory is made after
+/// the peer is stopped).
+fn feed_both(dir: &Path, port: u16, frames: Vec<u8>) -> std::thread::JoinHandle<()> {
+    use std::io::Write;
+    let ours = dir.join("logferry");
+    std::thread::spawn(move || {
+        for side in 0..2 {
+            if side == 1 {
+                wait_until(
+                    "logferry's side of the run",
+                    Duration::from_secs(120),
+                    || ours.exists(),
+                );
+            }
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            let mut s = loop {
+                match std::net::TcpStream::connect(("127.0.0.1", port)) {
+                    Ok(s) => break s,
+                    Err(_) if std::time::Instant::now() < deadline => {
+                        std::thread::sleep(Duration::from_millis(50))
+                    }
+                    Err(e) => panic!("side {side} does not listen on {port}: {e}"),
+                }
+            };
+            s.write_all(&frames).expect("send the frames");
+            // kept open until the side is stopped
+            std::mem::forget(s);
+        }
+    })
+}
+
+#[test]
+fn differential_forward_in_record_modifier_allowlist_remove_key_matches_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let text = std::fs::read_to_string(corpus("differential/forward-allowlist.conf")).unwrap();
+    let config = dir.path().join("forward-allowlist.conf");
+    std::fs::write(&config, text.replace("FORWARD_PORT", &port.to_string())).unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir_all(&input).unwrap();
+    let total = 2000;
+    let mut frames = Vec::new();
+    let (mut app, mut audit) = (0, 0);
+    for n in 0..total {
+        let tag = if n % 3 == 0 { "audit.login" } else { "app.web" };
+        *if n % 3 == 0 { &mut audit } else { &mut app } += 1;
+        let record = serde_json::json!({
+            "n": n,
+            "level": if n % 2 == 0 { "info" } else { "error" },
+            "user": {"id": n, "name": format!("u{n}"), "admin": n % 5 == 0},
+            "secret": "s",
+            "token": null,
+            "ratio": n as f64 + 0.5,
+            "tags": ["a", n.to_string()],
+        });
+        // Message mode, [tag, time, record]
+        logferry::protocol::msgpack::write::array_len(&mut frames, 3);
+        logferry::protocol::msgpack::write::str(&mut frames, tag.as_bytes());
+        logferry::protocol::msgpack::write::uint(&mut frames, 1_796_547_600 + n as u64);
+        msgpack(&record, &mut frames);
+    }
+    let sender = feed_both(dir.path(), port, frames);
+    let expected = [("app.log", app), ("audit.log", audit)];
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    sender.join().expect("the sender");
+    let ours = &sides[1].files;
+    let first = &ours[0][0];
+    assert_eq!(
+        first.as_object().unwrap().len(),
+        4,
+        "Allowlist_key: {first}"
+    );
+    assert_eq!(first["via"], "forward");
+    assert!(ours[1]
+        .iter()
+        .all(|r| r.get("secret").is_none() && r["tags"][0] == "a"));
 }
 
 // --- Fluent Bit's own example and test configurations
