@@ -192,6 +192,57 @@ fn an_input_no_output_matches_goes_to_a_null_sink_and_validates() {
     assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
 }
 
+/// A tail with `Tag debug.*` no output matches: its tags come from file
+/// paths, so validate does not ask for a sink of them, and logferry drops
+/// and counts its records (`logferry_router_unrouted_records_total`) as
+/// Fluent Bit drops them; the null sink takes only the fixed tags.
+#[test]
+fn records_of_a_wildcard_tag_no_output_matches_are_dropped_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let conf = dir.path().join("fluent-bit.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[SERVICE]\n    HTTP_Server On\n    HTTP_Listen 127.0.0.1\n    HTTP_Port ${{API_PORT}}\n\n\
+             [INPUT]\n    Name tail\n    Path {}/*.log\n    Tag  debug.*\n    Read_from_Head On\n\n\
+             [INPUT]\n    Name tail\n    Path {}/*.log\n    Tag  app.*\n    Read_from_Head On\n\n\
+             [INPUT]\n    Name dummy\n    Tag  audit\n\n\
+             [OUTPUT]\n    Name  file\n    Match app.*\n    Path  {}\n    File  app.out\n    Format plain\n",
+            logs.display(),
+            logs.display(),
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let text = String::from_utf8(import(&[], &conf).stdout).unwrap();
+    assert!(
+        text.contains("[sinks.unrouted]\ntype = \"null\"\nmatch = \"audit\"\n"),
+        "{text}"
+    );
+    let lines: Vec<String> = (0..500).map(|n| format!("line {n}")).collect();
+    std::fs::write(logs.join("a.log"), lines.join("\n") + "\n").unwrap();
+    let port = free_port();
+    let mut lf = Logferry::start_with_env(&text, [("API_PORT", port.to_string().as_str())]);
+    wait_for_lines(&dir.path().join("app.out"), 500, Duration::from_secs(30));
+    let api: std::net::SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    wait_until("the debug records counted", Duration::from_secs(30), || {
+        metric_value(
+            &api_get(api, "/metrics"),
+            "logferry_router_unrouted_records_total",
+        ) >= 500.0
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let metrics = api_get(api, "/metrics");
+    assert_eq!(
+        metric_value(&metrics, "logferry_router_unrouted_records_total"),
+        500.0,
+        "{metrics}"
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
 // --- differential: Fluent Bit and the imported logferry on the same input
 
 /// Fluent Bit `bin` as the peer of [`run_both`].

@@ -238,7 +238,11 @@ impl<'a> Head<'a> {
 /// Fluent Bit drops the records of an input no output matches; logferry's
 /// validate refuses such a source. Those records go to a `null` sink,
 /// which drops them too and counts them. Only fixed tags are checked, and
-/// a tag a rewrite_tag filter takes may be routed by its new tag.
+/// a tag a rewrite_tag filter takes may be routed by its new tag. A tag
+/// made from files or clients (`app.*`) is left out: validate does not
+/// ask for a sink of it, and the router drops and counts the records no
+/// sink takes, so a null sink for it would only count copies of records
+/// an output also takes.
 fn unrouted(imported: &mut Imported) {
     let live = |kind: Kind| {
         imported
