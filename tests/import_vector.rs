@@ -36,6 +36,7 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
         ("LOG_ROOT", "log"),
         ("STATE_DIR", "state"),
         ("OUT_DIR", "out"),
+        ("IN_DIR", "in"),
     ] {
         env.push((k.into(), dir.join(sub).display().to_string()));
     }
@@ -49,7 +50,7 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
     env
 }
 
-const CORPUS: &[&str] = &["vector.toml", "vector.yaml"];
+const CORPUS: &[&str] = &["vector.toml", "vector.yaml", "exclusive-route.yaml"];
 
 #[test]
 fn every_corpus_configuration_imports_and_validates_as_toml_and_yaml() {
@@ -420,4 +421,247 @@ fn vector_example_configurations_import() {
     eprintln!("Vector config/examples/: {} files: {t:?}", names.len());
     assert!(t.failed.is_empty(), "{:#?}", t.failed);
     assert!(t.valid > 0);
+}
+
+// --- differential: Vector and the imported logferry on the same input
+
+fn vector() -> Option<PathBuf> {
+    if !peer_is_built("ANCHOR_VECTOR", "Vector") {
+        return None;
+    }
+    peer_path("ANCHOR_VECTOR")
+}
+
+/// Vector `bin` as the peer of [`run_both`]: Vector 0.57 fills in
+/// environment variables only when asked to.
+fn vector_on(bin: &Path) -> impl Fn(&Path) -> std::process::Command + '_ {
+    move |config| {
+        let mut command = std::process::Command::new(bin);
+        command
+            .arg("--dangerously-allow-env-var-interpolation")
+            .arg("--config")
+            .arg(config);
+        command
+    }
+}
+
+/// A record with the time it was read (which no two runs share) made
+/// the same: Vector's and logferry's `timestamp` are both RFC 3339 strings.
+fn normalise(r: &mut serde_json::Value) {
+    if let Some(t) = r.get_mut("timestamp") {
+        let is_time = t
+            .as_str()
+            .is_some_and(|s| s.len() >= 20 && s.as_bytes()[4] == b'-' && s.ends_with('Z'));
+        assert!(is_time, "timestamp {t} is not RFC 3339 in UTC");
+        *t = "<time>".into();
+    }
+}
+
+/// Runs Vector and logferry (on the import of `differential/NAME`) over
+/// the input `input` writes, until the `expected` files hold their
+/// records; both sides' records, times normalised, must be the same.
+fn differential(
+    name: &str,
+    input: impl Fn(&Path),
+    expected: &[(&str, usize)],
+) -> Option<[Written; 2]> {
+    differential_with(name, input, expected, |_| {})
+}
+
+/// [`differential`], the peer's records passed through `peer_only` too.
+fn differential_with(
+    name: &str,
+    input: impl Fn(&Path),
+    expected: &[(&str, usize)],
+    peer_only: impl Fn(&mut serde_json::Value),
+) -> Option<[Written; 2]> {
+    let bin = vector()?;
+    let dir = tempfile::tempdir().unwrap();
+    let inp = dir.path().join("in");
+    std::fs::create_dir_all(&inp).unwrap();
+    input(&inp);
+    let config = corpus(&format!("differential/{name}"));
+    let mut sides = run_both(
+        vector_on(&bin),
+        &config,
+        dir.path(),
+        &inp,
+        expected,
+        peer_only,
+    );
+    for side in sides.iter_mut() {
+        for f in side.files.iter_mut() {
+            f.iter_mut().for_each(normalise);
+            f.sort_by_key(canonical);
+        }
+    }
+    assert_same(expected, &sides);
+    Some(sides)
+}
+
+const LEVELS: [&str; 5] = ["info", "debug", "error", "warn", "info"];
+
+/// Line `i` of the numbered input: `n=I level=L user=uK msg=thing-I`.
+fn app_line(i: usize) -> String {
+    format!(
+        "n={i} level={} user=u{} msg=thing-{i}",
+        LEVELS[i % 5],
+        i % 7
+    )
+}
+
+fn app_log(n: usize) -> impl Fn(&Path) {
+    move |d| numbered(d, "app.log", n, app_line)
+}
+
+fn count(n: usize, keep: impl Fn(usize) -> bool) -> usize {
+    (0..n).filter(|i| keep(*i)).count()
+}
+
+#[test]
+fn differential_remap_parses_key_values_as_vector_does() {
+    let Some(sides) = differential("remap-kv.toml", app_log(600), &[("out.log", 600)]) else {
+        return;
+    };
+    let r = &sides[1].files[0][0];
+    assert!(
+        r["n"].is_i64() && r.get("file").is_none() && r["host"].is_string(),
+        "{r}"
+    );
+}
+
+#[test]
+fn differential_filter_conditions_as_vector_does() {
+    let n = 600;
+    let kept = count(n, |i| i % 5 != 1 && i % 2 == 0);
+    differential("filter.toml", app_log(n), &[("out.log", kept)]);
+}
+
+#[test]
+fn differential_route_outputs_as_vector_does() {
+    let n = 700;
+    let errors = count(n, |i| i % 5 == 2);
+    let zero = count(n, |i| i % 7 == 0);
+    let rest = count(n, |i| i % 5 != 2 && i % 7 != 0);
+    differential(
+        "route.toml",
+        app_log(n),
+        &[
+            ("errors.log", errors),
+            ("user_zero.log", zero),
+            ("rest.log", rest),
+        ],
+    );
+}
+
+#[test]
+fn differential_throttle_per_key_as_vector_does() {
+    differential("throttle.yaml", app_log(500), &[("out.log", 500)]);
+}
+
+#[test]
+fn differential_sample_with_exclude_as_vector_does() {
+    let n = 600;
+    let sampled = count(n, |i| i % 5 != 2);
+    let kept = count(n, |i| i % 5 == 2) + sampled.div_ceil(3);
+    differential("sample.toml", app_log(n), &[("out.log", kept)]);
+}
+
+#[test]
+fn differential_fan_in_as_vector_does() {
+    differential(
+        "fan-in.toml",
+        |d| {
+            numbered(d, "web.log", 300, |i| format!("web {}", app_line(i)));
+            numbered(d, "db.log", 200, |i| format!("db {}", app_line(i)));
+        },
+        &[("out.log", 500)],
+    );
+}
+
+#[test]
+fn differential_fan_out_as_vector_does() {
+    differential(
+        "fan-out.toml",
+        app_log(400),
+        &[("upper.log", 400), ("length.log", 400), ("raw.log", 400)],
+    );
+}
+
+#[test]
+fn differential_wildcard_inputs_as_vector_does() {
+    let (web, db, sys) = (300, 200, 100);
+    let apps = web + db;
+    // `split.*` takes every route output, `_unmatched` included; `*`
+    // every source and every route output
+    differential(
+        "wildcard.yaml",
+        |d| {
+            numbered(d, "web.log", web, |i| format!("web {}", app_line(i)));
+            numbered(d, "db.log", db, |i| format!("db {}", app_line(i)));
+            numbered(d, "sys.log", sys, |i| format!("sys {}", app_line(i)));
+        },
+        &[
+            ("apps.log", apps),
+            ("routed.log", apps),
+            ("everything.log", web + db + sys + apps),
+        ],
+    );
+}
+
+#[test]
+fn differential_remap_abort_errors_and_reroute_dropped_as_vector_does() {
+    let n = 600;
+    let dropped = count(n, |i| i % 5 == 1 || i % 5 == 0);
+    // Vector's metadata.dropped also says why (abort or error, and the
+    // error's text): logferry's does not (docs/migrating.md)
+    let why = |r: &mut serde_json::Value| {
+        if let Some(d) = r
+            .pointer_mut("/metadata/dropped")
+            .and_then(|d| d.as_object_mut())
+        {
+            d.remove("reason");
+            d.remove("message");
+        }
+    };
+    differential_with(
+        "remap-dropped.toml",
+        app_log(n),
+        &[("kept.log", n - dropped), ("dropped.log", dropped)],
+        why,
+    );
+}
+
+#[test]
+fn differential_remap_array_makes_records_as_vector_does() {
+    differential("remap-split.toml", app_log(500), &[("out.log", 1000)]);
+}
+
+#[test]
+fn differential_chain_in_graph_order_as_vector_does() {
+    let n = 600;
+    let errors = count(n, |i| i % 5 == 2);
+    let others = count(n, |i| i % 5 == 0 || i % 5 == 3 || i % 5 == 4);
+    differential(
+        "chain.toml",
+        app_log(n),
+        &[("errors.log", errors), ("thin.log", others.div_ceil(2))],
+    );
+}
+
+#[test]
+fn differential_multiline_file_source_as_vector_does() {
+    differential(
+        "multiline.toml",
+        |d| {
+            numbered(d, "trace.log", 100, |i| {
+                if i % 3 == 0 {
+                    format!("n={i} failed\n  at a.b(A.java:{i})\n  at c.d(C.java:1)")
+                } else {
+                    format!("n={i} ok")
+                }
+            })
+        },
+        &[("out.log", 100)],
+    );
 }

@@ -85,7 +85,21 @@ pub fn translate(
             if k.bool("reroute_dropped") == Some(true) {
                 let dropped = format!("{tag}.dropped");
                 c.set("error_tag", dropped.clone());
-                c.remark("records Vector would drop go on to its `dropped` output as they came, without Vector's metadata.dropped fields");
+                c.remark("records Vector would drop go on to its `dropped` output as they came, with Vector's metadata.dropped fields but its reason and message");
+                let mut mark = w.filter(
+                    &format!("{}_dropped", node.id),
+                    "remap",
+                    std::slice::from_ref(&dropped),
+                    &node.origin(),
+                );
+                mark.set(
+                    "source",
+                    format!(
+                        ".metadata.dropped = {{ \"component_id\": {}, \"component_kind\": \"transform\", \"component_type\": \"remap\" }}",
+                        vrl_str(&node.id)
+                    ),
+                );
+                after.push(mark);
                 if c.get("drop_on_error").is_none() {
                     c.set("drop_on_error", Value::Bool(false));
                 }
