@@ -807,6 +807,64 @@ fn differential_forward_in_record_modifier_allowlist_remove_key_matches_fluent_b
         .all(|r| r.get("secret").is_none() && r["tags"][0] == "a"));
 }
 
+#[test]
+fn differential_cri_java_multiline_parsers_on_a_wildcard_tag_match_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut input = PathBuf::new();
+    let mut expected = 0;
+    for pod in ["web-1", "api-2"] {
+        let mut lines = Vec::new();
+        for n in 0..400 {
+            let t = format!("2026-12-06T10:{:02}:{:02}.{:09}Z", n / 60, n % 60, n);
+            lines.push(format!("{t} stdout F request {n} ok"));
+            expected += 1;
+            if n % 3 == 0 {
+                lines.push(format!("{t} stdout F noise {n}"));
+            }
+            if n % 2 == 1 {
+                // a Java trace, one line of it written in two parts
+                lines.push(format!(
+                    "{t} stderr F java.lang.IllegalStateException: boom {n}"
+                ));
+                lines.push(format!("{t} stderr P \tat com.example.A.run(A.java:"));
+                lines.push(format!("{t} stderr F {n})"));
+                lines.push(format!("{t} stderr F \tat com.example.B.run(B.java:2)"));
+                expected += 3;
+            }
+        }
+        input = input_file(dir.path(), &format!("{pod}.log"), &lines);
+    }
+    let config = corpus("differential/cri-java.conf");
+    let expected = [("pods.log", expected)];
+    // the _p of a record joined from partial lines (migrating.md)
+    let sides = run_both(
+        fluent_bit_on(&bin),
+        &config,
+        dir.path(),
+        &input,
+        &expected,
+        |r| {
+            if r["log"]
+                .as_str()
+                .is_some_and(|l| l.starts_with("\tat com.example.A"))
+            {
+                r["_p"] = "F".into();
+            }
+        },
+    );
+    assert_same(&expected, &sides);
+    let ours = &sides[1].files[0];
+    // cri takes every line first: the partial lines are joined, the trace
+    // is not (java gets no line), as in Fluent Bit
+    assert!(ours
+        .iter()
+        .any(|r| r["log"] == "\tat com.example.A.run(A.java:1)"));
+    assert!(ours
+        .iter()
+        .all(|r| r["stream"].is_string() && r["time"].is_string()));
+}
+
 // --- Fluent Bit's own example and test configurations
 
 const FLUENT_BIT: Mirror = Mirror("/work/.mirror/fluent+fluent-bit/repo");

@@ -72,15 +72,14 @@ pub fn translate(
         "multiline" => {
             c.set("key", keys.take("multiline.key_content").unwrap_or_else(|| "log".into()));
             let names: Vec<String> = keys.take_all("multiline.parser").iter().flat_map(|v| list(v)).collect();
-            if names.len() == 1 {
-                match parsers.multiline(&names[0]) {
-                    Ok(m) => apply_multiline(m, &mut c, None),
-                    Err(e) => c.comment_out(e),
-                }
-            } else if names.is_empty() {
-                c.comment_out("no multiline.parser");
-            } else {
-                c.set("parser", Value::List(names.into_iter().map(Value::Str).collect()));
+            match names.first().map(|n| parsers.multiline(n)) {
+                Some(Ok(m)) => apply_multiline(m, &mut c, None),
+                Some(Err(e)) => c.comment_out(e),
+                None => c.comment_out("no multiline.parser"),
+            }
+            // Fluent Bit gives each line to the first parser that takes it
+            for p in names.iter().skip(1) {
+                c.untranslated(&format!("multiline.parser {p}"), format!("Fluent Bit gives each line to the first parser that takes it, so {p} joins only lines {} does not take; logferry's filter takes one rule set: {} applies", names[0], names[0]));
             }
             if let Some(ms) = keys.take("flush_ms") {
                 c.set("flush_timeout", format!("{}ms", ms.trim()));

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::parsers::{apply_multiline, Parsers};
+use super::parsers::{apply_multiline, Multiline, Parsers};
 use super::{address, boolean, list, seconds, size, Head, Keys, Section};
 use crate::cli::import::model::{Component, Imported, Kind, Value};
 
@@ -379,12 +379,19 @@ fn tail(
         .collect();
     for (i, p) in ml.iter().enumerate() {
         match parsers.multiline(p) {
-            Ok(m) if i == 0 => apply_multiline(m, &mut c, Some("multiline")),
+            Ok(m) if i == 0 => {
+                if let Multiline::Builtin(b) = &m {
+                    let name = imported.unique_name(Kind::Filter, &format!("{name}_{b}"));
+                    let key = c.get("message_key").cloned().unwrap_or_else(|| "log".into());
+                    extra.extend(runtime_fields(b, &name, tag, key, &origin));
+                }
+                apply_multiline(m, &mut c, Some("multiline"))
+            }
             Ok(_) => c.untranslated(
                 &format!("multiline.parser {p}"),
                 format!(
-                    "a tail source takes one multiline rule set: {} applies",
-                    ml[0]
+                    "Fluent Bit gives each line to the first parser that takes it, so {p} joins only lines {} does not take; logferry's tail takes one rule set: {} applies",
+                    ml[0], ml[0]
                 ),
             ),
             Err(e) => c.untranslated(&format!("multiline.parser {p}"), e),
@@ -415,7 +422,7 @@ fn tail(
                 .unwrap_or_else(|| "log".into()),
         );
         match parsers.apply(&p, &mut f) {
-            Ok(()) => extra.insert(0, f),
+            Ok(()) => extra.push(f),
             Err(e) => c.untranslated(&format!("Parser {p}"), e),
         }
     }
@@ -442,6 +449,44 @@ fn tail(
         }
     }
     c
+}
+
+/// Fluent Bit's built-in `cri` and `docker` multiline parsers also parse
+/// the line they put together into fields (`time`, `stream`, `_p`, `log`
+/// for CRI; the JSON object for docker, its `time` read and kept); logferry's
+/// rule sets send the line, so a parser filter on `tag` right after the
+/// source gives the same fields.
+fn runtime_fields(
+    builtin: &str,
+    name: &str,
+    tag: &str,
+    key: Value,
+    origin: &str,
+) -> Option<Component> {
+    let mut f = Component::new(
+        Kind::Filter,
+        name,
+        "parser",
+        format!("{origin}: the fields of multiline.parser {builtin}"),
+    );
+    f.set("match", super::tags::from_match(tag).ok()?);
+    f.set("key", key);
+    match builtin {
+        "cri" => {
+            f.set("format", "regex");
+            f.set(
+                "regex",
+                "^(?<time>.+?) (?<stream>stdout|stderr) (?<_p>F|P) (?<log>.*)$",
+            );
+            f.set("time_key", "time");
+            f.set("time_format", "%Y-%m-%dT%H:%M:%S.%L%z");
+            f.set("time_keep", Value::Bool(true));
+            f.remark("a record joined from partial lines has _p F here; Fluent Bit keeps its first part's P");
+        }
+        "docker" => f.set("format", "docker"),
+        _ => return None,
+    }
+    Some(f)
 }
 
 /// Fluent Bit's SQLite `DB` file: its offsets are not read, but its
