@@ -31,6 +31,7 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
         "TCP_PORT",
         "OTLP_PORT",
         "OTLP_GRPC_PORT",
+        "UDP_PORT",
     ]);
     for (k, sub) in [
         ("LOG_ROOT", "log"),
@@ -40,7 +41,10 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
     ] {
         env.push((k.into(), dir.join(sub).display().to_string()));
     }
-    for k in ["ES_PASSWORD", "SPLUNK_TOKEN"] {
+    // the remap program more.yaml reads from a file
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::write(dir.join("in/program.vrl"), ".seen = true\n").unwrap();
+    for k in ["ES_PASSWORD", "SPLUNK_TOKEN", "API_TOKEN"] {
         env.push((k.into(), "secret".into()));
     }
     let tls = dir.join("tls");
@@ -50,7 +54,13 @@ fn corpus_env(dir: &Path) -> Vec<(String, String)> {
     env
 }
 
-const CORPUS: &[&str] = &["vector.toml", "vector.yaml", "exclusive-route.yaml"];
+const CORPUS: &[&str] = &[
+    "vector.toml",
+    "vector.yaml",
+    "exclusive-route.yaml",
+    "more.yaml",
+    "small.json",
+];
 
 #[test]
 fn every_corpus_configuration_imports_and_validates_as_toml_and_yaml() {

@@ -37,7 +37,16 @@ pub fn translate(tree: Map<String, Value>, imported: &mut Imported) -> Settings 
             "secret" => "logferry has no secret backends: take the value from the environment (${VAR}) or a *_file key",
             "schema" => "logferry has no log schema: records are what the sources and filters make them",
             "log_schema" => "logferry's field names are set per component (message_key, time_key)",
-            "timezone" => "set `timezone` on each remap filter",
+            "timezone" => {
+                if let Some(tz) = v.as_str() {
+                    imported.remarks.push(format!(
+                        "timezone {tz}: the timezone of every remap filter that names none"
+                    ));
+                    settings.timezone = Some(tz.to_string());
+                    continue;
+                }
+                "not a string"
+            }
             "healthchecks" => "logferry checks its destinations with `logferry validate` and retries at run time",
             "tests" => "Vector's unit tests: write them as logferry's [[tests]]",
             "enterprise" | "provider" | "proxy" | "expire_metrics_secs" | "expire_metrics" => {

@@ -101,6 +101,11 @@ impl Keys {
         }
     }
 
+    /// The text of `key` without taking it.
+    pub fn peek_text(&self, key: &str) -> Option<String> {
+        self.map.get(key)?.as_str().map(String::from)
+    }
+
     /// The text of `table.key` without taking it.
     pub fn peek(&self, table: &str, key: &str) -> Option<String> {
         self.map.get(table)?.get(key)?.as_str().map(String::from)

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::model::{Imported, Untranslated};
+use super::model::{Component, Imported, Kind, Untranslated};
 use super::ImportError;
 use graph::{Graph, Node, Table};
 use read::Syntax;
@@ -29,6 +29,8 @@ use wiring::{tag_of, Wiring};
 pub struct Settings {
     /// Vector's `data_dir`: checkpoints and disk buffers go under it.
     pub data_dir: Option<String>,
+    /// Vector's global `timezone`: the remap filters' default.
+    pub timezone: Option<String>,
 }
 
 /// Reads the Vector configuration at `path`, TOML or (`yaml`) YAML (JSON
@@ -148,15 +150,21 @@ fn translate(graph: Graph, settings: &Settings, imported: &mut Imported) {
         .collect();
     let mut w = Wiring { imported };
     untagged_sources(&prepared, &mut w);
-    let deliver = |w: &mut Wiring, output: &str, tags: &[String], first: Option<(&str, &str)>| {
-        let (readers, sinks) = graph.consumers(output, &running);
-        let readers: Vec<String> = readers
-            .iter()
-            .map(|i| tag_of(&graph.nodes[*i].id))
-            .collect();
-        let keep = sinks.iter().any(|i| sinks_running[*i]);
-        w.deliver(&tag_of(output), tags, &readers, keep, first);
-    };
+    // the tags of outputs nothing running reads
+    let mut unread: Vec<String> = Vec::new();
+    let mut deliver =
+        |w: &mut Wiring, output: &str, tags: &[String], first: Option<(&str, &str)>| {
+            let (readers, sinks) = graph.consumers(output, &running);
+            let readers: Vec<String> = readers
+                .iter()
+                .map(|i| tag_of(&graph.nodes[*i].id))
+                .collect();
+            let keep = sinks.iter().any(|i| sinks_running[*i]);
+            if readers.is_empty() && !keep {
+                unread.extend(tags.iter().cloned());
+            }
+            w.deliver(&tag_of(output), tags, &readers, keep, first);
+        };
     for (n, s) in &prepared {
         let Some(tags) = out_tags.get(&n.id).cloned() else {
             continue;
@@ -194,12 +202,26 @@ fn translate(graph: Graph, settings: &Settings, imported: &mut Imported) {
             );
         }
         if tags.is_empty() {
-            c.remark("none of its inputs gives it records here: it matches a tag nothing has");
-            c.set("match", format!("vector.unreached.{}", tag_of(&n.id)));
+            c.set("match", wiring::pattern(&n.inputs()));
+            if c.commented_out.is_none() {
+                c.comment_out("none of its inputs gives it records here: they are commented out, or name no component");
+            }
         } else {
             c.set("match", wiring::pattern(&tags));
         }
         move_after_type(&mut c, "match");
+        w.push(c);
+    }
+    if !unread.is_empty() {
+        let name = w.imported.unique_name(Kind::Sink, "unread");
+        let mut c = Component::new(
+            Kind::Sink,
+            &name,
+            "null",
+            "records no component reads".into(),
+        );
+        c.set("match", wiring::pattern(&unread));
+        c.remark("Vector drops the events of a component nothing reads (and warns at start); logferry drops them here, counted in logferry_sink_records_total");
         w.push(c);
     }
 }

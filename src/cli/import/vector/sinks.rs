@@ -169,6 +169,9 @@ pub fn translate(node: &Node, settings: &Settings) -> Component {
                 "types are gone from Elasticsearch 7 and OpenSearch",
                 &mut c,
             );
+            if k.peek_text("mode").as_deref() == Some("bulk") {
+                k.skip("mode");
+            }
             k.refuse(
                 "mode",
                 "logferry indexes documents (action = \"create\" writes to a data stream)",

@@ -38,7 +38,7 @@ pub fn commented(node: &Node, reason: &str) -> Component {
 /// lacks is written commented out and has no outputs.
 pub fn translate(
     node: &Node,
-    _settings: &Settings,
+    settings: &Settings,
     w: &mut Wiring,
 ) -> Vec<(Option<String>, Vec<String>)> {
     let tag = tag_of(&node.id);
@@ -105,7 +105,7 @@ pub fn translate(
                 }
                 outputs.push((Some("dropped".into()), vec![dropped]));
             }
-            if let Some(tz) = k.text("timezone") {
+            if let Some(tz) = k.text("timezone").or_else(|| settings.timezone.clone()) {
                 c.set("timezone", tz);
             }
             k.refuse("metric_tag_values", "logferry carries logs only", &mut c);
