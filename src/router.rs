@@ -26,7 +26,10 @@ use crate::event::{Batch, Tag};
 use crate::metrics::Counter;
 use transit::InTransit;
 
-/// A compiled `match` expression.
+/// A compiled `match` expression: space-separated alternatives; one
+/// written `!PATTERN` is negative, and excludes the tags it matches (what
+/// Fluentd's first-match routing needs: a `<match **>` after a
+/// `<match app.**>` is `** !app.**`).
 ///
 /// ```
 /// use logferry::router::TagPattern;
@@ -37,11 +40,19 @@ use transit::InTransit;
 /// assert!(p.matches("db.slow"));
 /// assert!(!p.matches("db"));
 /// assert!(!p.matches("other.x"));
+///
+/// let rest = TagPattern::new("** !app.** !debug").unwrap();
+/// assert!(rest.matches("db.slow"));
+/// assert!(!rest.matches("app.web"));
+/// assert!(!rest.matches("debug"));
 /// ```
 #[derive(Debug, Clone)]
 pub struct TagPattern {
     source: String,
     regex: Regex,
+    /// The negative alternatives (`!app.**`), if any: a tag they match is
+    /// not matched, whatever the positive ones say.
+    exclude: Option<Regex>,
 }
 
 impl TagPattern {
@@ -50,22 +61,42 @@ impl TagPattern {
         if parts.is_empty() {
             return Err("empty match pattern".into());
         }
-        let alternatives: Vec<String> = parts
-            .iter()
-            .map(|p| glob_to_regex(p))
-            .collect::<Result<_, _>>()?;
-        // `s`: `.` matches any character, `\n` included; a tag is text
-        // from outside, and no character may change what a pattern means
-        let re = format!("^(?s:{})$", alternatives.join("|"));
-        let regex = Regex::new(&re).map_err(|e| format!("pattern {expr:?}: {e}"))?;
+        let (negative, positive): (Vec<&str>, Vec<&str>) =
+            parts.iter().partition(|p| p.starts_with('!'));
+        if positive.is_empty() {
+            return Err(format!(
+                "pattern {expr:?}: only `!` alternatives, which match nothing; add what to match (`** !debug.**`)"
+            ));
+        }
+        let compile = |globs: &[&str]| -> Result<Regex, String> {
+            let alternatives: Vec<String> = globs
+                .iter()
+                .map(|p| glob_to_regex(p))
+                .collect::<Result<_, _>>()?;
+            // `s`: `.` matches any character, `\n` included; a tag is text
+            // from outside, and no character may change what a pattern means
+            let re = format!("^(?s:{})$", alternatives.join("|"));
+            Regex::new(&re).map_err(|e| format!("pattern {expr:?}: {e}"))
+        };
+        let regex = compile(&positive)?;
+        let negative: Vec<&str> = negative.iter().map(|p| &p[1..]).collect();
+        if negative.iter().any(|p| p.is_empty()) {
+            return Err(format!("pattern {expr:?}: `!` without a pattern after it"));
+        }
+        let exclude = if negative.is_empty() {
+            None
+        } else {
+            Some(compile(&negative)?)
+        };
         Ok(TagPattern {
             source: expr.to_string(),
             regex,
+            exclude,
         })
     }
 
     pub fn matches(&self, tag: &str) -> bool {
-        self.regex.is_match(tag)
+        self.regex.is_match(tag) && !self.exclude.as_ref().is_some_and(|e| e.is_match(tag))
     }
 
     pub fn as_str(&self) -> &str {
@@ -1056,6 +1087,24 @@ mod tests {
             acks.try_recv(),
             Ok(("dead.1".to_string(), AckOutcome::Accepted))
         );
+    }
+
+    #[test]
+    fn negative_alternatives_exclude_what_they_match() {
+        // Fluentd's first match: `<match app.**>` then `<match **>`
+        assert!(m("** !app.**", "db.slow"));
+        assert!(!m("** !app.**", "app"));
+        assert!(!m("** !app.**", "app.web.access"));
+        assert!(m("** !app.**", "apps"));
+        assert!(m("{a,b}.* !a.x !b.y", "a.y"));
+        assert!(!m("{a,b}.* !a.x !b.y", "b.y"));
+        // the order of the alternatives does not matter
+        assert!(!m("!app.** **", "app.web"));
+        assert!(m("!app.** **", "web"));
+        assert!(!m("a.** !**", "a.b"));
+        assert!(TagPattern::new("!app.**").is_err());
+        assert!(TagPattern::new("** !").is_err());
+        assert!(TagPattern::new("** !{a").is_err());
     }
 
     #[test]
