@@ -865,6 +865,57 @@ fn differential_cri_java_multiline_parsers_on_a_wildcard_tag_match_fluent_bit() 
         .all(|r| r["stream"].is_string() && r["time"].is_string()));
 }
 
+#[test]
+fn differential_tail_tag_from_the_path_and_its_parts_match_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    // a path without a part starting with a dot: Fluent Bit folds the
+    // ".." such a part makes in the tag, logferry does not (migrating.md)
+    let dir = tempfile::Builder::new()
+        .prefix("flb")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let mut input = PathBuf::new();
+    let total = 600;
+    let errors = total / 4;
+    for name in ["web", "api"] {
+        let lines: Vec<String> = (0..total)
+            .map(|n| format!("{} {name} {n}", if n % 4 == 0 { "ERROR" } else { "INFO" }))
+            .collect();
+        input = input_file(dir.path(), &format!("{name}.log"), &lines);
+    }
+    // app.tmp.flbXXXX.in.web.log: $TAG[4] is the file's name
+    let tag = |name: &str| {
+        format!("app{}", input.join(format!("{name}.log")).display()).replace('/', ".")
+    };
+    let (web, api) = (tag("web"), tag("api"));
+    assert_eq!(web.split('.').nth(4), Some("web"), "{web}");
+    let expected = [
+        (web.as_str(), total - errors),
+        (api.as_str(), total - errors),
+        ("err.web", errors),
+        ("err.api", errors),
+    ];
+    let config = corpus("differential/tag-from-path.conf");
+    // Path_Key has no logferry equivalent (migrating.md): Fluent Bit's
+    // field is checked here, then left out
+    let sides = run_both(
+        fluent_bit_on(&bin),
+        &config,
+        dir.path(),
+        &input,
+        &expected,
+        |r| {
+            let file = r["file"].as_str().unwrap_or_default().to_string();
+            assert!(
+                file.ends_with("web.log") || file.ends_with("api.log"),
+                "{r}"
+            );
+            r.as_object_mut().unwrap().remove("file");
+        },
+    );
+    assert_same(&expected, &sides);
+}
+
 // --- Fluent Bit's own example and test configurations
 
 const FLUENT_BIT: Mirror = Mirror("/work/.mirror/fluent+fluent-bit/repo");
