@@ -660,6 +660,19 @@ fn differential_chain_in_graph_order_as_vector_does() {
 }
 
 #[test]
+fn differential_text_codec_writes_the_message_as_vector_does() {
+    differential(
+        "text-codec.toml",
+        |d| {
+            numbered(d, "app.log", 300, |i| {
+                format!("{{\"n\":{i},\"level\":\"{}\"}}", LEVELS[i % 5])
+            })
+        },
+        &[("out.log", 300)],
+    );
+}
+
+#[test]
 fn differential_multiline_file_source_as_vector_does() {
     differential(
         "multiline.toml",

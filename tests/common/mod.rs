@@ -805,8 +805,8 @@ pub fn peer_path(var: &str) -> Option<PathBuf> {
 }
 
 /// Whether the peers' build names `var` (`ANCHOR_FLUENTBIT`,
-/// `ANCHOR_FLUENTD_DIR`), as the bench scenarios find it: in the
-/// environment or in the env file. Fluent Bit and Fluentd come from no
+/// `ANCHOR_FLUENTD_DIR`, `ANCHOR_VECTOR`), as the bench scenarios find it:
+/// in the environment or in the env file. The peers come from no
 /// package registry, so a machine without their build skips the tests
 /// that run them, saying so (see [`skipped`]); LOGFERRY_REQUIRE_PEERS=1
 /// makes a missing peer fail the test instead, for a run whose point is
@@ -817,10 +817,10 @@ pub fn peer_is_built(var: &str, peer: &str) -> bool {
     }
     let file = std::env::var("LOGFERRY_PEERS_ENV").unwrap_or_else(|_| "/opt/peers/env".into());
     let why = format!(
-        "{peer} is not built: {file} names no {var}. Build Fluent Bit and Fluentd with the \
-         peers' build script (shared/peers/build.sh: `MIRROR=<git mirrors> build.sh fluentbit \
-         fluentd`, about 15 minutes), which writes /opt/peers/env; or point LOGFERRY_PEERS_ENV \
-         at another env file"
+        "{peer} is not built: {file} names no {var}. Build it with the peers' build script \
+         (shared/peers/build.sh: `MIRROR=<git mirrors> build.sh fluentbit fluentd`, about 5 \
+         minutes; `build.sh vector`, about 20 more), which writes /opt/peers/env; or point \
+         LOGFERRY_PEERS_ENV at another env file"
     );
     if std::env::var_os("LOGFERRY_REQUIRE_PEERS").is_some() {
         panic!("{why} (LOGFERRY_REQUIRE_PEERS is set)");
