@@ -128,6 +128,11 @@ fn every_key_is_translated_or_named_beside_its_component() {
         "{text}"
     );
     assert!(text.contains("message_key = \"line\""), "{text}");
+    // the parser's keys on the source itself, as before v1
+    assert!(
+        text.contains("[filters.legacy_parse]\ntype = \"parser\"\nmatch = \"app.legacy\"\nformat = \"regex\"\nregex = '^(?<level>\\w+) (?<message>.*)$'\n"),
+        "{text}"
+    );
     // the buffer: a file buffer is the disk buffer, limits and retries carried over
     assert!(text.contains("buffer = { type = \"disk\", dir = \"${STATE_DIR}/buffer/audit\", max_bytes = \"512MiB\", when_full = \"block\" }"), "{text}");
     assert!(

@@ -172,6 +172,11 @@ pub fn into_filter(parse: &Element, key: &str, merge: Merge, f: &mut Component) 
         if let Some(k) = keep {
             f.set("time_keep", Value::Bool(k));
         }
+    } else if let Some(tf) = time_format {
+        f.untranslated(
+            &format!("time_format {tf}"),
+            "no time field is parsed (no time_key, no `time` group): the record keeps its time",
+        );
     }
     keys.take("time_type");
     if let Some(types) = keys.take("types") {

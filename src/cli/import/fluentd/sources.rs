@@ -106,8 +106,8 @@ fn tail(el: &Element, mut keys: Keys, imported: &mut Imported) -> Vec<String> {
         );
     }
     let pattern = space_of(&tag);
-    if let Some(p) = keys.section("parse") {
-        let start = parser_filter(p, &pattern, &mut c, imported);
+    if let Some(p) = parse_section(el, &mut keys) {
+        let start = parser_filter(&p, &pattern, &mut c, imported);
         if let Some(start) = start {
             c.set_in("multiline", "start", start);
             if let Some(f) = flush {
@@ -165,6 +165,56 @@ fn parser_filter(
             None
         }
     }
+}
+
+/// The source's `<parse>`, or the one its older keys (`format`,
+/// `time_format`, … on the source itself, as before Fluentd v1) make.
+fn parse_section(el: &Element, keys: &mut Keys) -> Option<Element> {
+    if let Some(p) = keys.section("parse") {
+        return Some(p.clone());
+    }
+    let format = keys.take("format")?;
+    let mut p = Element {
+        name: "parse".into(),
+        file: el.file.clone(),
+        line: el.line,
+        ..Element::default()
+    };
+    let mut push = |key: &str, value: String| {
+        p.attrs.push(super::syntax::Attr {
+            key: key.into(),
+            value,
+            ruby: None,
+            line: el.line,
+        })
+    };
+    if format.starts_with('/') {
+        push("@type", "regexp".into());
+        push("expression", format);
+    } else {
+        push("@type", format);
+    }
+    let mut older: Vec<String> = [
+        "time_format",
+        "time_key",
+        "keep_time_key",
+        "types",
+        "keys",
+        "message_key",
+        "format_firstline",
+        "delimiter",
+        "label_delimiter",
+    ]
+    .iter()
+    .map(|k| k.to_string())
+    .collect();
+    older.extend((1..=20).map(|n| format!("format{n}")));
+    for k in older {
+        if let Some(v) = keys.take(&k) {
+            push(&k, v);
+        }
+    }
+    Some(p)
 }
 
 fn tls_listener(keys: &mut Keys, c: &mut Component) {
@@ -348,11 +398,11 @@ fn socket(el: &Element, mut keys: Keys, plugin: &str, imported: &mut Imported) -
             );
         }
     }
-    if let Some(p) = keys.section("parse") {
+    if let Some(p) = parse_section(el, &mut keys) {
         if p.get("@type") == Some("json") && p.attrs.len() == 1 {
             c.set("format", "json");
         } else {
-            parser_filter(p, &tag, &mut c, imported);
+            parser_filter(&p, &tag, &mut c, imported);
         }
     }
     keys.finish(&mut c);
