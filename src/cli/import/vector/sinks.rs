@@ -439,6 +439,7 @@ fn encoding(k: &mut Keys, c: &mut Component, key: &str) {
         }
         ("json", "encoding") if !framed => {
             c.set("encoding", "json");
+            c.set("time_key", "");
         }
         ("json" | "ndjson", "encoding") => {
             c.set("encoding", "ndjson");
