@@ -70,7 +70,8 @@ pub fn to_remap(keys: &mut Keys, c: &mut Component) {
     c.remark("Fluent Bit's modify with Condition: a remap program checks the conditions on the record as it came and applies the rules in order");
 }
 
-/// One token of a Fluent Bit rule line, its double quotes taken off.
+/// The tokens of a rule line as Fluent Bit splits it: at most `most`,
+/// the last taking the rest, double quotes taken off.
 fn tokens(v: &str, most: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut rest = v.trim();
