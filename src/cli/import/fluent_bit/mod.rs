@@ -557,6 +557,28 @@ mod tests {
     }
 
     #[test]
+    fn match_and_match_regex_together_route_either() {
+        let s = Section {
+            kind: "OUTPUT".into(),
+            props: vec![
+                ("Name".into(), "null".into()),
+                ("Match".into(), "app.*".into()),
+                ("Match_Regex".into(), "^(sys|kern)\\.".into()),
+            ],
+            file: "t.conf".into(),
+            line: 1,
+        };
+        let mut keys = Keys::new(&s);
+        let mut c = Component::new(Kind::Sink, "x", "null", String::new());
+        route(&mut keys, &mut c);
+        assert_eq!(
+            c.get("match"),
+            Some(&model::Value::from("app.*.** {sys,kern}.*.**"))
+        );
+        assert!(c.untranslated.is_empty() && c.commented_out.is_none());
+    }
+
+    #[test]
     fn detects_both_syntaxes() {
         assert_eq!(detect("[SERVICE]\n  Flush 1\n"), Some(false));
         assert_eq!(detect("# x\n@INCLUDE a.conf\n"), Some(false));
