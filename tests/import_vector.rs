@@ -141,7 +141,7 @@ fn keys_not_translated_are_named_beside_their_component() {
     );
     assert!(
         text.contains(
-            "match = \"noisy debug_sample debug_sample.excluded by_level.errors syslog_udp\""
+            "match = \"noisy debug_sample debug_sample.excluded debug_sample.keyed by_level.errors syslog_udp\""
         ),
         "{text}"
     );
@@ -575,6 +575,24 @@ fn differential_sample_with_exclude_as_vector_does() {
     let sampled = count(n, |i| i % 5 != 2);
     let kept = count(n, |i| i % 5 == 2) + sampled.div_ceil(3);
     differential("sample.toml", app_log(n), &[("out.log", kept)]);
+}
+
+#[test]
+fn differential_sample_by_key_hashes_as_vector_does() {
+    let n = 700;
+    // Vector's seahash keeps user u2 (one user in seven, for a rate of
+    // 3), and every error line, which is excluded from sampling
+    let kept = count(n, |i| i % 5 == 2 || i % 7 == 2);
+    let Some(sides) = differential("sample-key.toml", app_log(n), &[("out.log", kept)]) else {
+        return;
+    };
+    let sampled = sides[1].files[0]
+        .iter()
+        .filter(|r| r.get("sample_rate").is_some());
+    assert!(sampled
+        .clone()
+        .all(|r| r["user"] == "u2" && r["sample_rate"] == "3"));
+    assert_eq!(sampled.count(), count(n, |i| i % 5 != 2 && i % 7 == 2));
 }
 
 #[test]

@@ -101,6 +101,11 @@ impl Keys {
         }
     }
 
+    /// The number at `key` without taking it.
+    pub fn peek_number(&self, key: &str) -> Option<f64> {
+        self.map.get(key)?.as_f64()
+    }
+
     /// The text of `key` without taking it.
     pub fn peek_text(&self, key: &str) -> Option<String> {
         self.map.get(key)?.as_str().map(String::from)

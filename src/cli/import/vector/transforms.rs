@@ -204,29 +204,25 @@ pub fn translate(
             let sample = node.type_ == "sample";
             c.set("type", node.type_.as_str());
             c.keys.retain(|(key, _)| key != "source");
+            let mut keyed: Option<(String, i64)> = None;
+            let mut rate_key = String::new();
             if sample {
                 let rate = k.int("rate").or_else(|| {
-                    let ratio = k.take("ratio")?.as_f64()?;
-                    (ratio > 0.0 && (1.0 / ratio).fract() == 0.0).then(|| (1.0 / ratio) as i64)
+                    let ratio = k.peek_number("ratio")?;
+                    let n = 1.0 / ratio;
+                    (ratio > 0.0 && n.fract() == 0.0).then(|| {
+                        k.skip("ratio");
+                        n as i64
+                    })
                 });
-                c.set("rate", Value::Int(rate.unwrap_or(1)));
+                let rate = rate.unwrap_or(1).max(1);
+                c.set("rate", Value::Int(rate));
                 if let Some(f) = k.text("key_field") {
-                    c.set("key", f);
-                    c.remark("records with a key_field are kept by an FNV-1a hash of its value, not Vector's seahash: the same share, other records");
+                    keyed = Some((f, rate));
                 }
-                let rate_key = k
+                rate_key = k
                     .text("sample_rate_key")
                     .unwrap_or_else(|| "sample_rate".into());
-                if !rate_key.is_empty() {
-                    let mut mark =
-                        w.filter(&format!("{}_rate", node.id), "remap", &tags, &node.origin());
-                    let rate = rate.unwrap_or(1).to_string();
-                    mark.set(
-                        "source",
-                        format!(".{} = {}", field(&rate_key), vrl_str(&rate)),
-                    );
-                    after.push(mark);
-                }
                 for key in ["group_by", "rate_field", "ratio_field", "ratio"] {
                     k.refuse(key, "logferry's sample keeps one in a fixed rate", &mut c);
                 }
@@ -267,6 +263,53 @@ pub fn translate(
                 }
                 Some(Err(e)) => c.untranslated("exclude", e),
                 None => {}
+            }
+            if let Some((key, rate)) = keyed {
+                // Vector keeps a record with the field when the seahash
+                // of its text is a multiple of the rate (VRL's seahash is
+                // that hash as a signed integer: 2^64 is added back)
+                let kept = format!("{tag}.keyed");
+                let wrap_back = ((u64::MAX % rate as u64) + 1) % rate as u64;
+                let path = field(&key);
+                let mut pre = w.filter(
+                    &format!("{}_by_key", node.id),
+                    "remap",
+                    &tags,
+                    &node.origin(),
+                );
+                pre.set(
+                    "source",
+                    format!(
+                        "if exists(.{path}) {{\n  h = seahash(to_string(.{path}) ?? encode_json(.{path}))\n  m = mod(h, {rate})\n  if m < 0 {{ m = m + {rate} }}\n  if h < 0 {{ m = mod(m + {wrap_back}, {rate}) }}\n  if m == 0 {{ %tag = {} }} else {{ abort }}\n}}",
+                        vrl_str(&kept)
+                    ),
+                );
+                before.push(pre);
+                outputs[0].1.push(kept);
+                c.remark("a record with the key_field is kept by Vector's hash of its value (seahash); one without it by logferry's count, which counts only those records (Vector's counts all)");
+            }
+            if sample && !rate_key.is_empty() {
+                let sampled: Vec<String> = outputs[0]
+                    .1
+                    .iter()
+                    .filter(|t| !t.ends_with(".excluded"))
+                    .cloned()
+                    .collect();
+                let mut mark = w.filter(
+                    &format!("{}_rate", node.id),
+                    "remap",
+                    &sampled,
+                    &node.origin(),
+                );
+                let rate = match c.get("rate") {
+                    Some(Value::Int(n)) => n.to_string(),
+                    _ => "1".into(),
+                };
+                mark.set(
+                    "source",
+                    format!(".{} = {}", field(&rate_key), vrl_str(&rate)),
+                );
+                after.push(mark);
             }
         }
         _ => {}
