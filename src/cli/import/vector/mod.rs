@@ -69,6 +69,9 @@ pub fn import(path: &Path, yaml: bool) -> Result<Imported, ImportError> {
         namespaced(dir, yaml, &mut nodes)?;
     }
     let settings = global::translate(tree, &mut imported);
+    imported.remarks.push(
+        "Vector has no tags: each record is tagged with the id of the last component it passed (ROUTE.PORT after a route), which only a sink writing the tag (the json format, ${tag} in a path) shows".into(),
+    );
     translate(Graph::new(nodes), &settings, &mut imported);
     Ok(imported)
 }
