@@ -706,3 +706,87 @@ fn differential_multiline_file_source_as_vector_does() {
         &[("out.log", 100)],
     );
 }
+
+/// The records of an HTTP source (tagged by the URL path, as its
+/// clients send them) go on as the source's, beside a file source's.
+#[test]
+fn records_tagged_by_their_clients_route_as_their_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let (inp, out) = (dir.path().join("in"), dir.path().join("out"));
+    std::fs::create_dir_all(&inp).unwrap();
+    numbered(&inp, "a.log", 30, |i| format!("file line {i}"));
+    let config = dir.path().join("vector.toml");
+    std::fs::write(
+        &config,
+        r#"
+[sources.push]
+type = "http_server"
+address = "127.0.0.1:${HTTP_PORT}"
+[sources.app]
+type = "file"
+include = ["${IN_DIR}/a.log"]
+[transforms.mark]
+type = "remap"
+inputs = ["push"]
+source = '.via = "push"'
+[sinks.pushed]
+type = "file"
+inputs = ["mark"]
+path = "${OUT_DIR}/pushed.log"
+encoding.codec = "json"
+[sinks.files]
+type = "file"
+inputs = ["app"]
+path = "${OUT_DIR}/files.log"
+encoding.codec = "json"
+"#,
+    )
+    .unwrap();
+    let port = free_port();
+    let env = [
+        ("IN_DIR".to_string(), inp.display().to_string()),
+        ("OUT_DIR".to_string(), out.display().to_string()),
+        ("HTTP_PORT".to_string(), port.to_string()),
+    ];
+    let imported = import(&[], &config);
+    assert!(imported.status.success());
+    let text = String::from_utf8(imported.stdout).unwrap();
+    let mut lf = Logferry::start_with_env(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let body: String = format!(
+        "[{}]",
+        (0..50)
+            .map(|i| format!("{{\"n\":{i}}}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let request = format!(
+        "POST /some/client/tag HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{}", lf.log_text());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _conn = send(
+        std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+        request.as_bytes(),
+    );
+    let timeout = std::time::Duration::from_secs(60);
+    wait_for_lines(&out.join("pushed.log"), 50, timeout);
+    wait_for_lines(&out.join("files.log"), 30, timeout);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(lf.stop().success(), "{}", lf.log_text());
+    let pushed = records(&out.join("pushed.log"));
+    let files = records(&out.join("files.log"));
+    assert_eq!((pushed.len(), files.len()), (50, 30), "{text}");
+    assert!(pushed
+        .iter()
+        .all(|r| r["via"] == "push" && r["source_type"] == "http_server"));
+    assert!(files
+        .iter()
+        .all(|r| r.get("via").is_none() && r["source_type"] == "file"));
+}
