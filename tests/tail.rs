@@ -411,3 +411,51 @@ fn rotated_names_matching_the_glob_are_not_read_twice() {
     assert_eq!(lines.len(), n + 1);
     assert!(lf.stop().success());
 }
+
+/// `path_key`: every record carries the path of the file it came from,
+/// for plain lines and joined ones alike, across two files.
+#[test]
+fn path_key_gives_each_record_its_files_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let (a, b) = (logs.join("a.log"), logs.join("b.log"));
+    let mut text = String::new();
+    for n in 0..500 {
+        text.push_str(&format!("a {n}\n"));
+    }
+    append(&a, text.as_bytes());
+    append(
+        &b,
+        b"2026-12-06 ERROR boom\n\tat x.Y(Y.java:1)\n2026-12-06 INFO after\n",
+    );
+    let mut lf = Logferry::start(&format!(
+        "{}\n[sources.joined]\ntype = \"tail\"\npaths = [\"{}\"]\ntag = \"joined\"\nread_from_head = true\npath_key = \"file\"\nmessage_key = \"log\"\n\
+         [sources.joined.multiline]\nstart_pattern = '^\\d{{4}}-'\ntimeout = \"200ms\"\n",
+        config(dir.path(), "path_key = \"file\"\nexclude = [\"*/b.log\"]", "\"ndjson\""),
+        b.display()
+    ));
+    let lines = wait_for_lines(&dir.path().join("out.log"), 502, Duration::from_secs(30));
+    let records: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let from = |path: &Path| {
+        let p = path.display().to_string();
+        records.iter().filter(move |r| r["file"] == p.as_str())
+    };
+    let plain: Vec<&serde_json::Value> = from(&a).collect();
+    assert_eq!(plain.len(), 500);
+    assert!(plain
+        .iter()
+        .all(|r| r["message"].as_str().unwrap().starts_with("a ")));
+    let joined: Vec<&str> = from(&b).map(|r| r["log"].as_str().unwrap()).collect();
+    assert_eq!(
+        joined,
+        [
+            "2026-12-06 ERROR boom\n\tat x.Y(Y.java:1)",
+            "2026-12-06 INFO after"
+        ]
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}

@@ -207,6 +207,7 @@ impl KubernetesSourceConfig {
             close_idle_after: Duration::from_secs(300),
             per_file_metrics: false,
             message_key: self.message_key.clone(),
+            path_key: None,
             partial_line_timeout: Duration::from_secs(5),
             max_line_bytes: self.max_line_bytes,
             on_long_line: Default::default(),

@@ -78,6 +78,10 @@ pub struct TailSourceConfig {
     /// Record key of the line.
     #[serde(default = "default_message_key")]
     pub message_key: String,
+    /// A field each record gets with the path of the file it was read
+    /// from (Fluent Bit's `Path_Key`, Fluentd's `path_key`, Vector's
+    /// `file`); unset, none.
+    pub path_key: Option<String>,
     /// A last line without its newline is sent after the file has not
     /// grown for this long.
     #[serde(

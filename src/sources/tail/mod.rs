@@ -265,6 +265,14 @@ impl TailSource {
         }
     }
 
+    /// The `path_key` field of the records of the file whose path is `text`.
+    fn path_field<'a>(&'a self, text: &'a str) -> Option<(&'a str, &'a [u8])> {
+        self.config
+            .path_key
+            .as_deref()
+            .map(|k| (k, text.as_bytes()))
+    }
+
     /// Joined records of file `path` as a batch's records, and how many.
     fn encode(
         &mut self,
@@ -278,10 +286,15 @@ impl TailSource {
                 let count = shape.write(path, joined, &mut out);
                 (Records::Entries(bytes::Bytes::from(out)), count)
             }
-            None => (
-                multiline::joined_entries(joined, &self.config.message_key),
-                joined.len(),
-            ),
+            None => {
+                let path_text = path.to_string_lossy();
+                let records = multiline::joined_entries(
+                    joined,
+                    &self.config.message_key,
+                    self.path_field(&path_text),
+                );
+                (records, joined.len())
+            }
         }
     }
 
@@ -859,7 +872,7 @@ impl TailSource {
                 let (records, count) = self.encode(&path, &joined);
                 (records, count, end)
             }
-            None if self.config.message_key == "message" => (
+            None if self.config.message_key == "message" && self.config.path_key.is_none() => (
                 Records::Lines {
                     data: lines.data,
                     time,
@@ -867,11 +880,16 @@ impl TailSource {
                 lines.count,
                 lines.end,
             ),
-            None => (
-                multiline::entries(&lines.data, time, &self.config.message_key),
-                lines.count,
-                lines.end,
-            ),
+            None => {
+                let path_text = path.to_string_lossy();
+                let records = multiline::entries(
+                    &lines.data,
+                    time,
+                    &self.config.message_key,
+                    self.path_field(&path_text),
+                );
+                (records, lines.count, lines.end)
+            }
         };
         self.dispatch(key, tag, records, count, end, final_).await
     }

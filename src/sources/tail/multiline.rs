@@ -105,34 +105,47 @@ impl FileJoiner {
     }
 }
 
-/// Joined records as `[time, {key: record}]` entries.
-pub fn joined_entries(joined: &[Joined], key: &str) -> Records {
+/// Joined records as `[time, {key: record}]` entries (with `path`, its
+/// key and the file's path, as a second field).
+pub fn joined_entries(joined: &[Joined], key: &str, path: Option<(&str, &[u8])>) -> Records {
     let time = EventTime::now();
     let mut out = Vec::with_capacity(joined.iter().map(|j| j.message.len() + 24).sum());
     for j in joined {
-        write_message_entry_key(&mut out, time, key, &j.message);
+        write_message_entry_key(&mut out, time, key, &j.message, path);
     }
     Records::Entries(Bytes::from(out))
 }
 
-pub fn write_message_entry_key(out: &mut Vec<u8>, time: EventTime, key: &str, message: &[u8]) {
+/// One `[time, {key: message}]` entry, with `path` (its key and the
+/// file's path) as a second field.
+pub fn write_message_entry_key(
+    out: &mut Vec<u8>,
+    time: EventTime,
+    key: &str,
+    message: &[u8],
+    path: Option<(&str, &[u8])>,
+) {
     use crate::protocol::msgpack::write;
-    if key == "message" {
+    if key == "message" && path.is_none() {
         return write_message_entry(out, time.secs, time.nanos, message);
     }
     write::array_len(out, 2);
     write::event_time(out, time.secs, time.nanos);
-    write::map_len(out, 1);
+    write::map_len(out, 1 + usize::from(path.is_some()));
     write::str(out, key.as_bytes());
     write::str(out, message);
+    if let Some((path_key, path)) = path {
+        write::str(out, path_key.as_bytes());
+        write::str(out, path);
+    }
 }
 
 /// Lines as `[time, {key: line}]` entries (for a `message_key` other than
-/// `message`).
-pub fn entries(data: &[u8], time: EventTime, key: &str) -> Records {
+/// `message`, or with `path`).
+pub fn entries(data: &[u8], time: EventTime, key: &str, path: Option<(&str, &[u8])>) -> Records {
     let mut out = Vec::with_capacity(data.len() + data.len() / 4);
     for line in data.split_inclusive(|b| *b == b'\n') {
-        write_message_entry_key(&mut out, time, key, &line[..line.len() - 1]);
+        write_message_entry_key(&mut out, time, key, &line[..line.len() - 1], path);
     }
     Records::Entries(Bytes::from(out))
 }
