@@ -790,3 +790,83 @@ encoding.codec = "json"
         .iter()
         .all(|r| r.get("via").is_none() && r["source_type"] == "file"));
 }
+
+/// Message-mode forward frames `[tag, time, {"n": i}]` for `n` records.
+fn forward_frames(tag: &str, n: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.push(0x93);
+        out.push(0xa0 | tag.len() as u8);
+        out.extend_from_slice(tag.as_bytes());
+        out.push(0xce);
+        out.extend_from_slice(&(1_700_000_000u32 + i as u32).to_be_bytes());
+        out.extend_from_slice(&[0x81, 0xa1, b'n', 0xcd]);
+        out.extend_from_slice(&(i as u16).to_be_bytes());
+    }
+    out
+}
+
+/// Starts `start` (a command, or logferry), sends `frames` to `port` once
+/// it listens, and waits for `n` lines in `out`.
+fn forward_run(port: u16, frames: &[u8], out: &Path, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing listens on {port}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _conn = send(addr, frames);
+    wait_for_lines(out, n, std::time::Duration::from_secs(60));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+}
+
+#[test]
+fn differential_fluent_source_as_vector_does() {
+    let Some(bin) = vector() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let config = corpus("differential/fluent.toml");
+    let frames = forward_frames("app.web", 200);
+    let mut sides = Vec::new();
+    for who in ["peer", "logferry"] {
+        let out = dir.path().join(who);
+        std::fs::create_dir_all(&out).unwrap();
+        let port = free_port();
+        let env = [
+            ("OUT_DIR".to_string(), out.display().to_string()),
+            ("FORWARD_PORT".to_string(), port.to_string()),
+        ];
+        if who == "peer" {
+            let mut child = vector_on(&bin)(&config)
+                .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            forward_run(port, &frames, &out.join("out.log"), 200);
+            let _ = child.kill();
+            let _ = child.wait();
+        } else {
+            let text = String::from_utf8(import(&[], &config).stdout).unwrap();
+            let mut lf =
+                Logferry::start_with_env(&text, env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            forward_run(port, &frames, &out.join("out.log"), 200);
+            assert!(lf.stop().success(), "{}", lf.log_text());
+        }
+        let mut r = records(&out.join("out.log"));
+        // Vector's fluent source adds the client's address as host; the
+        // import does not (docs/migrating.md)
+        r.iter_mut().for_each(|r| {
+            r.as_object_mut().unwrap().remove("host");
+        });
+        r.sort_by_key(canonical);
+        sides.push(r);
+    }
+    assert_eq!(sides[0].len(), 200);
+    assert_eq!(sides[0], sides[1]);
+    assert!(sides[1]
+        .iter()
+        .all(|r| r["tag"] == "app.web" && r["seen"] == true));
+}

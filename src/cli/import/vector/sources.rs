@@ -155,7 +155,7 @@ pub fn translate(node: &Node, settings: &Settings) -> Source {
                 c.set("max_connections", Value::Int(v));
             }
             keys::tls(&mut k, &mut c, true);
-            c.remark("the forward client's tag is kept in the tag field, as Vector does; the record's tag is this source's id");
+            c.remark("the forward client's tag is kept in the tag field, as Vector does; the record's tag is this source's id; Vector's host field (the client's address) is not added");
         }
         "kafka" => {
             if let Some(v) = k.text("bootstrap_servers") {
