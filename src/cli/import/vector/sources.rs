@@ -348,28 +348,9 @@ fn file(k: &mut Keys, c: &mut Component, fields: &mut Vec<String>, settings: &Se
     ] {
         k.refuse(key, LEFT, c);
     }
-    // one file, not a glob (a ${VAR} in it is filled in inside the
-    // program too, as logferry substitutes inside every string)
-    let literal = |p: &String| {
-        let mut rest = p.as_str();
-        let mut plain = String::new();
-        while let Some(at) = rest.find("${") {
-            plain.push_str(&rest[..at]);
-            rest = rest[at..].find('}').map_or("", |end| &rest[at + end + 1..]);
-        }
-        plain.push_str(rest);
-        !plain.contains(['*', '?', '[', '{', '$'])
-    };
-    match include.as_slice() {
-        [one] if literal(one) => fields.insert(0, format!(".{} = {}", vrl_path(&file_key), vrl_str(one))),
-        _ => c.remark(format!(
-            "Vector's {file_key} field (the file's path) is not added: logferry's tail source does not give a record its path (it is in the tag with tag = \"x.*\")"
-        )),
-    }
-    fields.insert(
-        1.min(fields.len()),
-        format!(".{} = get_hostname!()", vrl_path(&host_key)),
-    );
+    // the path each record was read from, as Vector's file field
+    c.set("path_key", file_key.trim_start_matches('.').to_string());
+    fields.insert(0, format!(".{} = get_hostname!()", vrl_path(&host_key)));
 }
 
 /// A field name as a VRL path segment.
