@@ -307,6 +307,42 @@ pub fn unsupported(el: &Element, kind: Kind, why: &str, imported: &mut Imported)
 mod tests {
     use super::*;
 
+    /// Every cut and every one-character change of a realistic file
+    /// imports or is an error with its line, never a panic, and what is
+    /// imported renders as TOML that parses (the fuzz target's checks, on
+    /// a fixed set of inputs).
+    #[test]
+    fn cut_and_changed_files_never_panic() {
+        let text = include_str!("../../../../tests/import/fluentd/td-agent.conf").to_string()
+            + include_str!("../../../../tests/import/fluentd/kubernetes.conf")
+            + include_str!("../../../../tests/import/fluentd/differential/labels.conf");
+        let chars: Vec<char> = text.chars().collect();
+        let mut inputs: Vec<String> = (0..chars.len())
+            .step_by(chars.len() / 30 + 1)
+            .map(|i| chars[..i].iter().collect())
+            .collect();
+        for (i, with) in (0..chars.len())
+            .step_by(11)
+            .zip("<>\"'#{}[]/ !*\n".chars().cycle())
+        {
+            let mut changed = chars.clone();
+            changed[i] = with;
+            inputs.push(changed.into_iter().collect());
+        }
+        for input in inputs {
+            match import_text(&input) {
+                Ok(imported) => {
+                    let toml_text = super::super::model::render(&imported, false);
+                    assert!(toml_text.parse::<toml::Table>().is_ok(), "{toml_text}");
+                }
+                Err(ImportError::Invalid { line, .. }) => {
+                    assert!(line <= input.split('\n').count());
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
     #[test]
     fn durations_sizes_regexes_and_fields() {
         assert_eq!(duration("10s").as_deref(), Some("10s"));

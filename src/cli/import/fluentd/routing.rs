@@ -393,6 +393,26 @@ fn intersect(pattern: &[String], space: &[String]) -> (Vec<String>, bool) {
     (out, inexact)
 }
 
+/// Whether pattern `p` matches the literal tag `tag`; each pattern is
+/// compiled once per import (the checks below ask of the same few
+/// patterns many times).
+fn pattern_matches(p: &str, tag: &str) -> bool {
+    thread_local! {
+        static COMPILED: std::cell::RefCell<std::collections::HashMap<String, Option<TagPattern>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    COMPILED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() > 4096 {
+            c.clear();
+        }
+        c.entry(p.to_string())
+            .or_insert_with(|| TagPattern::new(p).ok())
+            .as_ref()
+            .is_some_and(|t| t.matches(tag))
+    })
+}
+
 fn is_literal(p: &str) -> bool {
     !p.contains(['*', '{', '}'])
 }
@@ -404,7 +424,7 @@ pub fn covers(outer: &str, inner: &str) -> bool {
         return true;
     }
     if is_literal(inner) {
-        return TagPattern::new(outer).is_ok_and(|p| p.matches(inner));
+        return pattern_matches(outer, inner);
     }
     if let Some(prefix) = outer.strip_suffix(".**") {
         return is_literal(prefix) && inner.starts_with(&format!("{prefix}."));
@@ -419,10 +439,10 @@ pub fn disjoint(a: &str, b: &str) -> bool {
         return a != b;
     }
     if is_literal(b) {
-        return !TagPattern::new(a).is_ok_and(|p| p.matches(b));
+        return !pattern_matches(a, b);
     }
     if is_literal(a) {
-        return !TagPattern::new(b).is_ok_and(|p| p.matches(a));
+        return !pattern_matches(b, a);
     }
     for (x, y) in a.split('.').zip(b.split('.')) {
         if !is_literal(x) || !is_literal(y) {
