@@ -134,6 +134,37 @@ fn keys_not_translated_are_named_beside_their_component() {
     );
 }
 
+/// Tag_Regex and Path_Key of the corpus: the source keeps the path in
+/// `path_key`, its cri parser filter keeps that field, and a remap filter
+/// after every input's parser filters sets the tag from the captures.
+#[test]
+fn tag_regex_and_path_key_become_path_key_and_a_remap_setting_the_tag() {
+    let text = String::from_utf8(import(&[], &corpus("kubernetes.conf")).stdout).unwrap();
+    let source = block_above(&text, "[sources.system_pods]");
+    assert!(
+        !source
+            .iter()
+            .any(|l| l.contains("Tag_Regex") || l.contains("Path_Key")),
+        "{source:?}"
+    );
+    assert!(text.contains("tag = \"system_pods.tag_regex.*\"\npath_key = \"file_path\"\n"));
+    let cri = text
+        .find("[filters.system_pods_cri]")
+        .expect("the cri fields' filter");
+    let retag = text
+        .find("[filters.system_pods_tag_regex]")
+        .expect("the remap");
+    let docker = text
+        .find("[filters.tail_0_docker]")
+        .expect("tail.0's filter");
+    assert!(docker < retag && cri < retag, "{text}");
+    assert!(text[cri..retag].contains("reserve_data = true"), "{text}");
+    assert!(
+        text[retag..].contains("%tag = s'kube.' + p1 + s'.' + p3 + s'.' + p5\n'''"),
+        "{text}"
+    );
+}
+
 #[test]
 fn strict_exits_1_when_anything_is_not_translated() {
     let out = import(&["--strict"], &corpus("kubernetes.conf"));
@@ -896,24 +927,69 @@ fn differential_tail_tag_from_the_path_and_its_parts_match_fluent_bit() {
         ("err.api", errors),
     ];
     let config = corpus("differential/tag-from-path.conf");
-    // Path_Key has no logferry equivalent (migrating.md): Fluent Bit's
-    // field is checked here, then left out
-    let sides = run_both(
-        fluent_bit_on(&bin),
-        &config,
-        dir.path(),
-        &input,
-        &expected,
-        |r| {
-            let file = r["file"].as_str().unwrap_or_default().to_string();
-            assert!(
-                file.ends_with("web.log") || file.ends_with("api.log"),
-                "{r}"
-            );
-            r.as_object_mut().unwrap().remove("file");
-        },
+    // Path_Key: the file's path, as Fluent Bit writes it
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    let web_path = input.join("web.log").display().to_string();
+    assert!(sides[1].files[0]
+        .iter()
+        .all(|r| r["file"] == web_path.as_str()));
+}
+
+/// Tag_Regex with a Tag of its named captures over files named as the
+/// kubelet names them, and a file the regex does not match (Fluent Bit
+/// does not follow it: none of its lines is written); Tag_Regex with
+/// Path_Key and Parser json, a capture that matched nothing and a name no
+/// capture has (`_` in the tag). Each tag's records go to a file named by
+/// the tag, and every record to all.log.
+#[test]
+fn differential_tail_tag_regex_captures_and_path_key_match_fluent_bit() {
+    let Some(bin) = fluent_bit() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let id = |c: char| c.to_string().repeat(64);
+    let pods = [
+        ("web-1", "default", "nginx", id('a'), 300),
+        ("api-7f9.v2", "prod", "app", id('b'), 250),
+    ];
+    let mut input = PathBuf::new();
+    for (pod, ns, container, id, total) in &pods {
+        let lines: Vec<String> = (0..*total)
+            .map(|n| format!("{pod} {container} line {n}"))
+            .collect();
+        input = input_file(
+            dir.path(),
+            &format!("{pod}_{ns}_{container}-{id}.log"),
+            &lines,
+        );
+    }
+    // the regex needs the 64-character id: not followed
+    let stray: Vec<String> = (0..100).map(|n| format!("stray {n}")).collect();
+    input_file(dir.path(), "web-2_default_nginx-123.log", &stray);
+    for (name, total) in [("alpha", 200), ("beta7", 150)] {
+        let lines: Vec<String> = (0..total)
+            .map(|n| format!("{{\"n\":{n},\"name\":\"{name}\"}}"))
+            .collect();
+        input_file(dir.path(), &format!("{name}.txt"), &lines);
+    }
+    let expected = [
+        ("kube.default.web-1.nginx", 300),
+        ("kube.prod.api-7f9.v2.app", 250),
+        ("txt.alpha._._", 200),
+        ("txt.beta.7._", 150),
+        ("all.log", 900),
+    ];
+    let config = corpus("differential/tag-regex.conf");
+    let sides = same_records(&bin, &config, dir.path(), &input, &expected);
+    let ours = &sides[1].files;
+    assert!(
+        ours[0].iter().all(|r| r.as_object().unwrap().len() == 1),
+        "{:?}",
+        ours[0][0]
     );
-    assert_same(&expected, &sides);
+    let alpha = input.join("alpha.txt").display().to_string();
+    assert!(ours[2]
+        .iter()
+        .all(|r| r["file"] == alpha.as_str() && r["n"].is_u64()));
+    assert!(ours[4].iter().all(|r| !r.to_string().contains("stray")));
 }
 
 // --- Fluent Bit's own example and test configurations

@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use super::parsers::{apply_multiline, Multiline, Parsers};
+use super::tag_regex::{self, Refusal, PATH_FIELD};
 use super::{address, boolean, list, seconds, size, Head, Keys, Section};
 use crate::cli::import::model::{Component, Imported, Kind, Value};
 
@@ -345,7 +346,23 @@ fn tail(
             Value::List(excludes.into_iter().map(Value::Str).collect()),
         );
     }
+    let path_key = keys.take("path_key");
+    let retag = keys
+        .take("tag_regex")
+        .map(|re| tag_regex_filter(&re, tag, name, path_key.as_deref(), &origin, imported));
+    // with Tag_Regex the records go on under a tag of this source's own
+    // until the remap filter after it gives them theirs
+    let own_tag = format!("{name}.tag_regex.*");
+    let tag = match &retag {
+        Some(Ok(_)) => own_tag.as_str(),
+        _ => tag,
+    };
     c.set("tag", tag);
+    if let Some(k) = &path_key {
+        c.set("path_key", k.clone());
+    } else if let Some(Ok(_)) = &retag {
+        c.set("path_key", PATH_FIELD);
+    }
     // Fluent Bit's tail puts the line under `log`
     c.set(
         "message_key",
@@ -366,12 +383,6 @@ fn tail(
     if let Some(v) = keys.take("skip_long_lines").and_then(|v| boolean(&v)) {
         c.set("on_long_line", if v { "skip" } else { "split" });
     }
-    if let Some(v) = keys.take("tag_regex") {
-        c.untranslated(
-            &format!("Tag_Regex {v}"),
-            "logferry's tail tag puts the path for *; tags from named captures of the path need a rewrite_tag filter on a field holding the path",
-        );
-    }
     let ml: Vec<String> = keys
         .take_all("multiline.parser")
         .iter()
@@ -383,7 +394,10 @@ fn tail(
                 if let Multiline::Builtin(b) = &m {
                     let name = imported.unique_name(Kind::Filter, &format!("{name}_{b}"));
                     let key = c.get("message_key").cloned().unwrap_or_else(|| "log".into());
-                    extra.extend(runtime_fields(b, &name, tag, key, &origin));
+                    extra.extend(runtime_fields(b, &name, tag, key, &origin).map(|mut f| {
+                        keep_path(&c, &mut f);
+                        f
+                    }));
                 }
                 apply_multiline(m, &mut c, Some("multiline"))
             }
@@ -415,6 +429,7 @@ fn tail(
         if let Ok(m) = super::tags::from_match(tag) {
             f.set("match", m);
         }
+        keep_path(&c, &mut f);
         f.set(
             "key",
             c.get("message_key")
@@ -430,7 +445,6 @@ fn tail(
         "rotate_wait",
         "ignore_older",
         "inotify_watcher",
-        "path_key",
         "offset_key",
         "exit_on_eof",
         "docker_mode",
@@ -448,7 +462,47 @@ fn tail(
             c.untranslated(&format!("{k} {v}"), reason);
         }
     }
+    match retag {
+        Some(Ok(f)) => extra.push(f),
+        Some(Err((key, Refusal::Unreadable(e)))) => c.untranslated(&key, e),
+        Some(Err((_, Refusal::FollowsNothing(e)))) => c.comment_out(e),
+        None => {}
+    }
     c
+}
+
+/// Fluent Bit adds the path (`Path_Key`) to the record its input's parser
+/// made; the parser filter here keeps it beside the parsed fields.
+fn keep_path(source: &Component, parser: &mut Component) {
+    if source.get("path_key").is_some() {
+        parser.set("reserve_data", Value::Bool(true));
+    }
+}
+
+/// The `remap` filter giving the records of source `name` the tag
+/// `Tag_Regex` `regex` and `Tag` `template` make from their file's path,
+/// right after the source and its parser filters; or the key and why not.
+fn tag_regex_filter(
+    regex: &str,
+    template: &str,
+    name: &str,
+    path_key: Option<&str>,
+    origin: &str,
+    imported: &Imported,
+) -> Result<Component, (String, Refusal)> {
+    let field = path_key.unwrap_or(PATH_FIELD);
+    let program = tag_regex::program(regex, template, field, path_key.is_none())
+        .map_err(|e| (format!("Tag_Regex {regex}"), e))?;
+    let mut f = Component::new(
+        Kind::Filter,
+        &imported.unique_name(Kind::Filter, &format!("{name}_tag_regex")),
+        "remap",
+        format!("{origin}: Tag {template}, Tag_Regex {regex}"),
+    );
+    f.set("match", format!("{name}.tag_regex.**"));
+    f.set("source", program);
+    f.remark("the tag Fluent Bit makes from the captures of Tag_Regex in the file's path; the records of a file it does not match are dropped, as Fluent Bit does not follow that file");
+    Ok(f)
 }
 
 /// Fluent Bit's built-in `cri` and `docker` multiline parsers also parse

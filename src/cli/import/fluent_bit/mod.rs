@@ -9,6 +9,7 @@ mod modify;
 mod outputs;
 mod parsers;
 mod service;
+mod tag_regex;
 pub mod tags;
 mod yaml;
 
@@ -168,6 +169,13 @@ pub fn import(path: &Path, is_yaml: bool) -> Result<Imported, ImportError> {
     for s in &inputs {
         inputs::translate(s, &parsers, &mut counters, &mut imported);
     }
+    // the remap filters of Tag_Regex come after every input's parser
+    // filters: a record they retag meets no other input's parser
+    let (retags, rest): (Vec<Component>, Vec<Component>) = std::mem::take(&mut imported.components)
+        .into_iter()
+        .partition(|c| c.kind == Kind::Filter && c.get("type") == Some(&"remap".into()));
+    imported.components = rest;
+    imported.components.extend(retags);
     for s in &config.filters {
         filters::translate(s, &parsers, &mut counters, &mut imported);
     }

@@ -104,12 +104,12 @@ fn unquote(v: &str) -> &str {
 }
 
 /// A VRL raw string literal holding `v`.
-fn raw(prefix: char, v: &str) -> String {
+pub(super) fn raw(prefix: char, v: &str) -> String {
     format!("{prefix}'{}'", v.replace('\'', "\\'"))
 }
 
 /// A top-level field of the record.
-fn top(key: &str) -> String {
+pub(super) fn top(key: &str) -> String {
     format!(".{}", serde_json::Value::String(key.to_string()))
 }
 
