@@ -128,6 +128,10 @@ fn every_key_is_translated_or_named_beside_its_component() {
         "{text}"
     );
     assert!(text.contains("message_key = \"line\""), "{text}");
+    assert!(
+        text.contains("tag = \"jobs\"\npath_key = \"file\"\n"),
+        "{text}"
+    );
     // the parser's keys on the source itself, as before v1
     assert!(
         text.contains("[filters.legacy_parse]\ntype = \"parser\"\nmatch = \"app.legacy\"\nformat = \"regex\"\nregex = '^(?<level>\\w+) (?<message>.*)$'\n"),

@@ -99,13 +99,9 @@ fn tail(el: &Element, mut keys: Keys, imported: &mut Imported) -> Vec<String> {
     let flush = keys
         .take("multiline_flush_interval")
         .and_then(|v| duration(&v));
-    if let Some(v) = keys.take("path_key") {
-        c.untranslated(
-            &format!("path_key {v}"),
-            "logferry does not add the file's path to records",
-        );
-    }
+    let path_key = keys.take("path_key");
     let pattern = space_of(&tag);
+    let before = imported.components.len();
     if let Some(p) = parse_section(el, &mut keys) {
         let start = parser_filter(&p, &pattern, &mut c, imported);
         if let Some(start) = start {
@@ -115,6 +111,18 @@ fn tail(el: &Element, mut keys: Keys, imported: &mut Imported) -> Vec<String> {
             } else {
                 c.remark("Fluentd holds a multiline record's last lines until the next first line (no multiline_flush_interval); logferry sends it after the multiline flush_timeout (1s)");
             }
+        }
+    }
+    if let Some(v) = path_key {
+        if imported.components.len() == before {
+            c.set("path_key", v);
+        } else {
+            // Fluentd adds it to the parsed record; logferry adds it to the
+            // line, which the parser filter (without reserve_data) replaces
+            c.untranslated(
+                &format!("path_key {v}"),
+                "logferry adds the path before the <parse> filter, which keeps only the parsed fields",
+            );
         }
     }
     keys.finish(&mut c);
