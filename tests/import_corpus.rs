@@ -144,4 +144,15 @@ fn the_peers_own_configurations_import() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // each corpus present: some of its configurations import and validate
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| corpus"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert!(!rows.is_empty(), "{stdout}");
+    for row in rows {
+        let valid: usize = row[2].parse().unwrap_or(0);
+        assert!(valid > 0, "{row:?}");
+    }
 }

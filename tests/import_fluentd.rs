@@ -4,8 +4,8 @@
 //! Fluentd's first-match routing and labels, run by logferry and counted
 //! per output file; Fluentd itself (v1.15, from source) and logferry run on
 //! the same input with the same (imported) pipeline, their records compared
-//! field by field; and Fluentd's own example configurations, read from its
-//! mirror.
+//! field by field. Fluentd's own example configurations are checked by
+//! `logferry bench import-corpus` (tests/import_corpus.rs).
 
 mod common;
 
@@ -801,25 +801,4 @@ fn differential_labels_and_relabel_match_fluentd() {
         &input,
         &[("web.log", 250), ("audit.log", 100), ("archive.log", 150)],
     );
-}
-
-// --- Fluentd's own example configurations
-
-const FLUENTD: Mirror = Mirror("/work/.mirror/fluent+fluentd/repo");
-
-#[test]
-fn fluentd_example_configurations_import() {
-    if !FLUENTD.exists() {
-        skipped("no Fluentd source mirror at /work/.mirror/fluent+fluentd/repo (the `fetch` of github:fluent/fluentd brings it)");
-        return;
-    }
-    let names = FLUENTD.list("example/", false, &[".conf", ".yaml", ".yml"]);
-    assert!(!names.is_empty(), "example/ lists no configuration");
-    let dir = tempfile::tempdir().unwrap();
-    FLUENTD.copy(&names, dir.path());
-    let env = corpus_env(dir.path());
-    let t = tally(&names, dir.path(), &env);
-    eprintln!("Fluentd example/: {} files: {t:?}", names.len());
-    assert!(t.failed.is_empty(), "{:#?}", t.failed);
-    assert!(t.valid > 0);
 }

@@ -4,8 +4,9 @@
 //! graph (fan-in, fan-out, wildcards, route outputs) routed by tags as
 //! Vector routes it, counted in the files logferry writes; Vector itself
 //! and logferry run on the same input with the same (imported) pipeline,
-//! their records compared field by field; and Vector's own example
-//! configurations, read from its mirror.
+//! their records compared field by field. Vector's own example
+//! configurations are checked by `logferry bench import-corpus`
+//! (tests/import_corpus.rs).
 
 mod common;
 
@@ -404,31 +405,6 @@ encoding.codec = "json"
     assert!(files[0]
         .iter()
         .all(|r| !r["message"].as_str().unwrap().starts_with("sys")));
-}
-
-// --- Vector's own example configurations, read from its mirror
-
-const VECTOR: Mirror = Mirror("/work/.mirror/vectordotdev+vector/repo");
-
-#[test]
-fn vector_example_configurations_import() {
-    if !VECTOR.exists() {
-        skipped("no Vector source mirror at /work/.mirror/vectordotdev+vector/repo (the `fetch` of github:vectordotdev/vector brings it)");
-        return;
-    }
-    let names = VECTOR.list(
-        "config/examples/",
-        true,
-        &[".toml", ".yaml", ".yml", ".json"],
-    );
-    assert!(!names.is_empty(), "config/examples/ lists no configuration");
-    let dir = tempfile::tempdir().unwrap();
-    VECTOR.copy(&names, dir.path());
-    let env = corpus_env(dir.path());
-    let t = tally(&names, dir.path(), &env);
-    eprintln!("Vector config/examples/: {} files: {t:?}", names.len());
-    assert!(t.failed.is_empty(), "{:#?}", t.failed);
-    assert!(t.valid > 0);
 }
 
 // --- differential: Vector and the imported logferry on the same input

@@ -1,7 +1,6 @@
 //! `logferry config import` in black-box tests: import a file, validate
 //! the result, run a peer and logferry (on its imported configuration)
-//! over the same input and compare what both wrote, record by record; and
-//! tally a peer's own configurations read from its source mirror.
+//! over the same input and compare what both wrote, record by record.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -216,106 +215,6 @@ pub fn assert_same(expected: &[(&str, usize)], sides: &[Written; 2]) {
             assert_eq!(t, o, "{file}: records differ; imported:\n{}", ours.config);
         }
     }
-}
-
-// --- a peer's own configurations, read from its source mirror
-
-/// A peer's source mirror: a bare git directory `fetch` brings.
-pub struct Mirror(pub &'static str);
-
-impl Mirror {
-    /// Whether the mirror is on this machine.
-    pub fn exists(&self) -> bool {
-        Path::new(self.0).exists()
-    }
-
-    /// Runs git on the mirror; its standard output.
-    pub fn git(&self, args: &[&str]) -> Vec<u8> {
-        let out = Command::new("git")
-            .arg("--git-dir")
-            .arg(self.0)
-            .args(args)
-            .output()
-            .expect("run git");
-        out.stdout
-    }
-
-    /// The files under `dir` in the mirror (all levels with `recursive`)
-    /// whose names end in one of `exts`.
-    pub fn list(&self, dir: &str, recursive: bool, exts: &[&str]) -> Vec<String> {
-        let mut args = vec!["ls-tree", "--name-only"];
-        if recursive {
-            args.push("-r");
-        }
-        args.extend(["HEAD", dir]);
-        String::from_utf8_lossy(&self.git(&args))
-            .lines()
-            .filter(|f| exts.iter().any(|e| f.ends_with(e)))
-            .map(String::from)
-            .collect()
-    }
-
-    /// Copies the mirror's files `names` (paths in the repository) under
-    /// `dir`, keeping their paths, so their includes find each other;
-    /// nothing is copied into this repository.
-    pub fn copy(&self, names: &[String], dir: &Path) {
-        for f in names {
-            let path = dir.join(f);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(&path, self.git(&["show", &format!("HEAD:{f}")])).unwrap();
-        }
-    }
-}
-
-/// What became of a set of imported configurations.
-#[derive(Default, Debug)]
-pub struct Tally {
-    /// Imported and validated.
-    pub valid: usize,
-    /// Imported, with plugins logferry lacks commented out (and listed):
-    /// what is left may not validate (a sink no source feeds).
-    pub with_exceptions: usize,
-    /// No pipeline in the file: parsers files, plugin lists.
-    pub no_pipeline: usize,
-    /// Neither validated nor listed a component it could not translate.
-    pub failed: Vec<String>,
-}
-
-/// Imports and validates each of `names` under `dir` with `env`.
-pub fn tally(names: &[String], dir: &Path, env: &[(String, String)]) -> Tally {
-    let mut t = Tally::default();
-    for (n, f) in names.iter().enumerate() {
-        let out = Command::new(BIN)
-            .args(["config", "import"])
-            .arg(dir.join(f))
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .output()
-            .expect("run logferry config import");
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        let commented = ["# [sources.", "# [filters.", "# [sinks."]
-            .iter()
-            .any(|h| text.contains(h));
-        let has_pipeline = text.contains("\n[sources.") || text.contains("\n[sinks.") || commented;
-        if !out.status.success() || !has_pipeline {
-            t.no_pipeline += 1;
-            continue;
-        }
-        let imported = dir.join(format!("imported-{n}.toml"));
-        std::fs::write(&imported, &text).unwrap();
-        let v = validate(&imported, env);
-        let stderr = String::from_utf8_lossy(&v.stderr).to_string();
-        let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
-        // a fixed port of an example (24224) may be taken by another run
-        let busy = !errors.is_empty() && errors.iter().all(|l| l.contains("in use"));
-        if v.status.success() || busy {
-            t.valid += 1;
-        } else if commented {
-            t.with_exceptions += 1;
-        } else {
-            t.failed.push(format!("{f}: {}", errors.join(" / ")));
-        }
-    }
-    t
 }
 
 /// Free ports for each of `names`, as environment variables.

@@ -126,6 +126,10 @@ fn props(value: &Yaml, s: &mut Section, config: &FbConfig) {
                         .push((key.clone(), substitute(&scalar(item), &config.variables)));
                 }
             }
+            // `name: null` is the null output, whose name YAML reads as null
+            (k, Yaml::Null) if k.eq_ignore_ascii_case("name") => {
+                s.props.push((key, "null".into()));
+            }
             _ => s
                 .props
                 .push((key, substitute(&scalar(v), &config.variables))),
