@@ -62,6 +62,30 @@ pub fn import_and_validate(
     text
 }
 
+/// `--strict`: exit status 1 on `untranslated` (a file with something
+/// not translated), its configuration still printed; 0 on a file of
+/// `clean_text` (named `clean_name`), with its format detected and named
+/// (`from`).
+pub fn assert_strict(untranslated: &Path, clean_name: &str, clean_text: &str, from: &str) {
+    let out = import(&["--strict"], untranslated);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stdout.is_empty(), "the configuration is still printed");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--strict"));
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join(clean_name);
+    std::fs::write(&clean, clean_text).unwrap();
+    for args in [&["--strict"][..], &["--strict", "--from", from]] {
+        let out = import(args, &clean);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 /// The lines of `text` from the comment block above `header` to it.
 pub fn block_above<'a>(text: &'a str, header: &str) -> Vec<&'a str> {
     let lines: Vec<&str> = text.lines().collect();
