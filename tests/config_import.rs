@@ -15,51 +15,9 @@ use std::time::Duration;
 use common::import::*;
 use common::*;
 
+/// A file of the corpus written here for Fluent Bit configurations.
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/import/fluent-bit")
-        .join(rel)
-}
-
-/// Environment the corpus refers to: free ports and directories in `dir`.
-fn corpus_env(dir: &Path) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = [
-        "API_PORT",
-        "FORWARD_PORT",
-        "SYSLOG_PORT",
-        "HTTP_PORT",
-        "TCP_PORT",
-        "UDP_PORT",
-        "OTLP_PORT",
-    ]
-    .iter()
-    .map(|k| (k.to_string(), free_port().to_string()))
-    .collect();
-    for (k, sub) in [
-        ("LOG_ROOT", "log"),
-        ("STATE_DIR", "state"),
-        ("OUT_DIR", "out"),
-    ] {
-        env.push((k.into(), dir.join(sub).display().to_string()));
-    }
-    for k in [
-        "FORWARD_KEY",
-        "FORWARD_PASSWORD",
-        "ALERT_PASSWORD",
-        "OPENSEARCH_PASSWORD",
-        "ES_PASSWORD",
-        "LOKI_PASSWORD",
-        "SPLUNK_TOKEN",
-    ] {
-        env.push((k.into(), "secret".into()));
-    }
-    env.push(("HOSTNAME".into(), "host-1".into()));
-    // ca.pem, server.pem and server.key, which the corpus's TLS keys name
-    let tls = dir.join("tls");
-    std::fs::create_dir_all(&tls).unwrap();
-    pki(&tls);
-    env.push(("TLS_DIR".into(), tls.display().to_string()));
-    env
+    corpus_file("fluent-bit", rel)
 }
 
 const CORPUS: &[&str] = &[

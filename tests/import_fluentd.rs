@@ -17,45 +17,9 @@ use std::time::{Duration, Instant};
 use common::import::*;
 use common::*;
 
+/// A file of the corpus written here for Fluentd configurations.
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/import/fluentd")
-        .join(rel)
-}
-
-/// Environment the corpus refers to: free ports, directories in `dir`,
-/// secrets, and the certificates its TLS keys name.
-fn corpus_env(dir: &Path) -> Vec<(String, String)> {
-    let mut env = ports(&[
-        "FORWARD_PORT",
-        "HTTP_PORT",
-        "SYSLOG_PORT",
-        "TCP_PORT",
-        "UDP_PORT",
-    ]);
-    for (k, sub) in [
-        ("LOG_ROOT", "log"),
-        ("STATE_DIR", "state"),
-        ("OUT_DIR", "out"),
-    ] {
-        env.push((k.into(), dir.join(sub).display().to_string()));
-    }
-    for k in [
-        "FORWARD_KEY",
-        "FORWARD_PASSWORD",
-        "ES_PASSWORD",
-        "OPENSEARCH_PASSWORD",
-        "HTTP_PASSWORD",
-        "S3_KEY_ID",
-        "S3_SECRET",
-    ] {
-        env.push((k.into(), "secret".into()));
-    }
-    let tls = dir.join("tls");
-    std::fs::create_dir_all(&tls).unwrap();
-    pki(&tls);
-    env.push(("TLS_DIR".into(), tls.display().to_string()));
-    env
+    corpus_file("fluentd", rel)
 }
 
 const CORPUS: &[&str] = &["td-agent.conf", "kubernetes.conf"];

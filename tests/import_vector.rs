@@ -15,44 +15,9 @@ use std::path::{Path, PathBuf};
 use common::import::*;
 use common::*;
 
+/// A file of the corpus written here for Vector configurations.
 fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/import/vector")
-        .join(rel)
-}
-
-/// Environment the corpus refers to: free ports, directories in `dir`,
-/// secrets, certificates.
-fn corpus_env(dir: &Path) -> Vec<(String, String)> {
-    let mut env = ports(&[
-        "API_PORT",
-        "FORWARD_PORT",
-        "SYSLOG_PORT",
-        "HTTP_PORT",
-        "TCP_PORT",
-        "OTLP_PORT",
-        "OTLP_GRPC_PORT",
-        "UDP_PORT",
-    ]);
-    for (k, sub) in [
-        ("LOG_ROOT", "log"),
-        ("STATE_DIR", "state"),
-        ("OUT_DIR", "out"),
-        ("IN_DIR", "in"),
-    ] {
-        env.push((k.into(), dir.join(sub).display().to_string()));
-    }
-    // the remap program more.yaml reads from a file
-    std::fs::create_dir_all(dir.join("in")).unwrap();
-    std::fs::write(dir.join("in/program.vrl"), ".seen = true\n").unwrap();
-    for k in ["ES_PASSWORD", "SPLUNK_TOKEN", "API_TOKEN"] {
-        env.push((k.into(), "secret".into()));
-    }
-    let tls = dir.join("tls");
-    std::fs::create_dir_all(&tls).unwrap();
-    pki(&tls);
-    env.push(("TLS_DIR".into(), tls.display().to_string()));
-    env
+    corpus_file("vector", rel)
 }
 
 const CORPUS: &[&str] = &[

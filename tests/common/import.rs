@@ -6,7 +6,64 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use super::{free_port, read_lines, wait_for_lines, Logferry, BIN};
+use super::{free_port, pki, read_lines, wait_for_lines, Logferry, BIN};
+
+/// A file of the corpus written here for `peer` (`fluent-bit`, `fluentd`,
+/// `vector`): tests/import/PEER/REL.
+pub fn corpus_file(peer: &str, rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/import")
+        .join(peer)
+        .join(rel)
+}
+
+/// The environment the corpora refer to: free ports, directories in `dir`
+/// (with the VRL program a Vector configuration reads from `IN_DIR`),
+/// secrets, a host name, and `TLS_DIR` holding the ca.pem, server.pem and
+/// server.key their TLS keys name.
+pub fn corpus_env(dir: &Path) -> Vec<(String, String)> {
+    let mut env = ports(&[
+        "API_PORT",
+        "FORWARD_PORT",
+        "SYSLOG_PORT",
+        "HTTP_PORT",
+        "TCP_PORT",
+        "UDP_PORT",
+        "OTLP_PORT",
+        "OTLP_GRPC_PORT",
+    ]);
+    for (k, sub) in [
+        ("LOG_ROOT", "log"),
+        ("STATE_DIR", "state"),
+        ("OUT_DIR", "out"),
+        ("IN_DIR", "in"),
+    ] {
+        env.push((k.into(), dir.join(sub).display().to_string()));
+    }
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::write(dir.join("in/program.vrl"), ".seen = true\n").unwrap();
+    for k in [
+        "FORWARD_KEY",
+        "FORWARD_PASSWORD",
+        "ALERT_PASSWORD",
+        "OPENSEARCH_PASSWORD",
+        "ES_PASSWORD",
+        "LOKI_PASSWORD",
+        "SPLUNK_TOKEN",
+        "API_TOKEN",
+        "HTTP_PASSWORD",
+        "S3_KEY_ID",
+        "S3_SECRET",
+    ] {
+        env.push((k.into(), "secret".into()));
+    }
+    env.push(("HOSTNAME".into(), "host-1".into()));
+    let tls = dir.join("tls");
+    std::fs::create_dir_all(&tls).unwrap();
+    pki(&tls);
+    env.push(("TLS_DIR".into(), tls.display().to_string()));
+    env
+}
 
 /// `logferry config import ARGS FILE`.
 pub fn import(args: &[&str], file: &Path) -> Output {
