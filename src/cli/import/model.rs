@@ -208,6 +208,69 @@ impl Imported {
     }
 }
 
+impl Imported {
+    /// Adds a `null` sink named `unrouted` taking the fixed tags of the
+    /// sources whose records neither a sink nor a filter that may give new
+    /// tags (`rewrite_tag`, `remap`) takes: the peer drops those records,
+    /// and so does this sink, counting them, where `logferry validate`
+    /// would refuse a source no sink takes. A tag made from files or
+    /// clients (`app.*`) is left out: validate does not ask for a sink of
+    /// it, and the router drops and counts the records no sink takes.
+    /// `origin` and `remark` say, in the peer's words, what it drops.
+    pub fn add_unrouted_sink(&mut self, origin: &str, remark: &str) {
+        let live = |kind: Kind| {
+            self.components
+                .iter()
+                .filter(move |c| c.kind == kind && c.commented_out.is_none())
+        };
+        let pattern = |c: &Component| match c.get("match") {
+            Some(Value::Str(m)) => crate::router::TagPattern::new(m).ok(),
+            _ => None,
+        };
+        let retags = |c: &&Component| matches!(c.get("type"), Some(Value::Str(t)) if t == "rewrite_tag" || t == "remap");
+        let takers: Vec<_> = live(Kind::Sink)
+            .chain(live(Kind::Filter).filter(retags))
+            .filter_map(pattern)
+            .collect();
+        let mut tags: Vec<String> = Vec::new();
+        for c in live(Kind::Source) {
+            let Some(Value::Str(tag)) = c.get("tag") else {
+                continue;
+            };
+            let fixed = !tag.is_empty() && !tag.contains(['*', '$', '{', ' ']);
+            if fixed && !takers.iter().any(|p| p.matches(tag)) && !tags.contains(tag) {
+                tags.push(tag.clone());
+            }
+        }
+        if tags.is_empty() {
+            return;
+        }
+        let name = self.unique_name(Kind::Sink, "unrouted");
+        let mut c = Component::new(Kind::Sink, &name, "null", origin.to_string());
+        c.set("match", tags.join(" "));
+        c.remark(remark);
+        self.components.push(c);
+    }
+}
+
+/// A VRL string literal holding `s`, for the `remap` programs an import
+/// writes.
+pub fn vrl_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// The configuration as TOML (`yaml` false) or YAML.
 pub fn render(imported: &Imported, yaml: bool) -> String {
     let mut out = String::new();

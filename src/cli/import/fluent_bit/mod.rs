@@ -16,7 +16,7 @@ mod yaml;
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::model::{self, Component, Imported, Kind};
+use super::model::{Component, Imported, Kind};
 use super::ImportError;
 
 /// One `[INPUT]`, `[FILTER]`, … section (or YAML list item), its keys in
@@ -182,7 +182,10 @@ pub fn import(path: &Path, is_yaml: bool) -> Result<Imported, ImportError> {
     for s in &config.outputs {
         outputs::translate(s, &settings, &mut counters, &mut imported);
     }
-    unrouted(&mut imported);
+    imported.add_unrouted_sink(
+        "records no output matches",
+        "Fluent Bit drops the records of these tags, which no output matches; this sink drops them too, counted in its metrics",
+    );
     if !config.included.is_empty() {
         imported
             .remarks
@@ -241,56 +244,6 @@ impl<'a> Head<'a> {
         self.keys.finish(&mut c);
         imported.components.push(c);
     }
-}
-
-/// Fluent Bit drops the records of an input no output matches; logferry's
-/// validate refuses such a source. Those records go to a `null` sink,
-/// which drops them too and counts them. Only fixed tags are checked, and
-/// a tag a rewrite_tag filter takes may be routed by its new tag. A tag
-/// made from files or clients (`app.*`) is left out: validate does not
-/// ask for a sink of it, and the router drops and counts the records no
-/// sink takes, so a null sink for it would only count copies of records
-/// an output also takes.
-fn unrouted(imported: &mut Imported) {
-    let live = |kind: Kind| {
-        imported
-            .components
-            .iter()
-            .filter(move |c| c.kind == kind && c.commented_out.is_none())
-    };
-    let pattern = |c: &Component| match c.get("match") {
-        Some(model::Value::Str(m)) => crate::router::TagPattern::new(m).ok(),
-        _ => None,
-    };
-    let sinks: Vec<_> = live(Kind::Sink).filter_map(pattern).collect();
-    let retaggers: Vec<_> = live(Kind::Filter)
-        .filter(|c| c.get("type") == Some(&model::Value::from("rewrite_tag")))
-        .filter_map(pattern)
-        .collect();
-    let mut tags: Vec<String> = Vec::new();
-    for c in live(Kind::Source) {
-        let Some(model::Value::Str(tag)) = c.get("tag") else {
-            continue;
-        };
-        let fixed = !tag.contains(['*', '$', '{', ' ']) && !tag.is_empty();
-        let routed = sinks.iter().chain(&retaggers).any(|p| p.matches(tag));
-        if fixed && !routed && !tags.contains(tag) {
-            tags.push(tag.clone());
-        }
-    }
-    if tags.is_empty() {
-        return;
-    }
-    let name = imported.unique_name(Kind::Sink, "unrouted");
-    let mut c = Component::new(
-        Kind::Sink,
-        &name,
-        "null",
-        "records no output matches".to_string(),
-    );
-    c.set("match", tags.join(" "));
-    c.remark("Fluent Bit drops the records of these tags, which no output matches; this sink drops them too, counted in its metrics");
-    imported.components.push(c);
 }
 
 /// A section's keys, each taken at most once; what is left at the end is
@@ -581,7 +534,9 @@ mod tests {
         route(&mut keys, &mut c);
         assert_eq!(
             c.get("match"),
-            Some(&model::Value::from("app.*.** {sys,kern}.*.**"))
+            Some(&super::super::model::Value::from(
+                "app.*.** {sys,kern}.*.**"
+            ))
         );
         assert!(c.untranslated.is_empty() && c.commented_out.is_none());
     }

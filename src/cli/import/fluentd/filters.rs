@@ -1,8 +1,9 @@
 //! `<filter>` sections: filter_grep, filter_record_transformer,
 //! filter_parser, filter_stdout, concat, kubernetes_metadata.
 
+use super::super::model::vrl_str;
 use super::super::model::{Component, Imported, Kind, Value};
-use super::parse::{self, vrl_field, vrl_str, Merge, Parsed};
+use super::parse::{self, vrl_field, Merge, Parsed};
 use super::syntax::Element;
 use super::{component, duration, field, list, regex, unsupported, Keys};
 

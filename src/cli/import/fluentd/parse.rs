@@ -2,7 +2,7 @@
 //! line as Fluentd's parser plugin does, and the tail source's multiline
 //! rule of `@type multiline`.
 
-use super::super::model::{Component, Value};
+use super::super::model::{vrl_str, Component, Value};
 use super::syntax::Element;
 use super::{regex, Keys};
 
@@ -219,21 +219,4 @@ pub fn strptime(format: &str) -> String {
 /// A field as a VRL path segment: quoted.
 pub fn vrl_field(k: &str) -> String {
     vrl_str(k)
-}
-
-/// A VRL string literal.
-pub fn vrl_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

@@ -11,7 +11,7 @@
 //! sources; where those spaces overlap, the routing is not exact and the
 //! components say so.
 
-use super::super::model::{Component, Imported, Kind, Untranslated, Value};
+use super::super::model::{Imported, Kind, Untranslated, Value};
 use super::syntax::Element;
 use super::{filters, outputs, sources};
 use crate::router::TagPattern;
@@ -220,7 +220,10 @@ pub fn translate(root: &Element, imported: &mut Imported) {
             }
         }
     }
-    unrouted(imported);
+    imported.add_unrouted_sink(
+        "events no <match> takes",
+        "Fluentd drops the events of these tags (\"no patterns matched\"); this sink drops them too, counted in its metrics",
+    );
 }
 
 /// A `<filter>` or `<match>` translated with its pattern as logferry
@@ -453,46 +456,6 @@ pub fn disjoint(a: &str, b: &str) -> bool {
         }
     }
     false
-}
-
-/// Fluentd drops the events no `<match>` takes (with a warning);
-/// logferry's validate refuses a source whose fixed tag no sink takes.
-/// Those records go to a `null` sink, which drops them too and counts them.
-fn unrouted(imported: &mut Imported) {
-    let live = |kind: Kind| {
-        imported
-            .components
-            .iter()
-            .filter(move |c| c.kind == kind && c.commented_out.is_none())
-    };
-    let pattern = |c: &Component| match c.get("match") {
-        Some(Value::Str(m)) => TagPattern::new(m).ok(),
-        _ => None,
-    };
-    let takers: Vec<TagPattern> = live(Kind::Sink)
-        .chain(live(Kind::Filter).filter(
-            |c| matches!(c.get("type"), Some(Value::Str(t)) if t == "rewrite_tag" || t == "remap"),
-        ))
-        .filter_map(pattern)
-        .collect();
-    let mut tags: Vec<String> = Vec::new();
-    for c in live(Kind::Source) {
-        let Some(Value::Str(tag)) = c.get("tag") else {
-            continue;
-        };
-        let fixed = !tag.is_empty() && !tag.contains(['*', '$', '{', ' ']);
-        if fixed && !takers.iter().any(|p| p.matches(tag)) && !tags.contains(tag) {
-            tags.push(tag.clone());
-        }
-    }
-    if tags.is_empty() {
-        return;
-    }
-    let name = imported.unique_name(Kind::Sink, "unrouted");
-    let mut c = Component::new(Kind::Sink, &name, "null", "events no <match> takes".into());
-    c.set("match", tags.join(" "));
-    c.remark("Fluentd drops the events of these tags (\"no patterns matched\"); this sink drops them too, counted in its metrics");
-    imported.components.push(c);
 }
 
 #[cfg(test)]

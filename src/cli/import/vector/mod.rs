@@ -252,7 +252,7 @@ fn untagged_sources(prepared: &[(&Node, sources::Source)], w: &mut Wiring) {
     let tagged: Vec<String> = prepared
         .iter()
         .filter(|(_, s)| s.tagged && s.component.commented_out.is_none())
-        .map(|(n, _)| wiring::vrl_str(&tag_of(&n.id)))
+        .map(|(n, _)| super::model::vrl_str(&tag_of(&n.id)))
         .collect();
     let mut c = w.filter(
         &format!("{}_tag", first.id),
@@ -278,7 +278,7 @@ fn untagged_sources(prepared: &[(&Node, sources::Source)], w: &mut Wiring) {
         format!(
             "if !includes([{}], %tag) {{ {keep_tag}%tag = {} }}",
             tagged.join(", "),
-            wiring::vrl_str(&tag_of(&first.id))
+            super::model::vrl_str(&tag_of(&first.id))
         ),
     );
     if untagged.len() > 1 {

@@ -3,10 +3,11 @@
 //! adds the fields Vector's source adds (`source_type`, `timestamp`, and
 //! for files `file` and `host`).
 
+use super::super::model::vrl_str;
 use super::super::model::{Component, Kind, Value};
 use super::graph::Node;
 use super::keys::{self, Keys};
-use super::wiring::{tag_of, vrl_str};
+use super::wiring::tag_of;
 use super::Settings;
 
 /// A translated source.

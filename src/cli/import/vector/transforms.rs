@@ -6,10 +6,11 @@
 
 use serde_json::Value as Json;
 
+use super::super::model::vrl_str;
 use super::super::model::{Component, Kind, Value};
 use super::graph::Node;
 use super::keys::{self, Keys};
-use super::wiring::{tag_of, vrl_str, Wiring, MARK};
+use super::wiring::{tag_of, Wiring, MARK};
 use super::Settings;
 
 const LEFT: &str = "no logferry equivalent";

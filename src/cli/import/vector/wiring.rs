@@ -9,7 +9,7 @@
 //! transforms are written after their inputs, so every record meets the
 //! filters Vector would pass it through, in Vector's order, and no other.
 
-use super::super::model::{Component, Imported, Kind, Value};
+use super::super::model::{vrl_str, Component, Imported, Kind, Value};
 
 /// The field a copy carries its reader's tag in, between the copy and
 /// the retag; removed right after.
@@ -165,23 +165,6 @@ pub fn tag_of(id: &str) -> String {
     } else {
         t
     }
-}
-
-/// A VRL string literal holding `s`.
-pub fn vrl_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]
