@@ -201,7 +201,9 @@ fn forwarded_records_get_their_pods_metadata_and_merged_log() {
     let (mut lf, addr) = s.start("merge_log = true\nkeep_log = false\n");
     let id = container_id("web-1");
     let tag = fluent_bit_tag(&s.ns, "web-1", "nginx", &id);
-    s.probe_until(&lf, addr, &tag, "labels", |k| k["labels"]["app"] == "web");
+    s.probe_until(&lf, addr, &tag, "labels", |k| {
+        k["labels"]["app"] == "web" && k["namespace_labels"]["team"] == "logs"
+    });
 
     let send = |range: std::ops::Range<usize>, stage: &str| {
         for chunk in range.collect::<Vec<_>>().chunks(50) {

@@ -311,6 +311,10 @@ impl Store {
         self.pods_synced.load(Ordering::Acquire) && self.namespaces_synced.load(Ordering::Acquire)
     }
 
+    pub fn namespaces_synced(&self) -> bool {
+        self.namespaces_synced.load(Ordering::Acquire)
+    }
+
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }

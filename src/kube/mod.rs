@@ -203,6 +203,11 @@ impl Metadata {
         self.store.synced()
     }
 
+    /// The first list of namespaces is in (true when they are not watched).
+    pub fn namespaces_synced(&self) -> bool {
+        self.store.namespaces_synced()
+    }
+
     /// Bumps on every change to any pod or namespace: callers keep data
     /// derived from the cache keyed by it.
     pub fn generation(&self) -> u64 {

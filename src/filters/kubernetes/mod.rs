@@ -66,6 +66,10 @@ struct PodMap {
     generation: u64,
     /// Whether the cache knew the pod (else: only what its tag tells).
     known: bool,
+    /// Whether nothing more is due: the pod is known, and so is its
+    /// namespace or the first list of namespaces is in (held batches wait
+    /// for this).
+    settled: bool,
     /// The map, encoded.
     map: Vec<u8>,
 }
@@ -219,9 +223,15 @@ impl KubernetesFilter {
                 fields::encode_from_path(&mut map, place.namespace, place.pod, "", place.container)
             }
         }
+        // while the first list of namespaces is on its way, a namespace
+        // not in yet may still bring labels
+        let namespace_due = self.options.namespace_labels
+            && namespace.is_none()
+            && !self.metadata.namespaces_synced();
         PodMap {
             generation,
             known: pod.is_some(),
+            settled: pod.is_some() && !namespace_due,
             map: completed(map, place.container_id),
         }
     }
@@ -331,7 +341,9 @@ impl Filter for KubernetesFilter {
         match tagged {
             Some(m) if self.holds() && !self.retired.load(Ordering::Acquire) => {
                 let generation = self.metadata.generation();
-                let go = self.waiting().admit(batch, m.known, self.wait, generation);
+                let go = self
+                    .waiting()
+                    .admit(batch, m.settled, self.wait, generation);
                 out.extend(go.into_iter().map(|b| self.enriched(b, Some(&m))));
             }
             m => out.push(self.enriched(batch, m.as_deref())),
@@ -355,9 +367,9 @@ impl Filter for KubernetesFilter {
                 return false;
             };
             let m = self.tag_map(tag, place);
-            let known = m.known;
+            let settled = m.settled;
             maps.insert(tag.clone(), m);
-            known
+            settled
         });
         for (tag, batches) in released {
             if retired {

@@ -267,12 +267,26 @@ fn with_metadata_wait_an_unknown_pods_batches_wait_for_it_in_order() {
     // the cache changed: due soon
     assert!(f.deadline().unwrap() <= Instant::now() + wait::LOOK_AGAIN);
     f.flush(Instant::now(), false, &mut out);
+    assert!(
+        out.is_empty(),
+        "the pod is in, its namespace's labels are not"
+    );
+
+    let shop = Namespace {
+        name: "shop".into(),
+        labels: [("team".to_string(), "logs".to_string())].into(),
+        ..Namespace::default()
+    };
+    store.replace_namespaces(vec![(shop, "1".into())], "1");
+    assert!(f.deadline().unwrap() <= Instant::now() + wait::LOOK_AGAIN);
+    f.flush(Instant::now(), false, &mut out);
     let records: Vec<serde_json::Value> = out.drain(..).flat_map(applied_none).collect();
     assert_eq!(records.len(), 2);
     assert_eq!(records[0]["log"], "1");
     assert_eq!(records[1]["log"], "2");
     for r in &records {
         assert_eq!(r["kubernetes"]["labels"]["app"], "web", "{r}");
+        assert_eq!(r["kubernetes"]["namespace_labels"]["team"], "logs", "{r}");
     }
     assert_eq!(f.without_metadata.get(), 0);
     assert_eq!(f.deadline(), None);
