@@ -6,7 +6,12 @@
 //! - `apache`: a file of Apache combined-format lines (about 200 B),
 //!   written before the start, tailed from its head, parsed by the
 //!   `apache2` regex with the time read from the line, written as one
-//!   JSON object per line;
+//!   JSON object per line; `apache-short` the same with lines of about
+//!   110 B (no referer and a short agent), where the fixed cost per record
+//!   (read, split, route, format) weighs most;
+//! - `raw`: PackedForward chunks of `--record-size` records, each
+//!   `message` written as it came, one per line (Fluent Bit's file output
+//!   with `Format template` and `Template {message}`);
 //! - `json`: PackedForward chunks whose `message` is a JSON application
 //!   log line (about 150 B) → parsed as JSON → one record in ten (health
 //!   checks) dropped by a grep → a field set and one renamed → one JSON
@@ -36,6 +41,10 @@ use crate::protocol::forward::{write_message_entry, write_packed_forward};
 pub enum Workload {
     /// tail → apache2 regex parse (time from the line) → file (JSON).
     Apache,
+    /// The same with lines of about 110 B.
+    ApacheShort,
+    /// forward → file, each `message` written raw, `--record-size` bytes.
+    Raw,
     /// forward → JSON parse → grep (drops 1 in 10) → modify → file (JSON).
     Json,
     /// forward → file and tail → file, no filter against five that match
@@ -51,6 +60,9 @@ pub struct FiltersArgs {
     /// Records (lines) per run.
     #[arg(long, default_value_t = 2_000_000)]
     pub records: usize,
+    /// Bytes per record of the `raw` workload.
+    #[arg(long, default_value_t = 1024)]
+    pub record_size: usize,
     /// Measure logferry alone, without Fluent Bit.
     #[arg(long)]
     pub no_peer: bool,
@@ -72,8 +84,8 @@ const HEALTH_EVERY: usize = 10;
 const APACHE_TIME: &str = "%d/%b/%Y:%H:%M:%S %z";
 
 pub fn run(a: FiltersArgs) -> Result<(), String> {
-    if a.records == 0 || a.run.runs == 0 {
-        return Err("records and runs must be positive".into());
+    if a.records == 0 || a.run.runs == 0 || a.record_size == 0 {
+        return Err("records, record-size and runs must be positive".into());
     }
     let dir = WorkDir::new(a.run.dir.clone())?;
     let peer = if a.no_peer || a.workload == Workload::PassThrough {
@@ -82,11 +94,17 @@ pub fn run(a: FiltersArgs) -> Result<(), String> {
         Some(peers::program(Target::FluentBit, a.peer_bin.as_deref())?)
     };
     match a.workload {
-        Workload::Apache => compare(
+        Workload::Apache | Workload::ApacheShort => compare(
             &dir.path,
             &a,
             peer.as_deref(),
-            &Apache::new(&dir.path, a.records)?,
+            &Apache::new(&dir.path, a.records, a.workload == Workload::ApacheShort)?,
+        ),
+        Workload::Raw => compare(
+            &dir.path,
+            &a,
+            peer.as_deref(),
+            &Raw::new(a.records, a.record_size),
         ),
         Workload::Json => compare(&dir.path, &a, peer.as_deref(), &Json::new(a.records)),
         Workload::PassThrough => pass_through(&dir.path, &a),
@@ -296,24 +314,31 @@ fn fluent_bit_file_output(out: &Path) -> String {
 struct Apache {
     input: PathBuf,
     records: usize,
+    /// Lines of about 110 B rather than 200.
+    short: bool,
 }
 
 impl Apache {
-    fn new(dir: &Path, records: usize) -> Result<Self, String> {
+    fn new(dir: &Path, records: usize, short: bool) -> Result<Self, String> {
         let input = dir.join("access.log");
         let mut w =
             std::io::BufWriter::new(std::fs::File::create(&input).map_err(|e| e.to_string())?);
         for i in 0..records {
-            writeln!(w, "{}", apache_line(i)).map_err(|e| e.to_string())?;
+            writeln!(w, "{}", apache_line(i, short)).map_err(|e| e.to_string())?;
         }
         w.flush().map_err(|e| e.to_string())?;
-        Ok(Apache { input, records })
+        Ok(Apache {
+            input,
+            records,
+            short,
+        })
     }
 }
 
-/// An Apache combined-format line of about 200 bytes, varied by `i`; a
-/// thousand lines a second, as a busy server writes them.
-fn apache_line(i: usize) -> String {
+/// An Apache combined-format line of about 200 bytes (`short`: about 110,
+/// with no referer and a short agent), varied by `i`; a thousand lines a
+/// second, as a busy server writes them.
+fn apache_line(i: usize, short: bool) -> String {
     const PATHS: [&str; 4] = [
         "/api/v1/items",
         "/static/app.js",
@@ -322,6 +347,21 @@ fn apache_line(i: usize) -> String {
     ];
     const CODES: [u16; 4] = [200, 304, 404, 500];
     let second = i / 1000;
+    if short {
+        return format!(
+            "10.{}.{}.{} - - [27/Nov/2026:{:02}:{:02}:{:02} +0000] \"GET {}/{} HTTP/1.1\" {} {} \"-\" \"Go-http-client/1.1\"",
+            i % 251,
+            (i / 251) % 251,
+            i % 7,
+            (second / 3600) % 24,
+            (second / 60) % 60,
+            second % 60,
+            PATHS[i % 4],
+            i % 100_000,
+            CODES[(i / 4) % 4],
+            100 + i % 9000,
+        );
+    }
     format!(
         "10.{}.{}.{} - - [27/Nov/2026:{:02}:{:02}:{:02} +0000] \"GET {}/{i}?page=2 HTTP/1.1\" {} {} \"https://example.com/start\" \"Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0\"",
         i % 251,
@@ -341,7 +381,7 @@ impl Work for Apache {
         format!(
             "tail → parser (apache2, time from the line) → file (JSON): {} lines of about {} B written before the start",
             self.records,
-            apache_line(self.records / 2).len()
+            apache_line(self.records / 2, self.short).len()
         )
     }
 
@@ -490,6 +530,71 @@ impl Work for Json {
     }
 }
 
+/// forward → file with each `message` written as it came.
+struct Raw {
+    records: usize,
+    size: usize,
+    frame: Vec<u8>,
+}
+
+impl Raw {
+    fn new(records: usize, size: usize) -> Self {
+        Raw {
+            records: records.div_ceil(CHUNK) * CHUNK,
+            size,
+            frame: super::load::packed_frame("bench", CHUNK, size),
+        }
+    }
+}
+
+impl Work for Raw {
+    fn title(&self) -> String {
+        format!(
+            "forward → file (the message raw, one per line): {} records of {} B in chunks of {CHUNK}",
+            self.records, self.size
+        )
+    }
+
+    fn expected(&self) -> usize {
+        self.records
+    }
+
+    fn logferry_config(&self, out: &Path) -> String {
+        format!(
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+             [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"raw\"\n",
+            out.display().to_string()
+        )
+    }
+
+    fn fluent_bit_config(
+        &self,
+        dir: &Path,
+        out: &Path,
+        port: Option<SocketAddr>,
+    ) -> Result<String, String> {
+        let port = port.ok_or("the raw workload's Fluent Bit listens")?;
+        Ok(format!(
+            "{}[INPUT]\n    Name   forward\n    Listen 127.0.0.1\n    Port   {}\n\n\
+             [OUTPUT]\n    Name     file\n    Match    *\n    Path     {}\n    File     {}\n    Format   template\n    Template {{message}}\n",
+            fluent_bit_service(dir)?,
+            port.port(),
+            out.parent().unwrap_or(Path::new(".")).display(),
+            out.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or("out.log")
+        ))
+    }
+
+    fn load(&self, addr: SocketAddr) -> Result<(), String> {
+        send_frames(addr, &[&self.frame], self.records / CHUNK, None)
+    }
+
+    fn listens(&self) -> bool {
+        true
+    }
+}
+
 /// Five filters of the common kinds whose `match` takes no tag the
 /// pass-through workloads send.
 const FIVE_IDLE_FILTERS: &str = "[filters.f1]\ntype = \"grep\"\nmatch = \"other.**\"\ninclude = { message = \"x\" }\n\n\
@@ -616,14 +721,17 @@ mod tests {
     #[test]
     fn the_generated_lines_parse_as_the_workloads_expect() {
         let re = regex::Regex::new(crate::filters::parser::APACHE2).unwrap();
-        for i in [0, 1, 250, 9999, 1_999_999] {
-            let line = apache_line(i);
-            let c = re.captures(&line).unwrap_or_else(|| panic!("{line}"));
-            assert!(
-                chrono::DateTime::parse_from_str(&c["time"], APACHE_TIME).is_ok(),
-                "{line}"
-            );
-            assert!((170..230).contains(&line.len()), "{} B: {line}", line.len());
+        for (short, sizes) in [(false, 170..230), (true, 95..125)] {
+            for i in [0, 1, 250, 9999, 1_999_999] {
+                let line = apache_line(i, short);
+                let c = re.captures(&line).unwrap_or_else(|| panic!("{line}"));
+                assert!(
+                    chrono::DateTime::parse_from_str(&c["time"], APACHE_TIME).is_ok(),
+                    "{line}"
+                );
+                assert_eq!(&c["code"], ["200", "304", "404", "500"][(i / 4) % 4]);
+                assert!(sizes.contains(&line.len()), "{} B: {line}", line.len());
+            }
         }
         for i in [0, 1, 10, 977] {
             let v: serde_json::Value = serde_json::from_str(&json_line(i)).unwrap();
