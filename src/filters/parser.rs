@@ -256,6 +256,11 @@ impl ParserFilter {
                 None => Change::Changed,
             });
         }
+        if !keeps_any && self.types.is_empty() {
+            if let Some(key) = &self.time_key {
+                return self.parsed_with_time(key, &parsed, n, out);
+            }
+        }
         let mut pairs = super::field::map_fields(&parsed).filter(|p| p.len() == n)?;
         if !self.types.is_empty() {
             self.type_failed.add(self.types.apply(&mut pairs) as u64);
@@ -290,6 +295,53 @@ impl ParserFilter {
             Some(t) => Change::ChangedAt(t),
             None => Change::Changed,
         })
+    }
+
+    /// The `parsed` map of `n` pairs as the new record, its `key` field
+    /// giving the record's time (and taken out unless `time_keep`): what
+    /// [`Self::parse`] does with a record parsed whole, without decoding
+    /// the map into fields and encoding it again.
+    fn parsed_with_time(
+        &self,
+        key: &[u8],
+        parsed: &[u8],
+        n: usize,
+        out: &mut Vec<u8>,
+    ) -> Option<Change> {
+        let mut r = Reader::new(parsed);
+        if r.read_map_len().ok()? != n {
+            return None;
+        }
+        let pairs_at = r.pos();
+        // the time's pair: where it starts, where its value starts, its end
+        let mut found = None;
+        for _ in 0..n {
+            let start = r.pos();
+            let named = matches!(r.read().ok()?, Value::Str(k) | Value::Bin(k) if k == key);
+            let value = r.pos();
+            r.skip().ok()?;
+            if named && found.is_none() {
+                found = Some((start, value, r.pos()));
+            }
+        }
+        let Some((start, value, end)) = found else {
+            self.bad_time(None);
+            out.extend_from_slice(parsed);
+            return Some(Change::Changed);
+        };
+        let Some(time) = self.time_of(&parsed[value..end]) else {
+            self.bad_time(Some(&parsed[value..end]));
+            out.extend_from_slice(parsed);
+            return Some(Change::Changed);
+        };
+        if self.time_keep {
+            out.extend_from_slice(parsed);
+        } else {
+            crate::protocol::msgpack::write::map_len(out, n - 1);
+            out.extend_from_slice(&parsed[pairs_at..start]);
+            out.extend_from_slice(&parsed[end..]);
+        }
+        Some(Change::ChangedAt(time))
     }
 
     /// The time an encoded value stands for: a string in `time_format`,

@@ -312,3 +312,44 @@ fn a_cri_line_holding_a_joined_trace_parses_whole() {
 
 mod failures;
 mod syslog_csv;
+
+#[test]
+fn a_record_parsed_whole_keeps_its_key_order_without_its_time_field() {
+    let f = filter("format = 'json'\ntime_key = 't'\ntime_format = '%Y-%m-%dT%H:%M:%S'");
+    let out = f.filter(lines(
+        "{\"a\": \"1\", \"t\": \"2026-11-27T08:00:00\", \"b\": \"2\"}\n\
+         {\"t\": \"2026-11-27T08:00:01\"}\n\
+         {\"a\": \"1\", \"b\": \"2\", \"t\": \"2026-11-27T08:00:02\"}\n\
+         {\"a\": \"no time\"}\n\
+         {\"t\": \"yesterday\", \"a\": \"1\"}\n",
+    ));
+    let mut got = Vec::new();
+    out.for_each_record(|t, r| {
+        let RecordRef::Map(m) = r else {
+            panic!("a line")
+        };
+        let keys: Vec<String> = map_fields(m)
+            .unwrap()
+            .iter()
+            .map(|(k, _)| String::from_utf8_lossy(k).into_owned())
+            .collect();
+        got.push((t, keys));
+    })
+    .unwrap();
+    let keys = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        got[0],
+        (EventTime::new(1_795_766_400, 0), keys(&["a", "b"]))
+    );
+    assert_eq!(got[1], (EventTime::new(1_795_766_401, 0), keys(&[])));
+    assert_eq!(
+        got[2],
+        (EventTime::new(1_795_766_402, 0), keys(&["a", "b"]))
+    );
+    // no time field, or one that does not parse: the record keeps its
+    // time and every field, counted
+    assert_eq!(got[3], (EventTime::new(3, 4), keys(&["a"])));
+    assert_eq!(got[4], (EventTime::new(3, 4), keys(&["t", "a"])));
+    assert_eq!(f.bad_time.get(), 2);
+    assert_eq!(f.failed.get(), 0);
+}
