@@ -1175,11 +1175,16 @@ fn http_to_kafka_answers_413_for_a_line_kafka_can_never_take() {
 /// Posts `body` (lines) to the HTTP source at `addr` on a connection of
 /// its own and returns the answer's status line.
 fn post_lines(addr: SocketAddr, body: &str) -> String {
+    post_lines_as(addr, "app.web", body)
+}
+
+/// [`post_lines`] with the records tagged `tag` (the request's path).
+fn post_lines_as(addr: SocketAddr, tag: &str, body: &str) -> String {
     let mut s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     write!(
         s,
-        "POST /app.web HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /{tag} HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
         body.len()
     )
     .unwrap();
@@ -1261,6 +1266,93 @@ fn with_a_long_linger_only_batches_nobody_waits_for_linger() {
     );
     let got = consume(broker, &topic, 7, Duration::from_secs(30));
     assert_eq!(got.len(), 7, "every record once");
+    assert!(lf.stop().success(), "{}", lf.log_text());
+}
+
+/// A request a client waits for skips the linger for its own partition
+/// only: with `linger_ms = 5000`, a chunk nobody waits for is handed over
+/// (to another topic), then a one-line HTTP request is answered well
+/// within the linger while the chunk still lingers its 5 s; every one of
+/// the chunk's numbered records arrives once. Wide margins: the linger is
+/// skipped or honoured, not a speed.
+#[test]
+fn a_request_a_client_waits_for_leaves_other_partitions_lingering() {
+    let broker = shared_broker();
+    let prefix = unique("mixed");
+    let (web_topic, bulk_topic) = (format!("{prefix}.web"), format!("{prefix}.bulk"));
+    let mut lf = Logferry::start(&format!(
+        "[sources.web]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.k]\ntype = \"kafka\"\nmatch = \"**\"\nbrokers = [\"{broker}\"]\ntopic = \"${{tag}}\"\n\
+         linger_ms = 5000\n\n[api]\naddress = \"127.0.0.1:0\"\n"
+    ));
+    let web = lf.http_addr("web");
+    let fwd = lf.forward_addr("in");
+    let api = lf.address("api listening");
+    let delivered = || {
+        metric_value(
+            &api_get(api, "/metrics"),
+            "logferry_kafka_sink_messages_delivered_total{component=\"k\"}",
+        )
+    };
+    // the producer id and both topics' metadata first, acknowledged (so
+    // sent at once)
+    assert!(post_lines_as(web, &web_topic, "warm\n").starts_with("HTTP/1.1 200"));
+    let mut s = send_frame(fwd, &frame(&bulk_topic, "warm", 0..1, "w"));
+    assert_eq!(
+        read_ack(&mut s, Duration::from_secs(30)).as_deref(),
+        Some("w")
+    );
+    assert_eq!(delivered(), 2.0);
+
+    // numbered records nobody waits for (no ack asked), handed over first
+    const BULK: usize = 300;
+    let mut e = Vec::new();
+    for i in 0..BULK {
+        write::array_len(&mut e, 2);
+        write::event_time(&mut e, 1_700_000_000, i as u32);
+        write::map_len(&mut e, 1);
+        write::str(&mut e, b"message");
+        write::str(&mut e, format!("bulk-{i}").as_bytes());
+    }
+    let mut unacked = Vec::new();
+    write_packed_forward(&mut unacked, &bulk_topic, &e, BULK, None);
+    let sent = Instant::now();
+    let _b = send_frame(fwd, &unacked);
+    std::thread::sleep(Duration::from_secs(1));
+
+    let at = Instant::now();
+    let answer = post_lines_as(web, &web_topic, "waited-on\n");
+    let http = at.elapsed();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        http < Duration::from_millis(2500),
+        "a one-line request took {http:?}: its client waits, so linger_ms must not hold it\n{}",
+        lf.log_text()
+    );
+    wait_until(
+        "the lingering chunk delivered",
+        Duration::from_secs(60),
+        || delivered() >= 3.0 + BULK as f64,
+    );
+    let lingered = sent.elapsed();
+    assert!(
+        lingered >= Duration::from_millis(4000),
+        "records nobody waits for, of another topic, were delivered {lingered:?} after they \
+         were sent, before linger_ms: the request a client waited for took them along"
+    );
+    let got = consume(broker, &bulk_topic, BULK + 1, Duration::from_secs(30));
+    let payloads: Vec<String> = got.into_iter().map(|m| m.payload).collect();
+    assert_eq!(
+        payloads.len(),
+        BULK + 1,
+        "the warm-up record and the chunk's"
+    );
+    assert_exactly(&payloads, "bulk", BULK);
+    assert_eq!(
+        consume(broker, &web_topic, 2, Duration::from_secs(30)).len(),
+        2
+    );
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
 

@@ -58,6 +58,10 @@ pub struct Outgoing<'a> {
     /// long), so librdkafka can take it without a copy; see
     /// [`Producer::send`].
     pub kept: bool,
+    /// Whether a client waits for this message: it, and what its partition
+    /// queued before it, is sent without waiting for `linger.ms` once
+    /// [`Producer::expedite`] is called.
+    pub expedite: bool,
     pub key: Option<&'a [u8]>,
     /// Milliseconds since the Unix epoch.
     pub timestamp: i64,
@@ -450,9 +454,11 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         &self.client
     }
 
-    /// Sends every message handed over so far without waiting for
-    /// `linger.ms`, for a batch whose client waits for its
-    /// acknowledgement; messages handed over later linger as usual.
+    /// Sends the messages handed over with [`Outgoing::expedite`] so far
+    /// without waiting for `linger.ms`, for a batch whose client waits for
+    /// its acknowledgement: it wakes only the brokers that lead their
+    /// partitions, at most once until they have served it, and other
+    /// partitions' messages linger as usual.
     /// `rd_kafka_producer_expedite` is this project's change to librdkafka
     /// (vendor/rdkafka-sys/PATCHES.md): `flush` would do it only while it
     /// blocks, and a linger of 0 for every message sends small requests.
@@ -572,7 +578,12 @@ impl<C: ProducerContext<DeliveryOpaque = Reported> + 'static> Producer<C> {
         vus[1] = vu(
             V::RD_KAFKA_VTYPE_MSGFLAGS,
             rd::rd_kafka_vu_s__bindgen_ty_1 {
-                i: if m.kept { 0 } else { rd::RD_KAFKA_MSG_F_COPY },
+                i: if m.kept { 0 } else { rd::RD_KAFKA_MSG_F_COPY }
+                    | if m.expedite {
+                        rd::RD_KAFKA_MSG_F_EXPEDITE
+                    } else {
+                        0
+                    },
             },
         );
         vus[2] = vu(V::RD_KAFKA_VTYPE_VALUE, mem(m.payload));
@@ -734,6 +745,7 @@ pub(super) mod tests {
             let m = Outgoing {
                 payload: payload.as_bytes(),
                 kept: false,
+                expedite: false,
                 key: (i % 3 != 0).then_some(key.as_bytes()),
                 timestamp: 1_700_000_000_000 + i,
                 headers: &headers[..(i % 3) as usize],
@@ -825,6 +837,7 @@ pub(super) mod tests {
             let m = Outgoing {
                 payload: slice(i),
                 kept: i % 2 == 0,
+                expedite: false,
                 key: None,
                 timestamp: 1_700_000_000_000,
                 headers: &[],
@@ -907,6 +920,7 @@ pub(super) mod tests {
                 let m = Outgoing {
                     payload: b"record",
                     kept: false,
+                    expedite: false,
                     key: None,
                     timestamp: 1_700_000_000_000,
                     headers: &[],
@@ -991,6 +1005,7 @@ pub(super) mod tests {
             let m = Outgoing {
                 payload: payload.as_bytes(),
                 kept: false,
+                expedite: false,
                 key: Some(b"k"),
                 timestamp: 1_700_000_000_000 + i,
                 headers: &headers,

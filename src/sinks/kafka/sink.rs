@@ -15,11 +15,13 @@
 //!
 //! librdkafka holds messages for up to `linger_ms` to fill its requests,
 //! which is right where nobody waits (tail, TCP, a forward chunk without
-//! ack). Once all messages of a batch whose client waits for its
+//! ack). The messages of a batch whose client waits for its
 //! acknowledgement (`Batch::is_waited_on`: an HTTP request, a forward chunk
-//! with ack) are handed over, the sink tells librdkafka to send what is
-//! queued now ([`Producer::expedite`]), so that client's answer does not
-//! wait for the linger.
+//! with ack) are marked as such ([`Outgoing::expedite`]), and once all are
+//! handed over the sink tells librdkafka to send them now
+//! ([`Producer::expedite`]): only their partitions skip the linger, so
+//! that client's answer does not wait for it while other batches still
+//! fill their requests.
 //!
 //! Delivery reports are served on the sink's own thread, when librdkafka's
 //! queue signals its eventfd ([`serve_reports`]). Every message of a batch
@@ -336,6 +338,7 @@ impl KafkaSink {
         pending.add(messages.len() + 1);
         let mut aside: Vec<SetAside> = Vec::new();
         let mut time = String::new();
+        let waited_on = batch.is_waited_on();
         for (i, m) in messages.iter().enumerate() {
             let topic = match topics.of(&s, &producer, m) {
                 Ok(t) => t,
@@ -368,6 +371,7 @@ impl KafkaSink {
                 // borrowed from the batch, which is held until every
                 // report of it is served (or retained if given up)
                 kept: matches!(m.payload, Cow::Borrowed(_)),
+                expedite: waited_on,
                 key: m.key.as_deref(),
                 timestamp: m.time.secs as i64 * 1000 + (m.time.nanos / 1_000_000) as i64,
                 headers: &headers[..n],
@@ -400,9 +404,10 @@ impl KafkaSink {
             }
         }
         let produced = messages.len();
-        if batch.is_waited_on() {
-            // its client waits for the acknowledgement: what is queued
-            // goes now, whatever linger_ms says
+        if waited_on {
+            // its client waits for the acknowledgement: its messages, and
+            // what their partitions queued before them, go now, whatever
+            // linger_ms says
             producer.expedite();
         }
         // the topic handles go before their producer, which goes before
@@ -877,6 +882,7 @@ async fn watch(
             let out = Outgoing {
                 payload: m.payload().unwrap_or_default(),
                 kept: false,
+                expedite: waited_on,
                 key: m.key(),
                 timestamp: m.timestamp().to_millis().unwrap_or(0),
                 headers: &headers,

@@ -15,6 +15,10 @@ pub const RD_KAFKA_MSG_F_FREE: i32 = 1;
 pub const RD_KAFKA_MSG_F_COPY: i32 = 2;
 pub const RD_KAFKA_MSG_F_BLOCK: i32 = 4;
 pub const RD_KAFKA_MSG_F_PARTITION: i32 = 8;
+/// Added by hand with the `producer-expedite.patch` change to the bundled
+/// librdkafka (see PATCHES.md): a client waits for this message, so it and
+/// what its partition queued before it are exempt from `linger.ms`.
+pub const RD_KAFKA_MSG_F_EXPEDITE: i32 = 0x1000;
 pub const RD_KAFKA_PURGE_F_QUEUE: i32 = 1;
 pub const RD_KAFKA_PURGE_F_INFLIGHT: i32 = 2;
 pub const RD_KAFKA_PURGE_F_NON_BLOCKING: i32 = 4;
@@ -1593,8 +1597,8 @@ extern "C" {
 }
 extern "C" {
     /// Added by hand with the `producer-expedite.patch` change to the
-    /// bundled librdkafka (see PATCHES.md): every message enqueued before
-    /// the call is exempt from `linger.ms`.
+    /// bundled librdkafka (see PATCHES.md): wakes the brokers that lead the
+    /// partitions of messages produced with `RD_KAFKA_MSG_F_EXPEDITE`.
     pub fn rd_kafka_producer_expedite(rk: *mut rd_kafka_t);
 }
 extern "C" {

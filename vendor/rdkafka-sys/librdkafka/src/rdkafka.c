@@ -1045,7 +1045,6 @@ void rd_kafka_destroy_final(rd_kafka_t *rk) {
 
         cnd_destroy(&rk->rk_init_cnd);
         mtx_destroy(&rk->rk_init_lock);
-        mtx_destroy(&rk->rk_expedite_lock);
 
 
         rd_kafkap_str_destroy(rk->rk_client_id);
@@ -2398,8 +2397,6 @@ rd_kafka_t *rd_kafka_new(rd_kafka_type_t type,
 
         rd_atomic64_init(&rk->rk_ts_last_poll, rk->rk_ts_created);
         rd_atomic32_init(&rk->rk_flushing, 0);
-        rd_atomic64_init(&rk->rk_expedite_ts, 0);
-        mtx_init(&rk->rk_expedite_lock, mtx_plain);
         rd_atomic32_init(&rk->rk_broker_cnt, 0);
         rd_atomic32_init(&rk->rk_logical_broker_cnt, 0);
         rd_atomic32_init(&rk->rk_broker_up_cnt, 0);
@@ -4688,22 +4685,32 @@ rd_kafka_resp_err_t rd_kafka_flush(rd_kafka_t *rk, int timeout_ms) {
 /**
  * logferry patch: see rdkafka.h and vendor/rdkafka-sys/PATCHES.md.
  *
- * Every message enqueued so far has an enqueue time at or before the
- * clock read here (rd_clock() is monotonic). The time is read and stored
- * under rk_expedite_lock, so that concurrent calls store increasing
- * times. It is stored before the wake-ups are sent: a broker thread woken
- * by one reads it after dequeuing the wake-up op, whose queue lock orders
- * the two, so it cannot see the wake-up without the time.
+ * rd_kafka_toppar_enq_msg() stores the partition's rktp_expedite_ts
+ * (under the partition's lock) and then sets its leader's
+ * rkb_expedite_wanted. This call takes that flag back and wakes the
+ * broker thread with rd_kafka_q_yield() (a flag and a condition variable
+ * on its ops queue, no op is allocated), unless rkb_expedite_pending says
+ * a wake-up is already on its way: the broker thread clears that flag at
+ * the start of its next produce pass, before it reads the partitions'
+ * expedite times, so that pass sees every time stored before the flag
+ * was found set. Brokers that lead none of the expedited partitions are
+ * left alone.
  */
 void rd_kafka_producer_expedite(rd_kafka_t *rk) {
+        rd_kafka_broker_t *rkb;
+
         if (rk->rk_type != RD_KAFKA_PRODUCER)
                 return;
 
-        mtx_lock(&rk->rk_expedite_lock);
-        rd_atomic64_set(&rk->rk_expedite_ts, rd_clock());
-        mtx_unlock(&rk->rk_expedite_lock);
-
-        rd_kafka_all_brokers_wakeup(rk, RD_KAFKA_BROKER_STATE_UP, "expedite");
+        rd_kafka_rdlock(rk);
+        TAILQ_FOREACH(rkb, &rk->rk_brokers, rkb_link) {
+                if (!rd_atomic32_get(&rkb->rkb_expedite_wanted))
+                        continue;
+                rd_atomic32_set(&rkb->rkb_expedite_wanted, 0);
+                if (rd_atomic32_set(&rkb->rkb_expedite_pending, 1) == 0)
+                        rd_kafka_q_yield(rkb->rkb_ops);
+        }
+        rd_kafka_rdunlock(rk);
 }
 
 /**

@@ -4744,6 +4744,11 @@ RD_EXPORT rd_kafka_error_t *rd_kafka_consumer_group_metadata_read(
 #define RD_KAFKA_MSG_F_PARTITION                                               \
         0x8 /**< produce_batch() will honor                                    \
              * per-message partition. */
+#define RD_KAFKA_MSG_F_EXPEDITE                                                \
+        0x1000 /**< logferry patch: a client waits for this message.        \
+                *   It, and every message enqueued before it on the     \
+                *   same partition, is exempt from \c linger.ms; see     \
+                *   rd_kafka_producer_expedite(). */
 
 
 
@@ -4958,13 +4963,19 @@ rd_kafka_resp_err_t rd_kafka_flush(rd_kafka_t *rk, int timeout_ms);
 
 
 /**
- * @brief Sends every message produced so far without waiting for
- *        \c linger.ms (logferry patch).
+ * @brief Wakes the broker threads that lead a partition a message produced
+ *        with \c RD_KAFKA_MSG_F_EXPEDITE went to (logferry patch).
  *
- * Every message enqueued before the call is exempt from \c linger.ms:
- * the broker threads are woken and send it as soon as its partition may
- * send (\c batch.size, \c max.in.flight and the retry backoff still
- * apply). Messages produced after the call linger as usual. Unlike
+ * A message produced with \c RD_KAFKA_MSG_F_EXPEDITE, and every message
+ * enqueued before it on the same partition, is exempt from \c linger.ms:
+ * it is sent as soon as its partition may send (\c batch.size,
+ * \c max.in.flight and the retry backoff still apply). Messages of other
+ * partitions linger as usual, and so do later messages of the same
+ * partition, but those that are queued when it is sent go with it.
+ * Call this once after producing such messages (after the last message of
+ * a batch, so that the batch goes in one request): it wakes each broker
+ * that leads one of their partitions, once; a broker woken by an earlier
+ * call that has not served it yet is not woken again. Unlike
  * rd_kafka_flush() it does not wait, and does not serve any queue.
  *
  * For an application that knows a client is waiting for what it just

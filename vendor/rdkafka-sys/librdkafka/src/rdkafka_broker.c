@@ -3879,28 +3879,29 @@ rd_kafka_toppar_idemp_inflight_capped(rd_kafka_broker_t *rkb,
 /**
  * @returns the linger time (µs) that applies to \p rktp's transmit queue
  *          now: none (1 µs, as for flush()) while \p flushing, or if its
- *          first message was enqueued at or before \p expedite_ts, else
- *          linger.ms.
+ *          first message was enqueued at or before the partition's
+ *          rktp_expedite_ts, else linger.ms.
  *
- * logferry patch: rd_kafka_producer_expedite() exempts every message
- * enqueued before the call from linger.ms. The transmit queue is ordered
- * by enqueue, so its first message is its oldest: while that one is
- * exempt, what is queued is sent now, later messages with it (they fill
- * the request at no cost in latency). See vendor/rdkafka-sys/PATCHES.md.
+ * logferry patch: a message produced with RD_KAFKA_MSG_F_EXPEDITE exempts
+ * itself and every message enqueued before it on its partition from
+ * linger.ms. The transmit queue is ordered by enqueue, so its first
+ * message is its oldest: while that one is exempt, what is queued is sent
+ * now, later messages with it (they fill the request at no cost in
+ * latency). Other partitions keep their linger. See
+ * vendor/rdkafka-sys/PATCHES.md.
  *
  * @locks rd_kafka_toppar_lock() MUST be held
  */
 static RD_INLINE rd_ts_t rd_kafka_toppar_linger_us(rd_kafka_broker_t *rkb,
                                                    rd_kafka_toppar_t *rktp,
-                                                   rd_bool_t flushing,
-                                                   rd_ts_t expedite_ts) {
+                                                   rd_bool_t flushing) {
         const rd_kafka_msg_t *rkm;
 
         if (flushing)
                 return 1;
 
         rkm = rd_kafka_msgq_first(&rktp->rktp_xmit_msgq);
-        if (rkm && rd_kafka_msg_enq_time(rkm) <= expedite_ts)
+        if (rkm && rd_kafka_msg_enq_time(rkm) <= rktp->rktp_expedite_ts)
                 return 1;
 
         return rkb->rkb_rk->rk_conf.buffering_max_us;
@@ -3918,9 +3919,6 @@ static RD_INLINE rd_ts_t rd_kafka_toppar_linger_us(rd_kafka_broker_t *rkb,
  *                 that prohibits sending messages, such as a transactional
  *                 state.
  * @param flushing App is calling flush(): override linger.ms as immediate.
- * @param expedite_ts messages enqueued at or before it are exempt from
- *                    linger.ms (rd_kafka_producer_expedite(), logferry
- *                    patch).
  *
  * @returns the number of messages produced.
  *
@@ -3934,8 +3932,7 @@ static int rd_kafka_toppar_producer_serve(rd_kafka_broker_t *rkb,
                                           rd_ts_t *next_wakeup,
                                           rd_bool_t do_timeout_scan,
                                           rd_bool_t may_send,
-                                          rd_bool_t flushing,
-                                          rd_ts_t expedite_ts) {
+                                          rd_bool_t flushing) {
         int cnt = 0;
         int r;
         rd_kafka_msg_t *rkm;
@@ -4039,8 +4036,7 @@ static int rd_kafka_toppar_producer_serve(rd_kafka_broker_t *rkb,
                         ? next_wakeup
                         : NULL,
                     now,
-                    rd_kafka_toppar_linger_us(rkb, rktp, flushing,
-                                              expedite_ts),
+                    rd_kafka_toppar_linger_us(rkb, rktp, flushing),
                     /* Batch message count threshold */
                     rkb->rkb_rk->rk_conf.batch_num_messages,
                     /* Batch total size threshold */
@@ -4212,8 +4208,7 @@ static int rd_kafka_toppar_producer_serve(rd_kafka_broker_t *rkb,
                         ? NULL
                         : next_wakeup,
                     now,
-                    rd_kafka_toppar_linger_us(rkb, rktp, flushing,
-                                              expedite_ts),
+                    rd_kafka_toppar_linger_us(rkb, rktp, flushing),
                     /* Batch message count threshold */
                     rkb->rkb_rk->rk_conf.batch_num_messages,
                     /* Batch total size threshold */
@@ -4244,7 +4239,12 @@ static int rd_kafka_broker_produce_toppars(rd_kafka_broker_t *rkb,
         rd_kafka_pid_t pid      = RD_KAFKA_PID_INITIALIZER;
         rd_bool_t may_send      = rd_true;
         rd_bool_t flushing      = rd_false;
-        rd_ts_t expedite_ts;
+
+        /* logferry patch: a rd_kafka_producer_expedite() call from now on
+         * wakes this thread again; this pass reads each partition's
+         * rktp_expedite_ts after this point. */
+        if (unlikely(rd_atomic32_get(&rkb->rkb_expedite_pending)))
+                rd_atomic32_set(&rkb->rkb_expedite_pending, 0);
 
         /* Round-robin serve each toppar. */
         rktp = rkb->rkb_active_toppar_next;
@@ -4271,9 +4271,6 @@ static int rd_kafka_broker_produce_toppars(rd_kafka_broker_t *rkb,
         }
 
         flushing = may_send && rd_atomic32_get(&rkb->rkb_rk->rk_flushing) > 0;
-        /* logferry patch: read once per pass. A later expedite call sends
-         * a wake-up, which brings another pass. */
-        expedite_ts = rd_atomic64_get(&rkb->rkb_rk->rk_expedite_ts);
 
         do {
                 rd_ts_t this_next_wakeup = ret_next_wakeup;
@@ -4281,7 +4278,7 @@ static int rd_kafka_broker_produce_toppars(rd_kafka_broker_t *rkb,
                 /* Try producing toppar */
                 cnt += rd_kafka_toppar_producer_serve(
                     rkb, rktp, pid, now, &this_next_wakeup, do_timeout_scan,
-                    may_send, flushing, expedite_ts);
+                    may_send, flushing);
 
                 rd_kafka_set_next_wakeup(&ret_next_wakeup, this_next_wakeup);
 
@@ -5059,6 +5056,8 @@ rd_kafka_broker_t *rd_kafka_broker_add(rd_kafka_t *rk,
         rd_atomic32_init(&rkb->rkb_persistconn.coord, 0);
         rd_atomic32_init(&rkb->termination_in_progress, 0);
         rd_atomic32_init(&rkb->rkb_down_reported, 0);
+        rd_atomic32_init(&rkb->rkb_expedite_wanted, 0);
+        rd_atomic32_init(&rkb->rkb_expedite_pending, 0);
 
         rd_atomic64_init(&rkb->rkb_c.ts_send, 0);
         rd_atomic64_init(&rkb->rkb_c.ts_recv, 0);

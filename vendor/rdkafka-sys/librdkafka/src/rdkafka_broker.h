@@ -353,6 +353,20 @@ struct rd_kafka_broker_s { /* rd_kafka_broker_t */
         /** Down event was reported for this broker
          *  after last connection to any broker. */
         rd_atomic32_t rkb_down_reported;
+
+        /** logferry patch: a message produced with RD_KAFKA_MSG_F_EXPEDITE
+         *  went to a partition this broker leads, and no
+         *  rd_kafka_producer_expedite() call has woken the broker for it
+         *  yet. Set by rd_kafka_toppar_enq_msg(), cleared by
+         *  rd_kafka_producer_expedite(). */
+        rd_atomic32_t rkb_expedite_wanted;
+        /** logferry patch: rd_kafka_producer_expedite() has woken the
+         *  broker thread, which has not started its next produce pass
+         *  yet: further calls need not wake it again (at most one
+         *  expedite wake-up is outstanding per broker). Cleared by the
+         *  broker thread at the start of each produce pass, before it
+         *  reads the partitions' rktp_expedite_ts. */
+        rd_atomic32_t rkb_expedite_pending;
 #if WITH_SASL_CYRUS
         rd_kafka_timer_t rkb_sasl_kinit_refresh_tmr;
 #endif

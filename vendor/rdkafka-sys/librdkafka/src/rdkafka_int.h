@@ -574,13 +574,6 @@ struct rd_kafka_s {
 
         rd_atomic32_t rk_flushing; /**< Application is calling flush(). */
 
-        /** logferry patch: rd_clock() of the last
-         *  rd_kafka_producer_expedite() call (0: none). A message enqueued
-         *  at or before it is exempt from linger.ms. Written under
-         *  rk_expedite_lock, so it never goes back in time. */
-        rd_atomic64_t rk_expedite_ts;
-        mtx_t rk_expedite_lock; /**< Serialises rk_expedite_ts writes. */
-
         /**
          * Consumer state
          *

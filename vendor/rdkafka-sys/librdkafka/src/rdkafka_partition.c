@@ -712,6 +712,18 @@ void rd_kafka_toppar_enq_msg(rd_kafka_toppar_t *rktp,
                 rd_kafka_msgq_enq_sorted(rktp->rktp_rkt, &rktp->rktp_msgq, rkm);
         }
 
+        if (unlikely((rkm->rkm_flags & RD_KAFKA_MSG_F_EXPEDITE) &&
+                     rktp->rktp_partition != RD_KAFKA_PARTITION_UA)) {
+                /* logferry patch: every message queued on this partition
+                 * was made (rkm_ts_enq) before the clock read here. The
+                 * leader is woken by rd_kafka_producer_expedite(). */
+                rktp->rktp_expedite_ts = rd_clock();
+                if (rktp->rktp_broker &&
+                    !rd_atomic32_get(&rktp->rktp_broker->rkb_expedite_wanted))
+                        rd_atomic32_set(&rktp->rktp_broker->rkb_expedite_wanted,
+                                        1);
+        }
+
         if (unlikely(rktp->rktp_partition != RD_KAFKA_PARTITION_UA &&
                      rd_kafka_msgq_may_wakeup(&rktp->rktp_msgq, now) &&
                      (wakeup_q = rktp->rktp_msgq_wakeup_q))) {

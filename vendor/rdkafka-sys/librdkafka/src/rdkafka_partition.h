@@ -175,6 +175,11 @@ struct rd_kafka_toppar_s {                           /* rd_kafka_toppar_t */
                                            * protected by rktp_lock */
         rd_kafka_msgq_t rktp_xmit_msgq;   /* internal broker xmit queue.
                                            * local to broker thread. */
+        /** logferry patch: rd_clock() when the last message produced with
+         *  RD_KAFKA_MSG_F_EXPEDITE was enqueued on this partition (0:
+         *  none). A message of this partition enqueued at or before it is
+         *  exempt from linger.ms. @locks rktp_lock */
+        rd_ts_t rktp_expedite_ts;
 
         int rktp_fetch; /* On rkb_active_toppars list */
 
