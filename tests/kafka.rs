@@ -1829,6 +1829,41 @@ address = "127.0.0.1:0"
     assert!(lf.stop().success());
 }
 
+/// `bench http-kafka --bulk-forward` sends forward chunks beside the HTTP
+/// load through the same logferry, and its run fails unless every bulk
+/// record reaches the bulk topic once; the run's line says how many went.
+#[test]
+fn bench_http_kafka_with_bulk_forward_beside_it_delivers_both() {
+    let out = Command::new(BIN)
+        .args(["bench", "http-kafka", "--brokers", shared_broker()])
+        .args([
+            "--records",
+            "2000",
+            "--lines-per-request",
+            "1",
+            "--connections",
+            "4",
+            "--runs",
+            "1",
+            "--no-baseline",
+            "--bulk-forward",
+            "20000",
+        ])
+        .output()
+        .expect("run logferry bench");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let sent: usize = stderr
+        .split("bulk forward beside it: ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no bulk records in the run's line:\n{stderr}"));
+    assert!(sent >= 1000, "{stderr}");
+    assert!(stderr.contains("all delivered"), "{stderr}");
+}
+
 /// `bench forward-kafka` reports the CPU time of its own forward sender,
 /// which shares the cores with logferry and the broker.
 #[test]

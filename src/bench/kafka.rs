@@ -70,6 +70,10 @@ pub struct KafkaArgs {
     /// Skip the `kcat -P` baseline.
     #[arg(long)]
     pub no_baseline: bool,
+    /// The logferry binary measured (default: this one), e.g. an older
+    /// build for a before/after with this build's load.
+    #[arg(long, value_name = "PATH")]
+    pub logferry_bin: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -100,9 +104,26 @@ pub struct HttpKafkaArgs {
     /// connections.
     #[arg(long, default_value_t = CLIENT_THREADS)]
     pub client_threads: usize,
+    /// Mixed traffic: also send this many records per second, in
+    /// PackedForward chunks of 1000 nobody acknowledges, over one forward
+    /// connection to the same logferry and Kafka sink (a topic of their
+    /// own) while the HTTP load runs; 0: none.
+    #[arg(long, value_name = "RECORDS_PER_S", default_value_t = 0)]
+    pub bulk_forward: usize,
 }
 
+/// Records per chunk of `--bulk-forward`.
+const BULK_CHUNK: usize = 1000;
+
 impl KafkaArgs {
+    /// Starts the measured logferry with `config`.
+    fn start(&self, dir: &Path, name: &str, config: &str) -> Result<Proc, String> {
+        match &self.logferry_bin {
+            Some(bin) => Proc::start_bin(dir, name, config, bin),
+            None => Proc::start(dir, name, config),
+        }
+    }
+
     /// The producer settings of both logferry and the baseline.
     fn producer(&self) -> Vec<(String, String)> {
         let mut p: Vec<(String, String)> = producer_settings(self.linger_ms)
@@ -254,6 +275,12 @@ pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
         "HTTP → Kafka: {records} records of {} B in {requests} POST requests of {} line(s), {} keep-alive connections, answers after Kafka's delivery report, {} partition(s), linger.ms={}; {} runs",
         k.record_size, a.lines_per_request, a.connections, k.partitions, k.linger_ms, k.run.runs
     );
+    if a.bulk_forward > 0 {
+        println!(
+            "beside it: {} records/s of {} B over one forward connection, chunks of {BULK_CHUNK} without ack, to a topic of their own through the same sink",
+            a.bulk_forward, k.record_size
+        );
+    }
     println!("{}", libraries(k));
     let lines = records_file(&dir.path, records, k.record_size)?;
     let mut base = Vec::new();
@@ -263,10 +290,12 @@ pub fn http_kafka(a: HttpKafkaArgs) -> Result<(), String> {
         if !k.no_baseline {
             base.push(kcat(&broker, k, &lines, records, &format!("kcat-{i}"))?);
         }
-        let sink = sink_config(&broker, k, &format!("http-{i}"))?;
-        let (run, lat) = http_run(&dir.path, &broker, &sink, &a, requests, records)?;
+        // the HTTP topic's name ends with the HTTP load's tag, so that a
+        // topic template can tell it from the bulk records'
+        let sink = sink_config(&broker, k, &format!("http-{i}-{HTTP_TAG}"))?;
+        let (run, lat, bulk) = http_run(&dir.path, &broker, &sink, &a, requests, records)?;
         eprintln!(
-            "run {}: {} | {:.0} requests/s | {lat}",
+            "run {}: {} | {:.0} requests/s | {lat}{bulk}",
             i + 1,
             run.row("logferry"),
             requests as f64 / run.seconds
@@ -407,7 +436,15 @@ impl Broker {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        let topic = format!("logferry-bench-{}-{nanos:x}-{name}", std::process::id());
+        self.create(
+            partitions,
+            format!("logferry-bench-{}-{nanos:x}-{name}", std::process::id()),
+        )
+    }
+
+    /// Creates `topic`, deleted when the run ends, and waits for its
+    /// leaders.
+    fn create(&self, partitions: i32, topic: String) -> Result<String, String> {
         let new = NewTopic::new(&topic, partitions, TopicReplication::Fixed(1));
         let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
         let results = self
@@ -715,7 +752,7 @@ fn forward_run(
     let config = format!(
         "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{tls}\n{sink}\n{API}"
     );
-    let mut p = Proc::start(dir, "forward-kafka", &config)?;
+    let mut p = k.start(dir, "forward-kafka", &config)?;
     let addr = p.address("source=in ")?;
     let api = p.address("api listening")?;
     wait_ready(&mut p, api)?;
@@ -768,7 +805,9 @@ fn per_million(cpu: Duration, records: usize) -> f64 {
     cpu.as_secs_f64() / (records as f64 / 1e6)
 }
 
-/// One run of HTTP writers → logferry → Kafka.
+/// One run of HTTP writers → logferry → Kafka, with `--bulk-forward`'s
+/// records beside it; also what the bulk sender achieved (empty without
+/// it).
 fn http_run(
     dir: &Path,
     broker: &Broker,
@@ -776,18 +815,43 @@ fn http_run(
     a: &HttpKafkaArgs,
     requests: usize,
     records: usize,
-) -> Result<(Run, Latency), String> {
+) -> Result<(Run, Latency, String), String> {
     let k = &a.kafka;
+    let mut sink = sink.clone();
+    let mut bulk_topic = None;
+    let mut forward = String::new();
+    if a.bulk_forward > 0 {
+        // one sink (one producer) for both loads, a topic for each tag
+        let prefix = topic
+            .strip_suffix(HTTP_TAG)
+            .ok_or("the HTTP topic's name ends with its tag")?;
+        bulk_topic = Some(broker.create(k.partitions, format!("{prefix}{BULK_TAG}"))?);
+        sink = sink.replace(
+            &format!("topic = \"{topic}\""),
+            &format!("topic = \"{prefix}${{tag}}\""),
+        );
+        forward = "[sources.bulk]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n".into();
+    }
     let config = format!(
-        "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_connections = {}\n\n{sink}\n{API}",
+        "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_connections = {}\n\n{forward}{sink}\n{API}",
         a.connections.max(1024)
     );
-    let mut p = Proc::start(dir, "http-kafka", &config)?;
+    let mut p = k.start(dir, "http-kafka", &config)?;
     let addr = p.address("source=in ")?;
+    let bulk_addr = match bulk_topic {
+        Some(_) => Some(p.address("source=bulk ")?),
+        None => None,
+    };
     let api = p.address("api listening")?;
     wait_ready(&mut p, api)?;
     let before = p.sample()?;
     let start = Instant::now();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let bulk = bulk_addr.map(|to| {
+        let frame = packed_frame(BULK_TAG, BULK_CHUNK, k.record_size);
+        let (rate, stop) = (a.bulk_forward, Arc::clone(&stop));
+        std::thread::spawn(move || paced_chunks(to, &frame, rate, &stop))
+    });
     let posting = Posting {
         targets: vec![addr],
         connections: a.connections,
@@ -803,6 +867,21 @@ fn http_run(
     }
     let reached = broker.wait_for(topic, k.partitions, records, &mut [&mut p], Some(api))?;
     let seconds = (reached - start).as_secs_f64();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut beside = String::new();
+    if let (Some(sender), Some(bulk_topic)) = (bulk, &bulk_topic) {
+        let chunks = sender
+            .join()
+            .map_err(|_| "bulk sender panicked".to_string())??;
+        let sent = start.elapsed().as_secs_f64();
+        let n = chunks * BULK_CHUNK;
+        broker.wait_for(bulk_topic, k.partitions, n, &mut [&mut p], Some(api))?;
+        beside = format!(
+            " | bulk forward beside it: {n} records, {:.0} records/s sent, all delivered (the row's CPU is both loads')",
+            n as f64 / sent
+        );
+    }
+    // the CPU of both loads, when there are two
     let after = p.sample()?;
     Ok((
         Run {
@@ -813,7 +892,38 @@ fn http_run(
             peak_rss: Some(after.peak_rss),
         },
         Latency::of(answers.micros, answers.refused),
+        beside,
     ))
+}
+
+/// The HTTP load's tag (its requests' path).
+const HTTP_TAG: &str = "bench";
+
+/// The tag of `--bulk-forward`'s chunks.
+const BULK_TAG: &str = "bulk";
+
+/// Sends `frame` (a chunk of [`BULK_CHUNK`] records) over one forward
+/// connection at `rate` records per second until `stop`; returns how many
+/// chunks it sent.
+fn paced_chunks(
+    to: SocketAddr,
+    frame: &[u8],
+    rate: usize,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<usize, String> {
+    let mut tcp = std::net::TcpStream::connect(to).map_err(|e| format!("connect {to}: {e}"))?;
+    let every = Duration::from_secs_f64(BULK_CHUNK as f64 / rate as f64);
+    let start = Instant::now();
+    let mut sent = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        tcp.write_all(frame).map_err(|e| format!("send: {e}"))?;
+        sent += 1;
+        let next = start + every * sent as u32;
+        if let Some(wait) = next.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+    }
+    Ok(sent)
 }
 
 #[cfg(test)]

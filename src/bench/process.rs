@@ -27,9 +27,15 @@ pub struct Usage {
 impl Proc {
     /// Writes `config` to `dir/name.toml` and runs `logferry run` on it.
     pub fn start(dir: &Path, name: &str, config: &str) -> Result<Proc, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        Self::start_bin(dir, name, config, &exe)
+    }
+
+    /// [`Proc::start`] with another logferry binary (an older build, for a
+    /// before/after).
+    pub fn start_bin(dir: &Path, name: &str, config: &str, exe: &Path) -> Result<Proc, String> {
         let path = dir.join(format!("{name}.toml"));
         std::fs::write(&path, config).map_err(|e| format!("{}: {e}", path.display()))?;
-        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
         let mut cmd = Command::new(exe);
         cmd.args(["run", "--config"])
             .arg(&path)
