@@ -32,11 +32,16 @@ fn sink(config: &str) -> (KafkaSink, Registry) {
 
 /// Records `first..first + n`, one line each ("record N").
 fn numbered(first: usize, n: usize) -> Batch {
+    numbered_as("app", first, n)
+}
+
+/// [`numbered`] tagged `tag`.
+fn numbered_as(tag: &str, first: usize, n: usize) -> Batch {
     let text: String = (first..first + n)
         .map(|i| format!("record {i}\n"))
         .collect();
     Batch::new(
-        "app".into(),
+        tag.into(),
         Records::Lines {
             data: Bytes::from(text),
             time: EventTime::new(1_700_000_000, 0),
@@ -222,28 +227,18 @@ async fn acked_after(tx: &crate::buffer::QueueSender, batch: Batch, waited_on: b
     at.elapsed()
 }
 
-/// With `linger_ms = 3000`, a batch a client waits for is delivered at
-/// once (its acknowledgement settles well before the linger), and a batch
-/// nobody waits for is held for the linger. Wide margins: this tells a
-/// skipped linger from an honoured one, not a speed.
-#[test]
-fn only_a_batch_nobody_waits_for_lingers() {
-    let cluster = MockCluster::new(1).unwrap();
-    cluster.create_topic("linger", 1, 1).unwrap();
-    let brokers = cluster.bootstrap_servers();
-    let (sink, r) = sink(&format!(
-        "brokers = [{brokers:?}]\ntopic = \"linger\"\nlinger_ms = 3000\ndrain_timeout = \"10s\""
-    ));
+/// Runs `sink` with `feed` writing to its queue, which answers how long a
+/// batch a client waits for and one nobody waits for took to settle, and
+/// asserts that only the second was held for `linger_ms = 3000`. Wide
+/// margins: this tells a skipped linger from an honoured one, not a speed.
+fn assert_only_the_unwaited_batch_lingers<F, Fut>(sink: KafkaSink, r: &Registry, feed: F)
+where
+    F: FnOnce(crate::buffer::QueueSender) -> Fut,
+    Fut: std::future::Future<Output = (Duration, Duration)> + Send + 'static,
+{
     let (waited, lingered) = runtime().block_on(async {
-        let (tx, rx) = queue("k", BufferConfig::default(), &r);
-        let feed = tokio::spawn(async move {
-            // the connection, the producer id and the topic's metadata
-            acked_after(&tx, numbered(0, 1), true).await;
-            let waited = acked_after(&tx, numbered(1, 10), true).await;
-            let lingered = acked_after(&tx, numbered(11, 10), false).await;
-            drop(tx);
-            (waited, lingered)
-        });
+        let (tx, rx) = queue("k", BufferConfig::default(), r);
+        let feed = tokio::spawn(feed(tx));
         sink.run(rx).await;
         feed.await.unwrap()
     });
@@ -253,6 +248,57 @@ fn only_a_batch_nobody_waits_for_lingers() {
     );
     assert!(
         lingered >= Duration::from_millis(2500),
-        "a batch nobody waits for took {lingered:?}: it should linger"
+        "a batch nobody waits for took {lingered:?}: it should linger (a waited-on \
+         batch must not take it along)"
     );
+}
+
+/// With `linger_ms = 3000`, a batch a client waits for is delivered at
+/// once (its acknowledgement settles well before the linger), and a batch
+/// nobody waits for is held for the linger.
+#[test]
+fn only_a_batch_nobody_waits_for_lingers() {
+    let cluster = MockCluster::new(1).unwrap();
+    cluster.create_topic("linger", 1, 1).unwrap();
+    let brokers = cluster.bootstrap_servers();
+    let (sink, r) = sink(&format!(
+        "brokers = [{brokers:?}]\ntopic = \"linger\"\nlinger_ms = 3000\ndrain_timeout = \"10s\""
+    ));
+    assert_only_the_unwaited_batch_lingers(sink, &r, |tx| async move {
+        // the connection, the producer id and the topic's metadata
+        acked_after(&tx, numbered(0, 1), true).await;
+        let waited = acked_after(&tx, numbered(1, 10), true).await;
+        let lingered = acked_after(&tx, numbered(11, 10), false).await;
+        (waited, lingered)
+    });
+}
+
+/// Two brokers, each leading one topic, and `linger_ms = 3000`: a batch a
+/// client waits for wakes its own topic's leader and is delivered at once,
+/// while a batch nobody waits for, handed over just before it to the other
+/// topic (the other leader), still lingers.
+#[test]
+fn a_batch_a_client_waits_for_leaves_another_leader_s_batch_lingering() {
+    let cluster = MockCluster::new(2).unwrap();
+    for (topic, leader) in [("bulk", 1), ("web", 2)] {
+        cluster.create_topic(topic, 1, 1).unwrap();
+        cluster.partition_leader(topic, 0, Some(leader)).unwrap();
+    }
+    let brokers = cluster.bootstrap_servers();
+    let (sink, r) = sink(&format!(
+        "brokers = [{brokers:?}]\ntopic = \"${{tag}}\"\nlinger_ms = 3000\ndrain_timeout = \"10s\""
+    ));
+    assert_only_the_unwaited_batch_lingers(sink, &r, |tx| async move {
+        // the connections, the producer id and both topics' metadata
+        acked_after(&tx, numbered_as("web", 0, 1), true).await;
+        acked_after(&tx, numbered_as("bulk", 1, 1), true).await;
+        let bulk_tx = tx.clone();
+        let bulk =
+            tokio::spawn(
+                async move { acked_after(&bulk_tx, numbered_as("bulk", 2, 10), false).await },
+            );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let waited = acked_after(&tx, numbered_as("web", 12, 1), true).await;
+        (waited, bulk.await.unwrap())
+    });
 }
