@@ -18,6 +18,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsAcceptor;
 
+use super::read_plan::{next_read_chunk, plan_read, unpin_head, FRAME_TAIL, READ_CHUNK_MIN};
 use super::ForwardMetrics;
 use crate::ack::{AckHandle, AckOutcome};
 use crate::component::Shutdown;
@@ -37,11 +38,6 @@ type PendingAck = (Vec<u8>, OwnedSemaphorePermit);
 /// Largest PING accepted.
 const MAX_PING_BYTES: usize = 64 * 1024;
 
-/// Bytes requested from the socket per read: starts small (idle and slow
-/// connections hold little), doubles while reads fill the buffer, up to
-/// the largest size.
-const READ_CHUNK_MIN: usize = 16 * 1024;
-const READ_CHUNK_MAX: usize = 1024 * 1024;
 /// Largest new read buffer (beyond the frame begun) while the memory
 /// budget is contended.
 const READ_CHUNK_CONTENDED: usize = 128 * 1024;
@@ -203,6 +199,10 @@ impl Connection {
                     // nothing in it is needed: let it go before waiting
                     buf = BytesMut::new();
                     buf_charge = SharedCharge::default();
+                } else if unpin_head(&mut buf, buf_charge.bytes()) {
+                    // the frames cut from the old buffer release it once
+                    // written, whether or not this connection waits
+                    buf_charge = SharedCharge::default();
                 }
                 let charge = match memory.try_acquire(buf.len() + additional) {
                     Some(c) => Some(c),
@@ -230,7 +230,8 @@ impl Connection {
                 // the old buffer's charge stays with the frames cut from it
                 buf_charge = charge.shared();
             }
-            let room_before = (buf.capacity() - buf.len()).min(plan.limit);
+            let spare = buf.capacity() - buf.len();
+            let room_before = spare.min(plan.limit);
             // read what has arrived; if nothing has and the buffer holds no
             // partial frame, let go of the buffer and wait for the client
             // with a small read: an idle connection holds no budget
@@ -247,6 +248,13 @@ impl Connection {
                 Some(read) => Some(Ok(read)),
                 None => {
                     let mut limit = room_before;
+                    if unpin_head(&mut buf, buf_charge.bytes()) {
+                        // the head alone waits; it grows by a small
+                        // uncharged read (the frame's buffer comes once
+                        // the head tells its size)
+                        buf_charge = SharedCharge::default();
+                        limit = FRAME_TAIL;
+                    }
                     // a partial frame waits for the client, not for a sink
                     let _partial =
                         (!buf.is_empty()).then(|| memory.waiting_on_input(buf_charge.bytes()));
@@ -289,16 +297,10 @@ impl Connection {
                 }
                 Some(Ok(Ok(n))) => {
                     first_bytes = first_bytes && buf.len() < 2;
-                    // a full read means more is waiting: read more at once next time
-                    read_chunk = if !full_read {
-                        read_chunk
-                    } else if n >= room_before {
-                        (read_chunk * 2).min(READ_CHUNK_MAX)
-                    } else if n < read_chunk / 8 {
-                        (read_chunk / 2).max(READ_CHUNK_MIN)
-                    } else {
-                        read_chunk
-                    };
+                    if full_read {
+                        let limited = plan.limit < spare;
+                        read_chunk = next_read_chunk(read_chunk, n, room_before, limited);
+                    }
                 }
                 Some(Ok(Err(e))) => break End::Error("io", e.to_string()),
             }
@@ -323,47 +325,6 @@ impl Connection {
             ),
         }
     }
-}
-
-/// What the next read needs: a new buffer with room for `grow` more bytes
-/// (allocated once the budget allows it), and how many bytes the read may
-/// take (`limit`).
-struct ReadPlan {
-    grow: Option<usize>,
-    limit: usize,
-}
-
-/// Plans room in `buf` for the next read. Frames leave the buffer as
-/// shared slices, so growing a buffer that still holds part of a frame
-/// copies that part: the rest of a large frame of known size (`hint`) gets
-/// room for all of it at once, and is read no further than its end, so the
-/// next frame starts in a fresh buffer instead of being copied out of this
-/// one. A new frame gets room for one read, or for a whole frame as large
-/// as the last one.
-fn plan_read(buf: &BytesMut, hint: usize, typical_frame: usize, read_chunk: usize) -> ReadPlan {
-    let spare = buf.capacity() - buf.len();
-    let mut plan = ReadPlan {
-        grow: None,
-        limit: usize::MAX,
-    };
-    if hint > buf.len() {
-        let rest = hint - buf.len();
-        if spare < rest {
-            // geometric growth: a frame whose size is learned a little at a
-            // time (Forward mode's many small entries) must not be copied
-            // once per read
-            plan.grow = Some(rest.max(read_chunk).max(buf.len() / 2));
-        }
-        if hint >= READ_CHUNK_MAX {
-            // up to the end of this frame's payload, plus room for its small
-            // options map, so the next frame mostly starts in a new buffer
-            plan.limit = rest + READ_CHUNK_MIN;
-        }
-    } else if spare < read_chunk / 2 {
-        // a little slack, so a frame slightly larger than the last still fits
-        plan.grow = Some(read_chunk.max(typical_frame + typical_frame / 16));
-    }
-    plan
 }
 
 /// Routes one decoded frame as one batch, attaching an ack if asked for.

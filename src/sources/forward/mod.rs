@@ -7,6 +7,7 @@
 
 mod config;
 mod conn;
+mod read_plan;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
