@@ -179,3 +179,79 @@ fn a_connection_idle_inside_frames_then_busy_again_keeps_every_record() {
     assert_eq!(got, (0..6006).collect::<Vec<_>>());
     assert!(lf.stop().success());
 }
+
+/// Busy connections whose sink cannot keep up hold about one frame each:
+/// the budget in use stays near connections × frame size, not near the
+/// budget (read buffers of up to 1 MiB, pinned by the start of the next
+/// frame while their connection waited, used to fill it).
+/// `LOGFERRY_MANY_BIN` runs another binary (an older build, to compare).
+#[test]
+fn busy_connections_hold_about_one_frame_each() {
+    const CONNS: usize = 128;
+    const FRAMES: usize = 24;
+    let api = free_port();
+    let config = format!("{FORWARD_TO_FILE}\n[api]\naddress = \"127.0.0.1:{api}\"\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("logferry.toml");
+    std::fs::write(
+        &path,
+        config.replace("{dir}", &dir.path().display().to_string()),
+    )
+    .unwrap();
+    let out = dir.path().join("unified.log");
+    let bin = std::env::var("LOGFERRY_MANY_BIN").unwrap_or_else(|_| BIN.into());
+    let mut lf = Logferry::spawn(
+        std::process::Command::new(bin)
+            .args(["run", "--config"])
+            .arg(&path),
+        dir,
+    );
+    let addr = lf.forward_addr("in");
+    let api = SocketAddr::from(([127, 0, 0, 1], api));
+    // 1000 records of 100 B a frame (122 KB), as agents send them
+    let frames: Vec<u8> = (0..FRAMES)
+        .flat_map(|k| frame("rec", k * 1000, 1000, 100))
+        .collect();
+    let frame_bytes = frames.len() / FRAMES;
+    let frames = std::sync::Arc::new(frames);
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut peak = 0.0f64;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let text = api_get(api, "/metrics");
+                peak = peak.max(metric_value(&text, "logferry_memory_used_bytes"));
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            peak
+        })
+    };
+    let senders: Vec<_> = (0..CONNS)
+        .map(|_| {
+            let frames = frames.clone();
+            std::thread::spawn(move || {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(&frames).unwrap();
+            })
+        })
+        .collect();
+    for s in senders {
+        s.join().unwrap();
+    }
+    wait_for_lines(&out, CONNS * FRAMES * 1000, Duration::from_secs(300));
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let peak = sampler.join().unwrap() as usize;
+    // two frames and their slack a connection, and the sink's 8 MiB queue
+    let bound = CONNS * 2 * (frame_bytes + 2048) + 8 * 1024 * 1024;
+    eprintln!(
+        "peak budget in use: {} KiB (bound {} KiB)",
+        peak / 1024,
+        bound / 1024
+    );
+    assert!(
+        peak <= bound,
+        "{CONNS} busy connections held {peak} bytes of budget, more than {bound}"
+    );
+    assert!(lf.stop().success());
+}
