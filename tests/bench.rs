@@ -42,6 +42,23 @@ fn forward_file_reports_logferry_and_its_baseline() {
 }
 
 #[test]
+fn forward_file_over_many_connections() {
+    let out = bench(&[
+        "forward-file",
+        "--records",
+        "20000",
+        "--runs",
+        "1",
+        "--connections",
+        "7",
+    ]);
+    assert!(
+        out.contains("over 7 connection(s)") && out.contains("logferry forward → file"),
+        "{out}"
+    );
+}
+
+#[test]
 fn forward_file_behind_a_disk_buffer() {
     let out = bench(&[
         "forward-file",

@@ -1,5 +1,6 @@
-//! `bench forward-file`: one sender connection sends PackedForward chunks
-//! to a forward source; the records are written as raw lines to one file.
+//! `bench forward-file`: one sender connection (or `--connections`) sends
+//! PackedForward chunks to a forward source; the records are written as
+//! raw lines to one file.
 //! Baseline: the same wire bytes copied from a loopback socket to a file.
 
 use std::io::{Read, Write};
@@ -22,6 +23,11 @@ pub struct ForwardFileArgs {
     /// Records per PackedForward chunk.
     #[arg(long, default_value_t = 1000)]
     pub batch: usize,
+    /// Connections the chunks are spread over, sending at once (the
+    /// baseline copy keeps one): many busy connections are what a read
+    /// buffer per connection costs memory with.
+    #[arg(long, default_value_t = 1)]
+    pub connections: usize,
     /// Put the file sink behind a disk buffer (fsync = "interval") instead
     /// of the memory queue, to compare the two.
     #[arg(long)]
@@ -33,6 +39,9 @@ pub struct ForwardFileArgs {
 pub fn run(a: ForwardFileArgs) -> Result<(), String> {
     if a.records == 0 || a.batch == 0 || a.run.runs == 0 || a.record_size == 0 {
         return Err("records, batch, runs and record-size must be positive".into());
+    }
+    if a.connections == 0 || a.connections > a.records.div_ceil(a.batch) {
+        return Err("connections must be between 1 and the number of chunks".into());
     }
     let chunks = a.records.div_ceil(a.batch);
     let records = chunks * a.batch;
@@ -46,9 +55,10 @@ pub fn run(a: ForwardFileArgs) -> Result<(), String> {
         "memory buffer"
     };
     println!(
-        "forward → file (raw, {buffer}): {records} records of {} B in PackedForward chunks of {} ({:.1} MB on the wire, {:.1} MB written), {} runs",
+        "forward → file (raw, {buffer}): {records} records of {} B in PackedForward chunks of {} over {} connection(s) ({:.1} MB on the wire, {:.1} MB written), {} runs",
         a.record_size,
         a.batch,
+        a.connections,
         wire_bytes as f64 / 1e6,
         out_bytes as f64 / 1e6,
         a.run.runs
@@ -69,6 +79,7 @@ pub fn run(a: ForwardFileArgs) -> Result<(), String> {
             chunks,
             records,
             out_bytes,
+            a.connections,
             a.disk_buffer,
         )?);
         eprintln!("run {}: {}", i + 1, ours[i].row("logferry"));
@@ -135,6 +146,7 @@ fn logferry(
     chunks: usize,
     records: usize,
     out_bytes: u64,
+    connections: usize,
     disk_buffer: bool,
 ) -> Result<Run, String> {
     let out = dir.join("forward-file.out");
@@ -160,10 +172,34 @@ fn logferry(
     let addr = p.address("source=in ")?;
     let frame = frame.to_vec();
     let run = measure_run(&mut [&mut p], 0, &out, out_bytes, records, || {
-        std::thread::spawn(move || send_frames(addr, &[&frame], chunks, None))
+        std::thread::spawn(move || send_spread(addr, &frame, chunks, connections))
     });
     drop(p);
     let _ = std::fs::remove_file(&out);
     let _ = std::fs::remove_dir_all(&buffer_dir);
     run
+}
+
+/// Sends `chunks` copies of `frame` over `connections` connections at
+/// once, as evenly as they divide.
+fn send_spread(
+    addr: std::net::SocketAddr,
+    frame: &[u8],
+    chunks: usize,
+    connections: usize,
+) -> Result<(), String> {
+    if connections == 1 {
+        return send_frames(addr, &[frame], chunks, None);
+    }
+    std::thread::scope(|s| {
+        let senders: Vec<_> = (0..connections)
+            .map(|c| {
+                let share = chunks / connections + usize::from(c < chunks % connections);
+                s.spawn(move || send_frames(addr, &[frame], share, None))
+            })
+            .collect();
+        senders
+            .into_iter()
+            .try_for_each(|t| t.join().unwrap_or_else(|_| Err("sender panicked".into())))
+    })
 }
