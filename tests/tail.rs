@@ -459,3 +459,77 @@ fn path_key_gives_each_record_its_files_path() {
     );
     assert!(lf.stop().success(), "{}", lf.log_text());
 }
+
+/// A file written one line per `write()`, ten a second: the reader lets
+/// lines gather for its `linger` and wakes for its end (a timer of its
+/// own), so every line arrives once, in batches of several lines, and none
+/// waits much past the linger; after a pause the next lines come the same
+/// way.
+#[test]
+fn lines_written_one_at_a_time_arrive_in_batches_within_the_linger() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    let file = dir.path().join("logs/app.log");
+    std::fs::write(&file, b"").unwrap();
+    let out = dir.path().join("out.log");
+    let config = format!(
+        "[sources.tail]\ntype = \"tail\"\npaths = [\"{d}/logs/*.log\"]\ntag = \"app\"\nread_from_head = true\nlinger = \"300ms\"\n\n\
+         [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = \"{d}/out.log\"\nformat = \"raw\"\n",
+        d = dir.path().display()
+    );
+    let mut lf = Logferry::start(&config);
+    lf.wait_for_log("following file", Duration::from_secs(20));
+    let mut written = Vec::new();
+    let mut seen: Vec<Option<std::time::Instant>> = Vec::new();
+    let mut arrivals = std::collections::BTreeSet::new();
+    let mut watch = |seen: &mut Vec<Option<std::time::Instant>>| {
+        let now = std::time::Instant::now();
+        let lines = read_lines(&out);
+        for n in numbers(&lines, "l") {
+            if n < seen.len() && seen[n].is_none() {
+                seen[n] = Some(now);
+                arrivals.insert(now);
+            }
+        }
+    };
+    for round in 0..2 {
+        for _ in 0..30 {
+            let n = written.len();
+            append(&file, format!("l-{n}\n").as_bytes());
+            written.push(std::time::Instant::now());
+            seen.push(None);
+            let next = std::time::Instant::now() + Duration::from_millis(100);
+            while std::time::Instant::now() < next {
+                watch(&mut seen);
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        if round == 0 {
+            // a pause: the reader goes back to waiting for a write
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+    }
+    wait_until("every line", Duration::from_secs(20), || {
+        watch(&mut seen);
+        seen.iter().all(|s| s.is_some())
+    });
+    let lines = read_lines(&out);
+    assert_exactly(&lines, "l", 60);
+    let late: Vec<(usize, Duration)> = written
+        .iter()
+        .zip(&seen)
+        .enumerate()
+        .map(|(n, (w, s))| (n, s.unwrap().saturating_duration_since(*w)))
+        .filter(|(_, d)| *d > Duration::from_millis(300 + 1200))
+        .collect();
+    assert!(
+        late.is_empty(),
+        "lines that waited long past the linger: {late:?}"
+    );
+    assert!(
+        arrivals.len() <= 40,
+        "60 lines came in {} reads: they did not gather",
+        arrivals.len()
+    );
+    assert!(lf.stop().success());
+}

@@ -1,5 +1,6 @@
 //! Sources: where records enter the pipeline.
 
+pub mod deadline;
 pub mod durable;
 pub mod forward;
 pub mod fuse;

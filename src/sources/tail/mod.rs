@@ -342,6 +342,8 @@ impl TailSource {
         let mut last_poll = Instant::now();
         // caught up with its files, it lets lines gather
         let mut linger = crate::sources::linger::Linger::new(self.config.linger);
+        // one wake-up per linger, not two (see `deadline`)
+        let mut deadline = crate::sources::deadline::Deadline::new();
         loop {
             self.drain_acks();
             self.checkpoint_if_due();
@@ -433,7 +435,7 @@ impl TailSource {
                         None => std::future::pending().await,
                     }
                 } => {}
-                _ = tokio::time::sleep_until(until.into()) => {}
+                _ = deadline.sleep_until(until) => {}
                 _ = self.cx.shutdown.wait() => {}
             }
         }
