@@ -7,7 +7,7 @@
 //! are what a reader costs. A timerfd armed for the deadline wakes it once.
 //! Where no timerfd can be had, tokio's sleep serves.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use tokio::io::unix::AsyncFd;
@@ -16,8 +16,11 @@ use tokio::io::Interest;
 /// One reader's wake-up; arming it again replaces the time it was armed
 /// for.
 pub struct Deadline {
-    /// The timer, registered with the runtime; `None`: tokio's sleep.
-    fd: Option<AsyncFd<OwnedFd>>,
+    /// The timer's registration with the runtime; `None`: tokio's sleep.
+    /// Dropped before `fd` (field order).
+    waiting: Option<AsyncFd<RawFd>>,
+    /// The timer.
+    fd: Option<OwnedFd>,
 }
 
 impl Deadline {
@@ -30,14 +33,22 @@ impl Deadline {
                 libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
             )
         };
-        let fd = (raw >= 0)
-            .then(|| {
-                // SAFETY: `raw` is a descriptor just opened and owned by no one else
-                let owned = unsafe { OwnedFd::from_raw_fd(raw) };
-                AsyncFd::with_interest(owned, Interest::READABLE).ok()
-            })
-            .flatten();
-        Deadline { fd }
+        if raw < 0 {
+            return Deadline {
+                waiting: None,
+                fd: None,
+            };
+        }
+        // SAFETY: `raw` is a descriptor just opened and owned by no one else
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: `fd` stays open while the registration lives: `waiting`
+        // is dropped first
+        let waiting =
+            unsafe { AsyncFd::register_with_interest(fd.as_raw_fd(), Interest::READABLE) }.ok();
+        Deadline {
+            waiting,
+            fd: Some(fd),
+        }
     }
 
     /// Resolves at `until` (at once if it has passed).
@@ -46,7 +57,8 @@ impl Deadline {
         if left.is_zero() {
             return;
         }
-        let Some(fd) = self.fd.as_ref().filter(|fd| arm(fd.get_ref(), left)) else {
+        let armed = self.fd.as_ref().is_some_and(|fd| arm(fd, left));
+        let Some(fd) = self.waiting.as_ref().filter(|_| armed) else {
             return tokio::time::sleep_until(until.into()).await;
         };
         loop {
@@ -58,7 +70,7 @@ impl Deadline {
             // reads nothing (EAGAIN) and is cleared by `try_io`
             match guard.try_io(|fd| {
                 // SAFETY: reads 8 bytes into a buffer of 8
-                let n = unsafe { libc::read(fd.as_raw_fd(), ticks.as_mut_ptr().cast(), 8) };
+                let n = unsafe { libc::read(*fd.get_ref(), ticks.as_mut_ptr().cast(), 8) };
                 if n < 0 {
                     Err(std::io::Error::last_os_error())
                 } else {
@@ -104,7 +116,7 @@ mod tests {
     #[tokio::test]
     async fn it_wakes_at_its_time_and_arming_again_replaces_it() {
         let mut d = Deadline::new();
-        assert!(d.fd.is_some(), "a timerfd on Linux");
+        assert!(d.waiting.is_some(), "a timerfd on Linux");
         let start = Instant::now();
         d.sleep_until(start + Duration::from_millis(30)).await;
         let slept = start.elapsed();
