@@ -301,9 +301,11 @@ fn fluent_bit_service(dir: &Path) -> Result<String, String> {
     ))
 }
 
-fn fluent_bit_file_output(out: &Path) -> String {
+/// Fluent Bit's file output to `out`, writing records in `format` (the
+/// `Format` line and any after it: `"plain"`, or `"template\n    Template {message}"`).
+fn fluent_bit_file_output(out: &Path, format: &str) -> String {
     format!(
-        "[OUTPUT]\n    Name   file\n    Match  *\n    Path   {}\n    File   {}\n    Format plain\n",
+        "[OUTPUT]\n    Name   file\n    Match  *\n    Path   {}\n    File   {}\n    Format {format}\n",
         out.parent().unwrap_or(Path::new(".")).display(),
         out.file_name()
             .and_then(|n| n.to_str())
@@ -410,7 +412,7 @@ impl Work for Apache {
              [FILTER]\n    Name     parser\n    Match    *\n    Key_Name message\n    Parser   apache2\n\n{}",
             fluent_bit_service(dir)?,
             self.input.display(),
-            fluent_bit_file_output(out)
+            fluent_bit_file_output(out, "plain")
         ))
     }
 
@@ -516,7 +518,7 @@ impl Work for Json {
              [FILTER]\n    Name   modify\n    Match  *\n    Set    host bench-host\n    Rename user user_id\n\n{}",
             fluent_bit_service(dir)?,
             port.port(),
-            fluent_bit_file_output(out)
+            fluent_bit_file_output(out, "plain")
         ))
     }
 
@@ -575,14 +577,10 @@ impl Work for Raw {
     ) -> Result<String, String> {
         let port = port.ok_or("the raw workload's Fluent Bit listens")?;
         Ok(format!(
-            "{}[INPUT]\n    Name   forward\n    Listen 127.0.0.1\n    Port   {}\n\n\
-             [OUTPUT]\n    Name     file\n    Match    *\n    Path     {}\n    File     {}\n    Format   template\n    Template {{message}}\n",
+            "{}[INPUT]\n    Name   forward\n    Listen 127.0.0.1\n    Port   {}\n\n{}",
             fluent_bit_service(dir)?,
             port.port(),
-            out.parent().unwrap_or(Path::new(".")).display(),
-            out.file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or("out.log")
+            fluent_bit_file_output(out, "template\n    Template {message}")
         ))
     }
 
