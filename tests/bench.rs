@@ -160,6 +160,36 @@ fn sinks_http_counts_every_record_in_the_receivers_file() {
 }
 
 #[test]
+fn sinks_at_a_rate_report_cpu_and_latency() {
+    // 200 records/s for a second: the run ends once the receiver's file
+    // holds all 200, each record's latency taken when a count first saw it
+    let out = run_bench(&[
+        "sinks",
+        "--workload",
+        "http",
+        "--rates",
+        "200",
+        "--step-seconds",
+        "1",
+        "--runs",
+        "1",
+        "--no-peer",
+    ]);
+    assert!(
+        out.contains("| rate | logferry CPU % / p50 / p99 / max latency / peak RSS |"),
+        "{out}"
+    );
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("| 200 | "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        row.contains(" % / ") && row.contains(" ms / ") && row.contains(" MiB"),
+        "{row}"
+    );
+}
+
+#[test]
 fn sinks_otlp_counts_every_record_in_the_collectors_file() {
     // a collector of this test's own: the run counts every log record
     // written to its file while it lasts

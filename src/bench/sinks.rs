@@ -34,7 +34,17 @@
 //!   `victorialogs.rs`);
 //! - `otlp-in`, the way in rather than a sink: OTLP/HTTP protobuf
 //!   requests of the same records posted to the `otlp` source (Fluent
-//!   Bit: `opentelemetry` input) writing a file (see `otlp_in.rs`).
+//!   Bit: `opentelemetry` input) writing a file (see `otlp_in.rs`);
+//! - `forward-gzip`: the `forward` sink with `compress = "gzip"` (Fluent
+//!   Bit: `forward` with `Compress gzip`) into a receiver that is a
+//!   separate logferry process (forward source → file), started afresh
+//!   for each run like the `http` workload's; the clock stops when its
+//!   file holds a line per record. Both sinks keep their batching
+//!   defaults in this mode too (see `forward_gzip.rs`).
+//!
+//! With `--rates`, the records are sent at everyday rates instead, each
+//! system with its defaults, and the end-to-end latency is measured (see
+//! `rates.rs`).
 //!
 //! The three servers run from their scripts with a state dir given by
 //! `--state-dir` (`LOGFERRY_OTELCOL_DIR=D scripts/otelcol.sh start`,
@@ -64,7 +74,9 @@ use super::scenario::template::Target;
 use crate::protocol::forward::write_packed_forward;
 use crate::protocol::msgpack::write;
 
+mod forward_gzip;
 mod otlp_in;
+mod rates;
 mod stores;
 mod victorialogs;
 use stores::{Collector, Store};
@@ -87,6 +99,9 @@ pub enum Workload {
     /// OTLP/HTTP protobuf posts → otlp source → file (not a sink: the
     /// way in, measured with the same records).
     OtlpIn,
+    /// forward → forward sink with gzip → a logferry forward source
+    /// writing a file.
+    ForwardGzip,
 }
 
 #[derive(Debug, clap::Args)]
@@ -125,6 +140,18 @@ pub struct SinksArgs {
     /// /opt/peers/env or by $LOGFERRY_PEERS_ENV, else `fluent-bit` on PATH).
     #[arg(long)]
     pub peer_bin: Option<PathBuf>,
+    /// Send at these rates (records/s, comma-separated) instead of as
+    /// fast as possible, each system with its defaults, and report CPU %
+    /// and end-to-end latency per rate (`--records` is then unused).
+    #[arg(long, value_delimiter = ',')]
+    pub rates: Vec<u64>,
+    /// With `--rates`: how long each rate is sent.
+    #[arg(long, default_value_t = 20)]
+    pub step_seconds: u64,
+    /// `s3`: the logferry sink's `time_format` (`epoch`, the default,
+    /// `epoch_millis` or `rfc3339`).
+    #[arg(long)]
+    pub s3_time_format: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -159,7 +186,8 @@ pub fn run(a: SinksArgs) -> Result<(), String> {
         | Workload::S3
         | Workload::Loki
         | Workload::Splunk
-        | Workload::OtlpIn => 2_000_000,
+        | Workload::OtlpIn
+        | Workload::ForwardGzip => 2_000_000,
     });
     if records == 0 || a.run.runs == 0 {
         return Err("records and runs must be positive".into());
@@ -190,7 +218,11 @@ pub fn run(a: SinksArgs) -> Result<(), String> {
             Api::Splunk,
         ),
         Workload::OtlpIn => Dest::OtlpIn(otlp_in::Requests::new(records, a.source_ack)),
+        Workload::ForwardGzip => Dest::ForwardGzip,
     };
+    if !a.rates.is_empty() {
+        return rates::run(&dir.path, &a, peer.as_deref(), &dest);
+    }
     let load = Load::new(records);
     compare(&dir.path, &a, peer.as_deref(), &dest, &load)
 }
@@ -278,6 +310,8 @@ enum Dest {
     VictoriaLogs(VictoriaLogs, Api),
     /// Not a destination: OTLP requests posted to the measured process.
     OtlpIn(otlp_in::Requests),
+    /// A forward receiver started for each run.
+    ForwardGzip,
 }
 
 /// The OpenSearch node.
@@ -436,6 +470,8 @@ struct Measured {
     /// CPU time of the destination over the run (unknown without
     /// `--node-pid`).
     dest_cpu: Option<Duration>,
+    /// Bytes the destination stored (`s3`: the objects, compressed).
+    stored: Option<u64>,
 }
 
 fn compare(
@@ -448,6 +484,10 @@ fn compare(
     let (sink, destination) = match dest {
         Dest::OpenSearch(n) => ("opensearch", format!("the OpenSearch node at {}", n.url)),
         Dest::Http => ("http", "a logferry HTTP source → file".to_string()),
+        Dest::ForwardGzip => (
+            "forward (gzip)",
+            "a logferry forward source → file (both sinks' batching as shipped)".to_string(),
+        ),
         Dest::Otlp(c) => (
             "otlp",
             format!("the OpenTelemetry Collector at {} (file exporter)", c.url),
@@ -462,9 +502,10 @@ fn compare(
         Dest::S3(s) => (
             "s3",
             format!(
-                "s3s-fs at {}, gzip objects of {} MiB before compression",
+                "s3s-fs at {}, gzip objects of {} MiB before compression, logferry's time_format {}",
                 s.url,
-                stores::OBJECT_MIB
+                stores::OBJECT_MIB,
+                a.s3_time_format.as_deref().unwrap_or("as shipped (epoch)")
             ),
         ),
         Dest::VictoriaLogs(v, Api::Loki) => {
@@ -497,13 +538,38 @@ fn compare(
                     node.delete(&index);
                     m?
                 }
-                Dest::Http => measure_http(dir, system, peer, &tag, load)?,
+                Dest::Http => measure_into_receiver(
+                    dir,
+                    system,
+                    peer,
+                    &dir.join(format!("received-{tag}.log")),
+                    HTTP_RECEIVER,
+                    |r| http_configs(r, Batching::Throughput),
+                    load,
+                )?,
+                Dest::ForwardGzip => measure_into_receiver(
+                    dir,
+                    system,
+                    peer,
+                    &dir.join(format!("forwarded-{tag}.log")),
+                    forward_gzip::RECEIVER,
+                    forward_gzip::configs,
+                    load,
+                )?,
                 Dest::Otlp(c) => stores::measure_otlp(dir, system, peer, c, load)?,
                 Dest::OtlpIn(r) => otlp_in::measure_otlp_in(dir, system, peer, &tag, r)?,
                 Dest::S3(s) => {
                     let bucket = format!("bench-{tag}");
                     s.create(&bucket)?;
-                    let m = stores::measure_s3(dir, system, peer, s, &bucket, load);
+                    let m = stores::measure_s3(
+                        dir,
+                        system,
+                        peer,
+                        s,
+                        &bucket,
+                        load,
+                        a.s3_time_format.as_deref(),
+                    );
                     s.delete(&bucket);
                     m?
                 }
@@ -528,6 +594,7 @@ fn compare(
     let dest_name = match dest {
         Dest::OpenSearch(_) => "OpenSearch node",
         Dest::Http => "HTTP receiver (logferry)",
+        Dest::ForwardGzip => "forward receiver (logferry)",
         Dest::Otlp(_) => "OpenTelemetry Collector",
         Dest::S3(_) => "S3 server (s3s-fs)",
         Dest::VictoriaLogs(..) => "VictoriaLogs",
@@ -545,6 +612,21 @@ fn compare(
                         i + 1,
                         c / (m.run.records as f64 / 1e6),
                         100.0 * c / m.run.seconds
+                    );
+                }
+            }
+        }
+    }
+    if results.iter().flatten().any(|m| m.stored.is_some()) {
+        println!("\n| sender | stored bytes | stored B / record |\n|---|---|---|");
+        for (s, ms) in systems.iter().zip(&results) {
+            for (i, m) in ms.iter().enumerate() {
+                if let Some(b) = m.stored {
+                    println!(
+                        "| {}, run {} | {b} | {:.2} |",
+                        s.name(),
+                        i + 1,
+                        b as f64 / m.run.records as f64
                     );
                 }
             }
@@ -612,9 +694,55 @@ fn start(
     }
 }
 
+/// How the measured systems batch: alike and wide for throughput, or
+/// each as shipped (the rate mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Batching {
+    /// logferry's request sinks take up to [`BATCH_RECORDS`] records or
+    /// [`BATCH_BYTES`] with a linger of 1 s, both keep 2 requests in
+    /// flight (`Workers 2`).
+    Throughput,
+    /// Every batching, linger and worker setting left at its default.
+    Defaults,
+}
+
+impl Batching {
+    /// The lines of a logferry request sink's table.
+    fn logferry(self) -> String {
+        match self {
+            Batching::Throughput => logferry_batching(),
+            Batching::Defaults => String::new(),
+        }
+    }
+
+    /// The `Workers` line of a Fluent Bit output.
+    fn fluent_bit_workers(self) -> &'static str {
+        match self {
+            Batching::Throughput => "    Workers 2\n",
+            Batching::Defaults => "",
+        }
+    }
+}
+
 /// logferry's batching, the same for both sinks.
 fn logferry_batching() -> String {
     format!("batch_records = {BATCH_RECORDS}\nbatch_bytes = {BATCH_BYTES}\nlinger = \"1s\"\nconcurrency = 2\n")
+}
+
+/// The logferry sink and the Fluent Bit output into `index` of `node`.
+fn opensearch_configs(node: &Node, index: &str, batching: Batching) -> (String, String) {
+    let sink = format!(
+        "[sinks.out]\ntype = \"opensearch\"\nmatch = \"**\"\nendpoints = [{:?}]\nindex = {index:?}\n{}",
+        node.url,
+        batching.logferry()
+    );
+    let port = node.addr.port();
+    let output = format!(
+        "[OUTPUT]\n    Name               opensearch\n    Match              *\n    Host               {}\n    Port               {port}\n    Index              {index}\n    Suppress_Type_Name On\n    Buffer_Size        False\n{}",
+        node.addr.ip(),
+        batching.fluent_bit_workers()
+    );
+    (sink, output)
 }
 
 fn measure_opensearch(
@@ -625,16 +753,7 @@ fn measure_opensearch(
     index: &str,
     load: &Load,
 ) -> Result<Measured, String> {
-    let sink = format!(
-        "[sinks.out]\ntype = \"opensearch\"\nmatch = \"**\"\nendpoints = [{:?}]\nindex = {index:?}\n{}",
-        node.url,
-        logferry_batching()
-    );
-    let port = node.addr.port();
-    let output = format!(
-        "[OUTPUT]\n    Name               opensearch\n    Match              *\n    Host               {}\n    Port               {port}\n    Index              {index}\n    Suppress_Type_Name On\n    Buffer_Size        False\n    Workers            2\n",
-        node.addr.ip()
-    );
+    let (sink, output) = opensearch_configs(node, index, Batching::Throughput);
     let (mut p, addr) = start(dir, system, peer, &sink, &output, &[])?;
     let node_before = node.cpu();
     let mut last = Instant::now();
@@ -662,41 +781,68 @@ fn measure_opensearch(
             load.records
         );
     }
-    Ok(Measured { run, dest_cpu })
+    Ok(Measured {
+        run,
+        dest_cpu,
+        stored: None,
+    })
 }
 
-fn measure_http(
-    dir: &Path,
-    system: System,
-    peer: Option<&Path>,
-    tag: &str,
-    load: &Load,
-) -> Result<Measured, String> {
-    let out = dir.join(format!("received-{tag}.log"));
-    let _ = std::fs::remove_file(&out);
+/// A logferry process receiving what the measured system sends: the
+/// source `source` (its table's lines after `[sources.in]`) → the file
+/// `out`, in `json`, a line per record.
+fn start_receiver(dir: &Path, source: &str, out: &Path) -> Result<(Proc, SocketAddr), String> {
+    let _ = std::fs::remove_file(out);
     let mut receiver = Proc::start(
         dir,
-        "http-receiver",
+        "receiver",
         &format!(
-            "[sources.in]\ntype = \"http\"\naddress = \"127.0.0.1:0\"\nmax_body_bytes = \"64MiB\"\n\n\
+            "[sources.in]\n{source}address = \"127.0.0.1:0\"\n\n\
              [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n",
             out.display().to_string()
         ),
     )?;
-    let recv = receiver.address("source=in ")?;
+    let addr = receiver.address("source=in ")?;
+    Ok((receiver, addr))
+}
+
+/// The HTTP receiver's source.
+const HTTP_RECEIVER: &str = "type = \"http\"\nmax_body_bytes = \"64MiB\"\n";
+
+/// The logferry sink and the Fluent Bit output posting to `recv`.
+fn http_configs(recv: SocketAddr, batching: Batching) -> (String, String) {
     // Fluent Bit's `json` format: an array of objects, the time as `date`
     let sink = format!(
         "[sinks.out]\ntype = \"http\"\nmatch = \"**\"\nuri = \"http://{recv}/bench\"\nencoding = \"json\"\ntime_key = \"date\"\n{}",
-        logferry_batching()
+        batching.logferry()
     );
     let output = format!(
-        "[OUTPUT]\n    Name    http\n    Match   *\n    Host    {}\n    Port    {}\n    URI     /bench\n    Format  json\n    Workers 2\n",
+        "[OUTPUT]\n    Name    http\n    Match   *\n    Host    {}\n    Port    {}\n    URI     /bench\n    Format  json\n{}",
         recv.ip(),
-        recv.port()
+        recv.port(),
+        batching.fluent_bit_workers()
     );
+    (sink, output)
+}
+
+/// One run into a receiver (a logferry process with the source
+/// `source`, see [`start_receiver`]) writing `out`, the measured system
+/// configured by `configs` to send to it: the clock stops when the file
+/// holds a line per record; the receiver's CPU is reported beside.
+fn measure_into_receiver(
+    dir: &Path,
+    system: System,
+    peer: Option<&Path>,
+    out: &Path,
+    source: &str,
+    configs: impl FnOnce(SocketAddr) -> (String, String),
+    load: &Load,
+) -> Result<Measured, String> {
+    let (mut receiver, recv) = start_receiver(dir, source, out)?;
+    let (sink, output) = configs(recv);
     let (mut p, addr) = start(dir, system, peer, &sink, &output, &[])?;
     let receiver_before = receiver.sample()?;
-    let mut lines = LineCount::new(&out);
+    let mut lines = LineCount::new(out);
     let run = measure(
         &mut p,
         &mut [&mut receiver],
@@ -715,11 +861,12 @@ fn measure_http(
     let dest_cpu = Some(receiver.sample()?.cpu_since(&receiver_before));
     drop(p);
     drop(receiver);
-    let bytes = std::fs::metadata(&out).map(|m| m.len()).unwrap_or(0);
-    let _ = std::fs::remove_file(&out);
+    let bytes = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    let _ = std::fs::remove_file(out);
     Ok(Measured {
         run: Run { bytes, ..run },
         dest_cpu,
+        stored: None,
     })
 }
 

@@ -39,7 +39,7 @@ pub struct Requests {
 impl Requests {
     pub fn new(records: usize, ack: SourceAck) -> Requests {
         let bodies = (0..DISTINCT_CHUNKS)
-            .map(|c| export_request(c * CHUNK).encode_to_vec())
+            .map(|c| export_request(c * CHUNK, CHUNK).encode_to_vec())
             .collect();
         Requests {
             records: records.div_ceil(CHUNK) * CHUNK,
@@ -86,9 +86,9 @@ impl Requests {
     }
 }
 
-/// One request of [`CHUNK`] log records from `first` on.
-fn export_request(first: usize) -> ExportLogsServiceRequest {
-    let records = (first..first + CHUNK)
+/// One request of `n` log records from `first` on.
+pub(super) fn export_request(first: usize, n: usize) -> ExportLogsServiceRequest {
+    let records = (first..first + n)
         .map(|n| LogRecord {
             time_unix_nano: 1_700_000_000_000_000_000 + n as u64,
             severity_number: 9,
@@ -120,12 +120,12 @@ fn export_request(first: usize) -> ExportLogsServiceRequest {
 }
 
 /// A keep-alive HTTP/1.1 connection.
-struct Conn {
+pub(super) struct Conn {
     reader: BufReader<TcpStream>,
 }
 
 impl Conn {
-    fn open(addr: SocketAddr) -> Result<Conn, String> {
+    pub(super) fn open(addr: SocketAddr) -> Result<Conn, String> {
         let s = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
         s.set_nodelay(true).map_err(|e| e.to_string())?;
         s.set_read_timeout(Some(Duration::from_secs(60)))
@@ -136,7 +136,7 @@ impl Conn {
     }
 
     /// Posts `body` to `/v1/logs`; the answer's status (2xx and 503 only).
-    fn post(&mut self, addr: SocketAddr, body: &[u8]) -> Result<u16, String> {
+    pub(super) fn post(&mut self, addr: SocketAddr, body: &[u8]) -> Result<u16, String> {
         let fail = |e: std::io::Error| format!("POST http://{addr}/v1/logs: {e}");
         let s = self.reader.get_mut();
         write!(
@@ -179,29 +179,30 @@ impl Conn {
     }
 }
 
-pub fn measure_otlp_in(
+/// Starts the measured system with an OTLP/HTTP input writing `out`, a
+/// line per record (logferry's source answering as `ack` says); the
+/// process and where it listens.
+pub(super) fn start(
     dir: &Path,
     system: System,
     peer: Option<&Path>,
-    tag: &str,
-    load: &Requests,
-) -> Result<Measured, String> {
-    let out = dir.join(format!("otlp-in-{tag}.log"));
-    let _ = std::fs::remove_file(&out);
-    let (mut p, addr) = match (system, peer) {
+    out: &Path,
+    ack: &str,
+) -> Result<(Proc, SocketAddr), String> {
+    let _ = std::fs::remove_file(out);
+    match (system, peer) {
         (System::Logferry, _) => {
             let mut p = Proc::start(
                 dir,
                 "logferry-otlp-in",
                 &format!(
-                    "[sources.in]\ntype = \"otlp\"\naddress = \"127.0.0.1:0\"\nack = {:?}\n\n\
+                    "[sources.in]\ntype = \"otlp\"\naddress = \"127.0.0.1:0\"\nack = {ack:?}\n\n\
                      [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n",
-                    load.ack_setting(),
                     out.display().to_string()
                 ),
             )?;
             let addr = p.address("source=in ")?;
-            (p, addr)
+            Ok((p, addr))
         }
         (System::FluentBit, Some(bin)) => {
             let addr = free_port()?;
@@ -210,6 +211,7 @@ pub fn measure_otlp_in(
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
+            let out_dir = out.parent().unwrap_or(dir);
             std::fs::write(
                 &conf,
                 format!(
@@ -217,7 +219,7 @@ pub fn measure_otlp_in(
                      [INPUT]\n    Name   opentelemetry\n    Listen 127.0.0.1\n    Port   {}\n\n\
                      [OUTPUT]\n    Name  file\n    Match *\n    Path  {}\n    File  {name}\n",
                     addr.port(),
-                    dir.display()
+                    out_dir.display()
                 ),
             )
             .map_err(|e| e.to_string())?;
@@ -225,10 +227,21 @@ pub fn measure_otlp_in(
             cmd.arg("-c").arg(&conf).stdout(std::process::Stdio::null());
             let mut p = Proc::spawn(cmd, "fluent-bit")?;
             wait_for_port(addr, &mut p)?;
-            (p, addr)
+            Ok((p, addr))
         }
-        (System::FluentBit, None) => return Err("no Fluent Bit program".into()),
-    };
+        (System::FluentBit, None) => Err("no Fluent Bit program".into()),
+    }
+}
+
+pub fn measure_otlp_in(
+    dir: &Path,
+    system: System,
+    peer: Option<&Path>,
+    tag: &str,
+    load: &Requests,
+) -> Result<Measured, String> {
+    let out = dir.join(format!("otlp-in-{tag}.log"));
+    let (mut p, addr) = start(dir, system, peer, &out, load.ack_setting())?;
     let mut lines = LineCount::new(&out);
     let before = p.sample()?;
     let start = Instant::now();
@@ -258,5 +271,6 @@ pub fn measure_otlp_in(
             peak_rss: Some(after.peak_rss),
         },
         dest_cpu: None,
+        stored: None,
     })
 }

@@ -11,13 +11,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::super::procfs;
-use super::{logferry_batching, measure, start, Load, Measured, System, RECORD_BYTES};
+use super::{measure, start, Batching, Load, Measured, System, RECORD_BYTES};
 
 /// Objects are closed at this many MiB of records before compression.
 pub const OBJECT_MIB: usize = 8;
 /// And this long after their first record at the latest (Fluent Bit's
 /// `upload_timeout`): what the last, partial object of a run waits.
 pub const OBJECT_AGE_SECS: u64 = 2;
+/// The rate mode's object age, both systems': short enough that the
+/// latency of an object closed by its age is measured in a step.
+pub const RATE_OBJECT_AGE_SECS: u64 = 10;
 /// How often the destination's output is counted.
 const COUNT_EVERY: Duration = Duration::from_millis(50);
 
@@ -272,6 +275,25 @@ pub(super) fn host_port(url: &str) -> Result<(&str, &str), String> {
         .ok_or_else(|| format!("{url}: not http://host:port"))
 }
 
+/// The logferry sink and the Fluent Bit output into `collector`, gzip
+/// both ways (logferry's default, and the Collector's own exporter's).
+pub(super) fn otlp_configs(
+    collector: &Collector,
+    batching: Batching,
+) -> Result<(String, String), String> {
+    let sink = format!(
+        "[sinks.out]\ntype = \"otlp\"\nmatch = \"**\"\nendpoint = {:?}\ncompression = \"gzip\"\n{}",
+        collector.url,
+        batching.logferry()
+    );
+    let (host, port) = host_port(&collector.url)?;
+    let output = format!(
+        "[OUTPUT]\n    Name     opentelemetry\n    Match    *\n    Host     {host}\n    Port     {port}\n    Logs_uri /v1/logs\n    Compress gzip\n{}",
+        batching.fluent_bit_workers()
+    );
+    Ok((sink, output))
+}
+
 pub fn measure_otlp(
     dir: &Path,
     system: System,
@@ -279,16 +301,7 @@ pub fn measure_otlp(
     collector: &Collector,
     load: &Load,
 ) -> Result<Measured, String> {
-    // gzip both ways: logferry's default, and the Collector's own exporter's
-    let sink = format!(
-        "[sinks.out]\ntype = \"otlp\"\nmatch = \"**\"\nendpoint = {:?}\ncompression = \"gzip\"\n{}",
-        collector.url,
-        logferry_batching()
-    );
-    let (host, port) = host_port(&collector.url)?;
-    let output = format!(
-        "[OUTPUT]\n    Name     opentelemetry\n    Match    *\n    Host     {host}\n    Port     {port}\n    Logs_uri /v1/logs\n    Compress gzip\n    Workers  2\n"
-    );
+    let (sink, output) = otlp_configs(collector, Batching::Throughput)?;
     let (mut p, addr) = start(dir, system, peer, &sink, &output, &[])?;
     let mut records = collector.counter();
     let before = collector.cpu();
@@ -306,7 +319,66 @@ pub fn measure_otlp(
     };
     drop(p);
     collector.truncate();
-    Ok(Measured { run, dest_cpu })
+    Ok(Measured {
+        run,
+        dest_cpu,
+        stored: None,
+    })
+}
+
+/// The credentials both systems sign with (Fluent Bit reads them from
+/// its environment).
+pub(super) const S3_ENV: [(&str, &str); 2] = [
+    ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
+    ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
+];
+
+/// The logferry sink and the Fluent Bit output into `bucket` of
+/// `store`, gzip objects both (logferry's default; the bench reads gzip),
+/// Fluent Bit keeping its buffer in `store_dir`. For throughput, objects
+/// close at [`OBJECT_MIB`] or [`OBJECT_AGE_SECS`] with room for whole
+/// objects in logferry's buffer and Fluent Bit's `use_put_object`; as
+/// shipped, only the age is set, [`RATE_OBJECT_AGE_SECS`] on both.
+/// `time_format`: the logferry sink's.
+pub(super) fn s3_configs(
+    store: &Store,
+    bucket: &str,
+    store_dir: &Path,
+    batching: Batching,
+    time_format: Option<&str>,
+) -> (String, String) {
+    let time_format = time_format
+        .map(|f| format!("time_format = {f:?}\n"))
+        .unwrap_or_default();
+    let common = format!(
+        "[sinks.out]\ntype = \"s3\"\nmatch = \"**\"\nbucket = {bucket:?}\nendpoint = {:?}\nforce_path_style = true\nregion = \"us-east-1\"\n\
+         access_key_id = {ACCESS_KEY:?}\nsecret_access_key = {SECRET_KEY:?}\nkey = \"bench/{{unique}}.log.gz\"\ncompression = \"gzip\"\n{time_format}",
+        store.url
+    );
+    let output = format!(
+        "[OUTPUT]\n    Name            s3\n    Match           *\n    bucket          {bucket}\n    endpoint        {}\n    region          us-east-1\n\
+         \x20   compression     gzip\n    s3_key_format   /bench/$UUID.log.gz\n    store_dir       {}\n",
+        store.url,
+        store_dir.display()
+    );
+    match batching {
+        // the sink holds an object's batches until it is stored, and
+        // closes it early at half its buffer: room for a whole object and
+        // the next one
+        Batching::Throughput => (
+            format!(
+                "{common}max_object_bytes = \"{OBJECT_MIB}MiB\"\nmax_object_age = \"{OBJECT_AGE_SECS}s\"\n\n[sinks.out.buffer]\nmax_bytes = \"{}MiB\"\n",
+                4 * OBJECT_MIB
+            ),
+            format!(
+                "{output}    total_file_size {OBJECT_MIB}M\n    upload_timeout  {OBJECT_AGE_SECS}s\n    use_put_object  On\n"
+            ),
+        ),
+        Batching::Defaults => (
+            format!("{common}max_object_age = \"{RATE_OBJECT_AGE_SECS}s\"\n"),
+            format!("{output}    upload_timeout  {RATE_OBJECT_AGE_SECS}s\n"),
+        ),
+    }
 }
 
 pub fn measure_s3(
@@ -316,29 +388,11 @@ pub fn measure_s3(
     store: &Store,
     bucket: &str,
     load: &Load,
+    time_format: Option<&str>,
 ) -> Result<Measured, String> {
-    // the sink holds an object's batches until it is stored, and closes it
-    // early at half its buffer: room for a whole object and the next one
-    let sink = format!(
-        "[sinks.out]\ntype = \"s3\"\nmatch = \"**\"\nbucket = {bucket:?}\nendpoint = {:?}\nforce_path_style = true\nregion = \"us-east-1\"\n\
-         access_key_id = {ACCESS_KEY:?}\nsecret_access_key = {SECRET_KEY:?}\nkey = \"bench/{{unique}}.log.gz\"\ncompression = \"gzip\"\n\
-         max_object_bytes = \"{OBJECT_MIB}MiB\"\nmax_object_age = \"{OBJECT_AGE_SECS}s\"\n\n[sinks.out.buffer]\nmax_bytes = \"{}MiB\"\n",
-        store.url,
-        4 * OBJECT_MIB
-    );
     let store_dir = dir.join(format!("fluent-bit-s3-{bucket}"));
-    let output = format!(
-        "[OUTPUT]\n    Name            s3\n    Match           *\n    bucket          {bucket}\n    endpoint        {}\n    region          us-east-1\n\
-         \x20   total_file_size {OBJECT_MIB}M\n    upload_timeout  {OBJECT_AGE_SECS}s\n    use_put_object  On\n    compression     gzip\n\
-         \x20   s3_key_format   /bench/$UUID.log.gz\n    store_dir       {}\n",
-        store.url,
-        store_dir.display()
-    );
-    let env = [
-        ("AWS_ACCESS_KEY_ID", ACCESS_KEY),
-        ("AWS_SECRET_ACCESS_KEY", SECRET_KEY),
-    ];
-    let (mut p, addr) = start(dir, system, peer, &sink, &output, &env)?;
+    let (sink, output) = s3_configs(store, bucket, &store_dir, Batching::Throughput, time_format);
+    let (mut p, addr) = start(dir, system, peer, &sink, &output, &S3_ENV)?;
     let mut objects = store.counter(bucket);
     let before = store.cpu();
     let json_bytes = (load.records * RECORD_BYTES) as u64;
@@ -364,7 +418,11 @@ pub fn measure_s3(
         objects.objects,
         objects.compressed as f64 / 1048576.0
     );
-    Ok(Measured { run, dest_cpu })
+    Ok(Measured {
+        run,
+        dest_cpu,
+        stored: Some(objects.compressed),
+    })
 }
 
 #[cfg(test)]

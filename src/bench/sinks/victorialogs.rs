@@ -201,6 +201,7 @@ pub fn measure_victorialogs(
     Ok(Measured {
         run: run_figures,
         dest_cpu,
+        stored: None,
     })
 }
 
