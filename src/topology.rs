@@ -167,6 +167,20 @@ pub struct Pipeline {
     /// Lets go of start-up code after each reload too (see
     /// [`Pipeline::release_start_up_code`]).
     release_code: bool,
+    /// Where forward sinks start: set from the sources of the start's
+    /// configuration, and of each reload's.
+    forward_placement: sinks::Placement,
+}
+
+/// Where the forward sinks of a pipeline with `sources` run: on a thread
+/// of their own when every source reads on one, else on the runtime the
+/// network sources share.
+fn forward_placement(sources: &[SourceConfig]) -> sinks::Placement {
+    if sources.iter().all(|s| s.kind.reads_on_own_thread()) {
+        sinks::Placement::OwnThread
+    } else {
+        sinks::Placement::Runtime
+    }
 }
 
 /// A running source: its stop signal and the task watching it.
@@ -273,6 +287,7 @@ impl Pipeline {
             reload_handle,
             reload_from: reload::ReloadFrom::Nothing,
             release_code: false,
+            forward_placement: forward_placement(&config.sources),
         };
         let mut routes = Vec::new();
         for s in config.sinks {
@@ -331,7 +346,7 @@ impl Pipeline {
             .map_err(|e| format!("sink {}: {e}", s.name))?;
         let (tx, rx) = open_queue(&s.name, s.buffer.clone(), &self.metrics)
             .map_err(|e| format!("sink {}: buffer: {e}", s.name))?;
-        let (done, stop) = sinks::spawn_stoppable(&s.name, sink, rx)
+        let (done, stop) = sinks::spawn_stoppable(&s.name, sink, rx, self.forward_placement)
             .map_err(|e| format!("sink {}: {e}", s.name))?;
         Ok(self.running(s, &s.buffer, tx, done, stop))
     }
@@ -577,5 +592,28 @@ impl Pipeline {
                 })
                 .collect()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn placement_of(sources: &str) -> sinks::Placement {
+        let text = format!("{sources}\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"127.0.0.1:24224\" }}]\n");
+        let config = Config::parse(&text, "test.toml").unwrap();
+        forward_placement(&config.sources)
+    }
+
+    #[test]
+    fn forward_sinks_run_on_a_thread_of_their_own_only_where_every_source_does() {
+        let tail = "[sources.app]\ntype = \"tail\"\npaths = [\"/var/log/*.log\"]\ntag = \"app\"\n";
+        let forward = "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n";
+        assert_eq!(placement_of(tail), sinks::Placement::OwnThread);
+        assert_eq!(placement_of(forward), sinks::Placement::Runtime);
+        assert_eq!(
+            placement_of(&format!("{tail}{forward}")),
+            sinks::Placement::Runtime
+        );
     }
 }

@@ -135,7 +135,22 @@ pub fn spawn(
     sink: SinkRunner,
     rx: QueueReceiver,
 ) -> std::io::Result<tokio::sync::oneshot::Receiver<()>> {
-    spawn_stoppable(name, sink, rx).map(|(done, _)| done)
+    spawn_stoppable(name, sink, rx, Placement::Runtime).map(|(done, _)| done)
+}
+
+/// Where a forward sink runs; every other sink runs on a thread of its
+/// own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// On the runtime of the network sources (forward, HTTP, …): a batch
+    /// one of them hands over is sent in the same turn, with no thread
+    /// woken for it.
+    Runtime,
+    /// On a thread of its own, for a pipeline whose sources all read on
+    /// threads of their own (tail): a batch handed over from such a thread
+    /// wakes this one thread, where on the shared runtime it wakes a
+    /// worker, which wakes the other to look for more work.
+    OwnThread,
 }
 
 /// Stops a sink that is still draining: it is dropped at its next wait,
@@ -155,6 +170,7 @@ pub fn spawn_stoppable(
     name: &str,
     sink: SinkRunner,
     rx: QueueReceiver,
+    placement: Placement,
 ) -> std::io::Result<(tokio::sync::oneshot::Receiver<()>, StopSink)> {
     let (done_tx, done_rx) = tokio::sync::oneshot::channel();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
@@ -165,10 +181,10 @@ pub fn spawn_stoppable(
         }
     };
     let end = rx.end();
-    // the forward sink runs where its sources do: a batch handed over is
-    // sent in the same turn, with no thread woken for it
-    let sink = match (sink, tokio::runtime::Handle::try_current()) {
-        (SinkRunner::Forward(sink), Ok(runtime)) => {
+    // the forward sink runs where its sources do (see [`Placement`])
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let sink = match (sink, runtime.filter(|_| placement == Placement::Runtime)) {
+        (SinkRunner::Forward(sink), Some(runtime)) => {
             runtime.spawn(async move {
                 sink.run(rx, stopped).await;
                 end.sink_done();

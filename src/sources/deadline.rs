@@ -77,7 +77,13 @@ impl Deadline {
                     Ok(())
                 }
             }) {
-                Ok(Ok(())) => return,
+                Ok(Ok(())) => {
+                    // the one expiry is read: the timer is not readable
+                    // again until it is armed and expires, so the next
+                    // sleep waits without a read to be told so
+                    guard.clear_ready();
+                    return;
+                }
                 Ok(Err(_)) if Instant::now() >= until => return,
                 Ok(Err(_)) | Err(_) => continue,
             }
@@ -133,6 +139,16 @@ mod tests {
         assert!(slept >= Duration::from_millis(40), "{slept:?}");
 
         // a time passed: at once
+        // sleeps one after another: each waits its whole time, none hangs
+        for _ in 0..5 {
+            let start = Instant::now();
+            let sleep = d.sleep_until(start + Duration::from_millis(15));
+            tokio::time::timeout(Duration::from_secs(10), sleep)
+                .await
+                .expect("the timer woke the sleeper");
+            assert!(start.elapsed() >= Duration::from_millis(15));
+        }
+
         let start = Instant::now();
         d.sleep_until(start - Duration::from_millis(5)).await;
         assert!(start.elapsed() < Duration::from_secs(1));

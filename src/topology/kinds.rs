@@ -103,6 +103,12 @@ impl SourceKind {
         }
     }
 
+    /// Whether the source reads on a thread of its own ([`on_own_thread`])
+    /// rather than on the shared runtime.
+    pub fn reads_on_own_thread(&self) -> bool {
+        matches!(self, SourceKind::Tail(_) | SourceKind::Kubernetes(_))
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         match self {
             SourceKind::Forward(c) => c.validate(),

@@ -272,6 +272,7 @@ impl Pipeline {
             return Ok(format!("nothing changed ({})", plan.summary));
         }
         let mut failures = Vec::new();
+        self.forward_placement = super::forward_placement(&new.sources);
         // sources that go stop reading first; they route nothing more
         let mut stopped = HashMap::new();
         for name in &plan.stop_sources {

@@ -165,6 +165,12 @@ impl Queue {
                 break;
             }
             parse(&buf[..n as usize], out);
+            // a read that left room for the largest event took every one
+            // queued: no second read to be told there are none (events
+            // queued since are read at the next turn, or wake the reader)
+            if n as usize + MAX_EVENT <= buf.len() {
+                break;
+            }
         }
     }
 }
@@ -415,9 +421,15 @@ struct RawEvent {
     name: Vec<u8>,
 }
 
+/// Bytes of a `struct inotify_event` before its name.
+const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
+
+/// Bytes of the largest event: the header and the longest name with its
+/// terminating zero.
+const MAX_EVENT: usize = HEADER + libc::NAME_MAX as usize + 1;
+
 /// Splits a buffer of `struct inotify_event`s.
 fn parse(mut buf: &[u8], out: &mut Vec<RawEvent>) {
-    const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
     while buf.len() >= HEADER {
         let word = |i: usize| u32::from_ne_bytes([buf[i], buf[i + 1], buf[i + 2], buf[i + 3]]);
         let (wd, mask, cookie, len) = (word(0) as i32, word(4), word(8), word(12) as usize);
@@ -500,6 +512,37 @@ mod tests {
             from: a,
             to: dir.path().join("a.log.1")
         }));
+    }
+
+    #[tokio::test]
+    async fn events_that_fill_the_buffer_are_all_read_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = Queue::new(NAMES).unwrap();
+        let path = std::ffi::CString::new(dir.path().as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid descriptor and C string.
+        let wd = unsafe { libc::inotify_add_watch(q.fd.as_raw_fd(), path.as_ptr(), q.mask) };
+        assert!(wd >= 0);
+        // names of 200 bytes: two events nearly fill a buffer of two of
+        // the largest, so each read is followed by another
+        let names: Vec<String> = (0..50)
+            .map(|i| format!("{i:03}{}", "n".repeat(197)))
+            .collect();
+        for n in &names {
+            std::fs::write(dir.path().join(n), b"").unwrap();
+        }
+        let mut buf = vec![0u8; 2 * MAX_EVENT];
+        let mut raw = Vec::new();
+        q.read(&mut buf, &mut raw);
+        let created: Vec<String> = raw
+            .iter()
+            .filter(|e| e.mask & libc::IN_CREATE != 0)
+            .map(|e| String::from_utf8(e.name.clone()).unwrap())
+            .collect();
+        assert_eq!(created, names);
+        // and a read that took them all left none behind
+        let mut again = Vec::new();
+        q.read(&mut buf, &mut again);
+        assert!(again.is_empty());
     }
 
     /// A watched directory, a file `a.log` created in it, and the changes
