@@ -13,6 +13,7 @@
 //! know which one a sink has.
 
 pub mod disk;
+mod gate;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,6 +25,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::event::Batch;
 use crate::metrics::{Counter, Registry};
+use gate::Gate;
 
 /// What a full queue does with a new batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -234,6 +236,8 @@ enum SenderKind {
 #[derive(Clone)]
 struct MemorySender {
     tx: mpsc::UnboundedSender<Delivery>,
+    /// Wakes the receiver while it gathers (see [`gate`]).
+    gate: Arc<Gate>,
     room: Arc<Semaphore>,
     /// Records queued or being delivered (not settled yet).
     held_records: Arc<AtomicUsize>,
@@ -303,7 +307,7 @@ pub struct QueueReceiver {
 }
 
 enum ReceiverKind {
-    Memory(mpsc::UnboundedReceiver<Delivery>),
+    Memory(mpsc::UnboundedReceiver<Delivery>, Arc<Gate>),
     Disk(Arc<disk::Shared>),
 }
 
@@ -319,11 +323,13 @@ fn dropped_counter(sink: &str, metrics: &Registry) -> Counter {
 pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSender, QueueReceiver) {
     let (tx, rx) = mpsc::unbounded_channel();
     let held_limit = Some(config.max_bytes);
+    let gate = Arc::new(Gate::default());
     let sender = QueueSender {
         sink: sink.into(),
         received: Received::new(sink, metrics),
         kind: SenderKind::Memory(MemorySender {
             tx,
+            gate: gate.clone(),
             room: Arc::new(Semaphore::new(config.max_bytes)),
             held_records: Arc::default(),
             dropped_records: dropped_counter(sink, metrics),
@@ -334,7 +340,7 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
     (
         sender,
         QueueReceiver {
-            kind: ReceiverKind::Memory(rx),
+            kind: ReceiverKind::Memory(rx, gate),
             held_limit,
         },
     )
@@ -399,7 +405,10 @@ impl QueueSender {
     /// is gone and it has taken what was queued.
     pub fn close(&self) {
         match &self.kind {
-            SenderKind::Memory(m) => m.room.close(),
+            SenderKind::Memory(m) => {
+                m.room.close();
+                m.gate.ring();
+            }
             SenderKind::Disk { shared, .. } => shared.close(),
         }
     }
@@ -464,9 +473,16 @@ impl MemorySender {
         // A batch larger than the whole queue still passes, alone.
         let want = bytes.min(self.config.max_bytes) as u32;
         let permit = match self.config.when_full {
-            WhenFull::Block => match self.room.clone().acquire_many_owned(want).await {
+            WhenFull::Block => match self.room.clone().try_acquire_many_owned(want) {
                 Ok(p) => p,
-                Err(_) => return closed_unsent(&self.handover, sink, unsent),
+                Err(_) => {
+                    // full: a sink gathering a request sends it now
+                    self.gate.ring();
+                    match self.room.clone().acquire_many_owned(want).await {
+                        Ok(p) => p,
+                        Err(_) => return closed_unsent(&self.handover, sink, unsent),
+                    }
+                }
             },
             WhenFull::DropNewest => match self.room.clone().try_acquire_many_owned(want) {
                 Ok(p) => p,
@@ -491,8 +507,13 @@ impl MemorySender {
             handover: Some(self.handover.clone()),
             settled: false,
         };
+        let waited = delivery.batch.is_waited_on();
         // if the sink is gone, dropping the delivery rejects the batch
-        self.tx.send(delivery).map_err(|_| SendError(sink.clone()))
+        self.tx
+            .send(delivery)
+            .map_err(|_| SendError(sink.clone()))?;
+        self.gate.sent(count, bytes, waited);
+        Ok(())
     }
 }
 
@@ -514,6 +535,15 @@ fn closed_unsent(handover: &Handover, sink: &Arc<str>, unsent: Unsent) -> Result
         Some(batch) => closed(handover, sink, batch),
         None => Ok(()),
     }
+}
+
+/// What [`QueueReceiver::recv_until`] found.
+pub enum Gathered {
+    Batch(Delivery),
+    /// Every sender is gone and the queue is empty.
+    Closed,
+    /// The deadline passed with nothing queued.
+    Timeout,
 }
 
 /// See [`QueueReceiver::end`].
@@ -589,7 +619,7 @@ impl QueueReceiver {
     /// of every delivery (see [`QueueEnd::sink_done`]).
     pub fn end(&self) -> QueueEnd {
         match &self.kind {
-            ReceiverKind::Memory(_) => QueueEnd(None),
+            ReceiverKind::Memory(..) => QueueEnd(None),
             ReceiverKind::Disk(d) => QueueEnd(Some(d.clone())),
         }
     }
@@ -599,7 +629,7 @@ impl QueueReceiver {
     /// the sink does not accept stays on disk for the next start).
     pub async fn recv(&mut self) -> Option<Delivery> {
         match &mut self.kind {
-            ReceiverKind::Memory(rx) => rx.recv().await,
+            ReceiverKind::Memory(rx, _) => rx.recv().await,
             ReceiverKind::Disk(d) => d.recv().await,
         }
     }
@@ -607,7 +637,7 @@ impl QueueReceiver {
     /// For sinks that run on their own thread (outside any runtime).
     pub fn blocking_recv(&mut self) -> Option<Delivery> {
         match &mut self.kind {
-            ReceiverKind::Memory(rx) => rx.blocking_recv(),
+            ReceiverKind::Memory(rx, _) => rx.blocking_recv(),
             ReceiverKind::Disk(d) => {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_time()
@@ -618,10 +648,61 @@ impl QueueReceiver {
         }
     }
 
+    /// For a sink gathering a request: the next batch, waiting until
+    /// `deadline` at most. While it waits, a memory queue wakes the sink
+    /// only for a batch whose client waits for the acknowledgement, once
+    /// `records` or `bytes` more have come, or when it is full or closed;
+    /// any other batch waits in the queue, taken at `deadline` with no
+    /// wake-up of its own. (A disk buffer wakes it for every batch.)
+    pub async fn recv_until(
+        &mut self,
+        deadline: tokio::time::Instant,
+        records: usize,
+        bytes: usize,
+    ) -> Gathered {
+        let (rx, gate) = match &mut self.kind {
+            ReceiverKind::Memory(rx, gate) => (rx, gate),
+            ReceiverKind::Disk(d) => {
+                return match tokio::time::timeout_at(deadline, d.recv()).await {
+                    Ok(Some(d)) => Gathered::Batch(d),
+                    Ok(None) => Gathered::Closed,
+                    Err(_) => Gathered::Timeout,
+                }
+            }
+        };
+        let taken = |rx: &mut mpsc::UnboundedReceiver<Delivery>| match rx.try_recv() {
+            Ok(d) => Some(Gathered::Batch(d)),
+            Err(mpsc::error::TryRecvError::Disconnected) => Some(Gathered::Closed),
+            Err(mpsc::error::TryRecvError::Empty) => None,
+        };
+        loop {
+            if let Some(found) = taken(rx) {
+                return found;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Gathered::Timeout;
+            }
+            gate.arm(records, bytes);
+            let rung = gate.rung();
+            tokio::pin!(rung);
+            rung.as_mut().enable();
+            // a batch sent before the gate was armed did not ring
+            if let Some(found) = taken(rx) {
+                gate.disarm();
+                return found;
+            }
+            tokio::select! {
+                _ = rung => {}
+                _ = tokio::time::sleep_until(deadline) => {}
+            }
+            gate.disarm();
+        }
+    }
+
     /// The next batch if one is already waiting.
     pub fn try_recv(&mut self) -> Option<Delivery> {
         match &mut self.kind {
-            ReceiverKind::Memory(rx) => rx.try_recv().ok(),
+            ReceiverKind::Memory(rx, _) => rx.try_recv().ok(),
             ReceiverKind::Disk(d) => d.try_recv(),
         }
     }
@@ -630,7 +711,7 @@ impl QueueReceiver {
     /// a memory queue's batches are rejected, and their records counted;
     /// a disk buffer's stay on disk for the next start (0).
     pub fn reject_queued(&mut self) -> usize {
-        let ReceiverKind::Memory(rx) = &mut self.kind else {
+        let ReceiverKind::Memory(rx, _) = &mut self.kind else {
             return 0;
         };
         let mut records = 0;
@@ -646,7 +727,7 @@ impl QueueReceiver {
     /// `drain_timeout` from here.
     pub fn is_closed(&self) -> bool {
         match &self.kind {
-            ReceiverKind::Memory(rx) => rx.is_closed(),
+            ReceiverKind::Memory(rx, _) => rx.is_closed(),
             ReceiverKind::Disk(d) => d.is_closed(),
         }
     }
@@ -764,6 +845,132 @@ mod tests {
         first.accept();
         second.await.unwrap().unwrap();
         assert_eq!(tx.queued_bytes(), 60);
+    }
+
+    /// A waker that counts its wakes.
+    struct Wakes(AtomicUsize);
+
+    impl std::task::Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_gathering_sink_is_woken_only_when_its_request_must_go() {
+        use std::future::Future;
+        let (tx, mut rx) = queue("s", config(1000, WhenFull::Block), &Registry::new());
+        let wakes = Arc::new(Wakes(AtomicUsize::new(0)));
+        let waker = std::task::Waker::from(wakes.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        let woken = || wakes.0.load(Ordering::SeqCst);
+        let far = tokio::time::Instant::now() + Duration::from_secs(60);
+
+        // 3 batches nobody waits for, of a request that takes 4: no wake
+        let mut gather = Box::pin(rx.recv_until(far, 4, 10_000));
+        assert!(gather.as_mut().poll(&mut cx).is_pending());
+        for _ in 0..3 {
+            tx.send(batch(10)).await.unwrap();
+        }
+        assert_eq!(woken(), 0, "batches that do not fill the request");
+        // the fourth fills it
+        tx.send(batch(10)).await.unwrap();
+        assert_eq!(woken(), 1);
+        assert!(matches!(
+            gather.as_mut().poll(&mut cx),
+            std::task::Poll::Ready(Gathered::Batch(_))
+        ));
+        drop(gather);
+        while rx.try_recv().is_some() {}
+
+        // a batch whose client waits goes at once, behind those queued
+        let mut gather = Box::pin(rx.recv_until(far, 100, 10_000));
+        assert!(gather.as_mut().poll(&mut cx).is_pending());
+        tx.send(batch(10)).await.unwrap();
+        assert_eq!(woken(), 1);
+        let (otx, _orx) = std_mpsc::channel();
+        let waited = batch(10)
+            .with_ack(AckHandle::new(move |o| otx.send(o).unwrap()))
+            .waited_on();
+        tx.send(waited).await.unwrap();
+        assert_eq!(woken(), 2, "a waited batch");
+        assert!(matches!(
+            gather.as_mut().poll(&mut cx),
+            std::task::Poll::Ready(Gathered::Batch(_))
+        ));
+        drop(gather);
+        while rx.try_recv().is_some() {}
+
+        // bytes fill it too, and the queue's closing wakes it
+        let mut gather = Box::pin(rx.recv_until(far, 100, 25));
+        assert!(gather.as_mut().poll(&mut cx).is_pending());
+        tx.send(batch(10)).await.unwrap();
+        tx.send(batch(10)).await.unwrap();
+        assert_eq!(woken(), 2);
+        tx.send(batch(10)).await.unwrap();
+        assert_eq!(woken(), 3, "30 of 25 bytes");
+        drop(gather);
+        while rx.try_recv().is_some() {}
+        let mut gather = Box::pin(rx.recv_until(far, 100, 10_000));
+        assert!(gather.as_mut().poll(&mut cx).is_pending());
+        tx.close();
+        assert_eq!(woken(), 4, "closed");
+    }
+
+    #[tokio::test]
+    async fn a_gathering_sink_takes_every_batch_at_its_deadline_and_a_full_queue_wakes_it() {
+        tokio::time::pause();
+        let (tx, mut rx) = queue("s", config(100, WhenFull::Block), &Registry::new());
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(200);
+        let sender = tokio::spawn({
+            let tx = tx.clone();
+            async move {
+                for _ in 0..3 {
+                    tx.send(batch(10)).await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            }
+        });
+        let first = rx.recv_until(deadline, 100, 10_000).await;
+        assert!(matches!(first, Gathered::Batch(_)));
+        assert!(
+            tokio::time::Instant::now() >= deadline,
+            "no wake before the deadline"
+        );
+        sender.await.unwrap();
+        assert_eq!(
+            std::iter::from_fn(|| rx.try_recv()).count(),
+            2,
+            "the rest are queued, in order"
+        );
+        // the queue full while the sink gathers: it is woken to make room
+        let far = tokio::time::Instant::now() + Duration::from_secs(60);
+        let filler = tokio::spawn({
+            let tx = tx.clone();
+            async move {
+                for _ in 0..9 {
+                    tx.send(batch(10)).await.unwrap();
+                }
+                tx.send(batch(60)).await.unwrap();
+            }
+        });
+        let start = tokio::time::Instant::now();
+        let Gathered::Batch(first) = rx.recv_until(far, 1000, 100_000).await else {
+            panic!("a batch")
+        };
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "woken by the full queue"
+        );
+        first.accept();
+        while let Some(d) = rx.try_recv() {
+            d.accept();
+        }
+        filler.await.unwrap();
+        assert!(
+            rx.try_recv().is_some(),
+            "the last batch, queued once there was room"
+        );
     }
 
     #[tokio::test]

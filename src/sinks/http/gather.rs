@@ -24,7 +24,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::buffer::{Delivery, QueueReceiver};
+use crate::buffer::{Delivery, Gathered, QueueReceiver};
 use crate::event::Batch;
 
 /// How batches become requests.
@@ -133,10 +133,14 @@ async fn gather<D: Deliver>(
         let next = match rx.try_recv() {
             Some(d) => d,
             None if waited || g.linger.is_zero() => break,
-            None => match tokio::time::timeout_at(deadline, rx.recv()).await {
-                Ok(Some(d)) => d,
-                // closed, or the linger is over
-                Ok(None) | Err(_) => break,
+            // woken only when the request must go: a batch waited on,
+            // one that fills it, a full or closed queue, the deadline
+            None => match rx
+                .recv_until(deadline, g.max_records - records, g.max_bytes - bytes)
+                .await
+            {
+                Gathered::Batch(d) => d,
+                Gathered::Closed | Gathered::Timeout => break,
             },
         };
         let b = next.batch();
