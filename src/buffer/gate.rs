@@ -3,10 +3,11 @@
 //! batch; one that lingers for more (a request of a slow flow) needs to
 //! be woken only when its request must go: a batch whose client waits for
 //! the acknowledgement, enough records or bytes to fill the request, a
-//! full queue, or the queue's end. Every other batch stays queued, and the
+//! queue past half full, or the queue's end. Every other batch stays queued, and the
 //! sink takes it at its linger's end with no thread woken for it.
 
 use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use tokio::sync::Notify;
 
@@ -44,16 +45,17 @@ impl Gate {
         self.gathering.store(false, Ordering::SeqCst);
     }
 
-    /// A batch of `records` and `bytes` was queued (`waited`: its client
-    /// waits for the acknowledgement).
-    pub fn sent(&self, records: usize, bytes: usize, waited: bool) {
+    /// A batch of `records` and `bytes` was queued; `now`: the receiver
+    /// must take it now (its client waits for the acknowledgement, or the
+    /// queue is filling up).
+    pub fn sent(&self, records: usize, bytes: usize, now: bool) {
         fence(Ordering::SeqCst);
         if !self.gathering.load(Ordering::SeqCst) {
             return;
         }
         let r = self.came_records.fetch_add(records, Ordering::Relaxed) + records;
         let b = self.came_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        if waited
+        if now
             || r >= self.want_records.load(Ordering::Relaxed)
             || b >= self.want_bytes.load(Ordering::Relaxed)
         {
@@ -72,6 +74,26 @@ impl Gate {
     /// Resolves at the next ring (or one that came since the last wait).
     pub fn rung(&self) -> tokio::sync::futures::Notified<'_> {
         self.bell.notified()
+    }
+}
+
+/// A sender's hold on the gate. Declared after the sender's end of the
+/// channel, it is dropped after it and rings: a receiver gathering finds
+/// the queue's end (its last sender gone) at once, not at its deadline.
+#[derive(Debug, Clone)]
+pub struct SenderGate(pub Arc<Gate>);
+
+impl std::ops::Deref for SenderGate {
+    type Target = Gate;
+
+    fn deref(&self) -> &Gate {
+        &self.0
+    }
+}
+
+impl Drop for SenderGate {
+    fn drop(&mut self) {
+        self.0.ring();
     }
 }
 

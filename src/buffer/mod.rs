@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::event::Batch;
 use crate::metrics::{Counter, Registry};
-use gate::Gate;
+use gate::{Gate, SenderGate};
 
 /// What a full queue does with a new batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -236,8 +236,9 @@ enum SenderKind {
 #[derive(Clone)]
 struct MemorySender {
     tx: mpsc::UnboundedSender<Delivery>,
-    /// Wakes the receiver while it gathers (see [`gate`]).
-    gate: Arc<Gate>,
+    /// Wakes the receiver while it gathers (see [`gate`]); after `tx`, so
+    /// that its ring on drop comes once this end of the channel is gone.
+    gate: SenderGate,
     room: Arc<Semaphore>,
     /// Records queued or being delivered (not settled yet).
     held_records: Arc<AtomicUsize>,
@@ -329,7 +330,7 @@ pub fn queue(sink: &str, config: BufferConfig, metrics: &Registry) -> (QueueSend
         received: Received::new(sink, metrics),
         kind: SenderKind::Memory(MemorySender {
             tx,
-            gate: gate.clone(),
+            gate: SenderGate(gate.clone()),
             room: Arc::new(Semaphore::new(config.max_bytes)),
             held_records: Arc::default(),
             dropped_records: dropped_counter(sink, metrics),
@@ -490,6 +491,7 @@ impl MemorySender {
                     return closed_unsent(&self.handover, sink, unsent)
                 }
                 Err(tokio::sync::TryAcquireError::NoPermits) => {
+                    self.gate.ring();
                     self.dropped_records.add(count as u64);
                     tracing::warn!(sink = %sink, records = count, "queue full; batch dropped");
                     return Ok(());
@@ -512,7 +514,10 @@ impl MemorySender {
         self.tx
             .send(delivery)
             .map_err(|_| SendError(sink.clone()))?;
-        self.gate.sent(count, bytes, waited);
+        // a queue past half full is taken now, before `drop_newest` drops
+        // or `block` blocks
+        let filling = self.room.available_permits() < self.config.max_bytes / 2;
+        self.gate.sent(count, bytes, waited || filling);
         Ok(())
     }
 }
@@ -651,7 +656,8 @@ impl QueueReceiver {
     /// For a sink gathering a request: the next batch, waiting until
     /// `deadline` at most. While it waits, a memory queue wakes the sink
     /// only for a batch whose client waits for the acknowledgement, once
-    /// `records` or `bytes` more have come, or when it is full or closed;
+    /// `records` or `bytes` more have come, when it is past half full, or
+    /// at its end;
     /// any other batch waits in the queue, taken at `deadline` with no
     /// wake-up of its own. (A disk buffer wakes it for every batch.)
     pub async fn recv_until(
@@ -918,6 +924,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_gathering_sink_is_woken_by_a_half_full_queue_before_it_drops_and_by_its_end() {
+        tokio::time::pause();
+        let metrics = Registry::new();
+        let (tx, mut rx) = queue("s", config(100, WhenFull::DropNewest), &metrics);
+        let far = tokio::time::Instant::now() + Duration::from_secs(60);
+        let sender = tokio::spawn({
+            let tx = tx.clone();
+            async move {
+                for _ in 0..6 {
+                    tx.send(batch(10)).await.unwrap();
+                }
+            }
+        });
+        let start = tokio::time::Instant::now();
+        let Gathered::Batch(first) = rx.recv_until(far, 1000, 100_000).await else {
+            panic!("a batch")
+        };
+        assert!(
+            start.elapsed() < Duration::from_secs(1),
+            "woken past half full"
+        );
+        first.accept();
+        sender.await.unwrap();
+        let mut taken = 1;
+        while let Some(d) = rx.try_recv() {
+            d.accept();
+            taken += 1;
+        }
+        assert_eq!(taken, 6, "none dropped");
+        // the last sender gone: the end is seen at once, not at the deadline
+        let start = tokio::time::Instant::now();
+        let ending = tokio::spawn(async move { rx.recv_until(far, 1000, 100_000).await });
+        tokio::task::yield_now().await;
+        drop(tx);
+        assert!(matches!(ending.await.unwrap(), Gathered::Closed));
+        assert!(start.elapsed() < Duration::from_secs(1), "closed at once");
+    }
+
+    #[tokio::test]
     async fn a_gathering_sink_takes_every_batch_at_its_deadline_and_a_full_queue_wakes_it() {
         tokio::time::pause();
         let (tx, mut rx) = queue("s", config(100, WhenFull::Block), &Registry::new());
@@ -929,6 +974,8 @@ mod tests {
                     tx.send(batch(10)).await.unwrap();
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
+                // kept until the sink has gathered: a sender dropped rings
+                tx
             }
         });
         let first = rx.recv_until(deadline, 100, 10_000).await;
@@ -937,7 +984,7 @@ mod tests {
             tokio::time::Instant::now() >= deadline,
             "no wake before the deadline"
         );
-        sender.await.unwrap();
+        drop(sender.await.unwrap());
         assert_eq!(
             std::iter::from_fn(|| rx.try_recv()).count(),
             2,
