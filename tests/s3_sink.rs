@@ -635,6 +635,52 @@ batch_records = 500
     assert!(c.values().all(|&k| k == 1));
 }
 
+/// ndjson objects with the defaults carry each record's time as whole
+/// milliseconds since the epoch, an integer, within the run.
+#[test]
+fn ndjson_objects_with_defaults_write_the_time_in_whole_milliseconds() {
+    let server = S3Server::start();
+    const N: u64 = 2_000;
+    let config = format!(
+        r#"
+[sources.gen]
+type = "generator"
+tag = "app.api"
+count = {N}
+size = 8
+batch_records = 100
+{}"#,
+        s3_sink(
+            &server.endpoint(),
+            &format!("secret_access_key = \"{SECRET_KEY}\"\nmax_object_age = \"1s\"")
+        )
+    )
+    .replace("encoding = \"text\"\n", "");
+    let ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let start = ms();
+    run_to_end(Logferry::start(&config));
+    let end = ms();
+    let objects = server.objects();
+    let mut c = BTreeMap::new();
+    for (key, body) in &objects {
+        assert!(key.ends_with(".log.gz"), "{key}");
+        for line in std::str::from_utf8(body).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let t = v["time"].as_u64().unwrap_or_else(|| panic!("{line}"));
+            assert!((start..=end).contains(&t), "{t} not in {start}..={end}");
+            let n: u64 = v["message"].as_str().unwrap().trim().parse().unwrap();
+            *c.entry(n).or_insert(0usize) += 1;
+        }
+    }
+    assert_eq!(missing(&c, N), Vec::<u64>::new());
+    assert!(c.values().all(|&k| k == 1));
+}
+
 #[test]
 fn objects_refused_until_retries_run_out_go_to_the_dead_letter_file() {
     let server = S3Server::start();

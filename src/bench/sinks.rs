@@ -505,7 +505,7 @@ fn compare(
                 "s3s-fs at {}, gzip objects of {} MiB before compression, logferry's time_format {}",
                 s.url,
                 stores::OBJECT_MIB,
-                a.s3_time_format.as_deref().unwrap_or("as shipped (epoch)")
+                a.s3_time_format.as_deref().unwrap_or("as shipped (epoch_millis)")
             ),
         ),
         Dest::VictoriaLogs(v, Api::Loki) => {
