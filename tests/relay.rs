@@ -524,3 +524,143 @@ fn a_stop_past_drain_timeout_counts_what_is_still_queued_as_rejected() {
         );
     }
 }
+
+/// A peer reading `stdout` lines of JSON; killed on drop.
+struct Peer(std::process::Child);
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// gzip chunks of a single short record (stored inside the gzip member)
+/// and of 500 records (deflated) sent by logferry's forward sink to a
+/// peer's forward input: every record arrives once.
+fn gzip_chunks_to_peer(port: u16, out: &std::path::Path) {
+    const SMALL: u64 = 100;
+    const LARGE: u64 = 5_000;
+    wait_until("the peer listening", Duration::from_secs(60), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let config = format!(
+        r#"
+[sources.small]
+type = "generator"
+tag = "gz.small"
+count = {SMALL}
+rate = 100
+size = 20
+batch_records = 1
+
+[sources.large]
+type = "generator"
+tag = "gz.large"
+count = {LARGE}
+size = 100
+batch_records = 500
+
+[sinks.out]
+type = "forward"
+match = "**"
+servers = [{{ address = "127.0.0.1:{port}" }}]
+compress = "gzip"
+require_ack = true
+"#
+    );
+    let mut lf = Logferry::start(&config);
+    let status = lf.wait(Duration::from_secs(60));
+    assert!(status.success(), "{}", lf.log_text());
+    // the small records' messages are 20 digits, the large ones' padded
+    // to 100 bytes with `x` (the peers' lines need not name the tag)
+    let seen = |size: usize| {
+        let mut c = std::collections::BTreeMap::new();
+        for l in read_lines(out) {
+            let Some(at) = l.find('{') else { continue };
+            let v: serde_json::Value = serde_json::from_str(&l[at..]).unwrap_or_default();
+            let Some(m) = v["message"].as_str().filter(|m| m.len() == size) else {
+                continue;
+            };
+            let n: u64 = m.trim_end_matches('x').parse().unwrap();
+            *c.entry(n).or_insert(0usize) += 1;
+        }
+        c
+    };
+    wait_until("every record at the peer", Duration::from_secs(60), || {
+        seen(20).len() as u64 >= SMALL && seen(100).len() as u64 >= LARGE
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    for (size, n) in [(20, SMALL), (100, LARGE)] {
+        let c = seen(size);
+        assert_eq!(
+            c.len() as u64,
+            n,
+            "records of {size} B: {} distinct",
+            c.len()
+        );
+        assert!(
+            c.keys().all(|&k| k < n) && c.values().all(|&k| k == 1),
+            "records of {size} B: {c:?}"
+        );
+    }
+}
+
+#[test]
+fn fluent_bit_takes_stored_and_deflated_gzip_chunks() {
+    if !peer_is_built("ANCHOR_FLUENTBIT", "Fluent Bit") {
+        return;
+    }
+    let bin = peer_path("ANCHOR_FLUENTBIT").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let conf = dir.path().join("fluent-bit.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "[SERVICE]\n    Flush 0.2\n    Log_Level info\n\n[INPUT]\n    Name forward\n    Listen 127.0.0.1\n    Port {port}\n\n\
+             [OUTPUT]\n    Name stdout\n    Match *\n    Format json_lines\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.log");
+    let child = std::process::Command::new(bin)
+        .arg("-c")
+        .arg(&conf)
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _peer = Peer(child);
+    gzip_chunks_to_peer(port, &out);
+}
+
+#[test]
+fn fluentd_takes_stored_and_deflated_gzip_chunks() {
+    if !peer_is_built("ANCHOR_FLUENTD_DIR", "Fluentd") {
+        return;
+    }
+    let fluentd = peer_path("ANCHOR_FLUENTD_DIR").unwrap().join("bin/fluentd");
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let conf = dir.path().join("fluent.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "<source>\n  @type forward\n  bind 127.0.0.1\n  port {port}\n</source>\n\n\
+             <match **>\n  @type stdout\n</match>\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.log");
+    let child = std::process::Command::new(fluentd)
+        .arg("-c")
+        .arg(&conf)
+        .arg("--no-supervisor")
+        .stdout(std::fs::File::create(&out).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _peer = Peer(child);
+    gzip_chunks_to_peer(port, &out);
+}

@@ -1,6 +1,7 @@
 //! Wire formats logferry speaks.
 
 pub mod forward;
+pub mod gzip;
 pub mod json;
 pub mod msgpack;
 pub mod otlp;

@@ -1,7 +1,6 @@
 //! Chunks: the unit the forward sink sends, acks and resends. One chunk is
 //! one PackedForward frame of one tag, made of whole batches.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
@@ -9,11 +8,11 @@ use std::time::Instant;
 use std::sync::atomic::AtomicUsize;
 
 use bytes::Bytes;
-use flate2::{write::GzEncoder, Compression};
 
 use super::config::Compress;
 use crate::buffer::Delivery;
 use crate::event::{Records, Tag};
+use crate::protocol::gzip;
 use crate::protocol::msgpack::write;
 
 pub struct Chunk {
@@ -149,17 +148,7 @@ impl Chunk {
         let parts = self.parts();
         let parts = match compress {
             Compress::None => parts,
-            Compress::Gzip => {
-                let mut gz = GzEncoder::new(
-                    Vec::with_capacity(self.bytes / 4),
-                    Compression::new(crate::protocol::GZIP_LEVEL),
-                );
-                for p in &parts {
-                    // writing to a Vec cannot fail
-                    let _ = gz.write_all(p);
-                }
-                vec![Bytes::from(gz.finish().unwrap_or_default())]
-            }
+            Compress::Gzip => vec![Bytes::from(gzip::compress(&parts))],
         };
         let payload: usize = parts.iter().map(Bytes::len).sum();
         let mut head = Vec::with_capacity(self.tag.len() + 16);

@@ -1,8 +1,6 @@
 //! Records → request bodies: NDJSON, a JSON array, a msgpack array, or
 //! lines of text; then gzip or zstd.
 
-use std::io::Write as _;
-
 use super::config::{Compression, Encoding, HttpSettings};
 use crate::event::Batch;
 pub use crate::format::ndjson::Added;
@@ -122,15 +120,7 @@ impl Encoder {
 pub fn compress(c: Compression, body: Vec<u8>) -> Vec<u8> {
     match c {
         Compression::None => body,
-        Compression::Gzip => {
-            let mut z = flate2::write::GzEncoder::new(
-                Vec::with_capacity(body.len() / 4),
-                flate2::Compression::new(crate::protocol::GZIP_LEVEL),
-            );
-            // writing to a Vec cannot fail
-            let _ = z.write_all(&body);
-            z.finish().unwrap_or_default()
-        }
+        Compression::Gzip => crate::protocol::gzip::compress(&[&body]),
         Compression::Zstd => zstd::bulk::compress(&body, 1).unwrap_or(body),
     }
 }
