@@ -1098,16 +1098,6 @@ reconnect_max = "200ms"
 // ---------------------------------------------------------------------------
 // 6. real peers' in_http as receivers
 
-/// Runs `cmd` with its stdout in `out`; the child is killed on drop.
-struct Peer(std::process::Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Every number in the peer's stdout (its stdout output).
 fn numbers_out(path: &std::path::Path) -> BTreeMap<u64, usize> {
     let text = std::fs::read(path).unwrap_or_default();
@@ -1116,7 +1106,7 @@ fn numbers_out(path: &std::path::Path) -> BTreeMap<u64, usize> {
 
 /// `n` records from a sender to `port`, where a peer's `in_http` writes
 /// them to `out`: each arrives once.
-fn to_peer(peer: Peer, port: u16, out: &std::path::Path, encoding: &str) {
+fn to_peer(peer: peers::Peer, port: u16, out: &std::path::Path, encoding: &str) {
     const N: usize = 3_000;
     // wait for the peer's port
     wait_until("the peer listening", Duration::from_secs(60), || {
@@ -1143,57 +1133,24 @@ fn to_peer(peer: Peer, port: u16, out: &std::path::Path, encoding: &str) {
 
 #[test]
 fn fluent_bit_in_http_gets_every_record_once() {
-    if !peer_is_built("ANCHOR_FLUENTBIT", "Fluent Bit") {
-        return;
-    }
-    let bin = peer_path("ANCHOR_FLUENTBIT").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let conf = dir.path().join("fluent-bit.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[SERVICE]\n    Flush 0.2\n    Log_Level info\n\n[INPUT]\n    Name http\n    Listen 127.0.0.1\n    Port {port}\n\n\
-             [OUTPUT]\n    Name stdout\n    Match *\n    Format json_lines\n"
-        ),
-    )
-    .unwrap();
     let out = dir.path().join("out.log");
-    let child = std::process::Command::new(bin)
-        .arg("-c")
-        .arg(&conf)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    to_peer(Peer(child), port, &out, "json");
+    let input = format!("Name http\nListen 127.0.0.1\nPort {port}");
+    let Some(peer) = peers::fluent_bit(dir.path(), &input, &out) else {
+        return;
+    };
+    to_peer(peer, port, &out, "json");
 }
 
 #[test]
 fn fluentd_in_http_gets_every_record_once() {
-    if !peer_is_built("ANCHOR_FLUENTD_DIR", "Fluentd") {
-        return;
-    }
-    let fluentd = peer_path("ANCHOR_FLUENTD_DIR").unwrap().join("bin/fluentd");
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let conf = dir.path().join("fluent.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "<source>\n  @type http\n  bind 127.0.0.1\n  port {port}\n</source>\n\n\
-             <match **>\n  @type stdout\n  <format>\n    @type json\n  </format>\n</match>\n"
-        ),
-    )
-    .unwrap();
     let out = dir.path().join("out.log");
-    let child = std::process::Command::new(fluentd)
-        .arg("-c")
-        .arg(&conf)
-        .arg("--no-supervisor")
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    to_peer(Peer(child), port, &out, "msgpack");
+    let source = format!("@type http\nbind 127.0.0.1\nport {port}");
+    let Some(peer) = peers::fluentd(dir.path(), &source, &out) else {
+        return;
+    };
+    to_peer(peer, port, &out, "msgpack");
 }

@@ -525,16 +525,6 @@ fn a_stop_past_drain_timeout_counts_what_is_still_queued_as_rejected() {
     }
 }
 
-/// A peer reading `stdout` lines of JSON; killed on drop.
-struct Peer(std::process::Child);
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// gzip chunks of a single short record (stored inside the gzip member)
 /// and of 500 records (deflated) sent by logferry's forward sink to a
 /// peer's forward input: every record arrives once.
@@ -608,59 +598,24 @@ require_ack = true
 
 #[test]
 fn fluent_bit_takes_stored_and_deflated_gzip_chunks() {
-    if !peer_is_built("ANCHOR_FLUENTBIT", "Fluent Bit") {
-        return;
-    }
-    let bin = peer_path("ANCHOR_FLUENTBIT").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let conf = dir.path().join("fluent-bit.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "[SERVICE]\n    Flush 0.2\n    Log_Level info\n\n[INPUT]\n    Name forward\n    Listen 127.0.0.1\n    Port {port}\n\n\
-             [OUTPUT]\n    Name stdout\n    Match *\n    Format json_lines\n"
-        ),
-    )
-    .unwrap();
     let out = dir.path().join("out.log");
-    let child = std::process::Command::new(bin)
-        .arg("-c")
-        .arg(&conf)
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _peer = Peer(child);
+    let input = format!("Name forward\nListen 127.0.0.1\nPort {port}");
+    let Some(_peer) = peers::fluent_bit(dir.path(), &input, &out) else {
+        return;
+    };
     gzip_chunks_to_peer(port, &out);
 }
 
 #[test]
 fn fluentd_takes_stored_and_deflated_gzip_chunks() {
-    if !peer_is_built("ANCHOR_FLUENTD_DIR", "Fluentd") {
-        return;
-    }
-    let fluentd = peer_path("ANCHOR_FLUENTD_DIR").unwrap().join("bin/fluentd");
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
-    let conf = dir.path().join("fluent.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "<source>\n  @type forward\n  bind 127.0.0.1\n  port {port}\n</source>\n\n\
-             <match **>\n  @type stdout\n</match>\n"
-        ),
-    )
-    .unwrap();
     let out = dir.path().join("out.log");
-    let child = std::process::Command::new(fluentd)
-        .arg("-c")
-        .arg(&conf)
-        .arg("--no-supervisor")
-        .stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _peer = Peer(child);
+    let source = format!("@type forward\nbind 127.0.0.1\nport {port}");
+    let Some(_peer) = peers::fluentd(dir.path(), &source, &out) else {
+        return;
+    };
     gzip_chunks_to_peer(port, &out);
 }

@@ -243,14 +243,8 @@ fn numbered_records_land_in_objects_each_once() {
     let server = S3Server::start();
     const N: u64 = 100_000;
     let config = format!(
-        r#"
-[sources.gen]
-type = "generator"
-tag = "app.web"
-count = {N}
-size = 8
-batch_records = 500
-{}"#,
+        "{}{}",
+        generated_as("app.web", N, 500),
         s3_sink(
             &server.endpoint(),
             &format!(
@@ -597,14 +591,8 @@ fn ndjson_objects_in_zstd_hold_every_record_with_its_time_and_tag() {
     let server = S3Server::start();
     const N: u64 = 20_000;
     let config = format!(
-        r#"
-[sources.gen]
-type = "generator"
-tag = "app.api"
-count = {N}
-size = 8
-batch_records = 500
-{}"#,
+        "{}{}",
+        generated_as("app.api", N, 500),
         s3_sink(
             &server.endpoint(),
             &format!(
@@ -642,14 +630,8 @@ fn ndjson_objects_with_defaults_write_the_time_in_whole_milliseconds() {
     let server = S3Server::start();
     const N: u64 = 2_000;
     let config = format!(
-        r#"
-[sources.gen]
-type = "generator"
-tag = "app.api"
-count = {N}
-size = 8
-batch_records = 100
-{}"#,
+        "{}{}",
+        generated_as("app.api", N, 100),
         s3_sink(
             &server.endpoint(),
             &format!("secret_access_key = \"{SECRET_KEY}\"\nmax_object_age = \"1s\"")
@@ -719,8 +701,14 @@ size = 8
 
 /// `n` numbered records from a generator, tag `app`, in batches of 1000.
 fn generated(n: u64) -> String {
+    generated_as("app", n, 1000)
+}
+
+/// A generator source of `n` numbered 8-byte lines tagged `tag`, in
+/// batches of `batch` records.
+fn generated_as(tag: &str, n: u64, batch: usize) -> String {
     format!(
-        "[sources.gen]\ntype = \"generator\"\ntag = \"app\"\ncount = {n}\nsize = 8\nbatch_records = 1000\n"
+        "[sources.gen]\ntype = \"generator\"\ntag = \"{tag}\"\ncount = {n}\nsize = 8\nbatch_records = {batch}\n"
     )
 }
 

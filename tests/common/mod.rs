@@ -15,6 +15,7 @@ pub mod kafka;
 pub mod kube;
 pub mod opensearch;
 pub mod otelcol;
+pub mod peers;
 pub mod rsyslog;
 pub mod s3;
 pub mod s3_proxy;
