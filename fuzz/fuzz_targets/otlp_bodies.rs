@@ -190,7 +190,7 @@ impl<'a> Fields<'a> {
 
     fn int(&mut self, key: &'a str, i: i64) {
         if self.key(key) {
-            int(i, &mut self.body);
+            write::int(&mut self.body, i);
         }
     }
 
@@ -263,10 +263,10 @@ fn entry<'a>(
         f.int("severity", i64::from(r.severity_number));
     }
     if !r.trace_id.is_empty() {
-        f.str("trace_id", &hex(&r.trace_id));
+        f.str("trace_id", &logferry::protocol::hex(&r.trace_id));
     }
     if !r.span_id.is_empty() {
-        f.str("span_id", &hex(&r.span_id));
+        f.str("span_id", &logferry::protocol::hex(&r.span_id));
     }
     if !r.event_name.is_empty() {
         f.str("event_name", &r.event_name);
@@ -327,7 +327,7 @@ fn any(v: Option<&Any>, out: &mut Vec<u8>) {
         None => out.push(0xc0),
         Some(Any::StringValue(s)) => write::str(out, s.as_bytes()),
         Some(Any::BoolValue(b)) => out.push(if *b { 0xc3 } else { 0xc2 }),
-        Some(Any::IntValue(i)) => int(*i, out),
+        Some(Any::IntValue(i)) => write::int(out, *i),
         Some(Any::DoubleValue(d)) => {
             out.push(0xcb);
             out.extend_from_slice(&d.to_be_bytes());
@@ -344,26 +344,4 @@ fn any(v: Option<&Any>, out: &mut Vec<u8>) {
         }
         Some(Any::KvlistValue(l)) => kv_map(&l.values, out),
     }
-}
-
-fn int(i: i64, out: &mut Vec<u8>) {
-    if i >= 0 {
-        write::uint(out, i as u64);
-    } else if i >= -32 {
-        out.push(i as i8 as u8);
-    } else {
-        out.push(0xd3);
-        out.extend_from_slice(&i.to_be_bytes());
-    }
-}
-
-/// Lowercase hex, as the `otlp` sink reads ids and OTLP/JSON writes them.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    s
 }

@@ -53,14 +53,7 @@ impl<'de> Visitor<'de> for Transcode<'_> {
     }
 
     fn visit_i64<E>(self, v: i64) -> Result<(), E> {
-        if v >= 0 {
-            write::uint(self.0, v as u64);
-        } else if v >= -32 {
-            self.0.push(v as i8 as u8);
-        } else {
-            self.0.push(0xd3);
-            self.0.extend_from_slice(&v.to_be_bytes());
-        }
+        write::int(self.0, v);
         Ok(())
     }
 

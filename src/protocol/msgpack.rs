@@ -442,6 +442,26 @@ pub mod write {
         }
     }
 
+    /// A signed integer in its shortest form.
+    pub fn int(out: &mut Vec<u8>, i: i64) {
+        if i >= 0 {
+            uint(out, i as u64);
+        } else if i >= -32 {
+            out.push(i as i8 as u8);
+        } else if i >= i64::from(i8::MIN) {
+            out.extend_from_slice(&[0xd0, i as i8 as u8]);
+        } else if i >= i64::from(i16::MIN) {
+            out.push(0xd1);
+            out.extend_from_slice(&(i as i16).to_be_bytes());
+        } else if i >= i64::from(i32::MIN) {
+            out.push(0xd2);
+            out.extend_from_slice(&(i as i32).to_be_bytes());
+        } else {
+            out.push(0xd3);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+    }
+
     /// The Fluentd EventTime: ext type 0, big-endian u32 seconds + u32 nanoseconds.
     pub fn event_time(out: &mut Vec<u8>, secs: u32, nanos: u32) {
         out.extend_from_slice(&[0xd7, 0x00]);
@@ -507,6 +527,36 @@ mod tests {
             assert_eq!(r.read_short_str(), None);
             assert_eq!(r.pos(), 0);
             assert!(r.read().is_err());
+        }
+    }
+
+    #[test]
+    fn signed_integers_take_their_shortest_form_and_read_back() {
+        let cases: [(i64, usize); 12] = [
+            (0, 1),
+            (127, 1),
+            (-1, 1),
+            (-32, 1),
+            (-33, 2),
+            (-128, 2),
+            (-129, 3),
+            (-32_768, 3),
+            (-32_769, 5),
+            (i64::from(i32::MIN), 5),
+            (i64::from(i32::MIN) - 1, 9),
+            (i64::MIN, 9),
+        ];
+        for (i, len) in cases {
+            let mut v = Vec::new();
+            write::int(&mut v, i);
+            assert_eq!(v.len(), len, "{i}");
+            let read = Reader::new(&v).read().unwrap();
+            let back = match read {
+                Value::Int(n) => n,
+                Value::UInt(n) => n as i64,
+                other => panic!("{i} read back as {other:?}"),
+            };
+            assert_eq!(back, i);
         }
     }
 

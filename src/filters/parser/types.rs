@@ -65,17 +65,10 @@ fn convert(text: &[u8], to: FieldType) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(text).ok()?;
     let mut out = Vec::with_capacity(9);
     match to {
-        FieldType::Int => {
-            match text.parse::<i64>() {
-                Ok(i) if i >= 0 => write::uint(&mut out, i as u64),
-                Ok(i) => {
-                    // int 64: the msgpack writer has no negative forms
-                    out.push(0xd3);
-                    out.extend_from_slice(&i.to_be_bytes());
-                }
-                Err(_) => write::uint(&mut out, text.parse::<u64>().ok()?),
-            }
-        }
+        FieldType::Int => match text.parse::<i64>() {
+            Ok(i) => write::int(&mut out, i),
+            Err(_) => write::uint(&mut out, text.parse::<u64>().ok()?),
+        },
         FieldType::Float => {
             let f = text.parse::<f64>().ok().filter(|f| f.is_finite())?;
             // `inf`, `nan` parse, but no output format can write them

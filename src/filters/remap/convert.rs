@@ -142,7 +142,7 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Bytes(b) => write::str(out, b),
         Value::Regex(re) => write::str(out, re.as_str().as_bytes()),
-        Value::Integer(i) => int(out, *i),
+        Value::Integer(i) => write::int(out, *i),
         Value::Float(f) => {
             out.push(0xcb);
             out.extend_from_slice(&f.into_inner().to_be_bytes());
@@ -166,25 +166,5 @@ pub fn write_value(out: &mut Vec<u8>, value: &Value) {
             }
         }
         Value::Null => out.push(0xc0),
-    }
-}
-
-/// A signed integer in its shortest msgpack form.
-fn int(out: &mut Vec<u8>, i: i64) {
-    if i >= 0 {
-        write::uint(out, i as u64);
-    } else if i >= -32 {
-        out.push(i as i8 as u8);
-    } else if i >= i64::from(i8::MIN) {
-        out.extend_from_slice(&[0xd0, i as i8 as u8]);
-    } else if i >= i64::from(i16::MIN) {
-        out.push(0xd1);
-        out.extend_from_slice(&(i as i16).to_be_bytes());
-    } else if i >= i64::from(i32::MIN) {
-        out.push(0xd2);
-        out.extend_from_slice(&(i as i32).to_be_bytes());
-    } else {
-        out.push(0xd3);
-        out.extend_from_slice(&i.to_be_bytes());
     }
 }

@@ -154,7 +154,7 @@ pub fn decode_helo(frame: &[u8]) -> Result<Helo, HandshakeError> {
 
 /// The client's PING for `helo`.
 pub fn encode_ping(auth: &ClientAuth, helo: &Helo) -> Vec<u8> {
-    let salt = hex(&random_bytes(16));
+    let salt = crate::protocol::hex(&random_bytes(16));
     let digest = sha512_hex(&[
         salt.as_bytes(),
         auth.hostname.as_bytes(),
@@ -326,10 +326,6 @@ fn expect_kind(r: &mut Reader<'_>, kind: &str, min_len: usize) -> Result<(), Han
         )),
         Err(_) => fail(format!("expected {kind}")),
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -310,7 +310,7 @@ impl<'a> Fields<'a> {
 
     fn int(&mut self, key: &'a str, i: i64) {
         if self.key(key) {
-            int(i, &mut self.body);
+            write::int(&mut self.body, i);
         }
     }
 
@@ -489,10 +489,10 @@ fn entry<'a>(
         f.int("severity", i64::from(r.severity_number));
     }
     if !r.trace_id.is_empty() {
-        f.str("trace_id", &hex(r.trace_id));
+        f.str("trace_id", &crate::protocol::hex(r.trace_id));
     }
     if !r.span_id.is_empty() {
-        f.str("span_id", &hex(r.span_id));
+        f.str("span_id", &crate::protocol::hex(r.span_id));
     }
     if !r.event_name.is_empty() {
         f.str("event_name", r.event_name);
@@ -594,7 +594,7 @@ fn write_member(
     match set {
         (1, WireValue::Len(b)) => write::str(out, b),
         (2, WireValue::Varint(b)) => out.push(if b != 0 { 0xc3 } else { 0xc2 }),
-        (3, WireValue::Varint(i)) => int(i as i64, out),
+        (3, WireValue::Varint(i)) => write::int(out, i as i64),
         (4, WireValue::Fixed64(d)) => {
             out.push(0xcb);
             out.extend_from_slice(&f64::from_bits(d).to_be_bytes());
@@ -624,28 +624,6 @@ fn write_member(
         _ => unreachable!("member checks each member's wire type"),
     }
     Ok(())
-}
-
-fn int(i: i64, out: &mut Vec<u8>) {
-    if i >= 0 {
-        write::uint(out, i as u64);
-    } else if i >= -32 {
-        out.push(i as i8 as u8);
-    } else {
-        out.push(0xd3);
-        out.extend_from_slice(&i.to_be_bytes());
-    }
-}
-
-/// Lowercase hex, as the `otlp` sink reads ids and OTLP/JSON writes them.
-fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 15)] as char);
-    }
-    s
 }
 
 impl From<WireError> for DecodeError {

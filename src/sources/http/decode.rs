@@ -384,12 +384,7 @@ pub(crate) fn json_to_msgpack(v: &Json, out: &mut Vec<u8>) {
             if let Some(u) = n.as_u64() {
                 write::uint(out, u);
             } else if let Some(i) = n.as_i64() {
-                if i >= -32 {
-                    out.push(i as i8 as u8);
-                } else {
-                    out.push(0xd3);
-                    out.extend_from_slice(&i.to_be_bytes());
-                }
+                write::int(out, i);
             } else {
                 out.push(0xcb);
                 out.extend_from_slice(&n.as_f64().unwrap_or(0.0).to_be_bytes());
