@@ -109,10 +109,7 @@ fn a_second_signal_stops_at_once() {
 /// A finite run whose records could not be delivered does not exit 0.
 #[test]
 fn a_finite_generator_that_could_not_deliver_exits_non_zero() {
-    let dead = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let (_held, dead) = refused_address();
     let mut lf = Logferry::start(&format!(
         "[sources.gen]\ntype = \"generator\"\ncount = 1000\n\n[sinks.out]\ntype = \"forward\"\nmatch = \"**\"\nservers = [{{ address = \"{dead}\" }}]\ndrain_timeout = \"1s\"\n"
     ));
@@ -228,11 +225,8 @@ fn a_closed_log_pipe_loses_no_record_and_no_stop() {
 /// A tail and a TCP source into a forward sink whose destination refuses
 /// connections, with many small chunks pending (more than the sink keeps
 /// ready, 64).
-fn many_pending_chunks(drain_timeout: &str) -> Logferry {
-    let closed = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+fn many_pending_chunks(drain_timeout: &str) -> (Logferry, socket2::Socket) {
+    let (held, closed) = refused_address();
     let mut lf = Logferry::start(&format!(
         "[sources.app]\ntype = \"tail\"\npaths = [\"{{dir}}/app.log\"]\nread_from_head = true\ntag = \"app\"\n\n\
          [sources.lines]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n\n\
@@ -259,12 +253,12 @@ fn many_pending_chunks(drain_timeout: &str) -> Logferry {
             ) >= 1500.0
         },
     );
-    lf
+    (lf, held)
 }
 
 #[test]
 fn a_stop_with_more_pending_chunks_than_kept_ready_ends_within_drain_timeout() {
-    let mut lf = many_pending_chunks("3s");
+    let (mut lf, _held) = many_pending_chunks("3s");
     let started = Instant::now();
     lf.signal(libc::SIGTERM);
     lf.wait(Duration::from_secs(60));

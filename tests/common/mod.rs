@@ -256,6 +256,23 @@ impl Logferry {
     }
 }
 
+/// An address nothing listens on, held for as long as the returned
+/// socket lives (bound, not listening): connections to it are refused, and
+/// meanwhile no other test's server can take the port, nor a connection
+/// its own local port (which would connect it to itself).
+pub fn refused_address() -> (socket2::Socket, std::net::SocketAddr) {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(
+        &"127.0.0.1:0"
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    let addr = s.local_addr().unwrap().as_socket().unwrap();
+    (s, addr)
+}
+
 /// A port nothing listens on now (bound on loopback, then released).
 ///
 /// The port comes from below the kernel's ephemeral range, so that no
