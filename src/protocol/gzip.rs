@@ -6,7 +6,9 @@
 //! them. [`compress`] resets the thread's compressor instead, which
 //! clears only its hash table (128 KiB), and stores payloads shorter than
 //! [`STORE_BELOW`] uncompressed inside the gzip member, as a record or
-//! two would not come out smaller.
+//! two would not come out smaller. A thread that has compressed keeps its
+//! compressor, about 300 KiB: the runtime's workers and each sink thread
+//! that sends gzip.
 
 use std::cell::RefCell;
 
@@ -47,24 +49,45 @@ pub fn compress<P: AsRef<[u8]>>(parts: &[P]) -> Vec<u8> {
             Some(empty) => empty.insert(raw_deflate()),
             None => owned.insert(raw_deflate()),
         };
-        member(z, parts, len)
+        match member(z, parts, len) {
+            Some(out) => out,
+            None => {
+                // a compressor that failed is not used again; the bytes go
+                // stored, whole and readable
+                if let Some(slot) = slot.as_deref_mut() {
+                    *slot = None;
+                }
+                stored(parts, len)
+            }
+        }
     })
 }
 
-/// A gzip member of one final stored block (`len` < 65,536).
+/// Largest stored block.
+const STORED_BLOCK: usize = 0xffff;
+
+/// A gzip member of stored blocks.
 fn stored<P: AsRef<[u8]>>(parts: &[P], len: usize) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER.len() + 5 + len + 8);
-    out.extend_from_slice(&HEADER);
-    // BFINAL = 1, BTYPE = 00 (stored), then LEN and its complement
-    let n = len as u16;
-    out.push(1);
-    out.extend_from_slice(&n.to_le_bytes());
-    out.extend_from_slice(&(!n).to_le_bytes());
-    let mut crc = Crc::new();
+    let mut body = Vec::with_capacity(len);
     for p in parts {
-        crc.update(p.as_ref());
-        out.extend_from_slice(p.as_ref());
+        body.extend_from_slice(p.as_ref());
     }
+    let mut out = Vec::with_capacity(HEADER.len() + 5 * (len / STORED_BLOCK + 1) + len + 8);
+    out.extend_from_slice(&HEADER);
+    let mut blocks = body.chunks(STORED_BLOCK).peekable();
+    if body.is_empty() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(block) = blocks.next() {
+        // BFINAL on the last, BTYPE = 00 (stored), LEN and its complement
+        out.push(u8::from(blocks.peek().is_none()));
+        let n = block.len() as u16;
+        out.extend_from_slice(&n.to_le_bytes());
+        out.extend_from_slice(&(!n).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    let mut crc = Crc::new();
+    crc.update(&body);
     out.extend_from_slice(&crc.sum().to_le_bytes());
     out.extend_from_slice(&crc.amount().to_le_bytes());
     out
@@ -74,23 +97,29 @@ fn raw_deflate() -> Compress {
     Compress::new(Compression::new(GZIP_LEVEL), false)
 }
 
-fn member<P: AsRef<[u8]>>(z: &mut Compress, parts: &[P], len: usize) -> Vec<u8> {
+/// A deflated gzip member; `None` if the compressor failed.
+fn member<P: AsRef<[u8]>>(z: &mut Compress, parts: &[P], len: usize) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(HEADER.len() + len / 4 + 64);
     out.extend_from_slice(&HEADER);
     let mut crc = Crc::new();
     for part in parts {
         crc.update(part.as_ref());
-        deflate(z, part.as_ref(), &mut out, FlushCompress::None);
+        deflate(z, part.as_ref(), &mut out, FlushCompress::None)?;
     }
-    deflate(z, &[], &mut out, FlushCompress::Finish);
+    deflate(z, &[], &mut out, FlushCompress::Finish)?;
     out.extend_from_slice(&crc.sum().to_le_bytes());
     out.extend_from_slice(&crc.amount().to_le_bytes());
-    out
+    Some(out)
 }
 
 /// Feeds all of `input` to `z`, growing `out` as it needs; with `Finish`,
-/// until the stream has ended.
-fn deflate(z: &mut Compress, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCompress) {
+/// until the stream has ended. `None` if the compressor failed.
+fn deflate(
+    z: &mut Compress,
+    mut input: &[u8],
+    out: &mut Vec<u8>,
+    flush: FlushCompress,
+) -> Option<()> {
     loop {
         if out.capacity() - out.len() < 64 {
             out.reserve(out.capacity().max(256));
@@ -99,19 +128,18 @@ fn deflate(z: &mut Compress, mut input: &[u8], out: &mut Vec<u8>, flush: FlushCo
         let status = z.compress_vec(input, out, flush);
         input = &input[(z.total_in() - before) as usize..];
         match status {
-            Ok(Status::StreamEnd) => return,
+            Ok(Status::StreamEnd) => return Some(()),
             // room left over: all taken, nothing held back for lack of room
             Ok(_)
                 if flush != FlushCompress::Finish
                     && input.is_empty()
                     && out.len() < out.capacity() =>
             {
-                return
+                return Some(())
             }
             Ok(_) => {}
-            // a raw deflate stream fed bytes in order does not fail; if it
-            // did, an ending stream with what it has is all there is to give
-            Err(_) => return,
+            // a raw deflate stream fed bytes in order does not fail
+            Err(_) => return None,
         }
     }
 }
@@ -193,6 +221,17 @@ mod tests {
         let z = compress(&[&lines[..]]);
         assert!(z.len() < lines.len(), "{} of {}", z.len(), lines.len());
         assert_eq!(gunzip(&z), lines);
+    }
+
+    #[test]
+    fn stored_members_of_any_length_read_back() {
+        for n in [0, 1, STORED_BLOCK, STORED_BLOCK + 1, 3 * STORED_BLOCK + 7] {
+            let data = sample(n, 11);
+            let (a, b) = data.split_at(n / 2);
+            let z = stored(&[a, b], n);
+            assert_eq!(gunzip(&z), data, "{n} bytes");
+            assert_eq!(z.len(), 10 + 5 * n.div_ceil(STORED_BLOCK).max(1) + n + 8);
+        }
     }
 
     #[test]
