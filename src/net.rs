@@ -546,6 +546,19 @@ impl Evictions {
     }
 }
 
+/// Whether a TCP connection reached itself: a connect to a local port
+/// nothing listens on can be given that very port as its own (a
+/// simultaneous open with itself), and then reads back what it writes.
+/// Clients that are not answered (forward without acks, syslog) would
+/// count what they write as delivered; they treat it as a failed connect.
+pub fn reached_itself(tcp: &impl std::os::fd::AsFd) -> bool {
+    let s = socket2::SockRef::from(tcp);
+    matches!((s.local_addr(), s.peer_addr()), (Ok(l), Ok(p)) if l == p)
+}
+
+/// The error a client gives for a connection that [`reached_itself`].
+pub const REACHED_ITSELF: &str = "nothing listens there (the connection reached itself)";
+
 /// Gives `buf` room for `additional` more bytes in a new allocation, copying
 /// only the bytes it holds. (`BytesMut::reserve` may instead reallocate the
 /// whole old allocation, frames already handed on included.)
@@ -565,6 +578,34 @@ mod tests {
     use tokio::net::TcpStream;
 
     use super::*;
+
+    #[tokio::test]
+    async fn a_connection_that_reached_itself_is_told_apart() {
+        // a socket bound to a port and connected to that same port: what
+        // the kernel makes of a connect to a free local port that picks it
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.set_reuse_address(true).unwrap();
+        s.bind(
+            &"127.0.0.1:0"
+                .parse::<std::net::SocketAddr>()
+                .unwrap()
+                .into(),
+        )
+        .unwrap();
+        let own = s.local_addr().unwrap();
+        s.connect(&own).unwrap();
+        s.set_nonblocking(true).unwrap();
+        let std_tcp = std::net::TcpStream::from(s);
+        assert!(reached_itself(&std_tcp));
+        let tcp = tokio::net::TcpStream::from_std(std_tcp).unwrap();
+        assert!(reached_itself(&tcp));
+        // an ordinary connection is not
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let tcp = tokio::net::TcpStream::connect(l.local_addr().unwrap())
+            .await
+            .unwrap();
+        assert!(!reached_itself(&tcp));
+    }
     use crate::component::{shutdown_channel, SourceContext};
 
     /// A protocol with two slots that greets each client and holds its

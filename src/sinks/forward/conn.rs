@@ -382,14 +382,9 @@ async fn connect(s: &Settings, address: &str) -> Result<Box<dyn Stream>, (&'stat
         let tcp = TcpStream::connect(address)
             .await
             .map_err(|e| ("connect", format!("cannot connect: {e}")))?;
-        if is_connected_to_itself(&tcp) {
-            // nothing listens there, and the kernel gave the socket the
-            // very port it dialled: chunks written would come back to it
-            // and, without acks, count as delivered
-            return Err((
-                "connect",
-                "cannot connect: nothing listens there (the connection reached itself)".into(),
-            ));
+        if crate::net::reached_itself(&tcp) {
+            let reason = format!("cannot connect: {}", crate::net::REACHED_ITSELF);
+            return Err(("connect", reason));
         }
         let _ = tcp.set_nodelay(true);
         let keepalive = socket2::TcpKeepalive::new()
@@ -425,12 +420,6 @@ async fn connect(s: &Settings, address: &str) -> Result<Box<dyn Stream>, (&'stat
         })
 }
 
-/// A TCP simultaneous open with itself: a connection to a local port
-/// nothing listens on can be given that port as its own.
-fn is_connected_to_itself(tcp: &TcpStream) -> bool {
-    matches!((tcp.local_addr(), tcp.peer_addr()), (Ok(l), Ok(p)) if l == p)
-}
-
 /// The client side of the shared-key handshake.
 async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Result<(), String> {
     let mut buf = BytesMut::with_capacity(1024);
@@ -450,30 +439,6 @@ async fn client_handshake(stream: &mut Box<dyn Stream>, auth: &ClientAuth) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[tokio::test]
-    async fn a_connection_that_reached_itself_is_told_apart() {
-        // a socket bound to a port and connected to that same port: what
-        // the kernel makes of a connect to a free local port that picks it
-        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-        s.set_reuse_address(true).unwrap();
-        s.bind(
-            &"127.0.0.1:0"
-                .parse::<std::net::SocketAddr>()
-                .unwrap()
-                .into(),
-        )
-        .unwrap();
-        let own = s.local_addr().unwrap();
-        s.connect(&own).unwrap();
-        s.set_nonblocking(true).unwrap();
-        let tcp = TcpStream::from_std(std::net::TcpStream::from(s)).unwrap();
-        assert!(is_connected_to_itself(&tcp));
-        // an ordinary connection is not
-        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let tcp = TcpStream::connect(l.local_addr().unwrap()).await.unwrap();
-        assert!(!is_connected_to_itself(&tcp));
-    }
 
     #[test]
     fn a_chunk_failing_again_keeps_the_backoff_growing() {

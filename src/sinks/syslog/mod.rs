@@ -149,6 +149,9 @@ impl SyslogSink {
         Ok(match self.config.mode {
             Mode::Tcp => {
                 let s = TcpStream::connect_timeout(&addr, self.config.connect_timeout)?;
+                if crate::net::reached_itself(&s) {
+                    return Err(std::io::Error::other(crate::net::REACHED_ITSELF));
+                }
                 s.set_nodelay(true)?;
                 s.set_write_timeout(Some(self.config.connect_timeout * 3))?;
                 match &self.tls {
