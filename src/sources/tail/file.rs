@@ -386,10 +386,7 @@ impl TailedFile {
         let want = known.clamp(SMALL_READ.min(cfg.read_bytes), cfg.read_bytes);
         let mut block = BytesMut::with_capacity(self.partial.len() + want);
         block.extend_from_slice(&self.partial);
-        let have = block.len();
-        block.resize(have + want, 0);
-        let n = file.read_at(&mut block[have..], self.read_offset)?;
-        block.truncate(have + n);
+        let n = read_at_end(file, &mut block, want, self.read_offset)?;
         if n == 0 {
             return Ok(None);
         }
@@ -634,9 +631,66 @@ fn is_link(path: &Path) -> bool {
     std::fs::symlink_metadata(path).map_or(true, |m| m.file_type().is_symlink())
 }
 
+/// Reads up to `want` bytes of `file` at `offset` onto the end of `block`
+/// and returns how many came. The room is read into as it is, not filled
+/// with zeros first: at full speed, zeroing each block cost the reader more
+/// than finding its lines.
+fn read_at_end(
+    file: &File,
+    block: &mut BytesMut,
+    want: usize,
+    offset: u64,
+) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let offset = libc::off_t::try_from(offset)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    block.reserve(want);
+    let room = &mut block.spare_capacity_mut()[..want];
+    loop {
+        // SAFETY: `room` is valid for writes of `room.len()` bytes, and
+        // pread writes at most that many.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                room.as_mut_ptr().cast(),
+                room.len(),
+                offset,
+            )
+        };
+        if let Ok(n) = usize::try_from(n) {
+            // SAFETY: pread initialised the first `n` bytes of the room.
+            unsafe { block.set_len(block.len() + n) };
+            return Ok(n);
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocks_are_read_onto_what_they_hold_from_any_offset() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"0123456789").unwrap();
+        let f = File::open(&path).unwrap();
+        let mut block = BytesMut::from(&b"held:"[..]);
+        assert_eq!(read_at_end(&f, &mut block, 4, 3).unwrap(), 4);
+        assert_eq!(&block[..], b"held:3456");
+        // more room asked than the file has left: what there is
+        assert_eq!(read_at_end(&f, &mut block, 100, 7).unwrap(), 3);
+        assert_eq!(&block[..], b"held:3456789");
+        // at the end: nothing, and nothing changed
+        assert_eq!(read_at_end(&f, &mut block, 16, 10).unwrap(), 0);
+        assert_eq!(&block[..], b"held:3456789");
+        // an offset past what a file offset can be is refused
+        assert!(read_at_end(&f, &mut block, 16, u64::MAX).is_err());
+    }
     use std::io::Write;
 
     fn cfg(extra: &str) -> TailSourceConfig {
