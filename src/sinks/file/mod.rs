@@ -68,6 +68,11 @@ const WRITE_SLICE: usize = 256 * 1024;
 /// the received frame with writev(2) instead of being copied first.
 const ZERO_COPY_MIN_RECORD: usize = 1024;
 
+/// Size from which a block of lines for the raw format is written straight
+/// from the batch; smaller ones are gathered in the buffer, so that a round
+/// of a few lines at a time is one write.
+const ZERO_COPY_MIN_LINES: usize = 64 * 1024;
+
 /// How often a file sink that holds nothing ticks (looks for removed
 /// outputs, closes idle files, acts on a SIGHUP no write came after).
 const RESTING_TICK: Duration = Duration::from_secs(5);
@@ -292,6 +297,14 @@ impl FileSink {
                 // keep the order: what is buffered goes first
                 out.write(&mut f.pending);
                 write_raw_vectored(out, entries)
+            }
+            // a large block of tailed lines is written as it came, not
+            // copied into the buffer first
+            Records::Lines { data, .. }
+                if self.formatter.writes_raw_text_as_is() && data.len() >= ZERO_COPY_MIN_LINES =>
+            {
+                out.write_then(&mut f.pending, data);
+                Ok(())
             }
             _ => self.formatter.write_batch_spilling(
                 batch,

@@ -84,6 +84,15 @@ impl Output {
         buf.clear();
     }
 
+    /// Writes `buf`, then `data`, in one writev(2), and clears `buf`
+    /// (unless an earlier write of this round failed).
+    pub fn write_then(&mut self, buf: &mut Vec<u8>, data: &[u8]) {
+        let mut slices = vec![IoSlice::new(buf), IoSlice::new(data)];
+        slices.retain(|s| !s.is_empty());
+        self.write_slices(&mut slices);
+        buf.clear();
+    }
+
     /// fsync(2) of the data written (unless a write of this round failed).
     pub fn sync(&mut self) {
         if self.error.is_none() {

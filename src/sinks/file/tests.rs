@@ -338,6 +338,48 @@ fn large_raw_records_are_written_in_order_without_copying() {
     );
 }
 
+/// Lines `line-<i>` for `range`, as a tail source hands them over.
+fn numbered_lines(range: std::ops::Range<usize>) -> (Batch, String) {
+    let n = range.len();
+    let text: String = range.map(|i| format!("line-{i}\n")).collect();
+    let batch = Batch::new(
+        "t".into(),
+        Records::Lines {
+            data: Bytes::from(text.clone()),
+            time: EventTime::new(1, 0),
+        },
+        n,
+    );
+    (batch, text)
+}
+
+#[test]
+fn large_blocks_of_lines_are_written_in_order_between_gathered_small_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("lines.log");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    let mut want = String::new();
+    // small, large (written straight from the batch), small, large, small
+    for range in [
+        0..3,
+        3..20_003,
+        20_003..20_005,
+        20_005..40_005,
+        40_005..40_006,
+    ] {
+        let (batch, text) = numbered_lines(range);
+        want.push_str(&text);
+        s.take(deliver(batch));
+    }
+    assert!(want.len() > 2 * ZERO_COPY_MIN_LINES);
+    s.flush();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), want);
+    assert_eq!(
+        registry.value("logferry_sink_bytes_total", &[]),
+        want.len() as u64
+    );
+}
+
 /// A batch of `n` raw records `<prefix>-<i>` padded past
 /// `ZERO_COPY_MIN_RECORD`, so the sink writes them during `take`.
 fn big_records(prefix: &str, range: std::ops::Range<usize>) -> Batch {
