@@ -359,11 +359,55 @@ encoding.codec = "json"
 
 // --- differential: Vector and the imported logferry on the same input
 
+/// The components the differential corpus (tests/import/vector/differential)
+/// runs, by kind as `vector list` names them. Vector is built with a
+/// chosen set of features, so a build may lack some.
+const COMPONENTS: &[(&str, &[&str])] = &[
+    ("sources", &["file", "fluent"]),
+    (
+        "transforms",
+        &["remap", "filter", "route", "sample", "throttle"],
+    ),
+    ("sinks", &["file"]),
+];
+
+/// The peers' Vector, if it is built with every one of [`COMPONENTS`].
 fn vector() -> Option<PathBuf> {
     if !peer_is_built("ANCHOR_VECTOR", "Vector") {
         return None;
     }
-    peer_path("ANCHOR_VECTOR")
+    let bin = peer_path("ANCHOR_VECTOR")?;
+    let out = std::process::Command::new(&bin)
+        .args(["list", "--format", "json"])
+        .output()
+        .expect("run vector list");
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "`vector list`: {e}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let missing: Vec<String> = COMPONENTS
+        .iter()
+        .flat_map(|(kind, names)| {
+            let have = &listed[kind];
+            names
+                .iter()
+                .filter(|n| !have.as_array().is_some_and(|a| a.iter().any(|h| h == **n)))
+                .map(move |n| format!("{kind}.{n}"))
+        })
+        .collect();
+    if !missing.is_empty() {
+        peer_unusable(&format!(
+            "Vector at {} is built without {} (`vector list`); rebuild it with the peers' \
+             build script and VECTOR_FEATURES naming them too (transforms-remap, \
+             transforms-filter, transforms-route, transforms-sample, transforms-throttle)",
+            bin.display(),
+            missing.join(", ")
+        ));
+        return None;
+    }
+    Some(bin)
 }
 
 /// Vector `bin` as the peer of [`run_both`]: Vector 0.57 fills in

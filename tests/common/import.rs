@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{free_port, pki, read_lines, wait_for_lines, Logferry, BIN};
 
@@ -195,14 +195,32 @@ pub fn records(path: &Path) -> Vec<serde_json::Value> {
 /// `env` until `outputs` hold their number of lines, then a little longer,
 /// so what it flushes late would show as extra lines.
 pub fn run_peer(mut command: Command, env: &[(String, String)], outputs: &[(PathBuf, usize)]) {
+    let log = tempfile::NamedTempFile::new().unwrap();
     let mut child = command
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log.reopen().unwrap())
         .spawn()
         .expect("start the peer");
     for (path, n) in outputs {
-        wait_for_lines(path, *n, Duration::from_secs(60));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while read_lines(path).len() < *n {
+            // a peer that refuses its configuration exits: say what it said
+            if let Some(status) = child.try_wait().unwrap() {
+                let said = std::fs::read_to_string(log.path()).unwrap_or_default();
+                panic!(
+                    "the peer exited ({status}) before {} held {n} lines:\n{said}",
+                    path.display()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{} holds {} lines, expected {n}",
+                path.display(),
+                read_lines(path).len()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
     std::thread::sleep(Duration::from_secs(2));
     let _ = child.kill();

@@ -840,11 +840,18 @@ pub fn peer_is_built(var: &str, peer: &str) -> bool {
          minutes; `build.sh vector`, about 20 more), which writes /opt/peers/env; or point \
          LOGFERRY_PEERS_ENV at another env file"
     );
+    peer_unusable(&why);
+    false
+}
+
+/// Says why a peer cannot run the calling test (not built, or built
+/// without a component the test needs) and skips it (see [`skipped`]),
+/// or, with LOGFERRY_REQUIRE_PEERS set, fails it.
+pub fn peer_unusable(why: &str) {
     if std::env::var_os("LOGFERRY_REQUIRE_PEERS").is_some() {
         panic!("{why} (LOGFERRY_REQUIRE_PEERS is set)");
     }
-    skipped(&why);
-    false
+    skipped(why);
 }
 
 /// Says that the calling test did not run, and why: on stderr at once

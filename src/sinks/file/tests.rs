@@ -380,6 +380,92 @@ fn large_blocks_of_lines_are_written_in_order_between_gathered_small_ones() {
     );
 }
 
+#[test]
+fn a_full_disk_rejects_a_round_holding_a_large_block_of_lines() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("no /dev/full on this system");
+        return;
+    }
+    let retry = RetryConfig {
+        initial: Duration::from_millis(1),
+        max: Duration::from_millis(1),
+        jitter: 0.0,
+        max_attempts: 2,
+    };
+    let (mut s, registry) = settled_sink("path = \"/dev/full\"", retry, None);
+    // gathered, then written straight from the batch (buffer and block in
+    // one writev, the round's only write)
+    let (small, _) = numbered_lines(0..5);
+    let (large, text) = numbered_lines(5..20_005);
+    assert!(text.len() >= ZERO_COPY_MIN_LINES);
+    let mut outcomes = Vec::new();
+    for batch in [small, large] {
+        let (d, rx) = acked(batch);
+        s.take(d);
+        outcomes.push(rx);
+    }
+    s.flush();
+    assert!(
+        outcomes.iter().all(|rx| rx.try_recv().is_err()),
+        "ENOSPC is retried, not settled"
+    );
+    assert_eq!(
+        registry.value("logferry_sink_retried_records_total", &[]),
+        20_005
+    );
+    std::thread::sleep(Duration::from_millis(5));
+    s.flush();
+    for rx in &outcomes {
+        assert_eq!(rx.try_recv(), Ok(AckOutcome::Rejected));
+    }
+    assert_eq!(
+        registry.value("logferry_sink_rejected_records_total", &[]),
+        20_005
+    );
+    assert_eq!(registry.value("logferry_sink_records_total", &[]), 0);
+    assert!(s.retry_at().is_none());
+}
+
+#[test]
+fn a_large_block_of_lines_written_into_a_renamed_file_is_written_again_at_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.log");
+    let moved = dir.path().join("out.log.1");
+    let (mut s, registry) = sink(&format!("path = {:?}", path.display().to_string()));
+    let (first, first_text) = numbered_lines(0..20_000);
+    s.take(deliver(first));
+    s.flush();
+    // the next round is written while the file is still at the path...
+    let (small, small_text) = numbered_lines(20_000..20_002);
+    let (large, large_text) = numbered_lines(20_002..40_002);
+    let (d1, rx1) = acked(small);
+    let (d2, rx2) = acked(large);
+    s.take(d1);
+    s.take(d2);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap().len(),
+        first_text.len() + small_text.len() + large_text.len(),
+        "the large block is written during take"
+    );
+    // ...and renamed away before it is acknowledged
+    std::fs::rename(&path, &moved).unwrap();
+    s.flush();
+    assert_eq!(rx1.try_recv(), Ok(AckOutcome::Accepted));
+    assert_eq!(rx2.try_recv(), Ok(AckOutcome::Accepted));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        small_text + &large_text,
+        "the whole round, in order, at the path"
+    );
+    assert!(std::fs::read_to_string(&moved)
+        .unwrap()
+        .starts_with(&first_text));
+    assert_eq!(
+        registry.value("logferry_file_reopened_total", &[("reason", "missing")]),
+        1
+    );
+}
+
 /// A batch of `n` raw records `<prefix>-<i>` padded past
 /// `ZERO_COPY_MIN_RECORD`, so the sink writes them during `take`.
 fn big_records(prefix: &str, range: std::ops::Range<usize>) -> Batch {
