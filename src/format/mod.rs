@@ -237,7 +237,7 @@ impl Formatter {
             (true, Records::Entries(entries)) => {
                 let mut r = Reader::new(entries);
                 while !r.is_empty() {
-                    write_raw_record(RecordRef::Map(next_record(&mut r)?), out);
+                    write_next_raw_entry(&mut r, out)?;
                     check(out);
                 }
                 Ok(())
@@ -373,6 +373,54 @@ pub fn raw_text(rec: RecordRef<'_>) -> Option<&[u8]> {
             _ => None,
         },
     }
+}
+
+/// Reads the next entry of `r` and appends its record in raw format. The
+/// usual forward entry, `[time, {"message": str}]`, is read in one pass
+/// (it ends where its message does); any other shape is found with
+/// [`next_record`] and written by [`write_raw_record`].
+fn write_next_raw_entry(r: &mut Reader<'_>, out: &mut Vec<u8>) -> msgpack::Result<()> {
+    let entries = r.buffer();
+    match lone_message_entry(entries, r.pos()) {
+        Some((text, end)) => {
+            out.extend_from_slice(text);
+            out.push(b'\n');
+            *r = Reader::at(entries, end);
+        }
+        None => write_raw_record(RecordRef::Map(next_record(r)?), out),
+    }
+    Ok(())
+}
+
+/// The message of the entry at `at` in `entries` when it is
+/// `[time, {"message": str}]` (the time an integer, a float or an
+/// EventTime; the map holding that one field), and where the entry ends.
+/// `None` for any other shape.
+fn lone_message_entry(entries: &[u8], at: usize) -> Option<(&[u8], usize)> {
+    let entry = entries.get(at..)?;
+    if *entry.first()? != 0x92 {
+        return None;
+    }
+    let time_len = match *entry.get(1)? {
+        0x00..=0x7f => 1,
+        0xcc => 2,
+        0xcd => 3,
+        0xca | 0xce => 5,
+        0xcb | 0xcf => 9,
+        0xd7 => 10,
+        0xc7 if entry.get(2) == Some(&8) => 11,
+        _ => return None,
+    };
+    let map = entry.get(1 + time_len..)?;
+    if *map.first()? != 0x81 {
+        return None;
+    }
+    let (_, Value::Str(text)) = leading_message_str(map)? else {
+        return None;
+    };
+    // `text` lies in `entries`: its end, as an offset into them
+    let end = text.as_ptr() as usize + text.len() - entries.as_ptr() as usize;
+    Some((text, end))
 }
 
 /// Appends one record in raw format, newline included.
@@ -545,6 +593,115 @@ mod tests {
         entry(&mut e, &[("log", "from docker")]);
         entry(&mut e, &[("other", "x\"y")]);
         Batch::new("app.web".into(), Records::Entries(e.into()), 3)
+    }
+
+    #[test]
+    fn raw_entries_read_in_one_pass_write_what_the_general_path_writes() {
+        // times in every encoding a sender may use
+        let times: [&[u8]; 9] = [
+            &[0x05],
+            &[0xcc, 0xff],
+            &[0xcd, 0x12, 0x34],
+            &[0xce, 0x65, 0x53, 0xf1, 0x00],
+            &[0xcf, 0, 0, 0, 0, 0x65, 0x53, 0xf1, 0x00],
+            &[0xca, 0x4f, 0, 0, 0],
+            &[0xcb, 0x41, 0xd9, 0, 0, 0, 0, 0, 0],
+            &[0xd7, 0x00, 0x65, 0x53, 0xf1, 0x00, 0, 0, 0, 7],
+            &[0xc7, 0x08, 0x00, 0x65, 0x53, 0xf1, 0x00, 0, 0, 0, 7],
+        ];
+        let mut entries = Vec::new();
+        let mut count = 0;
+        let mut push = |entries: &mut Vec<u8>, time: &[u8], record: &dyn Fn(&mut Vec<u8>)| {
+            write::array_len(entries, 2);
+            entries.extend_from_slice(time);
+            record(entries);
+            count += 1;
+        };
+        for time in times {
+            // a message string of every header size, and the empty one
+            for len in [0, 5, 31, 32, 255, 256, 70_000] {
+                push(&mut entries, time, &|e| {
+                    write::map_len(e, 1);
+                    write::str(e, b"message");
+                    write::str(e, "m".repeat(len).as_bytes());
+                });
+            }
+        }
+        let t = times[7];
+        // shapes read by the general path: more fields, another key, a
+        // message that is not a string, a later message, an ext of another
+        // length, a negative time
+        push(&mut entries, t, &|e| {
+            write::map_len(e, 2);
+            write::str(e, b"message");
+            write::str(e, b"first");
+            write::str(e, b"level");
+            write::str(e, b"info");
+        });
+        push(&mut entries, t, &|e| {
+            write::map_len(e, 1);
+            write::str(e, b"log");
+            write::str(e, b"docker");
+        });
+        push(&mut entries, t, &|e| {
+            write::map_len(e, 1);
+            write::str(e, b"message");
+            write::uint(e, 42);
+        });
+        push(&mut entries, t, &|e| {
+            write::map_len(e, 2);
+            write::str(e, b"a");
+            write::uint(e, 1);
+            write::str(e, b"message");
+            write::str(e, b"late");
+        });
+        push(&mut entries, &[0xc7, 0x04, 0x00, 1, 2, 3, 4], &|e| {
+            write::map_len(e, 1);
+            write::str(e, b"message");
+            write::str(e, b"ext4");
+        });
+        push(&mut entries, &[0xff], &|e| {
+            write::map_len(e, 1);
+            write::str(e, b"message");
+            write::str(e, b"negative");
+        });
+        let mut general = Vec::new();
+        let mut r = Reader::new(&entries);
+        let mut ends = Vec::new();
+        while !r.is_empty() {
+            write_raw_record(RecordRef::Map(next_record(&mut r).unwrap()), &mut general);
+            ends.push(r.pos());
+        }
+        let mut fast = Vec::new();
+        let mut r = Reader::new(&entries);
+        let mut fast_ends = Vec::new();
+        while !r.is_empty() {
+            write_next_raw_entry(&mut r, &mut fast).unwrap();
+            fast_ends.push(r.pos());
+        }
+        assert_eq!(ends.len(), count);
+        assert_eq!(
+            fast_ends, ends,
+            "each entry ends where the general path finds its end"
+        );
+        assert_eq!(fast, general);
+        assert!(String::from_utf8(fast)
+            .unwrap()
+            .ends_with("first\ndocker\n42\nlate\next4\nnegative\n"));
+    }
+
+    #[test]
+    fn a_truncated_lone_message_entry_is_an_error_not_a_short_record() {
+        let mut e = Vec::new();
+        write::array_len(&mut e, 2);
+        write::event_time(&mut e, 1, 0);
+        write::map_len(&mut e, 1);
+        write::str(&mut e, b"message");
+        write::str(&mut e, b"cut short");
+        e.truncate(e.len() - 3);
+        let mut out = Vec::new();
+        assert!(write_next_raw_entry(&mut Reader::new(&e), &mut out).is_err());
+        assert!(out.is_empty());
     }
 
     #[test]
