@@ -189,6 +189,7 @@ fn compare(
             );
         }
     }
+    report::note_free_page_reporting();
     Ok(())
 }
 

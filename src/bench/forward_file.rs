@@ -96,6 +96,7 @@ pub fn run(a: ForwardFileArgs) -> Result<(), String> {
         b.bytes as f64 / b.seconds / 1e6,
         b.seconds / o.seconds
     );
+    report::note_free_page_reporting();
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! CPU and memory of a process, read from /proc (Linux).
+//! CPU and memory of a process, read from /proc (Linux); and whether the
+//! machine hands freed memory back to its host, read from /sys.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -124,6 +125,43 @@ fn thread_cpu(before: &ProcSample, after: &ProcSample, skip_exited: bool) -> Opt
     }
     ns += later.map(|&(_, now)| now).sum::<u64>();
     Some(Duration::from_nanos(ns))
+}
+
+/// The page order from which this guest reports freed memory to its host
+/// (virtio-balloon free page reporting), when it does. A page freed a
+/// couple of seconds before is then faulted in from the host again when
+/// it is next used, so writing files costs more for a program that runs
+/// after others deleted theirs, or runs slower. `None` on bare metal, with
+/// a balloon that does not report, or with reporting paused (an order
+/// above the largest page order).
+pub fn free_page_reporting() -> Option<u32> {
+    let order =
+        std::fs::read_to_string("/sys/module/page_reporting/parameters/page_reporting_order")
+            .ok()?;
+    let devices = std::fs::read_dir("/sys/bus/virtio/devices").ok()?;
+    let devices: Vec<(String, String)> = devices
+        .flatten()
+        .filter_map(|d| {
+            let read = |f: &str| std::fs::read_to_string(d.path().join(f)).ok();
+            Some((read("device")?, read("features")?))
+        })
+        .collect();
+    reporting_order(&order, &devices)
+}
+
+/// [`free_page_reporting`] from the texts of `page_reporting_order` and
+/// each virtio device's `device` and `features` files.
+fn reporting_order(order: &str, devices: &[(String, String)]) -> Option<u32> {
+    // the balloon's device id, and its feature bit for free page reporting
+    const BALLOON: &str = "0x0005";
+    const F_REPORTING: usize = 5;
+    // MAX_PAGE_ORDER of x86-64 and of arm64 with 4 KiB pages
+    const LARGEST_ORDER: u32 = 10;
+    let order: u32 = order.trim().parse().ok()?;
+    let reports = devices.iter().any(|(device, features)| {
+        device.trim() == BALLOON && features.as_bytes().get(F_REPORTING) == Some(&b'1')
+    });
+    (reports && order <= LARGEST_ORDER).then_some(order)
 }
 
 /// The command name of process `pid` (`/proc/PID/comm`).
@@ -294,6 +332,26 @@ fn ticks_to_duration(t: u64, per_sec: u64) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_page_reporting_needs_a_reporting_balloon_and_an_order_in_range() {
+        let balloon = |features: &str| ("0x0005\n".to_string(), format!("{features}\n"));
+        let net = ("0x0001\n".to_string(), "0000011000\n".to_string());
+        let reporting = balloon("0110010100");
+        let silent = balloon("0110000100");
+        assert_eq!(
+            reporting_order("9\n", &[net.clone(), reporting.clone()]),
+            Some(9)
+        );
+        assert_eq!(reporting_order("9\n", &[net.clone(), silent]), None);
+        assert_eq!(reporting_order("9\n", &[net]), None, "no balloon");
+        assert_eq!(
+            reporting_order("11\n", std::slice::from_ref(&reporting)),
+            None,
+            "paused"
+        );
+        assert_eq!(reporting_order("", &[reporting]), None);
+    }
 
     fn with_threads(threads: &[(u32, u64)]) -> ProcSample {
         ProcSample {

@@ -99,3 +99,19 @@ impl Drop for WorkDir {
         }
     }
 }
+
+/// Says, under a file-writing benchmark's figures, that this machine hands
+/// freed memory back to its host, which skews them (docs/BENCHMARKS.md,
+/// "Reading the numbers"); nothing where it does not.
+pub fn note_free_page_reporting() {
+    if let Some(order) = super::procfs::free_page_reporting() {
+        println!(
+            "\nnote: this machine reports freed memory to its host (free page reporting, order \
+             {order}): pages freed more than about 2 s before are faulted in again when reused, \
+             so files written after a pause or by the slower program cost more to write. For \
+             comparable figures pause it for the sitting (echo 11 > \
+             /sys/module/page_reporting/parameters/page_reporting_order) after writing and \
+             deleting a few times the output once; see docs/BENCHMARKS.md, Reading the numbers."
+        );
+    }
+}

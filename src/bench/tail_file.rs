@@ -127,6 +127,7 @@ pub fn run(a: TailFileArgs) -> Result<(), String> {
         c.seconds / o.seconds,
         idle.iter().copied().fold(0.0, f64::max)
     );
+    report::note_free_page_reporting();
     Ok(())
 }
 
