@@ -350,23 +350,8 @@ fn apache_line(i: usize, short: bool) -> String {
     ];
     const CODES: [u16; 4] = [200, 304, 404, 500];
     let second = i / 1000;
-    if short {
-        return format!(
-            "10.{}.{}.{} - - [27/Nov/2026:{:02}:{:02}:{:02} +0000] \"GET {}/{} HTTP/1.1\" {} {} \"-\" \"Go-http-client/1.1\"",
-            i % 251,
-            (i / 251) % 251,
-            i % 7,
-            (second / 3600) % 24,
-            (second / 60) % 60,
-            second % 60,
-            PATHS[i % 4],
-            i % 100_000,
-            CODES[(i / 4) % 4],
-            100 + i % 9000,
-        );
-    }
-    format!(
-        "10.{}.{}.{} - - [27/Nov/2026:{:02}:{:02}:{:02} +0000] \"GET {}/{i}?page=2 HTTP/1.1\" {} {} \"https://example.com/start\" \"Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0\"",
+    let head = format!(
+        "10.{}.{}.{} - - [27/Nov/2026:{:02}:{:02}:{:02} +0000] \"GET {}/",
         i % 251,
         (i / 251) % 251,
         i % 7,
@@ -374,9 +359,18 @@ fn apache_line(i: usize, short: bool) -> String {
         (second / 60) % 60,
         second % 60,
         PATHS[i % 4],
-        CODES[(i / 4) % 4],
-        100 + i % 9000,
-    )
+    );
+    let (code, size) = (CODES[(i / 4) % 4], 100 + i % 9000);
+    if short {
+        format!(
+            "{head}{} HTTP/1.1\" {code} {size} \"-\" \"Go-http-client/1.1\"",
+            i % 100_000
+        )
+    } else {
+        format!(
+            "{head}{i}?page=2 HTTP/1.1\" {code} {size} \"https://example.com/start\" \"Mozilla/5.0 (X11; Linux x86_64) Gecko/20100101 Firefox/120.0\""
+        )
+    }
 }
 
 impl Work for Apache {
