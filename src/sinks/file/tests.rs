@@ -175,12 +175,13 @@ fn settled_sink(
     (s, registry)
 }
 
-#[test]
-fn a_full_disk_is_retried_then_rejected_after_max_attempts() {
-    // /dev/full accepts opens and fails every write with ENOSPC
+/// A sink writing to /dev/full, which accepts opens and fails every write
+/// with ENOSPC, retrying 1 ms apart up to 2 attempts; `None` (said on
+/// stderr) on a system without it.
+fn full_disk_sink() -> Option<(FileSink, Registry)> {
     if !Path::new("/dev/full").exists() {
         eprintln!("no /dev/full on this system");
-        return;
+        return None;
     }
     let retry = RetryConfig {
         initial: Duration::from_millis(1),
@@ -188,7 +189,14 @@ fn a_full_disk_is_retried_then_rejected_after_max_attempts() {
         jitter: 0.0,
         max_attempts: 2,
     };
-    let (mut s, registry) = settled_sink("path = \"/dev/full\"", retry, None);
+    Some(settled_sink("path = \"/dev/full\"", retry, None))
+}
+
+#[test]
+fn a_full_disk_is_retried_then_rejected_after_max_attempts() {
+    let Some((mut s, registry)) = full_disk_sink() else {
+        return;
+    };
     let (tx, rx) = mpsc::channel();
     let tx2 = tx.clone();
     s.take(deliver(
@@ -382,17 +390,9 @@ fn large_blocks_of_lines_are_written_in_order_between_gathered_small_ones() {
 
 #[test]
 fn a_full_disk_rejects_a_round_holding_a_large_block_of_lines() {
-    if !Path::new("/dev/full").exists() {
-        eprintln!("no /dev/full on this system");
+    let Some((mut s, registry)) = full_disk_sink() else {
         return;
-    }
-    let retry = RetryConfig {
-        initial: Duration::from_millis(1),
-        max: Duration::from_millis(1),
-        jitter: 0.0,
-        max_attempts: 2,
     };
-    let (mut s, registry) = settled_sink("path = \"/dev/full\"", retry, None);
     // gathered, then written straight from the batch (buffer and block in
     // one writev, the round's only write)
     let (small, _) = numbered_lines(0..5);
