@@ -492,21 +492,25 @@ fn lines_written_one_at_a_time_arrive_in_batches_within_the_linger() {
             }
         }
     };
+    let mut watch_for = |seen: &mut Vec<Option<std::time::Instant>>, span: Duration| {
+        let end = std::time::Instant::now() + span;
+        while std::time::Instant::now() < end {
+            watch(seen);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    };
     for round in 0..2 {
         for _ in 0..30 {
             let n = written.len();
             append(&file, format!("l-{n}\n").as_bytes());
             written.push(std::time::Instant::now());
             seen.push(None);
-            let next = std::time::Instant::now() + Duration::from_millis(100);
-            while std::time::Instant::now() < next {
-                watch(&mut seen);
-                std::thread::sleep(Duration::from_millis(5));
-            }
+            watch_for(&mut seen, Duration::from_millis(100));
         }
         if round == 0 {
-            // a pause: the reader goes back to waiting for a write
-            std::thread::sleep(Duration::from_millis(1500));
+            // a pause: the reader goes back to waiting for a write (the
+            // round's last lines are still watched for as they arrive)
+            watch_for(&mut seen, Duration::from_millis(1500));
         }
     }
     wait_until("every line", Duration::from_secs(20), || {
