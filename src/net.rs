@@ -556,6 +556,64 @@ pub fn reached_itself(tcp: &impl std::os::fd::AsFd) -> bool {
     matches!((s.local_addr(), s.peer_addr()), (Ok(l), Ok(p)) if l == p)
 }
 
+/// A connection's receive queue in the kernel, for a reader that lets its
+/// client's data gather there (`crate::sources::linger`).
+pub struct ReceiveQueue {
+    /// The socket's descriptor, owned by the connection's task, which
+    /// holds this for no longer than it holds the socket.
+    fd: std::os::fd::RawFd,
+    low_water: usize,
+}
+
+impl ReceiveQueue {
+    pub fn of(tcp: &tokio::net::TcpStream) -> Self {
+        use std::os::fd::AsRawFd;
+        ReceiveQueue {
+            fd: tcp.as_raw_fd(),
+            low_water: 1,
+        }
+    }
+
+    /// Sets the receive low-water mark: data arriving wakes no thread
+    /// until this much is queued. 1, the kernel's default, wakes one at
+    /// every arrival; setting it signals what is queued already. A socket
+    /// that refuses keeps waking its reader at every arrival, which costs
+    /// CPU, not records.
+    pub fn set_low_water(&mut self, bytes: usize) {
+        let bytes = bytes.clamp(1, i32::MAX as usize);
+        if bytes != self.low_water && self.set_int(libc::SO_RCVLOWAT, bytes as libc::c_int) {
+            self.low_water = bytes;
+        }
+    }
+
+    /// Bytes queued and not yet read.
+    pub fn queued(&self) -> usize {
+        let mut n: libc::c_int = 0;
+        // SAFETY: `fd` is a socket its owner keeps open while this lives
+        // (see the field); FIONREAD writes one int into `n`
+        let r = unsafe { libc::ioctl(self.fd, libc::FIONREAD, &mut n) };
+        if r == 0 {
+            n.max(0) as usize
+        } else {
+            0
+        }
+    }
+
+    fn set_int(&self, option: libc::c_int, value: libc::c_int) -> bool {
+        // SAFETY: as in `queued`; `value` outlives the call
+        let r = unsafe {
+            libc::setsockopt(
+                self.fd,
+                libc::SOL_SOCKET,
+                option,
+                (&value as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        r == 0
+    }
+}
+
 /// The error a client gives for a connection that [`reached_itself`].
 pub const REACHED_ITSELF: &str = "nothing listens there (the connection reached itself)";
 
@@ -573,11 +631,62 @@ mod tests {
     use std::net::SocketAddr;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+    use std::time::Duration;
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     use super::*;
+
+    #[tokio::test]
+    async fn below_its_low_water_mark_a_receive_queue_wakes_no_reader() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        // a fresh connection's receive window is still below one segment
+        // (64 KiB on loopback), and then the kernel signals every arrival
+        // whatever the mark: a few MiB read through it open the window
+        let warm = tokio::spawn(async move {
+            client.write_all(&vec![0; 8 << 20]).await.unwrap();
+            client
+        });
+        let mut sink = vec![0; 1 << 20];
+        let mut read = 0;
+        while read < 8 << 20 {
+            read += server.read(&mut sink).await.unwrap();
+        }
+        let mut client = warm.await.unwrap();
+        let mut queue = ReceiveQueue::of(&server);
+        queue.set_low_water(1000);
+        client.write_all(&[7; 100]).await.unwrap();
+        let mut waited = 0;
+        while queue.queued() < 100 && waited < 500 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            waited += 1;
+        }
+        assert_eq!(queue.queued(), 100);
+        // 100 bytes queued, the mark at 1,000: nothing to wake a reader
+        let early = tokio::time::timeout(Duration::from_millis(200), server.readable()).await;
+        assert!(early.is_err(), "woken below the low-water mark");
+        // at the mark back at 1, what is queued is signalled at once
+        queue.set_low_water(1);
+        tokio::time::timeout(Duration::from_secs(10), server.readable())
+            .await
+            .expect("signalled once the mark is lowered")
+            .unwrap();
+        let mut got = [0; 200];
+        assert_eq!(server.try_read(&mut got).unwrap(), 100);
+        assert_eq!(queue.queued(), 0);
+        // a read's worth past the mark wakes the reader too
+        queue.set_low_water(1000);
+        client.write_all(&[8; 1500]).await.unwrap();
+        tokio::time::timeout(Duration::from_secs(10), server.readable())
+            .await
+            .expect("woken at the low-water mark")
+            .unwrap();
+    }
 
     #[tokio::test]
     async fn a_connection_that_reached_itself_is_told_apart() {

@@ -5,7 +5,7 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 use flate2::{write::GzEncoder, Compression};
@@ -201,4 +201,197 @@ fn unified_file_is_appended_across_restarts() {
     }
     let lines = read_lines(&dir.path().join("unified.log"));
     assert_eq!(lines, vec!["round0-0", "round1-0"]);
+}
+
+/// The forward-to-file configuration with the source's `linger` set.
+fn lingering(linger: &str) -> String {
+    let address = "address = \"127.0.0.1:0\"";
+    CONFIG.replace(address, &format!("{address}\nlinger = \"{linger}\""))
+}
+
+/// Counts the lines of `path` every 2 ms on a thread of its own until
+/// `n` are there (or 60 s pass): when each count was first seen.
+fn watch_arrivals(
+    path: std::path::PathBuf,
+    n: usize,
+) -> std::thread::JoinHandle<Vec<(Instant, usize)>> {
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut seen = vec![(Instant::now(), 0)];
+        while seen.last().unwrap().1 < n && Instant::now() < deadline {
+            let count = read_lines(&path).len();
+            if count != seen.last().unwrap().1 {
+                seen.push((Instant::now(), count));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        seen
+    })
+}
+
+#[test]
+fn a_frequent_client_is_read_a_linger_at_a_time_and_every_record_arrives() {
+    let mut lf = Logferry::start(&lingering("500ms"));
+    let addr = lf.forward_addr("in");
+    let out = lf.path("unified.log");
+    let n = 300;
+    let arrivals = watch_arrivals(out.clone(), n);
+    // a logging library: a chunk per record, one every 5 ms for 1.5 s
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut sent = Vec::new();
+    for i in 0..n {
+        s.write_all(&message_frame("app", "often", i, None))
+            .unwrap();
+        sent.push(Instant::now());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let arrivals = arrivals.join().unwrap();
+    let lines = read_lines(&out);
+    assert_exactly(&lines, "often", n);
+    // read a linger at a time: a handful of writes to the file, not one
+    // per chunk (1.5 s of chunks is three or four lingers)
+    let writes = arrivals.len() - 1;
+    assert!(
+        writes <= 10,
+        "{writes} writes for {n} chunks: {:?}",
+        arrivals.iter().map(|a| a.1).collect::<Vec<_>>()
+    );
+    // and no record waits much more than a linger
+    for (i, at) in sent.iter().enumerate() {
+        let (arrived, _) = arrivals
+            .iter()
+            .find(|(_, count)| *count > i)
+            .expect("every record arrived");
+        let waited = arrived.saturating_duration_since(*at);
+        assert!(
+            waited < Duration::from_millis(1500),
+            "record {i} arrived {waited:?} after it was sent"
+        );
+    }
+    assert!(lf.stop().success());
+    assert_eq!(read_lines(&out).len(), n, "nothing more after the stop");
+}
+
+#[test]
+fn a_client_that_asks_for_acks_is_not_lingered_after_its_first() {
+    // a linger far longer than the whole test may take once
+    let mut lf = Logferry::start(&lingering("5s"));
+    let addr = lf.forward_addr("in");
+    let out = lf.path("unified.log");
+    let mut s = TcpStream::connect(addr).unwrap();
+    // chunks nobody waits for, often enough that they gather
+    for i in 0..3 {
+        s.write_all(&message_frame("t", "free", i, None)).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // then the client asks for acks: its first may wait out the linger
+    // that began before it, no more
+    let asked = Instant::now();
+    s.write_all(&message_frame("t", "acked", 0, Some("c0")))
+        .unwrap();
+    assert_eq!(read_ack(&mut s), "c0");
+    assert!(
+        asked.elapsed() < Duration::from_secs(9),
+        "{:?}",
+        asked.elapsed()
+    );
+    // every later chunk is read as it arrives: 20 round trips take far
+    // less than one linger
+    let started = Instant::now();
+    for i in 1..21 {
+        let id = format!("c{i}");
+        s.write_all(&message_frame("t", "acked", i, Some(&id)))
+            .unwrap();
+        assert_eq!(read_ack(&mut s), id);
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "20 acks took {:?}: the connection lingered",
+        started.elapsed()
+    );
+    let lines = read_lines(&out);
+    assert_exactly(&lines, "free", 3);
+    assert_exactly(&lines, "acked", 21);
+}
+
+#[test]
+fn a_stop_while_chunks_gather_delivers_every_chunk_sent() {
+    let mut lf = Logferry::start(&lingering("30s"));
+    let addr = lf.forward_addr("in");
+    let out = lf.path("unified.log");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&message_frame("t", "gather", 0, None)).unwrap();
+    wait_for_lines(&out, 1, Duration::from_secs(10));
+    // the next chunks come within a linger: they gather in the socket
+    for i in 1..201 {
+        s.write_all(&message_frame("t", "gather", i, None)).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let stopping = Instant::now();
+    assert!(lf.stop().success());
+    // the stop ends the linger; it does not wait it out
+    assert!(
+        stopping.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        stopping.elapsed()
+    );
+    assert_exactly(&read_lines(&out), "gather", 201);
+}
+
+#[test]
+fn a_client_that_closes_while_its_chunks_gather_loses_none() {
+    let mut lf = Logferry::start(&lingering("2s"));
+    let addr = lf.forward_addr("in");
+    let out = lf.path("unified.log");
+    for round in 0..3 {
+        let prefix = format!("closed{round}");
+        let mut s = TcpStream::connect(addr).unwrap();
+        for i in 0..100 {
+            s.write_all(&message_frame("t", &prefix, i, None)).unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(s);
+    }
+    let lines = wait_for_lines(&out, 300, Duration::from_secs(30));
+    for round in 0..3 {
+        assert_exactly(&lines, &format!("closed{round}"), 100);
+    }
+    assert!(lf.stop().success());
+    assert_eq!(read_lines(&out).len(), 300);
+}
+
+#[test]
+fn a_client_sending_in_bulk_is_read_as_it_sends_not_a_linger_at_a_time() {
+    // a client that sends a bulk's worth within a linger ends it: these
+    // 45 MB are read as they arrive (about a second), where a client held
+    // to one kernel receive buffer (up to 32 MiB) per linger would wait
+    // out at least one 20 s linger
+    let mut lf = Logferry::start(&lingering("20s"));
+    let addr = lf.forward_addr("in");
+    let out = lf.path("unified.log");
+    let (per_frame, frames) = (1000, 400);
+    let pad = "x".repeat(100);
+    let mut s = TcpStream::connect(addr).unwrap();
+    let started = Instant::now();
+    let (mut frame, mut e) = (Vec::new(), Vec::new());
+    for k in 0..frames {
+        e.clear();
+        for i in 0..per_frame {
+            let message = format!("bulk-{k}-{i}-{pad}");
+            write_message_entry(&mut e, 1_700_000_000, 0, message.as_bytes());
+        }
+        frame.clear();
+        write_packed_forward(&mut frame, "bulk", &e, per_frame, None);
+        s.write_all(&frame).unwrap();
+    }
+    drop(s);
+    let lines = wait_for_lines(&out, frames * per_frame, Duration::from_secs(90));
+    assert_eq!(lines.len(), frames * per_frame);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}: the bulk client waited for a linger",
+        started.elapsed()
+    );
+    assert!(lf.stop().success());
 }

@@ -148,10 +148,14 @@ pub struct SinksArgs {
     /// With `--rates`: how long each rate is sent.
     #[arg(long, default_value_t = 20)]
     pub step_seconds: u64,
-    /// `s3`: the logferry sink's `time_format` (`epoch`, the default,
-    /// `epoch_millis` or `rfc3339`).
+    /// `s3`: the logferry sink's `time_format` (`epoch_millis`, the
+    /// default, `epoch` or `rfc3339`).
     #[arg(long)]
     pub s3_time_format: Option<String>,
+    /// With `--rates`: logferry's forward source's `linger` (`"100ms"`;
+    /// default: the source's default, none).
+    #[arg(long)]
+    pub source_linger: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -657,13 +661,36 @@ fn start(
     fluent_bit_output: &str,
     fluent_bit_env: &[(&str, &str)],
 ) -> Result<(Proc, SocketAddr), String> {
+    start_lingering(
+        dir,
+        system,
+        peer,
+        None,
+        logferry_sink,
+        fluent_bit_output,
+        fluent_bit_env,
+    )
+}
+
+/// [`start`], with logferry's forward source's `linger` set if `linger`
+/// is.
+fn start_lingering(
+    dir: &Path,
+    system: System,
+    peer: Option<&Path>,
+    linger: Option<&str>,
+    logferry_sink: &str,
+    fluent_bit_output: &str,
+    fluent_bit_env: &[(&str, &str)],
+) -> Result<(Proc, SocketAddr), String> {
     match (system, peer) {
         (System::Logferry, _) => {
+            let linger = linger.map_or(String::new(), |l| format!("linger = \"{l}\"\n"));
             let mut p = Proc::start(
                 dir,
                 "logferry-sinks",
                 &format!(
-                    "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n{logferry_sink}"
+                    "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{linger}\n{logferry_sink}"
                 ),
             )?;
             let addr = p.address("source=in ")?;

@@ -7,6 +7,12 @@
 //! reader behind its input (a backlog, full speed) reads on at once. A
 //! source whose client waits (an HTTP request, a forward chunk with an ack,
 //! a FUSE `fsync`) has no linger at all.
+//!
+//! A reader that is often the second hop (a forward connection, whose
+//! client may be an agent that lingered already) lingers only for a
+//! client that writes more often than once a period ([`Linger::woken`]):
+//! a client sending a chunk a second is read the moment each arrives, and
+//! the path lingers once.
 
 use std::time::Duration;
 
@@ -19,6 +25,8 @@ pub struct Linger {
     period: Duration,
     /// Until when the reader lets lines gather.
     quiet_until: Option<Instant>,
+    /// When its client last woke the reader ([`Linger::woken`]).
+    last_woken: Option<Instant>,
 }
 
 impl Linger {
@@ -26,7 +34,24 @@ impl Linger {
         Linger {
             period,
             quiet_until: None,
+            last_woken: None,
         }
+    }
+
+    /// The reader's client woke it with data after it had read all there
+    /// was: if the client wrote within a period of its last such wake, it
+    /// writes more often than once a period, and its next writes gather
+    /// (as [`Linger::caught_up`]). Returns whether they do.
+    pub fn woken(&mut self) -> bool {
+        let now = Instant::now();
+        let frequent = self
+            .last_woken
+            .is_some_and(|t| now.duration_since(t) < self.period);
+        self.last_woken = Some(now);
+        if frequent {
+            self.caught_up();
+        }
+        frequent
     }
 
     /// The reader read something and took all there was: the next lines
@@ -89,6 +114,33 @@ mod tests {
         l.caught_up();
         l.stop();
         assert!(!l.is_quiet() && l.until().is_none());
+    }
+
+    #[tokio::test]
+    async fn only_a_client_waking_the_reader_within_a_period_lets_writes_gather() {
+        tokio::time::pause();
+        let period = Duration::from_millis(100);
+        let mut l = Linger::new(period);
+        // the first wake: nothing to compare with
+        assert!(!l.woken());
+        assert!(!l.is_quiet());
+        // a client writing once a period or less often never gathers
+        tokio::time::advance(period).await;
+        assert!(!l.woken());
+        tokio::time::advance(Duration::from_secs(3)).await;
+        assert!(!l.woken());
+        // within a period of the last wake: the next writes gather
+        tokio::time::advance(Duration::from_millis(10)).await;
+        let woken = Instant::now();
+        assert!(l.woken());
+        assert_eq!(l.until(), Some(woken + period));
+        // stopped (an ack asked for): read at once
+        l.stop();
+        assert!(!l.is_quiet());
+        // no period: never
+        let mut none = Linger::new(Duration::ZERO);
+        assert!(!none.woken() && !none.woken());
+        assert!(!none.is_quiet());
     }
 
     #[tokio::test]

@@ -32,8 +32,8 @@ use super::super::process::{wait_until_every, Proc};
 use super::super::procfs::{self, ProcSample};
 use super::stores::{self, S3_ENV};
 use super::{
-    forward_gzip, http_configs, opensearch_configs, otlp_in, start, start_receiver, write_entry,
-    Batching, Dest, SinksArgs, System, HTTP_RECEIVER,
+    forward_gzip, http_configs, opensearch_configs, otlp_in, start_lingering, start_receiver,
+    write_entry, Batching, Dest, SinksArgs, System, HTTP_RECEIVER,
 };
 use crate::protocol::forward::write_packed_forward;
 
@@ -195,6 +195,14 @@ pub fn run(dir: &Path, a: &SinksArgs, peer: Option<&Path>, dest: &Dest) -> Resul
         TICK.as_millis(),
         poll.as_millis()
     );
+    if let Some(l) = &a.source_linger {
+        match dest {
+            Dest::OtlpIn(_) => {
+                return Err("--source-linger is the forward source's: not otlp-in".into())
+            }
+            _ => println!("logferry's forward source: linger = \"{l}\""),
+        }
+    }
     let mut systems = vec![System::Logferry];
     if peer.is_some() {
         systems.push(System::FluentBit);
@@ -297,6 +305,7 @@ fn start_step<'a>(
     dest: &'a Dest,
     tag: &str,
 ) -> Result<Started<'a>, String> {
+    let linger = a.source_linger.as_deref();
     let into_file = |out: PathBuf, p: Proc, others: Vec<Proc>, addr: SocketAddr| {
         let mut lines = LineCount::new(&out);
         Started {
@@ -322,7 +331,7 @@ fn start_step<'a>(
                 Dest::Http => http_configs(recv, Batching::Defaults),
                 _ => forward_gzip::configs(recv),
             };
-            let (p, addr) = start(dir, system, peer, &sink, &output, &[])?;
+            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &[])?;
             Ok(into_file(out, p, vec![receiver], addr))
         }
         Dest::OtlpIn(r) => {
@@ -338,7 +347,7 @@ fn start_step<'a>(
                 Cleanup(Some(Box::new(move || node.delete(&index))))
             };
             let (sink, output) = opensearch_configs(node, &index, Batching::Defaults);
-            let (p, addr) = start(dir, system, peer, &sink, &output, &[])?;
+            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &[])?;
             let mut n = 0;
             Ok(Started {
                 p,
@@ -354,7 +363,7 @@ fn start_step<'a>(
         }
         Dest::Otlp(collector) => {
             let (sink, output) = stores::otlp_configs(collector, Batching::Defaults)?;
-            let (p, addr) = start(dir, system, peer, &sink, &output, &[])?;
+            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &[])?;
             let mut records = collector.counter();
             Ok(Started {
                 p,
@@ -383,7 +392,7 @@ fn start_step<'a>(
                 Batching::Defaults,
                 a.s3_time_format.as_deref(),
             );
-            let (p, addr) = start(dir, system, peer, &sink, &output, &S3_ENV)?;
+            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &S3_ENV)?;
             let mut objects = store.counter(&bucket);
             Ok(Started {
                 p,

@@ -35,6 +35,15 @@ pub struct ForwardSourceConfig {
     /// A connection that sends nothing for this long is closed.
     #[serde(default = "default_idle_timeout", deserialize_with = "units::duration")]
     pub idle_timeout: Duration,
+    /// For a client that asks for no acks and sends more often than once
+    /// a linger (a logging library writing each record as a chunk): how
+    /// long its next chunks gather in the socket before they are read, as
+    /// one wake-up and one batch per linger. A client that sends less
+    /// often (an agent that lingered already) is read as each chunk
+    /// arrives; a connection that has asked for an ack never lingers.
+    /// 0 (the default): read as soon as data arrives.
+    #[serde(default, deserialize_with = "units::duration")]
+    pub linger: Duration,
     /// Require the shared-key handshake (HELO/PING/PONG) with this key.
     pub shared_key: Option<String>,
     /// With `shared_key`: also require one of these username/password pairs.
@@ -101,6 +110,12 @@ impl ForwardSourceConfig {
         }
         if self.idle_timeout.is_zero() {
             return Err("idle_timeout must be greater than 0".into());
+        }
+        if self.linger >= self.idle_timeout {
+            return Err(format!(
+                "linger ({:?}) must be shorter than idle_timeout ({:?})",
+                self.linger, self.idle_timeout
+            ));
         }
         if !self.users.is_empty() && self.shared_key.is_none() {
             return Err(

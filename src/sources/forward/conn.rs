@@ -28,6 +28,14 @@ use crate::net::{accept_tls, read_value, Activity, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
+use crate::sources::linger::Linger;
+
+/// Bytes a client sends within one linger that show it sends in bulk:
+/// its connection is read as data arrives from then on.
+const BULK_BYTES: usize = 1024 * 1024;
+
+/// At a stop, how long reading what gathered during a linger may take.
+const STOP_READ_GRACE: Duration = Duration::from_secs(1);
 
 /// Most acks of one connection waiting to be written.
 const MAX_PENDING_ACKS: usize = 4096;
@@ -61,6 +69,8 @@ pub struct Settings {
     pub limits: Limits,
     /// Silence after which a connection is closed.
     pub idle_timeout: Duration,
+    /// How long a frequent client's chunks gather (`linger`).
+    pub linger: Duration,
     /// The source's name, for logs.
     pub source: Arc<str>,
     /// The handshake of the `tls` table, if there is one.
@@ -108,6 +118,7 @@ impl Connection {
             activity,
         } = self;
         let _ = stream.set_nodelay(true);
+        let mut queue = crate::net::ReceiveQueue::of(&stream);
         tracing::debug!(source = %settings.source, %peer, "connection opened");
         let tls = settings.tls.as_ref();
         let stream = match accept_tls(stream, tls, settings.idle_timeout, &activity).await {
@@ -147,6 +158,17 @@ impl Connection {
 
         let mut scan = Scan::default();
         let mut typical_frame = 0usize;
+        // a frequent client's chunks gather for the linger (see
+        // `crate::sources::linger`); `gathering` while they do
+        let mut gather = Linger::new(settings.linger);
+        let mut gathering = false;
+        // bytes read since the last linger began (or the client woke the
+        // connection)
+        let mut gathered = 0usize;
+        // the client has asked for an ack (it may wait for each one), or
+        // sent in bulk (it must not wait for room): the connection never
+        // lingers again
+        let mut read_at_once = false;
         // checked once, on the first bytes of a plain connection
         let mut first_bytes = settings.tls.is_none();
         let end = 'conn: loop {
@@ -156,6 +178,12 @@ impl Connection {
                 match next_frame(&mut buf, &settings.limits, &mut scan) {
                     Ok(Some(frame)) => {
                         typical_frame = before - buf.len();
+                        if frame.options.chunk.is_some() && !read_at_once {
+                            read_at_once = true;
+                            gathering = false;
+                            gather.stop();
+                            queue.set_low_water(1);
+                        }
                         // a full queue (or budget) blocks here; a stop signal
                         // must not wait for room (the frame is then not
                         // acknowledged)
@@ -187,6 +215,35 @@ impl Connection {
                     Ok(None) => break,
                     Err(e) if e.is_fatal() => break 'conn End::Frame(e),
                     Err(e) => metrics.frame_error(peer, &e),
+                }
+            }
+            if gathering && buf.is_empty() && gather.until().is_some() {
+                // nothing is held while the client's chunks gather in the
+                // socket, and they wake no thread until a bulk's worth has
+                // come (or the client closes): then the linger ends at once.
+                // A stop ends it too, and what gathered is read
+                buf = BytesMut::new();
+                buf_charge = SharedCharge::default();
+                queue.set_low_water(BULK_BYTES);
+                let mut byte = (&mut buf).limit(1);
+                let early = tokio::select! {
+                    biased;
+                    _ = shutdown.wait() => None,
+                    _ = ack_tx.closed() => None,
+                    read = rd.read_buf(&mut byte) => Some(read),
+                    _ = gather.wait() => None,
+                };
+                match early {
+                    None => {}
+                    Some(Ok(0)) => break End::Clean,
+                    Some(Ok(n)) => {
+                        gathered += n;
+                        gathering = false;
+                        read_at_once = true;
+                        queue.set_low_water(1);
+                        continue;
+                    }
+                    Some(Err(e)) => break End::Error("io", e.to_string()),
                 }
             }
             let plan = plan_read(&buf, scan.needed(), typical_frame, read_chunk);
@@ -244,8 +301,43 @@ impl Connection {
                 }
             };
             let full_read = polled.is_some();
+            if polled.is_none() && gathering {
+                // the runtime learns of what gathered only once the
+                // low-water mark is back at 1; the kernel says whether
+                // anything did
+                queue.set_low_water(1);
+                let queued = queue.queued();
+                if queued == 0 && gathered > 0 {
+                    // read all that gathered: the next chunks gather
+                    gathered = 0;
+                    gather.caught_up();
+                    continue 'conn;
+                }
+                if queued == 0 {
+                    // nothing gathered in a whole linger: the client
+                    // paused; read its next chunk as it arrives
+                    gathering = false;
+                }
+            }
             let read = match polled {
                 Some(read) => Some(Ok(read)),
+                // what gathered is queued: this read does not wait for the
+                // client
+                None if gathering => {
+                    let mut room = (&mut buf).limit(room_before.max(1));
+                    // a stop reads it too (it is there to read: the wait is
+                    // the runtime's, unless TLS needs the rest of a record)
+                    let stopped = async {
+                        shutdown.wait().await;
+                        tokio::time::sleep(STOP_READ_GRACE).await;
+                    };
+                    tokio::select! {
+                        biased;
+                        read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
+                        _ = ack_tx.closed() => None,
+                        _ = stopped => None,
+                    }
+                }
                 None => {
                     let mut limit = room_before;
                     if unpin_head(&mut buf, buf_charge.bytes()) {
@@ -265,13 +357,18 @@ impl Connection {
                         limit = if first_bytes { 2 } else { 1 };
                     }
                     let mut room = (&mut buf).limit(limit);
-                    tokio::select! {
+                    let read = tokio::select! {
                         biased;
                         _ = shutdown.wait() => None,
                         // the ack writer gave up on this client (it says why)
                         _ = ack_tx.closed() => None,
                         read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
+                    };
+                    if matches!(read, Some(Ok(Ok(1..)))) && !read_at_once && gather.woken() {
+                        gathering = true;
+                        gathered = 0;
                     }
+                    read
                 }
             };
             match read {
@@ -296,6 +393,7 @@ impl Connection {
                     break End::Error("tls_on_plain_port", TLS_ON_PLAIN_PORT.into())
                 }
                 Some(Ok(Ok(n))) => {
+                    gathered += n;
                     first_bytes = first_bytes && buf.len() < 2;
                     if full_read {
                         let limited = plan.limit < spare;
