@@ -27,6 +27,7 @@ pub mod router;
 pub mod sinks;
 pub mod sources;
 pub mod telemetry;
+pub mod timer;
 pub mod tls;
 pub mod top;
 pub mod topology;

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
         "protocol::otlp",
     ],
     &["event"],
-    &["memory", "ack", "protocol", "logging"],
+    &["memory", "ack", "protocol", "logging", "timer"],
     &["telemetry"],
     &["metrics"],
 ];

@@ -8,7 +8,7 @@ mod common;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::*;
 
@@ -305,6 +305,85 @@ fn a_stop_hands_over_what_was_read_from_open_connections() {
     wait_for_lines(&r.path("received.log"), 999, WAIT);
     assert!(r.stop().success());
     assert_exactly(&read_lines(&r.path("received.log")), "line", 1000);
+}
+
+#[test]
+fn a_client_sending_in_bursts_is_read_as_it_sends_not_a_linger_at_a_time() {
+    // between its bursts the reader catches up and lets the next lines
+    // gather: a bulk's worth (1 MiB) ends the linger at once. Held to what
+    // the kernel's buffers take per linger (at first a few hundred KB),
+    // these 30 MB would wait out 20 s lingers for many minutes
+    let (mut r, addr) = receiver("linger = \"20s\"", "raw");
+    const LINES: usize = 2_000_000;
+    let mut text = Vec::with_capacity(LINES * 16);
+    for i in 0..LINES {
+        writeln!(text, "burst-{i}").unwrap();
+    }
+    let started = Instant::now();
+    let mut s = TcpStream::connect(addr).unwrap();
+    for (k, piece) in text.chunks(64 * 1024).enumerate() {
+        s.write_all(piece).unwrap();
+        if k % 16 == 15 {
+            // a pause after each MiB: the reader catches up
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    }
+    drop(s);
+    let lines = wait_for_lines(&r.path("received.log"), LINES, Duration::from_secs(90));
+    assert_exactly(&lines, "burst", LINES);
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}: the client waited for a linger",
+        started.elapsed()
+    );
+    assert!(r.stop().success());
+}
+
+#[test]
+fn a_stop_while_lines_gather_delivers_every_line_sent() {
+    let (mut r, addr) = receiver("linger = \"30s\"", "raw");
+    let out = r.path("received.log");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(b"gather-0\n").unwrap();
+    wait_for_lines(&out, 1, WAIT);
+    // the next lines come while the reader lingers: they gather unread
+    for i in 1..201 {
+        s.write_all(format!("gather-{i}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let stopping = Instant::now();
+    // the client stays connected through the stop
+    assert!(r.stop().success());
+    // the stop ends the linger; it does not wait it out
+    assert!(
+        stopping.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        stopping.elapsed()
+    );
+    assert_exactly(&read_lines(&out), "gather", 201);
+    drop(s);
+}
+
+#[test]
+fn a_client_that_closes_while_its_lines_gather_loses_none() {
+    let (mut r, addr) = receiver("linger = \"2s\"", "raw");
+    let out = r.path("received.log");
+    for round in 0..3 {
+        let mut s = TcpStream::connect(addr).unwrap();
+        for i in 0..100 {
+            s.write_all(format!("closed{round}-{i}\n").as_bytes())
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        drop(s);
+    }
+    let lines = wait_for_lines(&out, 300, WAIT);
+    for round in 0..3 {
+        assert_exactly(&lines, &format!("closed{round}"), 100);
+    }
+    assert!(r.stop().success());
+    assert_eq!(read_lines(&out).len(), 300);
 }
 
 #[test]

@@ -25,6 +25,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use crate::event::Batch;
 use crate::metrics::{Counter, Registry};
+use crate::timer::Deadline;
 use gate::{Gate, SenderGate};
 
 /// What a full queue does with a new batch.
@@ -660,8 +661,10 @@ impl QueueReceiver {
     /// at its end;
     /// any other batch waits in the queue, taken at `deadline` with no
     /// wake-up of its own. (A disk buffer wakes it for every batch.)
+    /// `timer` wakes the sink at `deadline`.
     pub async fn recv_until(
         &mut self,
+        timer: &mut Deadline,
         deadline: tokio::time::Instant,
         records: usize,
         bytes: usize,
@@ -669,10 +672,12 @@ impl QueueReceiver {
         let (rx, gate) = match &mut self.kind {
             ReceiverKind::Memory(rx, gate) => (rx, gate),
             ReceiverKind::Disk(d) => {
-                return match tokio::time::timeout_at(deadline, d.recv()).await {
-                    Ok(Some(d)) => Gathered::Batch(d),
-                    Ok(None) => Gathered::Closed,
-                    Err(_) => Gathered::Timeout,
+                return tokio::select! {
+                    got = d.recv() => match got {
+                        Some(d) => Gathered::Batch(d),
+                        None => Gathered::Closed,
+                    },
+                    _ = timer.sleep_until(deadline.into_std()) => Gathered::Timeout,
                 }
             }
         };
@@ -699,7 +704,7 @@ impl QueueReceiver {
             }
             tokio::select! {
                 _ = rung => {}
-                _ = tokio::time::sleep_until(deadline) => {}
+                _ = timer.sleep_until(deadline.into_std()) => {}
             }
             gate.disarm();
         }
@@ -873,7 +878,8 @@ mod tests {
         let far = tokio::time::Instant::now() + Duration::from_secs(60);
 
         // 3 batches nobody waits for, of a request that takes 4: no wake
-        let mut gather = Box::pin(rx.recv_until(far, 4, 10_000));
+        let mut timer = Deadline::new();
+        let mut gather = Box::pin(rx.recv_until(&mut timer, far, 4, 10_000));
         assert!(gather.as_mut().poll(&mut cx).is_pending());
         for _ in 0..3 {
             tx.send(batch(10)).await.unwrap();
@@ -890,7 +896,8 @@ mod tests {
         while rx.try_recv().is_some() {}
 
         // a batch whose client waits goes at once, behind those queued
-        let mut gather = Box::pin(rx.recv_until(far, 100, 10_000));
+        let mut timer = Deadline::new();
+        let mut gather = Box::pin(rx.recv_until(&mut timer, far, 100, 10_000));
         assert!(gather.as_mut().poll(&mut cx).is_pending());
         tx.send(batch(10)).await.unwrap();
         assert_eq!(woken(), 1);
@@ -908,7 +915,8 @@ mod tests {
         while rx.try_recv().is_some() {}
 
         // bytes fill it too, and the queue's closing wakes it
-        let mut gather = Box::pin(rx.recv_until(far, 100, 25));
+        let mut timer = Deadline::new();
+        let mut gather = Box::pin(rx.recv_until(&mut timer, far, 100, 25));
         assert!(gather.as_mut().poll(&mut cx).is_pending());
         tx.send(batch(10)).await.unwrap();
         tx.send(batch(10)).await.unwrap();
@@ -917,7 +925,8 @@ mod tests {
         assert_eq!(woken(), 3, "30 of 25 bytes");
         drop(gather);
         while rx.try_recv().is_some() {}
-        let mut gather = Box::pin(rx.recv_until(far, 100, 10_000));
+        let mut timer = Deadline::new();
+        let mut gather = Box::pin(rx.recv_until(&mut timer, far, 100, 10_000));
         assert!(gather.as_mut().poll(&mut cx).is_pending());
         tx.close();
         assert_eq!(woken(), 4, "closed");
@@ -938,7 +947,8 @@ mod tests {
             }
         });
         let start = tokio::time::Instant::now();
-        let Gathered::Batch(first) = rx.recv_until(far, 1000, 100_000).await else {
+        let mut timer = Deadline::new();
+        let Gathered::Batch(first) = rx.recv_until(&mut timer, far, 1000, 100_000).await else {
             panic!("a batch")
         };
         assert!(
@@ -955,7 +965,9 @@ mod tests {
         assert_eq!(taken, 6, "none dropped");
         // the last sender gone: the end is seen at once, not at the deadline
         let start = tokio::time::Instant::now();
-        let ending = tokio::spawn(async move { rx.recv_until(far, 1000, 100_000).await });
+        let mut timer = Deadline::new();
+        let ending =
+            tokio::spawn(async move { rx.recv_until(&mut timer, far, 1000, 100_000).await });
         tokio::task::yield_now().await;
         drop(tx);
         assert!(matches!(ending.await.unwrap(), Gathered::Closed));
@@ -978,7 +990,8 @@ mod tests {
                 tx
             }
         });
-        let first = rx.recv_until(deadline, 100, 10_000).await;
+        let mut timer = Deadline::new();
+        let first = rx.recv_until(&mut timer, deadline, 100, 10_000).await;
         assert!(matches!(first, Gathered::Batch(_)));
         assert!(
             tokio::time::Instant::now() >= deadline,
@@ -1002,7 +1015,8 @@ mod tests {
             }
         });
         let start = tokio::time::Instant::now();
-        let Gathered::Batch(first) = rx.recv_until(far, 1000, 100_000).await else {
+        let mut timer = Deadline::new();
+        let Gathered::Batch(first) = rx.recv_until(&mut timer, far, 1000, 100_000).await else {
             panic!("a batch")
         };
         assert!(

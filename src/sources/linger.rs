@@ -14,9 +14,40 @@
 //! a client sending a chunk a second is read the moment each arrives, and
 //! the path lingers once.
 
+//!
+//! A connection's reader lingers with its client's data in the socket
+//! ([`Linger::gather_in_socket`]): the socket's receive low-water mark is
+//! raised meanwhile, so the kernel wakes no thread for each packet, and a
+//! client sending a bulk's worth within the linger (or closing) ends it at
+//! once, so a bulk sender is never held to what the kernel's buffers take
+//! per linger.
+
+use std::future::Future;
 use std::time::Duration;
 
+use bytes::{BufMut, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::time::Instant;
+
+use crate::net::ReceiveQueue;
+
+/// Bytes a client sends within one linger that show it sends in bulk:
+/// they end the linger at once.
+pub const BULK_BYTES: usize = 1024 * 1024;
+
+/// At a stop, how long reading what gathered during a linger may take.
+pub const STOP_READ_GRACE: Duration = Duration::from_secs(1);
+
+/// What ended a linger spent with the client's data in the socket.
+#[derive(Debug)]
+pub enum Woke {
+    /// The linger's end, or the stop: what gathered is queued in the
+    /// socket ([`ReceiveQueue::queued`] says how much).
+    Ended,
+    /// The client: a bulk's worth is queued, it closed (`Ok(0)`), or the
+    /// socket failed. The byte read to learn it is in the buffer.
+    Client(std::io::Result<usize>),
+}
 
 /// The linger state of one reader.
 #[derive(Debug, Clone)]
@@ -78,11 +109,38 @@ impl Linger {
         self.quiet_until.filter(|_| self.is_quiet())
     }
 
-    /// Waits for the gathering to end (at once if it is not on).
+    /// Waits for the gathering to end (at once if it is not on), waking
+    /// its thread once (`crate::timer`).
     pub async fn wait(&mut self) {
         if let Some(t) = self.quiet_until.take() {
-            tokio::time::sleep_until(t).await;
+            crate::timer::Deadline::new()
+                .sleep_until(t.into_std())
+                .await;
         }
+    }
+
+    /// Lets the client's data gather unread in its socket until the
+    /// gathering ends, `stop` resolves, or the client sends a bulk's
+    /// worth or closes; then the low-water mark is back at 1, which
+    /// signals what is queued. A byte read to learn of the client goes
+    /// into `buf`.
+    pub async fn gather_in_socket<R: AsyncRead + Unpin>(
+        &mut self,
+        queue: &mut ReceiveQueue,
+        rd: &mut R,
+        buf: &mut BytesMut,
+        stop: impl Future<Output = ()>,
+    ) -> Woke {
+        queue.set_low_water(BULK_BYTES);
+        let mut byte = buf.limit(1);
+        let woke = tokio::select! {
+            biased;
+            _ = stop => Woke::Ended,
+            read = rd.read_buf(&mut byte) => Woke::Client(read),
+            _ = self.wait() => Woke::Ended,
+        };
+        queue.set_low_water(1);
+        woke
     }
 }
 

@@ -1,6 +1,5 @@
 //! Sources: where records enter the pipeline.
 
-pub mod deadline;
 pub mod durable;
 pub mod forward;
 pub mod fuse;

@@ -26,6 +26,7 @@ use tokio::time::Instant;
 
 use crate::buffer::{Delivery, Gathered, QueueReceiver};
 use crate::event::Batch;
+use crate::timer::Deadline;
 
 /// How batches become requests.
 #[derive(Debug, Clone, Copy)]
@@ -63,6 +64,8 @@ pub async fn run<D: Deliver>(sink: Rc<D>, g: Gathering, mut rx: QueueReceiver) {
             // set once the queue is closed (the stop): when the requests in
             // flight and the batches still queued must be done
             let mut stop_by: Option<Instant> = None;
+            // the linger's wake-up, one per request
+            let mut timer = Deadline::new();
             loop {
                 let Some(slot) = free_slot(&slots, &rx, g.drain_timeout, &mut stop_by).await else {
                     break;
@@ -74,7 +77,7 @@ pub async fn run<D: Deliver>(sink: Rc<D>, g: Gathering, mut rx: QueueReceiver) {
                         None => break,
                     },
                 };
-                let (batches, next) = gather(&*sink, &g, first, &mut rx).await;
+                let (batches, next) = gather(&*sink, &g, first, &mut rx, &mut timer).await;
                 carried = next;
                 let sink = Rc::clone(&sink);
                 requests.spawn_local(async move {
@@ -123,6 +126,7 @@ async fn gather<D: Deliver>(
     g: &Gathering,
     first: Delivery,
     rx: &mut QueueReceiver,
+    timer: &mut Deadline,
 ) -> (Vec<Delivery>, Option<Delivery>) {
     let deadline = tokio::time::Instant::now() + g.linger;
     let mut records = first.batch().count;
@@ -136,7 +140,12 @@ async fn gather<D: Deliver>(
             // woken only when the request must go: a batch waited on,
             // one that fills it, a full or closed queue, the deadline
             None => match rx
-                .recv_until(deadline, g.max_records - records, g.max_bytes - bytes)
+                .recv_until(
+                    timer,
+                    deadline,
+                    g.max_records - records,
+                    g.max_bytes - bytes,
+                )
                 .await
             {
                 Gathered::Batch(d) => d,

@@ -28,14 +28,7 @@ use crate::net::{accept_tls, read_value, Activity, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
-use crate::sources::linger::Linger;
-
-/// Bytes a client sends within one linger that show it sends in bulk:
-/// its connection is read as data arrives from then on.
-const BULK_BYTES: usize = 1024 * 1024;
-
-/// At a stop, how long reading what gathered during a linger may take.
-const STOP_READ_GRACE: Duration = Duration::from_secs(1);
+use crate::sources::linger::{Linger, Woke, STOP_READ_GRACE};
 
 /// Most acks of one connection waiting to be written.
 const MAX_PENDING_ACKS: usize = 4096;
@@ -224,26 +217,25 @@ impl Connection {
                 // A stop ends it too, and what gathered is read
                 buf = BytesMut::new();
                 buf_charge = SharedCharge::default();
-                queue.set_low_water(BULK_BYTES);
-                let mut byte = (&mut buf).limit(1);
-                let early = tokio::select! {
-                    biased;
-                    _ = shutdown.wait() => None,
-                    _ = ack_tx.closed() => None,
-                    read = rd.read_buf(&mut byte) => Some(read),
-                    _ = gather.wait() => None,
+                let stop = async {
+                    tokio::select! {
+                        _ = shutdown.wait() => {}
+                        _ = ack_tx.closed() => {}
+                    }
                 };
-                match early {
-                    None => {}
-                    Some(Ok(0)) => break End::Clean,
-                    Some(Ok(n)) => {
+                match gather
+                    .gather_in_socket(&mut queue, &mut rd, &mut buf, stop)
+                    .await
+                {
+                    Woke::Ended => {}
+                    Woke::Client(Ok(0)) => break End::Clean,
+                    Woke::Client(Ok(n)) => {
                         gathered += n;
                         gathering = false;
                         read_at_once = true;
-                        queue.set_low_water(1);
                         continue;
                     }
-                    Some(Err(e)) => break End::Error("io", e.to_string()),
+                    Woke::Client(Err(e)) => break End::Error("io", e.to_string()),
                 }
             }
             let plan = plan_read(&buf, scan.needed(), typical_frame, read_chunk);
@@ -303,9 +295,8 @@ impl Connection {
             let full_read = polled.is_some();
             if polled.is_none() && gathering {
                 // the runtime learns of what gathered only once the
-                // low-water mark is back at 1; the kernel says whether
-                // anything did
-                queue.set_low_water(1);
+                // low-water mark is back at 1 (the linger's end set it);
+                // the kernel says whether anything did
                 let queued = queue.queued();
                 if queued == 0 && gathered > 0 {
                     // read all that gathered: the next chunks gather

@@ -343,7 +343,7 @@ impl TailSource {
         // caught up with its files, it lets lines gather
         let mut linger = crate::sources::linger::Linger::new(self.config.linger);
         // one wake-up per linger, not two (see `deadline`)
-        let mut deadline = crate::sources::deadline::Deadline::new();
+        let mut deadline = crate::timer::Deadline::new();
         loop {
             self.drain_acks();
             self.checkpoint_if_due();

@@ -21,6 +21,7 @@ use crate::event::{Batch, EventTime, Records, Tag};
 use crate::memory::MemoryCharge;
 use crate::net::{accept_tls, HandshakeError};
 use crate::router::Router;
+use crate::sources::linger::{Linger, Woke, STOP_READ_GRACE};
 
 /// Bytes requested from the socket per read.
 const READ_CHUNK: usize = 128 * 1024;
@@ -78,6 +79,7 @@ impl Connection {
         } = self;
         let config = &settings.config;
         tracing::debug!(source = %metrics.source, %peer, "connection opened");
+        let mut queue = crate::net::ReceiveQueue::of(&stream);
         let tls = settings.tls.as_ref();
         let mut stream = match accept_tls(stream, tls, config.idle_timeout, &activity).await {
             Ok(stream) => stream,
@@ -103,7 +105,10 @@ impl Connection {
         let mut buf_charge = MemoryCharge::none();
         let mut first_bytes = settings.tls.is_none();
         let mut evicted = false;
-        let mut linger = crate::sources::linger::Linger::new(config.linger);
+        let mut linger = Linger::new(config.linger);
+        // a linger ended with the client's lines queued in the socket: the
+        // next read takes them, even at a stop
+        let mut unread = false;
         let end = loop {
             if let Some(additional) = growth(&conn.buf) {
                 // a new read buffer is charged before it is allocated: with
@@ -149,9 +154,10 @@ impl Connection {
                     // a begun message waits for the client, not for a sink
                     let _partial =
                         (!conn.buf.is_empty()).then(|| memory.waiting_on_input(buf_charge.bytes()));
-                    // with nothing begun, closing the connection loses
-                    // nothing: the listener may, to admit a new one
-                    let idle = conn.buf.is_empty().then(|| activity.idle());
+                    // with nothing begun (nor queued), closing the
+                    // connection loses nothing: the listener may, to admit
+                    // a new one
+                    let idle = (conn.buf.is_empty() && !unread).then(|| activity.idle());
                     if conn.buf.is_empty() {
                         conn.buf = BytesMut::new();
                         buf_charge = MemoryCharge::none();
@@ -160,9 +166,20 @@ impl Connection {
                     }
                     asked = limit;
                     let mut room = (&mut conn.buf).limit(limit);
+                    // what a linger gathered is there to read: a stop reads
+                    // it too (the wait is the runtime's learning of it)
+                    let grace = if std::mem::take(&mut unread) {
+                        STOP_READ_GRACE
+                    } else {
+                        Duration::ZERO
+                    };
+                    let stopped = async {
+                        shutdown.wait().await;
+                        tokio::time::sleep(grace).await;
+                    };
                     let read = tokio::select! {
                         biased;
-                        _ = shutdown.wait() => None,
+                        _ = stopped => None,
                         _ = activity.evicted(), if idle.is_some() => break End::Evicted,
                         read = tokio::time::timeout(config.idle_timeout, stream.read_buf(&mut room)) => Some(read),
                     };
@@ -218,10 +235,15 @@ impl Connection {
                 // the client's next lines may already wait in the socket,
                 // unread, and closing it to admit a new one would lose them
                 linger.caught_up();
-                tokio::select! {
-                    biased;
-                    _ = shutdown.wait() => {}
-                    _ = linger.wait() => {}
+                match linger
+                    .gather_in_socket(&mut queue, &mut stream, &mut conn.buf, shutdown.wait())
+                    .await
+                {
+                    Woke::Ended => unread = queue.queued() > 0,
+                    // a bulk's worth has come: read on
+                    Woke::Client(Ok(1..)) => {}
+                    Woke::Client(Ok(0)) => break End::Clean,
+                    Woke::Client(Err(e)) => break End::Error("io", e.to_string()),
                 }
             }
         };

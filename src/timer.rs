@@ -1,11 +1,13 @@
-//! A reader's wake-up at one exact time, from a timerfd.
+//! A wake-up at one exact time, from a timerfd.
 //!
 //! tokio's timer wheel keeps a deadline more than 64 ms away in a coarser
 //! level and wakes its thread at that level's slot boundary to move it
 //! down, then again at the deadline: a reader sleeping out a 100 ms or 1 s
-//! `linger` would wake twice per linger, and at everyday rates the wake-ups
-//! are what a reader costs. A timerfd armed for the deadline wakes it once.
-//! Where no timerfd can be had, tokio's sleep serves.
+//! `linger`, or a request sink gathering for its own, would wake twice per
+//! linger, and at everyday rates the wake-ups are what they cost. A
+//! timerfd armed for the deadline wakes its thread once. Where no timerfd
+//! can be had, and in unit tests (which may pause tokio's clock), tokio's
+//! sleep serves.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
@@ -13,7 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
-/// One reader's wake-up; arming it again replaces the time it was armed
+/// One waiter's wake-up; arming it again replaces the time it was armed
 /// for.
 pub struct Deadline {
     /// The timer's registration with the runtime; `None`: tokio's sleep.
@@ -24,8 +26,27 @@ pub struct Deadline {
 }
 
 impl Deadline {
-    /// A timer of the runtime this is called in.
+    /// A timer of the runtime this is called in: a timerfd, or in unit
+    /// tests tokio's own timer, whose clock they may pause.
     pub fn new() -> Deadline {
+        if cfg!(test) {
+            Deadline::runtime()
+        } else {
+            Deadline::timerfd()
+        }
+    }
+
+    /// tokio's timer.
+    pub fn runtime() -> Deadline {
+        Deadline {
+            waiting: None,
+            fd: None,
+        }
+    }
+
+    /// A timerfd of the runtime this is called in (tokio's timer if the
+    /// kernel refuses one).
+    pub fn timerfd() -> Deadline {
         // SAFETY: plain system call; the descriptor is owned below
         let raw = unsafe {
             libc::timerfd_create(
@@ -34,10 +55,7 @@ impl Deadline {
             )
         };
         if raw < 0 {
-            return Deadline {
-                waiting: None,
-                fd: None,
-            };
+            return Deadline::runtime();
         }
         // SAFETY: `raw` is a descriptor just opened and owned by no one else
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
@@ -53,6 +71,9 @@ impl Deadline {
 
     /// Resolves at `until` (at once if it has passed).
     pub async fn sleep_until(&mut self, until: Instant) {
+        if self.fd.is_none() {
+            return tokio::time::sleep_until(until.into()).await;
+        }
         let left = until.saturating_duration_since(Instant::now());
         if left.is_zero() {
             return;
@@ -121,7 +142,7 @@ mod tests {
 
     #[tokio::test]
     async fn it_wakes_at_its_time_and_arming_again_replaces_it() {
-        let mut d = Deadline::new();
+        let mut d = Deadline::timerfd();
         assert!(d.waiting.is_some(), "a timerfd on Linux");
         let start = Instant::now();
         d.sleep_until(start + Duration::from_millis(30)).await;
