@@ -40,12 +40,13 @@ run sinks --workload otlp --state-dir "$otel_dir" --records 500000 --runs 3 "${p
 run sinks --workload s3 --state-dir "$s3_dir" --records 1000000 --runs 3 "${peer[@]}"
 run sinks --workload otlp-in --records 1000000 --runs 3 "${peer[@]}"
 # Loki and Splunk HEC against Fluent Bit, into a VictoriaLogs server with a
-# state dir of the bench's own (left running); UDP syslog in; the journal
+# state dir of the bench's own (left running); UDP and TCP syslog in; the journal
 vl_dir=target/bench-victorialogs
 LOGFERRY_VICTORIALOGS_DIR=$vl_dir scripts/victorialogs.sh start >/dev/null
 run sinks --workload loki --state-dir "$vl_dir" --records 2000000 --runs 3 "${peer[@]}"
 run sinks --workload splunk --state-dir "$vl_dir" --records 2000000 --runs 3 "${peer[@]}"
 run udp-syslog --rates 10000,100000 --seconds 20 --runs 3 "${peer[@]}"
+run tcp-syslog --rates 100,1000,10000 --seconds 20 --runs 2 "${peer[@]}"
 run journald --rate 1000 --seconds 30 --runs 3 "${peer[@]}"
 # a node of 110 pods against Fluent Bit's tail + kubernetes filter, on a
 # real API server (scripts/kube.sh, state in target/bench-kube, left running)

@@ -160,6 +160,29 @@ fn sinks_http_counts_every_record_in_the_receivers_file() {
 }
 
 #[test]
+fn syslog_over_udp_and_tcp_counts_every_message() {
+    // 500 numbered messages a second for 2 s into the udp source, then
+    // over one TCP connection (a write each) into the tcp source with its
+    // default 1 s linger: every one is counted in the output
+    for command in ["udp-syslog", "tcp-syslog"] {
+        let out = run_bench(&[
+            command,
+            "--rates",
+            "500",
+            "--seconds",
+            "2",
+            "--runs",
+            "1",
+            "--no-peer",
+        ]);
+        assert!(
+            out.contains("| 500 | **logferry, median** | 1000 | 1000 | 0 |"),
+            "{command}: {out}"
+        );
+    }
+}
+
+#[test]
 fn sinks_at_a_rate_report_cpu_and_latency() {
     // 200 records/s for a second: the run ends once the receiver's file
     // holds all 200, each record's latency taken when a count first saw it

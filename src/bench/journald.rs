@@ -22,7 +22,7 @@ use super::filters::LineCount;
 use super::process::Proc;
 use super::report::{RunArgs, WorkDir};
 use super::sinks::System;
-use super::udp_syslog::loadavg_text;
+use super::syslog::loadavg_text;
 
 #[derive(Debug, clap::Args)]
 pub struct JournaldArgs {

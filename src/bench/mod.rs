@@ -10,7 +10,7 @@
 //! - `load.rs`: load writers (forward-protocol frames, plain or TLS);
 //! - `report.rs`: runs, medians and the markdown table;
 //! - `forward_file.rs`, `relay.rs`, `tail_file.rs`, `kafka.rs`, `filters.rs`,
-//!   `sinks.rs`, `udp_syslog.rs`, `journald.rs`, `kubernetes/`: the scenarios;
+//!   `sinks.rs`, `syslog.rs`, `journald.rs`, `kubernetes/`: the scenarios;
 //! - `scenario/`: `bench scenario NAME`, topologies of processes driven
 //!   through load steps, with the measured role started from a template
 //!   (`bench/templates/`) of logferry or another system.
@@ -58,10 +58,10 @@ mod rounds;
 mod scenario;
 mod sinks;
 mod stamp;
+mod syslog;
 mod tail_file;
 mod tail_writer;
 mod tcp_writer;
-mod udp_syslog;
 
 use std::process::ExitCode;
 
@@ -102,7 +102,12 @@ pub enum Scenario {
     /// (`parser = "syslog"`) → file, against Fluent Bit's `syslog` input
     /// (`Mode udp`) in the same run: sent, arrived, lost, kernel drops,
     /// CPU and peak RSS.
-    UdpSyslog(udp_syslog::UdpSyslogArgs),
+    UdpSyslog(syslog::SyslogArgs),
+    /// Numbered RFC 5424 messages over one TCP connection, one `write()`
+    /// each, at fixed rates → tcp source (`parser = "syslog"`) → file,
+    /// against Fluent Bit's `syslog` input (`Mode tcp`) in the same run:
+    /// sent, arrived, CPU and peak RSS.
+    TcpSyslog(syslog::SyslogArgs),
     /// Entries appended to a journal directory at an everyday rate (by
     /// systemd-journal-remote) → journald source → file, against Fluent
     /// Bit's `systemd` input in the same run: CPU, peak RSS, lost.
@@ -161,7 +166,8 @@ pub fn main(args: BenchArgs) -> ExitCode {
         Scenario::TailFile(a) => tail_file::run(a),
         Scenario::Filters(a) => filters::run(a),
         Scenario::Sinks(a) => sinks::run(a),
-        Scenario::UdpSyslog(a) => udp_syslog::run(a),
+        Scenario::UdpSyslog(a) => syslog::run(a, syslog::Transport::Udp),
+        Scenario::TcpSyslog(a) => syslog::run(a, syslog::Transport::Tcp),
         Scenario::Journald(a) => journald::run(a),
         Scenario::ForwardKafka(a) => kafka::forward_kafka(a),
         Scenario::HttpKafka(a) => kafka::http_kafka(a),

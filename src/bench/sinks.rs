@@ -430,7 +430,7 @@ fn exchange(
     Ok((status, body))
 }
 
-/// The system measured (also by `udp_syslog.rs`).
+/// The system measured (also by `syslog.rs`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum System {
     Logferry,

@@ -1,22 +1,25 @@
-//! `bench udp-syslog`: what receiving syslog over UDP costs and loses.
-//! The bench sends numbered RFC 5424 messages, one per datagram, at a
-//! fixed rate (by default 10,000 and then 100,000 messages/s, 20 s each)
-//! to logferry's `udp` source with `parser = "syslog"` writing a file
-//! (`format = "json"`: every parsed field, as Fluent Bit's file output
-//! writes), and, unless `--no-peer`, to Fluent Bit's `syslog` input
-//! (`Mode udp`, `Parser syslog-rfc5424` from its parsers file) writing a
-//! file with its `file` output; runs alternate between the two. Both keep
-//! their default socket receive buffer.
+//! `bench udp-syslog` and `bench tcp-syslog`: what receiving syslog costs
+//! and loses. The bench sends numbered RFC 5424 messages at a fixed rate
+//! (by default 10,000 and then 100,000 messages/s, 20 s each): over UDP one
+//! per datagram, over TCP one per `write()` on one connection, ended by a
+//! newline. They go to logferry's `udp` or `tcp` source with
+//! `parser = "syslog"` writing a file (`format = "json"`: every parsed
+//! field, as Fluent Bit's file output writes), and, unless `--no-peer`, to
+//! Fluent Bit's `syslog` input (`Mode udp` or `Mode tcp`, `Parser
+//! syslog-rfc5424` from its parsers file) writing a file with its `file`
+//! output; runs alternate between the two. Both keep their default socket
+//! receive buffer and their defaults otherwise.
 //!
 //! UDP has no push-back: what the receiver does not read in time the
 //! kernel drops. A run reports the messages sent, the lines in the output
-//! once it has stopped growing (arrived), the difference (lost), the
-//! kernel's drop count for the receiving socket (the `drops` column of
+//! once it has stopped growing (arrived), the difference (lost), for UDP
+//! the kernel's drop count for the receiving socket (the `drops` column of
 //! its line in `/proc/net/udp`, read for both systems) and logferry's own
 //! `logferry_udp_kernel_drops_total`, the receiver's CPU over the sending
 //! window as a share of one core, and its peak RSS.
 
-use std::net::{SocketAddr, UdpSocket};
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -27,7 +30,7 @@ use super::report::{RunArgs, WorkDir};
 use super::sinks::System;
 
 #[derive(Debug, clap::Args)]
-pub struct UdpSyslogArgs {
+pub struct SyslogArgs {
     /// Messages per second, a set of runs for each rate.
     #[arg(long, value_delimiter = ',', default_values_t = [10_000u64, 100_000])]
     pub rates: Vec<u64>,
@@ -43,6 +46,33 @@ pub struct UdpSyslogArgs {
     pub peer_bin: Option<PathBuf>,
     #[command(flatten)]
     pub run: RunArgs,
+}
+
+/// How the messages travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// One datagram each.
+    Udp,
+    /// One `write()` each on one connection, ended by a newline.
+    Tcp,
+}
+
+impl Transport {
+    /// The source's `type`, and Fluent Bit's `Mode`.
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Udp => "udp",
+            Transport::Tcp => "tcp",
+        }
+    }
+
+    /// The kernel's table of this transport's sockets.
+    fn table(self) -> &'static str {
+        match self {
+            Transport::Udp => "/proc/net/udp",
+            Transport::Tcp => "/proc/net/tcp",
+        }
+    }
 }
 
 /// Bytes of every message's MSG part (its number and padding).
@@ -81,14 +111,19 @@ impl Received {
     }
 }
 
-pub fn run(a: UdpSyslogArgs) -> Result<(), String> {
+pub fn run(a: SyslogArgs, transport: Transport) -> Result<(), String> {
     if a.rates.is_empty() || a.rates.contains(&0) || a.seconds == 0 || a.run.runs == 0 {
         return Err("rates, seconds and runs must be positive".into());
     }
     let dir = WorkDir::new(a.run.dir.clone())?;
     let (systems, peer) = System::measured(a.no_peer, a.peer_bin.as_deref())?;
+    let (t, each) = match transport {
+        Transport::Udp => ("UDP", "one per datagram"),
+        Transport::Tcp => ("TCP", "one write() each on one connection"),
+    };
+    let mode = transport.name();
     println!(
-        "RFC 5424 over UDP ({MSG_BYTES} B MSG parts, numbered) at {:?} messages/s for {} s → udp source, parser = \"syslog\" → file (Fluent Bit: syslog input, Mode udp, Parser syslog-rfc5424 → file); default receive buffers; {} runs per rate; load average at the start: {}",
+        "RFC 5424 over {t} ({MSG_BYTES} B MSG parts, numbered, {each}) at {:?} messages/s for {} s → {mode} source, parser = \"syslog\" → file (Fluent Bit: syslog input, Mode {mode}, Parser syslog-rfc5424 → file); defaults otherwise; {} runs per rate; load average at the start: {}",
         a.rates, a.seconds, a.run.runs, loadavg_text()
     );
     println!("\n| rate/s | system | sent | arrived | lost | kernel drops (/proc) | logferry's drop counter | CPU % of a core (sending) | peak RSS MiB | load avg |\n|---|---|---|---|---|---|---|---|---|---|");
@@ -97,8 +132,16 @@ pub fn run(a: UdpSyslogArgs) -> Result<(), String> {
         let mut results: Vec<Vec<Received>> = systems.iter().map(|_| Vec::new()).collect();
         for i in 0..a.run.runs {
             for (k, &system) in systems.iter().enumerate() {
-                let out = dir.path.join(format!("udp-{rate}-{}-{}.log", k, i + 1));
-                let r = measure(&dir.path, system, peer.as_deref(), rate, a.seconds, &out)?;
+                let out = dir.path.join(format!("{mode}-{rate}-{}-{}.log", k, i + 1));
+                let r = measure(
+                    &dir.path,
+                    system,
+                    peer.as_deref(),
+                    transport,
+                    rate,
+                    a.seconds,
+                    &out,
+                )?;
                 println!(
                     "{}",
                     row(rate, &format!("{}, run {}", system.name(), i + 1), &r)
@@ -121,7 +164,7 @@ pub fn run(a: UdpSyslogArgs) -> Result<(), String> {
 fn row(rate: u64, name: &str, r: &Received) -> String {
     let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
     format!(
-        "| {rate} | {name} | {} | {} | {} | {} | {} | {:.1} | {:.1} | {:.2} |",
+        "| {rate} | {name} | {} | {} | {} | {} | {} | {:.2} | {:.1} | {:.2} |",
         r.sent,
         r.arrived,
         r.lost(),
@@ -162,16 +205,17 @@ fn measure(
     dir: &Path,
     system: System,
     peer: Option<&Path>,
+    transport: Transport,
     rate: u64,
     seconds: u64,
     out: &Path,
 ) -> Result<Received, String> {
     let _ = std::fs::remove_file(out);
-    let (mut p, addr, api) = start(dir, system, peer, out)?;
-    wait_for_socket(addr.port(), &mut p)?;
+    let (mut p, addr, api) = start(dir, system, peer, transport, out)?;
+    wait_for_socket(transport, addr.port(), &mut p)?;
     let before = p.sample()?;
     let start = Instant::now();
-    let sent = send(addr, rate, Duration::from_secs(seconds))?;
+    let sent = send(transport, addr, rate, Duration::from_secs(seconds))?;
     let window = start.elapsed();
     let after = p.sample()?;
     let load = loadavg_text()
@@ -203,10 +247,14 @@ fn measure(
             ));
         }
     }
+    let udp = transport == Transport::Udp;
     let kernel_drops = std::fs::read_to_string("/proc/net/udp")
         .ok()
+        .filter(|_| udp)
         .and_then(|t| drops_on_port(&t, addr.port()));
-    let counted_drops = api.map(|a| metric(a, "logferry_udp_kernel_drops_total", ""));
+    let counted_drops = api
+        .filter(|_| udp)
+        .map(|a| metric(a, "logferry_udp_kernel_drops_total", ""));
     let peak_rss = p.sample().map(|s| s.peak_rss).unwrap_or(after.peak_rss);
     drop(p);
     let arrived = lines.count() as u64;
@@ -224,27 +272,33 @@ fn measure(
     })
 }
 
-/// Starts the receiver writing `out`: the process, the UDP address it
+/// Starts the receiver writing `out`: the process, the address it
 /// receives on and (logferry) its API's address.
 fn start(
     dir: &Path,
     system: System,
     peer: Option<&Path>,
+    transport: Transport,
     out: &Path,
 ) -> Result<(Proc, SocketAddr, Option<SocketAddr>), String> {
+    let mode = transport.name();
     match (system, peer) {
         (System::Logferry, _) => {
-            let mut p = Proc::start(dir, "logferry-udp", &logferry_config(out))?;
+            let mut p = Proc::start(
+                dir,
+                &format!("logferry-{mode}"),
+                &logferry_config(transport, out),
+            )?;
             let addr = p.address("source=in ")?;
             let api = p.address("api listening")?;
             Ok((p, addr, Some(api)))
         }
         (System::FluentBit, Some(bin)) => {
-            let port = free_udp_port()?;
+            let port = free_port(transport)?;
             let parsers = dir.join("fluent-bit-parsers.conf");
             std::fs::write(&parsers, FLUENT_BIT_PARSER).map_err(|e| e.to_string())?;
-            let conf = dir.join("fluent-bit-udp.conf");
-            std::fs::write(&conf, fluent_bit_config(&parsers, port, out))
+            let conf = dir.join(format!("fluent-bit-{mode}.conf"));
+            std::fs::write(&conf, fluent_bit_config(&parsers, transport, port, out))
                 .map_err(|e| e.to_string())?;
             let mut cmd = Command::new(bin);
             cmd.arg("-c").arg(&conf).stdout(std::process::Stdio::null());
@@ -255,21 +309,23 @@ fn start(
     }
 }
 
-fn logferry_config(out: &Path) -> String {
+fn logferry_config(transport: Transport, out: &Path) -> String {
     format!(
-        "[sources.in]\ntype = \"udp\"\naddress = \"127.0.0.1:0\"\nparser = \"syslog\"\n\n\
+        "[sources.in]\ntype = \"{}\"\naddress = \"127.0.0.1:0\"\nparser = \"syslog\"\n\n\
          [sinks.out]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n\n\
          [api]\naddress = \"127.0.0.1:0\"\n",
+        transport.name(),
         out.display().to_string()
     )
 }
 
-fn fluent_bit_config(parsers: &Path, port: u16, out: &Path) -> String {
+fn fluent_bit_config(parsers: &Path, transport: Transport, port: u16, out: &Path) -> String {
     format!(
         "[SERVICE]\n    Flush        1\n    Log_Level    warn\n    Parsers_File {}\n\n\
-         [INPUT]\n    Name   syslog\n    Mode   udp\n    Listen 127.0.0.1\n    Port   {port}\n    Parser syslog-rfc5424\n\n\
+         [INPUT]\n    Name   syslog\n    Mode   {}\n    Listen 127.0.0.1\n    Port   {port}\n    Parser syslog-rfc5424\n\n\
          [OUTPUT]\n    Name  file\n    Match *\n    Path  {}\n    File  {}\n",
         parsers.display(),
+        transport.name(),
         out.parent().unwrap_or(Path::new(".")).display(),
         out.file_name()
             .and_then(|n| n.to_str())
@@ -277,42 +333,57 @@ fn fluent_bit_config(parsers: &Path, port: u16, out: &Path) -> String {
     )
 }
 
-/// A free loopback UDP port (closed again: the peer binds it next).
-fn free_udp_port() -> Result<u16, String> {
-    let s = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    s.local_addr().map(|a| a.port()).map_err(|e| e.to_string())
+/// A free loopback port (closed again: the peer binds it next).
+fn free_port(transport: Transport) -> Result<u16, String> {
+    let bound = match transport {
+        Transport::Udp => UdpSocket::bind("127.0.0.1:0").and_then(|s| s.local_addr()),
+        Transport::Tcp => TcpListener::bind("127.0.0.1:0").and_then(|s| s.local_addr()),
+    };
+    bound.map(|a| a.port()).map_err(|e| e.to_string())
 }
 
-/// Waits until a socket is bound to `port` (its line is in /proc/net/udp).
-fn wait_for_socket(port: u16, p: &mut Proc) -> Result<(), String> {
+/// Waits until a socket is bound to `port` (its line is in the kernel's
+/// table of the transport's sockets).
+fn wait_for_socket(transport: Transport, port: u16, p: &mut Proc) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let table = std::fs::read_to_string("/proc/net/udp").unwrap_or_default();
-        if drops_on_port(&table, port).is_some() {
+        let table = std::fs::read_to_string(transport.table()).unwrap_or_default();
+        if line_on(&table, port).is_some() {
             return Ok(());
         }
         if let Some(status) = p.exited() {
             return Err(format!("the receiver exited ({status}) before binding"));
         }
         if Instant::now() > deadline {
-            return Err(format!("nothing bound udp port {port} in 20 s"));
+            return Err(format!(
+                "nothing bound {} port {port} in 20 s",
+                transport.name()
+            ));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
+/// The fields of the line in a table of `/proc/net` (`udp`, `tcp`) whose
+/// local address is 127.0.0.1:`port`.
+fn line_on(table: &str, port: u16) -> Option<Vec<&str>> {
+    let local = format!("0100007F:{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields.get(1) == Some(&local.as_str()))
+}
+
 /// The `drops` column of the line in `/proc/net/udp` whose local address
 /// is 127.0.0.1:`port`.
 fn drops_on_port(table: &str, port: u16) -> Option<u64> {
-    let local = format!("0100007F:{port:04X}");
-    table.lines().skip(1).find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
-        if fields.len() < 13 || fields[1] != local {
-            return None;
-        }
-        fields.last()?.parse().ok()
-    })
+    // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
+    let fields = line_on(table, port)?;
+    if fields.len() < 13 {
+        return None;
+    }
+    fields.last()?.parse().ok()
 }
 
 /// The numbered RFC 5424 messages, made in one buffer whose number is
@@ -324,7 +395,8 @@ struct Messages {
 }
 
 impl Messages {
-    fn new() -> Messages {
+    /// Messages ended by `end` (a newline over TCP).
+    fn new(end: &str) -> Messages {
         let time = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.6f+00:00");
         // local0.info
         let head = format!(
@@ -340,7 +412,7 @@ impl Messages {
         );
         Messages {
             seq_at: head.len() + "seq=".len(),
-            buf: format!("{head}{msg}").into_bytes(),
+            buf: format!("{head}{msg}{end}").into_bytes(),
         }
     }
 
@@ -356,12 +428,46 @@ impl Messages {
     }
 }
 
+/// Where the messages go.
+enum Sender {
+    Udp(UdpSocket),
+    Tcp(TcpStream),
+}
+
+impl Sender {
+    fn connect(transport: Transport, addr: SocketAddr) -> std::io::Result<Sender> {
+        Ok(match transport {
+            Transport::Udp => {
+                let s = UdpSocket::bind("127.0.0.1:0")?;
+                s.connect(addr)?;
+                Sender::Udp(s)
+            }
+            Transport::Tcp => {
+                let s = TcpStream::connect(addr)?;
+                // each message its own segment, as an application logging
+                // a line at a time sends it
+                s.set_nodelay(true)?;
+                Sender::Tcp(s)
+            }
+        })
+    }
+
+    fn send(&mut self, message: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sender::Udp(s) => s.send(message).map(drop),
+            Sender::Tcp(s) => s.write_all(message),
+        }
+    }
+}
+
 /// Sends numbered messages to `addr` at `rate` a second for `time`
 /// (paced every millisecond); returns how many the kernel took.
-fn send(addr: SocketAddr, rate: u64, time: Duration) -> Result<u64, String> {
-    let s = UdpSocket::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    s.connect(addr).map_err(|e| format!("{addr}: {e}"))?;
-    let mut messages = Messages::new();
+fn send(transport: Transport, addr: SocketAddr, rate: u64, time: Duration) -> Result<u64, String> {
+    let mut s = Sender::connect(transport, addr).map_err(|e| format!("{addr}: {e}"))?;
+    let mut messages = Messages::new(match transport {
+        Transport::Udp => "",
+        Transport::Tcp => "\n",
+    });
     let total = rate * time.as_secs();
     let (mut n, mut sent, mut failed) = (0u64, 0u64, 0u64);
     let start = Instant::now();
@@ -369,7 +475,7 @@ fn send(addr: SocketAddr, rate: u64, time: Duration) -> Result<u64, String> {
         let due = ((start.elapsed().as_nanos() * u128::from(rate)) / 1_000_000_000) as u64;
         while n < due.min(total) {
             match s.send(messages.numbered(n)) {
-                Ok(_) => sent += 1,
+                Ok(()) => sent += 1,
                 Err(_) => failed += 1,
             }
             n += 1;
@@ -402,7 +508,7 @@ mod tests {
 
     #[test]
     fn messages_are_rfc5424_numbered_in_place() {
-        let mut m = Messages::new();
+        let mut m = Messages::new("");
         for n in [0u64, 7, 99_999, 1_999_999] {
             let msg = m.numbered(n).to_vec();
             let p = syslog::parse(&msg, crate::event::EventTime::now()).unwrap();
@@ -450,12 +556,15 @@ mod tests {
     #[test]
     fn both_configurations_name_the_parser_and_the_file() {
         let out = Path::new("/tmp/x/out.log");
-        let lf = logferry_config(out);
-        crate::topology::config::Config::parse(&lf, "bench").unwrap();
-        assert!(lf.contains("parser = \"syslog\""), "{lf}");
-        let fb = fluent_bit_config(Path::new("/tmp/x/p.conf"), 5140, out);
-        assert!(fb.contains("Mode   udp"), "{fb}");
-        assert!(fb.contains("Parser syslog-rfc5424"), "{fb}");
-        assert!(fb.contains("Path  /tmp/x\n    File  out.log"), "{fb}");
+        for t in [Transport::Udp, Transport::Tcp] {
+            let lf = logferry_config(t, out);
+            crate::topology::config::Config::parse(&lf, "bench").unwrap();
+            assert!(lf.contains("parser = \"syslog\""), "{lf}");
+            assert!(lf.contains(&format!("type = \"{}\"", t.name())), "{lf}");
+            let fb = fluent_bit_config(Path::new("/tmp/x/p.conf"), t, 5140, out);
+            assert!(fb.contains(&format!("Mode   {}", t.name())), "{fb}");
+            assert!(fb.contains("Parser syslog-rfc5424"), "{fb}");
+            assert!(fb.contains("Path  /tmp/x\n    File  out.log"), "{fb}");
+        }
     }
 }
