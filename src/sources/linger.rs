@@ -119,8 +119,8 @@ impl Linger {
         }
     }
 
-    /// Lets the client's data gather unread in its socket until the
-    /// gathering ends, `stop` resolves, or the client sends a bulk's
+    /// Lets the client's data gather unread in its socket (if it gathers
+    /// at all: [`Linger::caught_up`] with a period) until the gathering ends, `stop` resolves, or the client sends a bulk's
     /// worth or closes; then the low-water mark is back at 1, which
     /// signals what is queued. A byte read to learn of the client goes
     /// into `buf`.
@@ -131,6 +131,10 @@ impl Linger {
         buf: &mut BytesMut,
         stop: impl Future<Output = ()>,
     ) -> Woke {
+        if self.until().is_none() {
+            // not gathering (`linger` 0): the socket is left as it is
+            return Woke::Ended;
+        }
         queue.set_low_water(BULK_BYTES);
         let mut byte = buf.limit(1);
         let woke = tokio::select! {
@@ -210,5 +214,78 @@ mod tests {
         let started = Instant::now();
         l.wait().await;
         assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    /// The socket's receive low-water mark.
+    fn low_water(s: &tokio::net::TcpStream) -> i32 {
+        use std::os::fd::AsRawFd;
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: a live socket; `v` and `len` outlive the call
+        let r = unsafe {
+            libc::getsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVLOWAT,
+                (&mut v as *mut libc::c_int).cast(),
+                &mut len,
+            )
+        };
+        assert_eq!(r, 0);
+        v
+    }
+
+    #[tokio::test]
+    async fn a_socket_is_left_as_it_is_without_a_linger_and_set_back_after_one() {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = tokio::net::TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (mut server, _) = listener.accept().await.unwrap();
+        let mut queue = ReceiveQueue::of(&server);
+        let mut buf = BytesMut::new();
+
+        // no linger: at once, nothing read, the mark untouched
+        let mut l = Linger::new(Duration::ZERO);
+        l.caught_up();
+        client.write_all(b"line\n").await.unwrap();
+        let woke = l
+            .gather_in_socket(&mut queue, &mut server, &mut buf, std::future::pending())
+            .await;
+        assert!(matches!(woke, Woke::Ended), "{woke:?}");
+        assert!(buf.is_empty());
+        assert_eq!(low_water(&server), 1);
+
+        // a stop ends a linger at once and sets the mark back
+        let mut l = Linger::new(Duration::from_secs(60));
+        l.caught_up();
+        let started = std::time::Instant::now();
+        let woke = l
+            .gather_in_socket(&mut queue, &mut server, &mut buf, std::future::ready(()))
+            .await;
+        assert!(matches!(woke, Woke::Ended), "{woke:?}");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(low_water(&server), 1);
+        assert_eq!(queue.queued(), 5, "what gathered is left to read");
+
+        // a bulk's worth ends it: the byte read to learn it is in the buffer
+        l.caught_up();
+        let bulk = vec![b'x'; 2 * BULK_BYTES];
+        let writer = tokio::spawn(async move {
+            client.write_all(&bulk).await.unwrap();
+            client
+        });
+        let woke = tokio::time::timeout(
+            Duration::from_secs(30),
+            l.gather_in_socket(&mut queue, &mut server, &mut buf, std::future::pending()),
+        )
+        .await
+        .expect("a bulk ends the linger");
+        assert!(matches!(woke, Woke::Client(Ok(1))), "{woke:?}");
+        assert_eq!(&buf[..], b"l");
+        assert_eq!(low_water(&server), 1);
+        drop(server);
+        let _ = writer.await;
     }
 }

@@ -235,11 +235,12 @@ impl Connection {
                 // the client's next lines may already wait in the socket,
                 // unread, and closing it to admit a new one would lose them
                 linger.caught_up();
+                let lingers = linger.until().is_some();
                 match linger
                     .gather_in_socket(&mut queue, &mut stream, &mut conn.buf, shutdown.wait())
                     .await
                 {
-                    Woke::Ended => unread = queue.queued() > 0,
+                    Woke::Ended => unread = lingers && queue.queued() > 0,
                     // a bulk's worth has come: read on
                     Woke::Client(Ok(1..)) => {}
                     Woke::Client(Ok(0)) => break End::Clean,
