@@ -74,6 +74,9 @@ impl Linger {
     /// writes more often than once a period, and its next writes gather
     /// (as [`Linger::caught_up`]). Returns whether they do.
     pub fn woken(&mut self) -> bool {
+        if self.period.is_zero() {
+            return false;
+        }
         let now = Instant::now();
         let frequent = self
             .last_woken

@@ -175,7 +175,9 @@ impl Connection {
                     };
                     let stopped = async {
                         shutdown.wait().await;
-                        tokio::time::sleep(grace).await;
+                        if !grace.is_zero() {
+                            tokio::time::sleep(grace).await;
+                        }
                     };
                     let read = tokio::select! {
                         biased;
