@@ -122,11 +122,11 @@ impl Linger {
         }
     }
 
-    /// Lets the client's data gather unread in its socket (if it gathers
-    /// at all: [`Linger::caught_up`] with a period) until the gathering ends, `stop` resolves, or the client sends a bulk's
-    /// worth or closes; then the low-water mark is back at 1, which
-    /// signals what is queued. A byte read to learn of the client goes
-    /// into `buf`.
+    /// Lets the client's data gather unread in its socket, if it gathers
+    /// at all ([`Linger::caught_up`] with a period), until the gathering
+    /// ends, `stop` resolves, or the client sends a bulk's worth or
+    /// closes; then the low-water mark is back at 1, which signals what
+    /// is queued. A byte read to learn of the client goes into `buf`.
     pub async fn gather_in_socket<R: AsyncRead + Unpin>(
         &mut self,
         queue: &mut ReceiveQueue,
