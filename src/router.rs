@@ -255,6 +255,26 @@ struct RouteTable {
     /// now is rejected (its source sends it again after a restart), never
     /// taken for one that no sink matches.
     closed: bool,
+    /// Some route's queue is a disk buffer.
+    disk_buffered: bool,
+}
+
+impl RouteTable {
+    fn new(
+        routes: Vec<Route>,
+        filters: Arc<[Arc<dyn Filter>]>,
+        generation: u64,
+        closed: bool,
+    ) -> Self {
+        let disk_buffered = routes.iter().any(|r| r.queue.is_disk());
+        RouteTable {
+            routes,
+            filters,
+            generation,
+            closed,
+            disk_buffered,
+        }
+    }
 }
 
 /// Changes the routes of every router at once (a reload).
@@ -287,12 +307,7 @@ impl RouteSwitch {
         let filters = table.filters.clone();
         let old = std::mem::replace(
             &mut *table,
-            Arc::new(RouteTable {
-                routes,
-                filters,
-                generation,
-                closed,
-            }),
+            Arc::new(RouteTable::new(routes, filters, generation, closed)),
         );
         drop(table);
         // a router routing right now may still hold `old`
@@ -309,12 +324,12 @@ impl RouteSwitch {
     /// Returns the filters replaced.
     pub fn set_filters(&self, filters: Vec<Arc<dyn Filter>>) -> Arc<[Arc<dyn Filter>]> {
         let mut table = self.0.write().unwrap_or_else(|e| e.into_inner());
-        let next = RouteTable {
-            routes: table.routes.clone(),
-            filters: filters.into(),
-            generation: table.generation + 1,
-            closed: table.closed,
-        };
+        let next = RouteTable::new(
+            table.routes.clone(),
+            filters.into(),
+            table.generation + 1,
+            table.closed,
+        );
         std::mem::replace(&mut *table, Arc::new(next))
             .filters
             .clone()
@@ -332,12 +347,12 @@ const MAX_CACHED_TAGS: usize = 4096;
 impl Router {
     pub fn new(routes: Vec<Route>, unrouted: Counter) -> Self {
         Router {
-            table: Arc::new(RwLock::new(Arc::new(RouteTable {
+            table: Arc::new(RwLock::new(Arc::new(RouteTable::new(
                 routes,
-                filters: Arc::new([]),
-                generation: 0,
-                closed: false,
-            }))),
+                Arc::new([]),
+                0,
+                false,
+            )))),
             cache: HashMap::new(),
             filter_cache: HashMap::new(),
             cache_generation: 0,
@@ -360,6 +375,16 @@ impl Router {
             ..self.clone()
         };
         (router, Released(rx))
+    }
+
+    /// Whether some sink keeps its records in a disk buffer, where a batch
+    /// is safe from a kill -9 once routed (so a socket source reads as
+    /// data arrives: `crate::sources::linger::SocketLinger`).
+    pub fn disk_buffered(&self) -> bool {
+        self.table
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .disk_buffered
     }
 
     /// The taps on this router's components (and every clone's).
@@ -834,6 +859,35 @@ mod tests {
         router.route(batch("app.x")).await.unwrap();
         clone.route(batch("app.x")).await.unwrap();
         assert!(rx_b.try_recv().is_some() && rx_b.try_recv().is_some());
+    }
+
+    #[tokio::test]
+    async fn a_router_knows_whether_a_sink_keeps_a_disk_buffer_across_a_swap() {
+        let (mem, _mem_rx) = route_to("mem", "**");
+        let router = Router::new(vec![mem.clone()], Counter::detached());
+        assert!(!router.disk_buffered());
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::buffer::BufferConfig {
+            kind: crate::buffer::BufferKind::Disk,
+            dir: Some(dir.path().to_path_buf()),
+            ..Default::default()
+        };
+        let (queue, _disk_rx) =
+            crate::buffer::open("disk", config, &crate::metrics::Registry::new()).unwrap();
+        let disk = Route {
+            sink: Arc::from("disk"),
+            pattern: TagPattern::new("only.this").unwrap(),
+            queue,
+        };
+        // a clone made before the reload (an open connection) sees it too
+        let (clone, _released) = router.for_source("in");
+        drop(router.switch().replace(vec![mem.clone(), disk]));
+        assert!(router.disk_buffered() && clone.disk_buffered());
+        // filters swapped in keep it
+        drop(router.switch().set_filters(Vec::new()));
+        assert!(clone.disk_buffered());
+        drop(router.switch().replace(vec![mem]));
+        assert!(!clone.disk_buffered());
     }
 
     #[tokio::test]

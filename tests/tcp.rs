@@ -387,6 +387,43 @@ fn a_client_that_closes_while_its_lines_gather_loses_none() {
 }
 
 #[test]
+fn with_a_disk_buffer_lines_are_read_at_once_and_survive_kill_9() {
+    // the defaults, but the sink keeps a disk buffer: a line read is on
+    // disk at once, so none may wait out a linger unread in the socket,
+    // where a kill -9 would lose it
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[sources.in]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n\n\
+         [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{d}/received.log\"\nformat = \"raw\"\n\
+         buffer = {{ type = \"disk\", dir = \"{d}/buffer\" }}\n",
+        d = dir.path().display()
+    );
+    let out = dir.path().join("received.log");
+    let mut r = Logferry::start(&config);
+    let addr = r.address("tcp source listening source=in ");
+    let mut s = TcpStream::connect(addr).unwrap();
+    for i in 0..200 {
+        s.write_all(format!("disk-{i}\n").as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // time to read the last line and write it to the buffer, well under
+    // the 1 s linger the source has without a disk buffer
+    std::thread::sleep(Duration::from_millis(150));
+    r.kill(); // SIGKILL
+    drop(s);
+    let mut r = Logferry::start(&config);
+    r.address("tcp source listening source=in ");
+    wait_until("every line", WAIT, || {
+        numbers(&read_lines(&out), "disk").len() >= 200
+    });
+    // the buffer may send again what the file had before the kill
+    let mut got = numbers(&read_lines(&out), "disk");
+    got.dedup();
+    assert_eq!(got, (0..200).collect::<Vec<_>>(), "lines lost to kill -9");
+    assert!(r.stop().success());
+}
+
+#[test]
 fn tls_clients_deliver_and_plain_clients_on_the_tls_port_are_counted() {
     let dir = tempfile::tempdir().unwrap();
     let pki = pki(dir.path());

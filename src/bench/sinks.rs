@@ -153,7 +153,7 @@ pub struct SinksArgs {
     #[arg(long)]
     pub s3_time_format: Option<String>,
     /// With `--rates`: logferry's forward source's `linger` (`"100ms"`;
-    /// default: the source's default, none).
+    /// default: the source's default, 500 ms).
     #[arg(long)]
     pub source_linger: Option<String>,
     #[command(flatten)]

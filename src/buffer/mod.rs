@@ -436,6 +436,12 @@ impl QueueSender {
         }
     }
 
+    /// Whether a batch sent here is on disk once sent (a disk buffer, not
+    /// its memory stand-in).
+    pub fn is_disk(&self) -> bool {
+        matches!(self.kind, SenderKind::Disk { .. })
+    }
+
     /// Bytes currently held by queued or in-progress batches.
     pub fn queued_bytes(&self) -> usize {
         self.gauge().held_bytes()

@@ -10,9 +10,9 @@
 //!
 //! A reader that is often the second hop (a forward connection, whose
 //! client may be an agent that lingered already) lingers only for a
-//! client that writes more often than once a period ([`Linger::woken`]):
-//! a client sending a chunk a second is read the moment each arrives, and
-//! the path lingers once.
+//! client that writes more often than twice a period ([`Linger::woken`]):
+//! a client sending a chunk a second, or one that lingers as long itself,
+//! is read the moment each chunk arrives, and the path lingers once.
 
 //!
 //! A connection's reader lingers with its client's data in the socket
@@ -38,6 +38,36 @@ pub const BULK_BYTES: usize = 1024 * 1024;
 /// At a stop, how long reading what gathered during a linger may take.
 pub const STOP_READ_GRACE: Duration = Duration::from_secs(1);
 
+/// A socket source's `linger` setting (`forward`, `tcp`). Set, it is
+/// kept. Unset, it is the source's default, but 0 while some sink keeps
+/// its records in a `disk` buffer: a chunk read is then on disk at once,
+/// while one lingering in the socket is lost to a kill -9, so such a
+/// pipeline reads data as it arrives and the linger never widens what a
+/// crash can lose. (With memory buffers a kill -9 loses what was read as
+/// it loses what was not.) A reload can add or remove a disk buffer under
+/// open connections, so each asks again when it would begin to linger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SocketLinger {
+    set: Option<Duration>,
+    default: Duration,
+}
+
+impl SocketLinger {
+    pub fn new(set: Option<Duration>, default: Duration) -> Self {
+        SocketLinger { set, default }
+    }
+
+    /// The linger now; `disk_buffered`: whether a sink keeps a disk
+    /// buffer (`crate::router::Router::disk_buffered`).
+    pub fn period(&self, disk_buffered: bool) -> Duration {
+        match self.set {
+            Some(set) => set,
+            None if disk_buffered => Duration::ZERO,
+            None => self.default,
+        }
+    }
+}
+
 /// What ended a linger spent with the client's data in the socket.
 #[derive(Debug)]
 pub enum Woke {
@@ -58,7 +88,16 @@ pub struct Linger {
     quiet_until: Option<Instant>,
     /// When its client last woke the reader ([`Linger::woken`]).
     last_woken: Option<Instant>,
+    /// How many wakes in a row came within half a period of the one
+    /// before.
+    streak: u32,
 }
+
+/// Wakes in a row, each within half a period of the one before, that show
+/// a client writing often ([`Linger::woken`]). An upstream that lingers
+/// itself sends what it gathered as one chunk, or a few when its sending
+/// is cut short; a run of this many is a client writing often.
+pub const FREQUENT_STREAK: u32 = 4;
 
 impl Linger {
     pub fn new(period: Duration) -> Self {
@@ -66,22 +105,42 @@ impl Linger {
             period,
             quiet_until: None,
             last_woken: None,
+            streak: 0,
+        }
+    }
+
+    /// Changes the period from the next gathering on; 0 ends the one under
+    /// way.
+    pub fn set_period(&mut self, period: Duration) {
+        self.period = period;
+        if period.is_zero() {
+            self.quiet_until = None;
         }
     }
 
     /// The reader's client woke it with data after it had read all there
-    /// was: if the client wrote within a period of its last such wake, it
-    /// writes more often than once a period, and its next writes gather
-    /// (as [`Linger::caught_up`]). Returns whether they do.
+    /// was: if this is the [`FREQUENT_STREAK`]th wake in a row to come
+    /// within half a period of the one before, the client writes more
+    /// often than twice a period, and its next writes gather (as
+    /// [`Linger::caught_up`]). Returns whether they do. A client that
+    /// lingers for as long itself (a relay's upstream with the same
+    /// default) writes about once a period, give or take its scheduling,
+    /// sometimes as a few chunks at once, and is not lingered again.
     pub fn woken(&mut self) -> bool {
         if self.period.is_zero() {
             return false;
         }
         let now = Instant::now();
-        let frequent = self
+        let soon = self
             .last_woken
-            .is_some_and(|t| now.duration_since(t) < self.period);
+            .is_some_and(|t| now.duration_since(t) < self.period / 2);
         self.last_woken = Some(now);
+        self.streak = if soon {
+            self.streak.saturating_add(1)
+        } else {
+            0
+        };
+        let frequent = self.streak >= FREQUENT_STREAK;
         if frequent {
             self.caught_up();
         }
@@ -97,9 +156,11 @@ impl Linger {
     }
 
     /// Something may be lost unless the reader reads at once (a file is
-    /// being rotated): the gathering ends now.
+    /// being rotated), or a linger saved nothing: the gathering ends now,
+    /// and only a new run of frequent wakes begins another.
     pub fn stop(&mut self) {
         self.quiet_until = None;
+        self.streak = 0;
     }
 
     /// Whether the reader lets lines gather now.
@@ -181,20 +242,65 @@ mod tests {
         assert!(!l.is_quiet() && l.until().is_none());
     }
 
+    #[test]
+    fn an_unset_socket_linger_is_zero_while_a_sink_keeps_a_disk_buffer() {
+        let default = Duration::from_millis(500);
+        let unset = SocketLinger::new(None, default);
+        assert_eq!(unset.period(false), default);
+        assert_eq!(unset.period(true), Duration::ZERO);
+        // what is set is kept either way
+        let set = SocketLinger::new(Some(Duration::from_secs(2)), default);
+        assert_eq!(set.period(true), Duration::from_secs(2));
+        let zero = SocketLinger::new(Some(Duration::ZERO), default);
+        assert_eq!(zero.period(false), Duration::ZERO);
+    }
+
     #[tokio::test]
-    async fn only_a_client_waking_the_reader_within_a_period_lets_writes_gather() {
+    async fn a_period_set_to_zero_ends_the_gathering_under_way() {
+        tokio::time::pause();
+        let mut l = Linger::new(Duration::from_millis(100));
+        l.caught_up();
+        assert!(l.is_quiet());
+        l.set_period(Duration::ZERO);
+        assert!(!l.is_quiet() && l.until().is_none());
+        assert!(!l.woken() && !l.woken());
+        // and a period set again lets the next writes gather
+        l.set_period(Duration::from_millis(100));
+        let woken: Vec<bool> = (0..=FREQUENT_STREAK).map(|_| l.woken()).collect();
+        assert_eq!(woken.iter().filter(|w| **w).count(), 1, "{woken:?}");
+        assert!(woken[FREQUENT_STREAK as usize] && l.is_quiet());
+    }
+
+    #[tokio::test]
+    async fn only_a_client_waking_the_reader_often_lets_writes_gather() {
         tokio::time::pause();
         let period = Duration::from_millis(100);
         let mut l = Linger::new(period);
         // the first wake: nothing to compare with
         assert!(!l.woken());
         assert!(!l.is_quiet());
-        // a client writing once a period or less often never gathers
+        // a client writing once a period or less often never gathers,
+        // nor one a little more often (an upstream lingering as long,
+        // woken a little early)
+        for gap in [period, Duration::from_secs(3), period * 9 / 10, period / 2] {
+            tokio::time::advance(gap).await;
+            assert!(!l.woken());
+        }
+        // nor one that sends what it gathered as a few chunks at once
+        for _ in 0..5 {
+            tokio::time::advance(period).await;
+            for _ in 0..FREQUENT_STREAK {
+                assert!(!l.woken());
+                tokio::time::advance(Duration::from_millis(3)).await;
+            }
+        }
+        // a run of wakes within half a period: the next writes gather
         tokio::time::advance(period).await;
         assert!(!l.woken());
-        tokio::time::advance(Duration::from_secs(3)).await;
-        assert!(!l.woken());
-        // within a period of the last wake: the next writes gather
+        for _ in 1..FREQUENT_STREAK {
+            tokio::time::advance(Duration::from_millis(10)).await;
+            assert!(!l.woken());
+        }
         tokio::time::advance(Duration::from_millis(10)).await;
         let woken = Instant::now();
         assert!(l.woken());

@@ -195,13 +195,13 @@ pub fn run(dir: &Path, a: &SinksArgs, peer: Option<&Path>, dest: &Dest) -> Resul
         TICK.as_millis(),
         poll.as_millis()
     );
-    if let Some(l) = &a.source_linger {
-        match dest {
-            Dest::OtlpIn(_) => {
-                return Err("--source-linger is the forward source's: not otlp-in".into())
-            }
-            _ => println!("logferry's forward source: linger = \"{l}\""),
+    match (&a.source_linger, dest) {
+        (Some(_), Dest::OtlpIn(_)) => {
+            return Err("--source-linger is the forward source's: not otlp-in".into())
         }
+        (Some(l), _) => println!("logferry's forward source: linger = \"{l}\""),
+        (None, Dest::OtlpIn(_)) => {}
+        (None, _) => println!("logferry's forward source: linger as shipped (500 ms)"),
     }
     let mut systems = vec![System::Logferry];
     if peer.is_some() {

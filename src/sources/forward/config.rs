@@ -7,6 +7,7 @@ use serde::Deserialize;
 use crate::config::units;
 use crate::protocol::forward::handshake::ServerAuth;
 use crate::protocol::forward::Limits;
+use crate::sources::linger::SocketLinger;
 use crate::tls::ServerTlsConfig;
 
 /// `type = "forward"`: a Fluentd forward-protocol server.
@@ -35,15 +36,17 @@ pub struct ForwardSourceConfig {
     /// A connection that sends nothing for this long is closed.
     #[serde(default = "default_idle_timeout", deserialize_with = "units::duration")]
     pub idle_timeout: Duration,
-    /// For a client that asks for no acks and sends more often than once
+    /// For a client that asks for no acks and sends more often than twice
     /// a linger (a logging library writing each record as a chunk): how
     /// long its next chunks gather in the socket before they are read, as
     /// one wake-up and one batch per linger. A client that sends less
-    /// often (an agent that lingered already) is read as each chunk
-    /// arrives; a connection that has asked for an ack never lingers.
-    /// 0 (the default): read as soon as data arrives.
-    #[serde(default, deserialize_with = "units::duration")]
-    pub linger: Duration,
+    /// often (an agent that lingered already, even as long) is read as
+    /// each chunk arrives; a connection that has asked for an ack never
+    /// lingers.
+    /// Unset: [`DEFAULT_LINGER`], or 0 (read as soon as data arrives)
+    /// while a sink keeps a disk buffer ([`SocketLinger`]).
+    #[serde(default, deserialize_with = "units::opt_duration")]
+    pub linger: Option<Duration>,
     /// Require the shared-key handshake (HELO/PING/PONG) with this key.
     pub shared_key: Option<String>,
     /// With `shared_key`: also require one of these username/password pairs.
@@ -87,6 +90,11 @@ const fn default_idle_timeout() -> Duration {
     Duration::from_secs(300)
 }
 
+/// The linger of a forward source that sets none, in a pipeline without a
+/// disk buffer: a relay's own gathering plus a request sink's stays under
+/// Fluent Bit's one-second flush.
+pub const DEFAULT_LINGER: Duration = Duration::from_millis(500);
+
 impl ForwardSourceConfig {
     pub fn validate(&self) -> Result<(), String> {
         crate::config::listen_address(&self.address)?;
@@ -111,10 +119,10 @@ impl ForwardSourceConfig {
         if self.idle_timeout.is_zero() {
             return Err("idle_timeout must be greater than 0".into());
         }
-        if self.linger >= self.idle_timeout {
+        if let Some(linger) = self.linger.filter(|l| *l >= self.idle_timeout) {
             return Err(format!(
-                "linger ({:?}) must be shorter than idle_timeout ({:?})",
-                self.linger, self.idle_timeout
+                "linger ({linger:?}) must be shorter than idle_timeout ({:?})",
+                self.idle_timeout
             ));
         }
         if !self.users.is_empty() && self.shared_key.is_none() {
@@ -130,6 +138,12 @@ impl ForwardSourceConfig {
             tls.validate()?;
         }
         Ok(())
+    }
+
+    /// The `linger` setting; unset: [`DEFAULT_LINGER`] (at most half of
+    /// `idle_timeout`), or 0 while a sink keeps a disk buffer.
+    pub fn linger(&self) -> SocketLinger {
+        SocketLinger::new(self.linger, DEFAULT_LINGER.min(self.idle_timeout / 2))
     }
 
     /// The handshake settings, if the handshake is required.

@@ -28,7 +28,7 @@ use crate::net::{accept_tls, read_value, Activity, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
-use crate::sources::linger::{Linger, Woke, STOP_READ_GRACE};
+use crate::sources::linger::{Linger, SocketLinger, Woke, FREQUENT_STREAK, STOP_READ_GRACE};
 
 /// Most acks of one connection waiting to be written.
 const MAX_PENDING_ACKS: usize = 4096;
@@ -63,7 +63,7 @@ pub struct Settings {
     /// Silence after which a connection is closed.
     pub idle_timeout: Duration,
     /// How long a frequent client's chunks gather (`linger`).
-    pub linger: Duration,
+    pub linger: SocketLinger,
     /// The source's name, for logs.
     pub source: Arc<str>,
     /// The handshake of the `tls` table, if there is one.
@@ -153,11 +153,12 @@ impl Connection {
         let mut typical_frame = 0usize;
         // a frequent client's chunks gather for the linger (see
         // `crate::sources::linger`); `gathering` while they do
-        let mut gather = Linger::new(settings.linger);
+        let mut gather = Linger::new(Duration::ZERO);
         let mut gathering = false;
         // bytes read since the last linger began (or the client woke the
-        // connection)
+        // connection), and the frames they held
         let mut gathered = 0usize;
+        let mut frames = 0usize;
         // the client has asked for an ack (it may wait for each one), or
         // sent in bulk (it must not wait for room): the connection never
         // lingers again
@@ -171,6 +172,7 @@ impl Connection {
                 match next_frame(&mut buf, &settings.limits, &mut scan) {
                     Ok(Some(frame)) => {
                         typical_frame = before - buf.len();
+                        frames += 1;
                         if frame.options.chunk.is_some() && !read_at_once {
                             read_at_once = true;
                             gathering = false;
@@ -299,9 +301,18 @@ impl Connection {
                 // the kernel says whether anything did
                 let queued = queue.queued();
                 if queued == 0 && gathered > 0 {
-                    // read all that gathered: the next chunks gather
+                    // read all that gathered: the next chunks gather, if
+                    // this linger saved wake-ups (an upstream that lingers
+                    // itself sends about one chunk a linger, maybe cut in
+                    // a few) and no reload has added a disk buffer since
                     gathered = 0;
-                    gather.caught_up();
+                    if std::mem::take(&mut frames) > FREQUENT_STREAK as usize {
+                        gather.set_period(settings.linger.period(router.disk_buffered()));
+                        gather.caught_up();
+                    } else {
+                        gather.stop();
+                    }
+                    gathering = gather.is_quiet();
                     continue 'conn;
                 }
                 if queued == 0 {
@@ -355,9 +366,14 @@ impl Connection {
                         _ = ack_tx.closed() => None,
                         read = tokio::time::timeout(settings.idle_timeout, rd.read_buf(&mut room)) => Some(read),
                     };
-                    if matches!(read, Some(Ok(Ok(1..)))) && !read_at_once && gather.woken() {
+                    if matches!(read, Some(Ok(Ok(1..)))) && !read_at_once && {
+                        // a reload may have added or removed a disk buffer
+                        gather.set_period(settings.linger.period(router.disk_buffered()));
+                        gather.woken()
+                    } {
                         gathering = true;
                         gathered = 0;
+                        frames = 0;
                     }
                     read
                 }

@@ -37,7 +37,7 @@ impl Protocol for conn::Settings {
         conn::Settings {
             limits: config.limits(),
             idle_timeout: config.idle_timeout,
-            linger: config.linger,
+            linger: config.linger(),
             source: cx.name.clone(),
             tls,
             auth: config.auth(),

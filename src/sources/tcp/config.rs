@@ -5,6 +5,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::config::units;
+use crate::sources::linger::SocketLinger;
 use crate::tls::ServerTlsConfig;
 
 /// `type = "tcp"`: newline-delimited (or octet-counted) lines over TCP,
@@ -48,9 +49,10 @@ pub struct TcpSourceConfig {
     /// waits for an acknowledgement over TCP): a client writing one line at
     /// a time is read and sent on once a second in batches, at the
     /// cost of up to this much latency. A reader that has not caught up
-    /// never waits. 0: read as soon as data arrives.
-    #[serde(default = "default_linger", deserialize_with = "units::duration")]
-    pub linger: Duration,
+    /// never waits. 0: read as soon as data arrives. Unset: one second,
+    /// or 0 while a sink keeps a disk buffer ([`SocketLinger`]).
+    #[serde(default, deserialize_with = "units::opt_duration")]
+    pub linger: Option<Duration>,
     /// Serve TLS instead of plain TCP.
     pub tls: Option<ServerTlsConfig>,
 }
@@ -101,9 +103,10 @@ const fn default_max_connections() -> usize {
     1024
 }
 
-const fn default_linger() -> Duration {
-    Duration::from_secs(1)
-}
+/// The linger of a tcp source that sets none, in a pipeline without a
+/// disk buffer: as the `tail` source's, once for the whole path.
+pub const DEFAULT_LINGER: Duration = Duration::from_secs(1);
+
 const fn default_idle_timeout() -> Duration {
     Duration::from_secs(300)
 }
@@ -139,6 +142,12 @@ impl TcpSourceConfig {
             tls.validate()?;
         }
         Ok(())
+    }
+
+    /// The `linger` setting; unset: [`DEFAULT_LINGER`], or 0 while a sink
+    /// keeps a disk buffer.
+    pub fn linger(&self) -> SocketLinger {
+        SocketLinger::new(self.linger, DEFAULT_LINGER)
     }
 
     /// Whether records can be handed on as the received lines themselves

@@ -105,7 +105,8 @@ impl Connection {
         let mut buf_charge = MemoryCharge::none();
         let mut first_bytes = settings.tls.is_none();
         let mut evicted = false;
-        let mut linger = Linger::new(config.linger);
+        let setting = config.linger();
+        let mut linger = Linger::new(Duration::ZERO);
         // a linger ended with the client's lines queued in the socket: the
         // next read takes them, even at a stop
         let mut unread = false;
@@ -236,6 +237,8 @@ impl Connection {
                 // idle meanwhile (it was sent something within a linger):
                 // the client's next lines may already wait in the socket,
                 // unread, and closing it to admit a new one would lose them
+                // a reload may have added or removed a disk buffer
+                linger.set_period(setting.period(router.disk_buffered()));
                 linger.caught_up();
                 let lingers = linger.until().is_some();
                 match linger
