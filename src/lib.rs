@@ -31,3 +31,4 @@ pub mod timer;
 pub mod tls;
 pub mod top;
 pub mod topology;
+pub mod wake;

@@ -448,6 +448,66 @@ fn slow_and_stuck_clients_do_not_hold_up_others() {
     );
 }
 
+/// A connection is polled again in the same turn when it wakes itself
+/// (`logferry::wake::Inline`); a wake-up from the socket or the sinks
+/// must still reach it. Bodies split across writes, pipelined pairs and
+/// answers that wait for the file, on several connections at once.
+#[test]
+fn keep_alive_clients_sending_bodies_in_pieces_and_pipelined_are_all_answered() {
+    let mut lf = Logferry::start(&http_to_file(""));
+    let addr = lf.http_addr("in");
+    let clients: Vec<_> = (0..6)
+        .map(|c| {
+            std::thread::spawn(move || {
+                let mut client = Client::connect(addr);
+                for i in 0..150 {
+                    let body = format!("c{c}-{i}\n");
+                    if i % 3 == 2 {
+                        // two requests in one write, then both answers
+                        let next = format!("c{c}p-{}\n", i / 3);
+                        let mut both = Vec::new();
+                        for b in [&body, &next] {
+                            both.extend_from_slice(
+                                format!(
+                                    "POST /piece HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n{b}",
+                                    b.len()
+                                )
+                                .as_bytes(),
+                            );
+                        }
+                        client.reader.get_mut().write_all(&both).unwrap();
+                        assert_eq!(client.reply().status, 200);
+                        assert_eq!(client.reply().status, 200);
+                        continue;
+                    }
+                    let head = format!(
+                        "POST /piece HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    let s = client.reader.get_mut();
+                    s.write_all(head.as_bytes()).unwrap();
+                    let (a, b) = body.as_bytes().split_at(2);
+                    s.write_all(a).unwrap();
+                    std::thread::sleep(Duration::from_millis(i % 2));
+                    s.write_all(b).unwrap();
+                    let r = client.reply();
+                    assert_eq!(r.status, 200, "{r:?}");
+                }
+            })
+        })
+        .collect();
+    for c in clients {
+        c.join().unwrap();
+    }
+    lf.stop();
+    let lines = read_lines(&lf.path("unified.log"));
+    for c in 0..6 {
+        assert_exactly(&lines, &format!("c{c}"), 150);
+        assert_exactly(&lines, &format!("c{c}p"), 50);
+    }
+    assert_eq!(lines.len(), 6 * 200, "every record once");
+}
+
 #[test]
 fn the_answer_waits_for_the_sinks_unless_ack_is_received() {
     let mut lf = Logferry::start(&unreachable_sink("1s", "", "max_attempts = 0"));

@@ -30,7 +30,7 @@ const LAYERS: &[&[&str]] = &[
         "protocol::otlp",
     ],
     &["event"],
-    &["memory", "ack", "protocol", "logging", "timer"],
+    &["memory", "ack", "protocol", "logging", "timer", "wake"],
     &["telemetry"],
     &["metrics"],
 ];

@@ -55,6 +55,7 @@ use crate::memory::MemoryCharge;
 use crate::net::{accept_tls, Activity, Stream};
 use crate::protocol::otlp;
 use crate::router::Router;
+use crate::wake::Inline;
 
 /// What `Retry-After` (and an OTLP answer's `RetryInfo`) tells a client
 /// that should send again.
@@ -201,7 +202,8 @@ impl Connection {
                 .max_header_size(config.max_header_bytes)
                 .max_buf_size(config.max_header_bytes.max(DEFAULT_BUF_BYTES))
                 .serve_connection(io, service);
-            drive(conn, &handler, &mut shutdown, config.request_timeout).await
+            // hyper's connection wakes itself for each request's body
+            Inline::new(drive(conn, &handler, &mut shutdown, config.request_timeout)).await
         };
         if let Err(e) = result {
             let (kind, reason) = classify(&e);
