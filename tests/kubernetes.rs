@@ -420,6 +420,60 @@ fn pods_not_yet_known_wait_and_unknown_ones_go_on_with_their_path() {
     assert!(lf.stop().success());
 }
 
+/// A log whose pod the API server has not told about yet waits alone:
+/// the node's other logs go on meanwhile, and its lines go out with the
+/// pod's metadata once it comes (here a static pod, whose mirror is
+/// created late).
+#[test]
+fn a_log_waiting_for_its_pod_holds_up_no_other_log() {
+    let node = Node::new(Kube::shared());
+    let mut lf = Logferry::start(&node.config("metadata_wait = \"90s\""));
+    wait_until("the first list", Duration::from_secs(30), || {
+        lf.log_text().contains(LISTED)
+    });
+    let steady = node.pod("steady", &[("steady", "yes")], &[]);
+    let hash = "0f1e2d3c4b5a69788796a5b4c3d2e1f0";
+    node.write("late-static", hash, (0..5).map(|n| format!("late {n}")));
+    // the reader meets the waiting log first
+    std::thread::sleep(Duration::from_millis(500));
+    node.write("steady", &steady, (0..5).map(|n| format!("steady {n}")));
+    // well inside the late log's 90 s of metadata_wait
+    let all = wait_for(&lf, "steady ", 5, Duration::from_secs(30));
+    for (_, r) in all.iter().filter(|(_, r)| log_of(r).starts_with("steady ")) {
+        assert_eq!(r["kubernetes"]["labels"]["steady"], "yes", "{r}");
+    }
+    assert!(
+        all.iter().all(|(_, r)| !log_of(r).starts_with("late ")),
+        "the late log went on without its pod: {all:?}"
+    );
+    let mirror = node.kube.create_pod(
+        &node.ns,
+        "late-static",
+        &node.name,
+        &[("late", "yes")],
+        &[("kubernetes.io/config.mirror", hash)],
+        &[("app", "busybox:1.37")],
+    );
+    let all = wait_for(&lf, "late ", 5, Duration::from_secs(30));
+    let late: Vec<_> = all
+        .iter()
+        .filter(|(_, r)| log_of(r).starts_with("late "))
+        .collect();
+    assert_eq!(late.len(), 5, "{late:?}");
+    for (_, r) in late {
+        assert_eq!(r["kubernetes"]["labels"]["late"], "yes", "{r}");
+        assert_eq!(r["kubernetes"]["pod_id"], mirror.as_str(), "{r}");
+    }
+    assert_eq!(
+        metric(
+            &mut lf,
+            "logferry_kubernetes_records_without_metadata_total{component=\"kube\"}"
+        ),
+        0.0
+    );
+    assert!(lf.stop().success());
+}
+
 /// The API server stopped for 30 s, then back with etcd compacted past
 /// every resourceVersion logferry had: no line is lost or sent twice,
 /// lines written meanwhile keep their metadata, and changes made after

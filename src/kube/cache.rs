@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -247,9 +247,6 @@ pub struct Store {
     pods_synced: AtomicBool,
     /// True from the start when namespaces are not watched.
     namespaces_synced: AtomicBool,
-    /// The generation again, under a lock a waiter can sleep on.
-    changed: Mutex<u64>,
-    wake: Condvar,
     /// Wakes the evictor when a deletion arrives.
     deleted: tokio::sync::Notify,
 }
@@ -263,8 +260,6 @@ impl Store {
             generation: AtomicU64::new(0),
             pods_synced: AtomicBool::new(false),
             namespaces_synced: AtomicBool::new(!watch_namespaces),
-            changed: Mutex::new(0),
-            wake: Condvar::new(),
             deleted: tokio::sync::Notify::new(),
         }
     }
@@ -319,33 +314,9 @@ impl Store {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// After a change: bumps the generation and wakes the waiters.
+    /// After a change: bumps the generation.
     fn bump(&self) {
-        let g = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
-        *self.changed.lock().unwrap_or_else(|e| e.into_inner()) = g;
-        self.wake.notify_all();
-    }
-
-    pub fn wait_pod(&self, uid: &str, timeout: Duration) -> Option<Arc<Pod>> {
-        let deadline = std::time::Instant::now() + timeout;
-        let mut seen = self.changed.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            // checked under `changed`: a change made after this check
-            // bumps it only once the wait below has released it
-            if let Some(pod) = self.pod(uid) {
-                return Some(pod);
-            }
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            let before = *seen;
-            seen = self
-                .wake
-                .wait_timeout_while(seen, left, |g| *g == before)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     pub fn upsert_pod(&self, pod: Pod, version: String) {
@@ -524,20 +495,6 @@ mod tests {
         assert_eq!(store.pods_held(), 1);
         trigger.trigger();
         evictor.await.unwrap();
-    }
-
-    #[test]
-    fn a_waiter_gets_the_pod_as_soon_as_it_comes_or_none_after_its_timeout() {
-        let store = Arc::new(Store::new(Duration::from_secs(60), false));
-        assert!(store.wait_pod("u1", Duration::from_millis(50)).is_none());
-        let waiter = std::thread::spawn({
-            let store = store.clone();
-            move || store.wait_pod("u1", Duration::from_secs(60))
-        });
-        std::thread::sleep(Duration::from_millis(50));
-        store.upsert_pod(pod("other", "u0", "x"), "1".into());
-        store.upsert_pod(pod("a", "u1", "one"), "2".into());
-        assert_eq!(waiter.join().unwrap().unwrap().uid, "u1");
     }
 
     #[test]

@@ -15,8 +15,8 @@
 //! - `fields.rs`: Fluent Bit's `kubernetes` map of a record.
 //!
 //! [`Metadata::start`] returns at once: lookups answer from what the
-//! watch has brought so far, and a caller that meets a pod not yet known
-//! waits for it at most as long as it chooses ([`Metadata::wait_pod`]).
+//! watch has brought so far; a caller that meets a pod not yet known
+//! looks again when [`Metadata::generation`] has moved.
 
 pub mod api;
 pub mod cache;
@@ -190,12 +190,6 @@ impl Metadata {
     /// The namespace `name`.
     pub fn namespace(&self, name: &str) -> Option<Arc<Namespace>> {
         self.store.namespace(name)
-    }
-
-    /// Blocking (for a plain thread): the pod with this uid once known, or
-    /// `None` after `timeout`.
-    pub fn wait_pod(&self, uid: &str, timeout: Duration) -> Option<Arc<Pod>> {
-        self.store.wait_pod(uid, timeout)
     }
 
     /// The first list of pods (and of namespaces, when watched) is in.

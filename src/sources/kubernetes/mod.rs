@@ -20,7 +20,9 @@
 //! namespace changed (the cache's generation moved). A file whose pod the
 //! cache does not know waits for it once, at most `metadata_wait` (only
 //! while the cache is in step with the API server: one that is down
-//! delays nothing), and goes on with what its path tells.
+//! delays nothing), and goes on with what its path tells. The file waits
+//! unread ([`Shape::hold`]), looked at again every `poll_interval`; the
+//! reader goes on with every other file meanwhile.
 
 mod config;
 mod path;
@@ -56,6 +58,10 @@ const MIRROR: &str = "kubernetes.io/config.mirror";
 
 /// How often the wait for the first list looks at the cache.
 const SYNC_LOOK: Duration = Duration::from_millis(20);
+
+/// How soon a log waiting for its pod is looked at again (the reader
+/// looks at its next poll after it: `poll_interval`, 250 ms).
+const HOLD_LOOK: Duration = Duration::from_millis(50);
 
 pub struct KubernetesSource {
     tail: TailSource,
@@ -123,6 +129,8 @@ struct FileMeta {
     excluded: bool,
     /// It waited for its pod already (once is enough).
     waited: bool,
+    /// While it waits for its pod: until when.
+    waiting_until: Option<Instant>,
 }
 
 /// The [`Shape`] of container logs.
@@ -213,30 +221,24 @@ impl Containers {
                     known: false,
                     excluded: false,
                     waited: false,
+                    waiting_until: None,
                 },
             );
         }
         let generation = self.metadata.generation();
         let f = self.files.get(path)?;
-        if f.generation != Some(generation) || (!f.known && !f.waited) {
+        if f.generation != Some(generation) {
             self.refresh(path, generation);
         }
         self.files.get_mut(path)
     }
 
-    fn refresh(&mut self, path: &Path, mut generation: u64) {
+    fn refresh(&mut self, path: &Path, generation: u64) {
         let Some(f) = self.files.get(path) else {
             return;
         };
         let place = f.place.clone();
-        let mut pod = self.find_pod(&place);
-        let mut waited = f.waited;
-        if pod.is_none() && !waited && self.metadata.synced() {
-            // a pod just started: its event is usually a moment away
-            waited = true;
-            pod = self.metadata.wait_pod(&place.uid, self.wait);
-            generation = self.metadata.generation();
-        }
+        let pod = self.find_pod(&place);
         let namespace = self.metadata.namespace(&place.namespace);
         let mut kubernetes = Vec::with_capacity(512);
         let excluded = match &pod {
@@ -268,7 +270,6 @@ impl Containers {
         if let Some(f) = self.files.get_mut(path) {
             f.generation = Some(generation);
             f.known = pod.is_some();
-            f.waited = waited;
             f.kubernetes = kubernetes;
             f.excluded = excluded;
         }
@@ -326,6 +327,29 @@ fn trace_preset(name: &str) -> Option<Preset> {
 }
 
 impl Shape for Containers {
+    /// A log whose pod the cache does not know waits for it, once, at most
+    /// `metadata_wait`: a pod just started, whose event is usually a
+    /// moment away. Only while the cache is in step with the API server
+    /// (one that is down delays nothing).
+    fn hold(&mut self, path: &Path) -> Option<Instant> {
+        let wait = self.wait;
+        let synced = self.metadata.synced();
+        let f = self.file(path)?;
+        if f.known || f.waited || !synced {
+            f.waiting_until = None;
+            return None;
+        }
+        let now = Instant::now();
+        let until = *f.waiting_until.get_or_insert(now + wait);
+        if now >= until {
+            f.waited = true;
+            f.waiting_until = None;
+            return None;
+        }
+        // looked at again soon: the reader does at its next poll
+        Some(until.min(now + HOLD_LOOK))
+    }
+
     fn tag(&mut self, path: &Path) -> String {
         match self.files.get(path) {
             Some(f) => f.tag.clone(),

@@ -298,6 +298,14 @@ impl TailSource {
         }
     }
 
+    /// Until when the shape holds file `key` unread (open, so that a
+    /// rotation cannot take it away meanwhile).
+    fn held(&mut self, key: u64) -> Option<Instant> {
+        let shape = self.shape.as_mut()?;
+        let f = self.files.get(&key)?;
+        shape.hold(&f.path)
+    }
+
     /// Whether file `key`'s lines are joined; its joiner is made at its
     /// first lines (`first`: the first of them).
     fn has_joiner(&mut self, key: u64, first: &[u8]) -> bool {
@@ -756,6 +764,12 @@ impl TailSource {
                 if self.files.contains_key(&key) {
                     // waits for a descriptor, behind the others
                     self.wake(key);
+                }
+                continue;
+            }
+            if let Some(until) = self.held(key) {
+                if let Some(f) = self.files.get_mut(&key) {
+                    f.paused_until = Some(until); // `poll` wakes it then
                 }
                 continue;
             }

@@ -8,12 +8,21 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use super::Multiline;
 use crate::format::multiline::Joined;
 
 /// Tag, rules and records of each file, chosen by the source.
 pub trait Shape: Send {
+    /// Whether `path` is to wait before it is read (what its records need
+    /// is a moment away): `Some(t)` to be asked again at `t` or at the
+    /// next look after it, the file's lines left unread meanwhile. Only
+    /// that file waits; the reader goes on with the others.
+    fn hold(&mut self, _path: &Path) -> Option<Instant> {
+        None
+    }
+
     /// The tag of records read from `path`.
     fn tag(&mut self, path: &Path) -> String;
 
