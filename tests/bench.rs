@@ -185,31 +185,51 @@ fn syslog_over_udp_and_tcp_counts_every_message() {
 #[test]
 fn sinks_at_a_rate_report_cpu_and_latency() {
     // 200 records/s for a second: the run ends once the receiver's file
-    // holds all 200, each record's latency taken when a count first saw it
-    let out = run_bench(&[
-        "sinks",
-        "--workload",
-        "http",
-        "--rates",
-        "200",
-        "--step-seconds",
-        "1",
-        "--runs",
-        "1",
-        "--no-peer",
-    ]);
-    assert!(
-        out.contains("| rate | logferry CPU % / p50 / p99 / max latency / peak RSS |"),
-        "{out}"
-    );
-    let row = out
-        .lines()
-        .find(|l| l.starts_with("| 200 | "))
-        .unwrap_or_else(|| panic!("{out}"));
-    assert!(
-        row.contains(" % / ") && row.contains(" ms / ") && row.contains(" MiB"),
-        "{row}"
-    );
+    // holds all 200, each record's latency taken when a count first saw
+    // it; then again with the sink's queue on disk, in the run's directory
+    for disk in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut args = vec![
+            "sinks",
+            "--workload",
+            "http",
+            "--rates",
+            "200",
+            "--step-seconds",
+            "1",
+            "--runs",
+            "1",
+            "--no-peer",
+            "--dir",
+            dir.path().to_str().unwrap(),
+        ];
+        if disk {
+            args.push("--disk-buffer");
+        }
+        let out = run_bench(&args);
+        assert!(
+            out.contains("| rate | logferry CPU % / p50 / p99 / max latency / peak RSS |"),
+            "{out}"
+        );
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("| 200 | "))
+            .unwrap_or_else(|| panic!("{out}"));
+        assert!(
+            row.contains(" % / ") && row.contains(" ms / ") && row.contains(" MiB"),
+            "{row}"
+        );
+        // the records went through a disk buffer of the run's own (its
+        // delivered cursor)
+        let buffers = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("buffer-"))
+            .flat_map(|e| std::fs::read_dir(e.path()).unwrap().flatten())
+            .filter(|e| e.file_name() == "ack")
+            .count();
+        assert_eq!(buffers, usize::from(disk), "{out}");
+    }
 }
 
 #[test]

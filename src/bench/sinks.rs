@@ -156,6 +156,12 @@ pub struct SinksArgs {
     /// default: the source's default, 500 ms).
     #[arg(long)]
     pub source_linger: Option<String>,
+    /// With `--rates`: logferry's sink keeps its queue on disk (`buffer =
+    /// { type = "disk" }`, its other settings as shipped), Fluent Bit's
+    /// input its chunks (`storage.type filesystem`), each in a directory of
+    /// the run's own.
+    #[arg(long)]
+    pub disk_buffer: bool,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -661,36 +667,55 @@ fn start(
     fluent_bit_output: &str,
     fluent_bit_env: &[(&str, &str)],
 ) -> Result<(Proc, SocketAddr), String> {
-    start_lingering(
+    start_with(
         dir,
         system,
         peer,
-        None,
+        Setup::default(),
         logferry_sink,
         fluent_bit_output,
         fluent_bit_env,
     )
 }
 
-/// [`start`], with logferry's forward source's `linger` set if `linger`
-/// is.
-fn start_lingering(
+/// What the rate mode sets beside the defaults.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Setup<'a> {
+    /// logferry's forward source's `linger`.
+    pub linger: Option<&'a str>,
+    /// Where the measured system keeps its buffer on disk (logferry's
+    /// sink, Fluent Bit's input): a directory of the run's own.
+    pub disk: Option<&'a Path>,
+}
+
+/// [`start`], with what `setup` sets.
+fn start_with(
     dir: &Path,
     system: System,
     peer: Option<&Path>,
-    linger: Option<&str>,
+    setup: Setup<'_>,
     logferry_sink: &str,
     fluent_bit_output: &str,
     fluent_bit_env: &[(&str, &str)],
 ) -> Result<(Proc, SocketAddr), String> {
     match (system, peer) {
         (System::Logferry, _) => {
-            let linger = linger.map_or(String::new(), |l| format!("linger = \"{l}\"\n"));
+            let linger = setup
+                .linger
+                .map_or(String::new(), |l| format!("linger = \"{l}\"\n"));
+            // the buffer's line goes right under the sink's table header
+            let sink = match (setup.disk, logferry_sink.split_once('\n')) {
+                (Some(d), Some((header, rest))) => format!(
+                    "{header}\nbuffer = {{ type = \"disk\", dir = {:?} }}\n{rest}",
+                    d.display().to_string()
+                ),
+                _ => logferry_sink.to_string(),
+            };
             let mut p = Proc::start(
                 dir,
                 "logferry-sinks",
                 &format!(
-                    "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{linger}\n{logferry_sink}"
+                    "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n{linger}\n{sink}"
                 ),
             )?;
             let addr = p.address("source=in ")?;
@@ -699,11 +724,18 @@ fn start_lingering(
         (System::FluentBit, Some(bin)) => {
             let addr = free_port()?;
             let conf = dir.join("fluent-bit.conf");
+            let (storage_path, storage_type) = match setup.disk {
+                Some(d) => (
+                    format!("    storage.path {}\n", d.display()),
+                    "    storage.type filesystem\n",
+                ),
+                None => (String::new(), ""),
+            };
             std::fs::write(
                 &conf,
                 format!(
-                    "[SERVICE]\n    Flush     1\n    Log_Level warn\n\n\
-                     [INPUT]\n    Name   forward\n    Listen 127.0.0.1\n    Port   {}\n\n{fluent_bit_output}",
+                    "[SERVICE]\n    Flush     1\n    Log_Level warn\n{storage_path}\n\
+                     [INPUT]\n    Name   forward\n    Listen 127.0.0.1\n    Port   {}\n{storage_type}\n{fluent_bit_output}",
                     addr.port()
                 ),
             )

@@ -666,7 +666,8 @@ impl QueueReceiver {
     /// `records` or `bytes` more have come, when it is past half full, or
     /// at its end;
     /// any other batch waits in the queue, taken at `deadline` with no
-    /// wake-up of its own. (A disk buffer wakes it for every batch.)
+    /// wake-up of its own. A disk buffer's batches wait alike (no client
+    /// waits on its sink: the disk acknowledged them).
     /// `timer` wakes the sink at `deadline`.
     pub async fn recv_until(
         &mut self,
@@ -677,15 +678,7 @@ impl QueueReceiver {
     ) -> Gathered {
         let (rx, gate) = match &mut self.kind {
             ReceiverKind::Memory(rx, gate) => (rx, gate),
-            ReceiverKind::Disk(d) => {
-                return tokio::select! {
-                    got = d.recv() => match got {
-                        Some(d) => Gathered::Batch(d),
-                        None => Gathered::Closed,
-                    },
-                    _ = timer.sleep_until(deadline.into_std()) => Gathered::Timeout,
-                }
-            }
+            ReceiverKind::Disk(d) => return d.recv_until(timer, deadline, records, bytes).await,
         };
         let taken = |rx: &mut mpsc::UnboundedReceiver<Delivery>| match rx.try_recv() {
             Ok(d) => Some(Gathered::Batch(d)),

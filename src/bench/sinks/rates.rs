@@ -32,8 +32,8 @@ use super::super::process::{wait_until_every, Proc};
 use super::super::procfs::{self, ProcSample};
 use super::stores::{self, S3_ENV};
 use super::{
-    forward_gzip, http_configs, opensearch_configs, otlp_in, start_lingering, start_receiver,
-    write_entry, Batching, Dest, SinksArgs, System, HTTP_RECEIVER,
+    forward_gzip, http_configs, opensearch_configs, otlp_in, start_receiver, start_with,
+    write_entry, Batching, Dest, Setup, SinksArgs, System, HTTP_RECEIVER,
 };
 use crate::protocol::forward::write_packed_forward;
 
@@ -201,7 +201,19 @@ pub fn run(dir: &Path, a: &SinksArgs, peer: Option<&Path>, dest: &Dest) -> Resul
         }
         (Some(l), _) => println!("logferry's forward source: linger = \"{l}\""),
         (None, Dest::OtlpIn(_)) => {}
+        (None, _) if a.disk_buffer => {
+            println!("logferry's forward source: linger as shipped (0 with a disk buffer)")
+        }
         (None, _) => println!("logferry's forward source: linger as shipped (500 ms)"),
+    }
+    match dest {
+        Dest::OtlpIn(_) if a.disk_buffer => {
+            return Err("--disk-buffer is for the forward-fed workloads: not otlp-in".into())
+        }
+        _ if a.disk_buffer => println!(
+            "disk buffers: logferry's sink `buffer = {{ type = \"disk\" }}`, Fluent Bit's input `storage.type filesystem`, as shipped otherwise"
+        ),
+        _ => {}
     }
     let mut systems = vec![System::Logferry];
     if peer.is_some() {
@@ -305,7 +317,11 @@ fn start_step<'a>(
     dest: &'a Dest,
     tag: &str,
 ) -> Result<Started<'a>, String> {
-    let linger = a.source_linger.as_deref();
+    let disk = a.disk_buffer.then(|| dir.join(format!("buffer-{tag}")));
+    let setup = Setup {
+        linger: a.source_linger.as_deref(),
+        disk: disk.as_deref(),
+    };
     let into_file = |out: PathBuf, p: Proc, others: Vec<Proc>, addr: SocketAddr| {
         let mut lines = LineCount::new(&out);
         Started {
@@ -331,7 +347,7 @@ fn start_step<'a>(
                 Dest::Http => http_configs(recv, Batching::Defaults),
                 _ => forward_gzip::configs(recv),
             };
-            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &[])?;
+            let (p, addr) = start_with(dir, system, peer, setup, &sink, &output, &[])?;
             Ok(into_file(out, p, vec![receiver], addr))
         }
         Dest::OtlpIn(r) => {
@@ -347,7 +363,7 @@ fn start_step<'a>(
                 Cleanup(Some(Box::new(move || node.delete(&index))))
             };
             let (sink, output) = opensearch_configs(node, &index, Batching::Defaults);
-            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &[])?;
+            let (p, addr) = start_with(dir, system, peer, setup, &sink, &output, &[])?;
             let mut n = 0;
             Ok(Started {
                 p,
@@ -363,7 +379,7 @@ fn start_step<'a>(
         }
         Dest::Otlp(collector) => {
             let (sink, output) = stores::otlp_configs(collector, Batching::Defaults)?;
-            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &[])?;
+            let (p, addr) = start_with(dir, system, peer, setup, &sink, &output, &[])?;
             let mut records = collector.counter();
             Ok(Started {
                 p,
@@ -392,7 +408,7 @@ fn start_step<'a>(
                 Batching::Defaults,
                 a.s3_time_format.as_deref(),
             );
-            let (p, addr) = start_lingering(dir, system, peer, linger, &sink, &output, &S3_ENV)?;
+            let (p, addr) = start_with(dir, system, peer, setup, &sink, &output, &S3_ENV)?;
             let mut objects = store.counter(&bucket);
             Ok(Started {
                 p,

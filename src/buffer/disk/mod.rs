@@ -41,6 +41,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use tokio::sync::Notify;
+
+use super::gate::Gate;
 use tokio::time::Instant;
 
 use super::{BufferConfig, WhenFull};
@@ -254,6 +256,9 @@ pub(super) struct Shared {
     /// A frame was written, a retry queued, a delivery settled, or the
     /// senders are gone.
     readable: Notify,
+    /// Wakes a sink gathering a request only when it must go (see
+    /// [`Shared::recv_until`]).
+    gate: Gate,
     /// Bytes were freed on disk.
     room: Notify,
     pub held: Arc<Held>,
@@ -282,6 +287,7 @@ impl Shared {
     pub(super) fn close(&self) {
         self.lock().closed = true;
         self.readable.notify_one();
+        self.gate.ring();
         self.room.notify_waiters();
     }
 
@@ -312,6 +318,7 @@ impl Drop for SenderAlive {
     fn drop(&mut self) {
         self.0.lock().closed = true;
         self.0.readable.notify_one();
+        self.0.gate.ring();
     }
 }
 
@@ -408,6 +415,7 @@ pub(super) fn open(
         appending: Mutex::new(()),
         syncing_dir: Mutex::new(()),
         readable: Notify::new(),
+        gate: Gate::default(),
         room: Notify::new(),
         held,
         metrics: m,

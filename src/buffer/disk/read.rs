@@ -18,8 +18,9 @@ use super::format::{self, SEGMENT_HEADER};
 use super::{segment, start_of, Retry, Shared, State};
 use crate::ack::{AckHandle, AckOutcome};
 use crate::backoff::backoff;
-use crate::buffer::Delivery;
+use crate::buffer::{Delivery, Gathered};
 use crate::event::Batch;
+use crate::timer::Deadline;
 use crate::warn_limited;
 
 /// Most bytes handed to the sink and not settled yet: bounds the memory a
@@ -228,6 +229,9 @@ impl Shared {
         }
         drop(st);
         self.readable.notify_one();
+        // a gathering sink learns of a retry (when it falls due) and of
+        // room under MAX_IN_FLIGHT_BYTES: one wake-up per settlement
+        self.gate.ring();
     }
 
     /// Rewrites the `ack` file if the first undelivered frame moved.
@@ -256,6 +260,51 @@ impl Shared {
                     let _ = tokio::time::timeout_at(until, readable).await;
                 }
             }
+        }
+    }
+
+    /// [`crate::buffer::QueueReceiver::recv_until`]: the next delivery,
+    /// waiting until `deadline` at most, woken by a frame written only
+    /// once `records` or `bytes` more have come since the wait began (or
+    /// the buffer is past half full), by a retry queued, or by the
+    /// senders' end. Every other frame waits on disk (and in the cache of
+    /// fresh frames), taken at `deadline`.
+    pub(in crate::buffer) async fn recv_until(
+        self: &Arc<Self>,
+        timer: &mut Deadline,
+        deadline: Instant,
+        records: usize,
+        bytes: usize,
+    ) -> Gathered {
+        let found = |next| match next {
+            Next::Ready(d) => Ok(Gathered::Batch(d)),
+            Next::End => Ok(Gathered::Closed),
+            Next::Wait(until) => Err(until),
+        };
+        loop {
+            if let Ok(found) = found(self.next()) {
+                return found;
+            }
+            if Instant::now() >= deadline {
+                return Gathered::Timeout;
+            }
+            self.gate.arm(records, bytes);
+            let rung = self.gate.rung();
+            tokio::pin!(rung);
+            rung.as_mut().enable();
+            // a frame written before the gate was armed did not ring
+            let until = match found(self.next()) {
+                Ok(found) => {
+                    self.gate.disarm();
+                    return found;
+                }
+                Err(until) => until.map_or(deadline, |u| u.min(deadline)),
+            };
+            tokio::select! {
+                _ = rung => {}
+                _ = timer.sleep_until(until.into_std()) => {}
+            }
+            self.gate.disarm();
         }
     }
 

@@ -609,3 +609,76 @@ async fn batches_read_back_from_a_disk_buffer_are_waited_on_by_nobody() {
     }
     assert_eq!(got, vec![2, 3]);
 }
+
+/// A waker that counts its wakes.
+struct Wakes(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for Wakes {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test]
+async fn a_gathering_sink_is_woken_only_when_its_request_must_go_and_takes_the_rest_at_its_deadline(
+) {
+    use crate::buffer::Gathered;
+    use crate::timer::Deadline;
+    use std::future::Future;
+    use std::task::Poll;
+    let dir = tempfile::tempdir().unwrap();
+    let (tx, mut rx) = open(dir.path(), 1 << 20, 1 << 18, &Registry::new());
+    let wakes = Arc::new(Wakes(Default::default()));
+    let waker = std::task::Waker::from(wakes.clone());
+    let mut cx = std::task::Context::from_waker(&waker);
+    let woken = || wakes.0.load(Ordering::SeqCst);
+    let far = Instant::now() + Duration::from_secs(60);
+
+    // 3 batches of a request that takes 4: written and acknowledged, no
+    // wake-up; the fourth fills the request
+    let mut timer = Deadline::new();
+    let mut gather = Box::pin(rx.recv_until(&mut timer, far, 4, 1 << 20));
+    assert!(gather.as_mut().poll(&mut cx).is_pending());
+    send_acked(&tx, 0..3).await;
+    assert_eq!(woken(), 0, "batches that do not fill the request");
+    send_acked(&tx, 3..4).await;
+    assert_eq!(woken(), 1);
+    let Poll::Ready(Gathered::Batch(d)) = gather.as_mut().poll(&mut cx) else {
+        panic!("the first batch")
+    };
+    assert_eq!(number(&d), 0);
+    d.accept();
+    drop(gather);
+    let mut next = 1;
+    while let Some(d) = rx.try_recv() {
+        assert_eq!(number(&d), next);
+        d.accept();
+        next += 1;
+    }
+    assert_eq!(next, 4);
+
+    // a batch that fills nothing is taken at the deadline, in order
+    let soon = Instant::now() + Duration::from_millis(300);
+    let mut timer = Deadline::new();
+    let mut gather = Box::pin(rx.recv_until(&mut timer, soon, 100, 1 << 20));
+    assert!(gather.as_mut().poll(&mut cx).is_pending());
+    send_acked(&tx, 4..5).await;
+    assert_eq!(woken(), 1, "no wake-up before the deadline");
+    let Gathered::Batch(d) = gather.await else {
+        panic!("the batch, at the deadline")
+    };
+    assert!(Instant::now() >= soon);
+    assert_eq!(number(&d), 4);
+    d.accept();
+
+    // the senders' end wakes it at once
+    let mut timer = Deadline::new();
+    let mut gather = Box::pin(rx.recv_until(&mut timer, far, 100, 1 << 20));
+    assert!(gather.as_mut().poll(&mut cx).is_pending());
+    drop(tx);
+    assert_eq!(woken(), 2, "closed");
+    assert!(matches!(
+        gather.as_mut().poll(&mut cx),
+        Poll::Ready(Gathered::Closed)
+    ));
+}

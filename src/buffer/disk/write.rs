@@ -27,6 +27,7 @@ impl Shared {
             return Ok(());
         };
         let count = b.count;
+        let bytes = b.byte_len();
         let Some(frame) = format::encode(b, EventTime::now()) else {
             tracing::error!(sink = %self.sink, records = count,
                 "batch cannot be framed for the disk buffer (tag over 65535 bytes or body over 1 GiB); rejected");
@@ -91,6 +92,11 @@ impl Shared {
         // the disk holds it now: releasing the batch acknowledges it
         drop(unsent.take());
         self.readable.notify_one();
+        // no client waits on the sink (the disk acknowledged the batch): a
+        // gathering sink is woken once its request is full, or now while
+        // the buffer is past half full
+        let filling = self.held.bytes.load(Ordering::Relaxed) > self.max_bytes / 2;
+        self.gate.sent(count, bytes, filling);
         Ok(())
     }
 
