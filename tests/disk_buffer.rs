@@ -417,3 +417,58 @@ address = "127.0.0.1:0"
     assert!(sender.stop().success());
     receiver.stop();
 }
+
+/// Behind a disk buffer the forward source reads each chunk as it comes
+/// (no linger: a kill -9 loses nothing); the `forward` sink gathers what
+/// is on disk for its flush_interval (500 ms by default there) instead of
+/// sending each chunk on, and every record still arrives.
+#[test]
+fn a_disk_buffered_forward_sink_gathers_chunks_its_source_read_at_once() {
+    const CHUNKS: usize = 40;
+    const PER: usize = 5;
+    let buffer = tempfile::tempdir().unwrap();
+    let mut receiver = Logferry::start(
+        "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n[sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{dir}/received.log\"\n",
+    );
+    let to = receiver.forward_addr("in");
+    let mut sender = Logferry::start(&format!(
+        r#"
+[sources.in]
+type = "forward"
+address = "127.0.0.1:0"
+
+[sinks.out]
+type = "forward"
+match = "**"
+servers = [{{ address = "{to}" }}]
+buffer = {{ type = "disk", dir = "{}" }}
+
+[api]
+address = "127.0.0.1:0"
+"#,
+        buffer.path().display()
+    ));
+    let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
+    for k in 0..CHUNKS {
+        let id = format!("c{k}");
+        s.write_all(&chunk("rec", k * PER..(k + 1) * PER, 0, &id))
+            .unwrap();
+        assert_eq!(
+            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+            Some(id.as_str()),
+            "on disk"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let n = CHUNKS * PER;
+    let lines = wait_for_lines(&receiver.path("received.log"), n, Duration::from_secs(30));
+    assert_eq!(numbers(&lines, "rec"), (0..n).collect::<Vec<_>>());
+    let api = sender.address("api");
+    let sent = gauge(api, "logferry_forward_sink_chunks_total{component=\"out\"}");
+    assert!(
+        (1.0..=(CHUNKS / 4) as f64).contains(&sent),
+        "{sent} chunks sent for {CHUNKS} read"
+    );
+    sender.stop();
+    receiver.stop();
+}

@@ -627,6 +627,11 @@ impl QueueReceiver {
         self.held_limit
     }
 
+    /// Whether the queue is a disk buffer.
+    pub fn is_disk(&self) -> bool {
+        matches!(self.kind, ReceiverKind::Disk(_))
+    }
+
     /// What the sink's runner calls once the sink has finished and let go
     /// of every delivery (see [`QueueEnd::sink_done`]).
     pub fn end(&self) -> QueueEnd {

@@ -38,7 +38,7 @@ pub use config::{BalanceMode, Compress, ForwardSinkConfig, ServerConfig};
 use super::settle::{Settled, Settler};
 use super::verdict::{Rejection, Verdict};
 use super::SinkMetrics;
-use crate::buffer::{Delivery, QueueReceiver};
+use crate::buffer::{Delivery, Gathered, QueueReceiver};
 use crate::event::Tag;
 use crate::metrics::{Counter, Gauge, Histogram, Registry};
 use balance::Balancer;
@@ -293,8 +293,11 @@ impl ForwardSink {
             open: HashMap::new(),
             ready: VecDeque::new(),
             unsettled: Arc::default(),
+            flush_interval: self.config.flush_interval(rx.is_disk()),
         };
         let unsettled = d.unsettled.clone();
+        // wakes the gathering at a chunk's flush deadline
+        let mut timer = crate::timer::Deadline::new();
         let mut queue_open = true;
         let mut drain_deadline: Option<Instant> = None;
         let mut gave_up = false;
@@ -313,8 +316,12 @@ impl ForwardSink {
                 biased;
                 Some(chunk) = retry_rx.recv() => d.ready.push_front(chunk),
                 _ = wake.notified() => {}
-                next = rx.recv(), if queue_open && !d.ready_full() => match next {
-                    Some(delivery) => {
+                // while chunks wait for their flush deadline, batches nobody
+                // waits for do not wake the sink: they are taken at the
+                // deadline, or once a chunk's worth has come
+                next = gather(&mut rx, &mut timer, flush_at, &self.config), if queue_open && !d.ready_full() => match next {
+                    Gathered::Timeout => d.flush_expired(),
+                    Gathered::Batch(delivery) => {
                         d.take(delivery);
                         while !d.ready_full() {
                             match rx.try_recv() {
@@ -323,11 +330,11 @@ impl ForwardSink {
                             }
                         }
                         // stopping: nothing lingers
-                        if self.config.flush_interval.is_zero() || drain_deadline.is_some() {
+                        if d.flush_interval.is_zero() || drain_deadline.is_some() {
                             d.flush_all();
                         }
                     }
-                    None => {
+                    Gathered::Closed => {
                         queue_open = false;
                         d.flush_all();
                         drain_deadline.get_or_insert(Instant::now() + self.config.drain_timeout);
@@ -376,6 +383,28 @@ impl ForwardSink {
     }
 }
 
+/// The next batch: with chunks waiting for their flush deadline
+/// (`flush_at`), gathered until then ([`QueueReceiver::recv_until`]: woken
+/// only for a batch a client waits for, a chunk's worth, a filling queue
+/// or its end); else as soon as one comes.
+async fn gather(
+    rx: &mut QueueReceiver,
+    timer: &mut crate::timer::Deadline,
+    flush_at: Option<Instant>,
+    config: &ForwardSinkConfig,
+) -> Gathered {
+    match flush_at {
+        Some(at) => {
+            rx.recv_until(timer, at, config.batch_records, config.batch_bytes)
+                .await
+        }
+        None => match rx.recv().await {
+            Some(d) => Gathered::Batch(d),
+            None => Gathered::Closed,
+        },
+    }
+}
+
 async fn sleep_until_opt(deadline: Option<Instant>) {
     match deadline {
         Some(d) => tokio::time::sleep_until(d).await,
@@ -394,6 +423,8 @@ struct Dispatcher<'a> {
     ready: VecDeque<Chunk>,
     /// Cloned into every chunk; its count tells how many are unsettled.
     unsettled: Arc<chunk::Unsettled>,
+    /// How long a chunk that is not full waits for more records.
+    flush_interval: Duration,
 }
 
 impl Dispatcher<'_> {
@@ -463,12 +494,12 @@ impl Dispatcher<'_> {
     }
 
     fn flush_deadline(&self) -> Option<Instant> {
-        if self.config.flush_interval.is_zero() {
+        if self.flush_interval.is_zero() {
             return None;
         }
         self.open
             .values()
-            .map(|c| Instant::from_std(c.started) + self.config.flush_interval)
+            .map(|c| Instant::from_std(c.started) + self.flush_interval)
             .min()
     }
 
@@ -477,7 +508,7 @@ impl Dispatcher<'_> {
         let expired: Vec<Tag> = self
             .open
             .iter()
-            .filter(|(_, c)| now.duration_since(c.started) >= self.config.flush_interval)
+            .filter(|(_, c)| now.duration_since(c.started) >= self.flush_interval)
             .map(|(t, _)| t.clone())
             .collect();
         for t in expired {
@@ -555,6 +586,7 @@ mod tests {
             open: HashMap::new(),
             ready: VecDeque::new(),
             unsettled: Arc::default(),
+            flush_interval: config.flush_interval(false),
         };
         // streaming batches gather in one open chunk
         d.take(batch(false));
