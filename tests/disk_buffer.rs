@@ -66,16 +66,8 @@ buffer = {{ type = "disk", dir = "{}", max_bytes = "64MiB" }}
     );
     let mut sender = Logferry::start(&config);
     let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
-    for k in 0..CHUNKS {
-        let id = format!("c{k}");
-        s.write_all(&chunk("rec", k * PER..(k + 1) * PER, 0, &id))
-            .unwrap();
-        assert_eq!(
-            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
-            Some(id.as_str()),
-            "the disk buffer acknowledges while the receiver is down"
-        );
-    }
+    // the disk buffer acknowledges while the receiver is down
+    send_acked_chunks(&mut s, CHUNKS, PER, Duration::ZERO);
     sender.kill(); // SIGKILL
     drop(s);
 
@@ -98,6 +90,22 @@ buffer = {{ type = "disk", dir = "{}", max_bytes = "64MiB" }}
     eprintln!("duplicates: {}", got.len() - distinct.len());
     sender.stop();
     receiver.stop();
+}
+
+/// Sends `chunks` chunks of `per` records `rec-<i>`, numbered on, each
+/// acknowledged (on disk) before the next, `pause` between them.
+fn send_acked_chunks(s: &mut TcpStream, chunks: usize, per: usize, pause: Duration) {
+    for k in 0..chunks {
+        let id = format!("c{k}");
+        s.write_all(&chunk("rec", k * per..(k + 1) * per, 0, &id))
+            .unwrap();
+        assert_eq!(
+            read_ack(s, Duration::from_secs(10)).as_deref(),
+            Some(id.as_str()),
+            "chunk {k} acknowledged"
+        );
+        std::thread::sleep(pause);
+    }
 }
 
 /// Lines `rec-<i>` for `range`, one frame per record.
@@ -449,17 +457,7 @@ address = "127.0.0.1:0"
         buffer.path().display()
     ));
     let mut s = TcpStream::connect(sender.forward_addr("in")).unwrap();
-    for k in 0..CHUNKS {
-        let id = format!("c{k}");
-        s.write_all(&chunk("rec", k * PER..(k + 1) * PER, 0, &id))
-            .unwrap();
-        assert_eq!(
-            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
-            Some(id.as_str()),
-            "on disk"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    send_acked_chunks(&mut s, CHUNKS, PER, Duration::from_millis(10));
     let n = CHUNKS * PER;
     let lines = wait_for_lines(&receiver.path("received.log"), n, Duration::from_secs(30));
     assert_eq!(numbers(&lines, "rec"), (0..n).collect::<Vec<_>>());

@@ -106,6 +106,14 @@ fn api(lf: &mut Logferry) -> SocketAddr {
     lf.address("api")
 }
 
+/// Records the source sent with only what their path tells.
+fn without_metadata(lf: &mut Logferry) -> f64 {
+    metric(
+        lf,
+        "logferry_kubernetes_records_without_metadata_total{component=\"kube\"}",
+    )
+}
+
 fn metric(lf: &mut Logferry, name_and_labels: &str) -> f64 {
     let a = api(lf);
     metric_value(&api_get(a, "/metrics"), name_and_labels)
@@ -184,13 +192,7 @@ fn every_line_of_110_pods_arrives_once_with_its_pods_metadata_and_other_nodes_co
         ),
         PODS as f64
     );
-    assert_eq!(
-        metric(
-            &mut lf,
-            "logferry_kubernetes_records_without_metadata_total{component=\"kube\"}"
-        ),
-        0.0
-    );
+    assert_eq!(without_metadata(&mut lf), 0.0);
     assert!(lf.stop().success());
 }
 
@@ -410,13 +412,7 @@ fn pods_not_yet_known_wait_and_unknown_ones_go_on_with_their_path() {
         assert!(k.get("labels").is_none(), "{r}");
     }
     // only the ghost's five
-    assert_eq!(
-        metric(
-            &mut lf,
-            "logferry_kubernetes_records_without_metadata_total{component=\"kube\"}"
-        ),
-        5.0
-    );
+    assert_eq!(without_metadata(&mut lf), 5.0);
     assert!(lf.stop().success());
 }
 
@@ -464,13 +460,7 @@ fn a_log_waiting_for_its_pod_holds_up_no_other_log() {
         assert_eq!(r["kubernetes"]["labels"]["late"], "yes", "{r}");
         assert_eq!(r["kubernetes"]["pod_id"], mirror.as_str(), "{r}");
     }
-    assert_eq!(
-        metric(
-            &mut lf,
-            "logferry_kubernetes_records_without_metadata_total{component=\"kube\"}"
-        ),
-        0.0
-    );
+    assert_eq!(without_metadata(&mut lf), 0.0);
     assert!(lf.stop().success());
 }
 
