@@ -53,7 +53,8 @@ pub(super) struct ReadPlan {
 /// - A new frame after large ones: its head is read first, into a small
 ///   buffer, so that the frame gets a buffer of its own size.
 /// - A new frame after small ones: room for one read, or for a whole frame
-///   as large as the last one.
+///   as large as the last one; so too for the first bytes of one, read
+///   into the few uncharged bytes an idle connection waits with.
 pub(super) fn plan_read(
     buf: &BytesMut,
     hint: usize,
@@ -72,7 +73,10 @@ pub(super) fn plan_read(
                 plan.grow = Some(rest.max(buf.len() / 2) + FRAME_TAIL);
             }
             plan.limit = rest + FRAME_TAIL;
-        } else if spare < rest {
+        } else if spare < rest || (buf.capacity() < FRAME_TAIL && typical_frame < LARGE_FRAME) {
+            // (the first bytes of a frame, read into the few uncharged
+            // bytes an idle connection waits with: the frame's read buffer
+            // now, so that one read takes the rest of a small frame)
             plan.grow = Some(rest.max(read_chunk).max(buf.len() / 2));
         }
     } else if typical_frame >= LARGE_FRAME {
@@ -127,6 +131,21 @@ mod tests {
         let mut b = BytesMut::with_capacity(capacity);
         b.put_bytes(b'x', len);
         b
+    }
+
+    #[test]
+    fn the_byte_an_idle_connection_woke_with_gets_a_read_buffer_for_the_rest_of_a_small_frame() {
+        // the first byte of a PackedForward chunk of 1 KiB, in the 64 bytes
+        // a read of one byte into an empty buffer allocates
+        let b = buf(1, 64);
+        let plan = plan_read(&b, 2, 1017, READ_CHUNK_MIN);
+        assert_eq!(plan.grow, Some(READ_CHUNK_MIN));
+        // after large frames its head is still read first, on its own
+        let plan = plan_read(&b, 2, 200_000, READ_CHUNK_MIN);
+        assert_eq!(plan.grow, None);
+        // a frame begun in a read buffer reads on into it
+        let b = buf(100, READ_CHUNK_MIN);
+        assert_eq!(plan_read(&b, 300, 1017, READ_CHUNK_MIN).grow, None);
     }
 
     #[test]
