@@ -1,5 +1,5 @@
 //! Sink-side formatting of records that came from outside: `Batch::for_each_record`
-//! and `Formatter::write_batch` (raw, json, msgpack and template formats)
+//! and `Formatter::write_batch` (raw, json, ndjson, msgpack and template formats)
 //! over arbitrary `Records::Entries` bytes (and, sometimes, `Records::Lines`).
 //!
 //! Input: byte 0 picks the format, the time format and the record kind;
@@ -79,8 +79,12 @@ fn check(data: &[u8]) {
     let time_format = TIME_FORMATS[usize::from(sel / 6) % TIME_FORMATS.len()];
     let lines = (sel / 24) % 8 == 7;
 
+    // the bit that picks escape_newlines for raw and template picks
+    // ndjson (with a tag and a time field) over json
+    let ndjson = variant == 1 && (sel / 12) % 2 == 1;
     let (kind, template) = match variant {
         0 => (FormatKind::Raw, None),
+        1 if ndjson => (FormatKind::Ndjson, None),
         1 => (FormatKind::Json, None),
         2 => (FormatKind::Msgpack, None),
         3 | 4 => (FormatKind::Template, Some(TEMPLATES[usize::from(variant - 3)].to_string())),
@@ -96,6 +100,8 @@ fn check(data: &[u8]) {
         kind,
         template,
         time_format: time_format.map(str::to_string),
+        time_key: ndjson.then(|| "t".to_string()),
+        tag_key: ndjson.then(|| "tag".to_string()),
         escape_newlines: matches!(kind, FormatKind::Raw | FormatKind::Template) && (sel / 12) % 2 == 1,
     };
     // only a fuzzed template can be invalid; config validation rejects it
@@ -147,6 +153,18 @@ fn check(data: &[u8]) {
             }
             if result.is_ok() {
                 assert_eq!(n, seen.len(), "{n} JSON lines for {} records", seen.len());
+            }
+        }
+        (FormatKind::Ndjson, _) => {
+            let text = std::str::from_utf8(&out).unwrap_or_else(|e| panic!("ndjson output is not UTF-8: {e}"));
+            let mut n = 0;
+            for line in text.split_terminator('\n') {
+                let _: serde_json::Value =
+                    serde_json::from_str(line).unwrap_or_else(|e| panic!("invalid JSON line {line:?}: {e}"));
+                n += 1;
+            }
+            if result.is_ok() {
+                assert_eq!(n, seen.len(), "{n} ndjson lines for {} records", seen.len());
             }
         }
         (FormatKind::Msgpack, false) if decoder_count.is_some() => {
