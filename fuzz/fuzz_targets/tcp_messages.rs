@@ -1,5 +1,5 @@
 //! The tcp source's framing (`sources::tcp::framing::Framer`, newline and
-//! RFC 6587 octet counting), syslog parser (`sources::tcp::syslog::parse`)
+//! RFC 6587 octet counting), syslog parser (`protocol::syslog::parse`)
 //! and encoders (`sources::tcp::encode`): every byte comes from a peer.
 //!
 //! Byte 0 picks the framing (bit 0), `max_line_bytes` (bits 1..=6: 1 to 64)
@@ -21,9 +21,9 @@
 
 use libfuzzer_sys::fuzz_target;
 use logferry::event::EventTime;
-use logferry::protocol::msgpack;
+use logferry::protocol::{msgpack, syslog};
 use logferry::sources::tcp::framing::{Framer, Step};
-use logferry::sources::tcp::{encode, syslog, Framing};
+use logferry::sources::tcp::{encode, Framing};
 
 mod common;
 
