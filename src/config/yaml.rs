@@ -77,7 +77,13 @@ fn syntax(text: &str, e: serde_yaml::Error) -> YamlError {
         .starts_with("duplicate entry")
         .then(|| Lines::of(text).duplicate())
         .flatten();
-    let location = e.location().map(|l| (l.line(), l.column()));
+    // the end of a text with no newline after its last line is reported
+    // on the line after it: placed at the end of the last line instead
+    let last = text.split('\n').count();
+    let location = e.location().map(|l| match text.rsplit('\n').next() {
+        Some(end) if l.line() > last => (last, end.chars().count() + 1),
+        _ => (l.line(), l.column()),
+    });
     let (line, column) = duplicate.or(location).unzip();
     YamlError::Syntax {
         line,

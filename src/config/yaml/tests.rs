@@ -89,4 +89,12 @@ fn syntax_errors_have_a_line_and_column_and_no_position_in_the_message() {
     );
     let e = read("- a\n- b\n").unwrap_err();
     assert!(e.to_string().contains("must be a mapping"), "{e}");
+    // a text ending inside a flow sequence, no newline at its end: the
+    // error is on its last line (the parser says the line after it)
+    let e =
+        read("[sour \"http\"\nadedrss = \"0.0.0.0:9880\"\nmax_body_b1\"es = \"sinks.").unwrap_err();
+    let YamlError::Syntax { line, column, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert_eq!((line, column), (Some(3), Some(25)));
 }
