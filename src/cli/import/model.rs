@@ -339,7 +339,26 @@ pub fn render(imported: &Imported, yaml: bool) -> String {
             }
         }
     }
-    out
+    printable(out)
+}
+
+/// `text` with every control character but a newline or a tab written as
+/// `\u{…}`: neither TOML nor YAML allows one raw, and the comments quote
+/// the imported file's text as it is (values are quoted and escaped).
+fn printable(text: String) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && c != '\n' && c != '\t')
+    {
+        return text;
+    }
+    text.chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => format!("\\u{{{:x}}}", u32::from(c)),
+            c => c.to_string(),
+        })
+        .collect()
 }
 
 fn notes(out: &mut String, indent: &str, untranslated: &[Untranslated], remarks: &[String]) {
@@ -501,5 +520,23 @@ mod tests {
         assert_eq!(imported.unique_name(Kind::Sink, "out"), "out_2");
         assert_eq!(imported.unique_name(Kind::Source, "out"), "out");
         assert_eq!(imported.unique_name(Kind::Sink, "tail.0"), "tail_0");
+    }
+
+    #[test]
+    fn a_control_character_quoted_from_the_file_is_escaped_in_a_comment() {
+        let mut imported = Imported {
+            from: "fluent.conf".into(),
+            ..Imported::default()
+        };
+        imported.untranslated.push(Untranslated {
+            key: "\u{1a}".into(),
+            reason: "a key outside any section".into(),
+        });
+        for yaml in [false, true] {
+            let text = render(&imported, yaml);
+            assert!(!text.contains('\u{1a}'), "{text}");
+            assert!(text.contains("\\u{1a}"), "{text}");
+        }
+        assert!(render(&imported, false).parse::<toml::Table>().is_ok());
     }
 }
