@@ -470,3 +470,81 @@ address = "127.0.0.1:0"
     sender.stop();
     receiver.stop();
 }
+
+/// Every size `path` had, polled every 2 ms until `stop` is set.
+fn sizes_of(
+    path: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<u64>> {
+    std::thread::spawn(move || {
+        let mut sizes = Vec::new();
+        while !stop.load(std::sync::atomic::Ordering::Acquire) {
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            if sizes.last() != Some(&size) {
+                sizes.push(size);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        sizes
+    })
+}
+
+/// Behind a disk buffer the `file` sink gathers what its source read at
+/// once for its flush_interval (500 ms by default there) and writes it
+/// in a few writes, not one per chunk; a kill -9 while it gathers loses
+/// nothing: the chunks are still on disk and written after the restart.
+#[test]
+fn a_disk_buffered_file_sink_gathers_and_loses_nothing_to_a_kill_9_meanwhile() {
+    const CHUNKS: usize = 40;
+    const PER: usize = 5;
+    let n = CHUNKS * PER;
+    let buffer = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let config = |file: &str, setting: &str| {
+        format!(
+            "[sources.in]\ntype = \"forward\"\naddress = \"127.0.0.1:0\"\n\n\
+             [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = \"{}\"\n{setting}\n\
+             buffer = {{ type = \"disk\", dir = \"{}\" }}\n",
+            out.path().join(file).display(),
+            buffer.path().display()
+        )
+    };
+
+    // the default: written every 500 ms at most
+    let gathered = out.path().join("gathered.log");
+    let mut p = Logferry::start(&config("gathered.log", ""));
+    let mut s = TcpStream::connect(p.forward_addr("in")).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let poller = sizes_of(gathered.clone(), stop.clone());
+    send_acked_chunks(&mut s, CHUNKS, PER, Duration::from_millis(10));
+    let lines = wait_for_lines(&gathered, n, Duration::from_secs(30));
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let sizes = poller.join().unwrap();
+    assert_eq!(numbers(&lines, "rec"), (0..n).collect::<Vec<_>>());
+    // the first size seen is the empty file
+    let writes = sizes.len() - 1;
+    assert!(
+        (1..=CHUNKS / 4).contains(&writes),
+        "{writes} writes for {CHUNKS} chunks read: {sizes:?}"
+    );
+    drop(s);
+    p.stop();
+
+    // gathering for an hour, killed: nothing written, nothing lost
+    let killed = out.path().join("killed.log");
+    let mut p = Logferry::start(&config("killed.log", "flush_interval = \"1h\""));
+    let mut s = TcpStream::connect(p.forward_addr("in")).unwrap();
+    send_acked_chunks(&mut s, CHUNKS, PER, Duration::ZERO);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        std::fs::metadata(&killed).map_or(0, |m| m.len()),
+        0,
+        "written before its flush_interval"
+    );
+    p.kill();
+    drop(s);
+    let mut p = Logferry::start(&config("killed.log", ""));
+    let lines = wait_for_lines(&killed, n, Duration::from_secs(30));
+    assert_eq!(numbers(&lines, "rec"), (0..n).collect::<Vec<_>>());
+    p.stop();
+}

@@ -32,7 +32,7 @@ pub mod verdict;
 
 use std::time::{Duration, Instant};
 
-use crate::buffer::{Delivery, QueueReceiver};
+use crate::buffer::{Delivery, Gathered, QueueReceiver};
 use crate::metrics::{Counter, Registry};
 use forward::ForwardSink;
 use http::HttpSink;
@@ -103,6 +103,34 @@ pub trait Sink: Send + 'static {
     fn finish(&mut self) {
         self.flush();
     }
+    /// How long a batch nobody waits for may wait for more before the
+    /// sink writes (`disk`: the sink reads a disk buffer). 0: written as
+    /// soon as the queue runs empty.
+    fn flush_interval(&self, _disk: bool) -> Duration {
+        Duration::ZERO
+    }
+    /// Records or bytes taken that end a [`Sink::flush_interval`] early.
+    fn flush_threshold(&self) -> (usize, usize) {
+        (usize::MAX, usize::MAX)
+    }
+}
+
+/// How long a sink that gathers batches waits for more by default when it
+/// reads a disk buffer: there the forward and tcp sources read each chunk
+/// as it arrives (their linger is 0, so a kill -9 loses nothing), the
+/// records are safe on disk, and the path's one linger is the sink's. The
+/// forward source's default linger, so the path's latency stays what it
+/// is with memory queues.
+pub const DISK_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// A sink's `flush_interval`: the setting (`set`), else 0 on a memory
+/// queue and [`DISK_FLUSH_INTERVAL`] on a disk buffer (`disk`).
+pub fn flush_interval(set: Option<Duration>, disk: bool) -> Duration {
+    set.unwrap_or(if disk {
+        DISK_FLUSH_INTERVAL
+    } else {
+        Duration::ZERO
+    })
 }
 
 /// A built sink, ready to run on its thread.
@@ -256,13 +284,33 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
     let mut next_tick = every.map(|e| tokio::time::Instant::now() + e);
     let mut ticked_at: Option<tokio::time::Instant> = None;
     let mut took = false;
+    // with a flush interval, what was taken is written at this deadline
+    // (or once a client waits for a batch, or enough has come)
+    let interval = sink.flush_interval(rx.is_disk());
+    let (records, bytes) = sink.flush_threshold();
+    let mut timer = crate::timer::Deadline::new();
+    let mut flush_at: Option<tokio::time::Instant> = None;
+    let mut now_due = false;
+    let mut gathered = (0usize, 0usize);
     loop {
         while let Some(d) = rx.try_recv() {
+            gather_count(&mut gathered, &mut now_due, &d);
             sink.take(d);
             took = true;
         }
-        let flushed = std::mem::take(&mut took);
+        if took && !interval.is_zero() && flush_at.is_none() {
+            flush_at = Some(tokio::time::Instant::now() + interval);
+        }
+        let due = now_due
+            || gathered.0 >= records
+            || gathered.1 >= bytes
+            || flush_at.is_none_or(|at| tokio::time::Instant::now() >= at);
+        let flushed = took && due;
         if flushed {
+            took = false;
+            flush_at = None;
+            now_due = false;
+            gathered = (0, 0);
             sink.flush();
         }
         if let (Some(at), Some(e)) = (next_tick, every) {
@@ -291,7 +339,7 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
         }
         let retry_at = sink.retry_at().map(tokio::time::Instant::from_std);
         let next = tokio::select! {
-            d = rx.recv() => d,
+            d = next_batch(&mut rx, &mut timer, flush_at, records, bytes) => d,
             _ = sleep_until_opt(next_tick) => {
                 sink.tick();
                 let now = tokio::time::Instant::now();
@@ -310,12 +358,43 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
             }
         };
         match next {
-            Some(d) => {
+            Gathered::Batch(d) => {
+                gather_count(&mut gathered, &mut now_due, &d);
                 sink.take(d);
                 took = true;
             }
-            None => break,
+            // the flush interval is over: written at the top of the loop
+            Gathered::Timeout => {}
+            Gathered::Closed => break,
         }
+    }
+}
+
+/// Counts a batch taken while gathering; one whose client waits for its
+/// acknowledgement is written at once.
+fn gather_count(gathered: &mut (usize, usize), now_due: &mut bool, d: &Delivery) {
+    let b = d.batch();
+    gathered.0 += b.count;
+    gathered.1 += b.byte_len();
+    *now_due |= b.is_waited_on();
+}
+
+/// The next batch: while gathering (`flush_at`), woken only for a batch
+/// a client waits for, `records` or `bytes` more, a filling queue or its
+/// end ([`QueueReceiver::recv_until`]); else as soon as one comes.
+async fn next_batch(
+    rx: &mut QueueReceiver,
+    timer: &mut crate::timer::Deadline,
+    flush_at: Option<tokio::time::Instant>,
+    records: usize,
+    bytes: usize,
+) -> Gathered {
+    match flush_at {
+        Some(at) => rx.recv_until(timer, at, records, bytes).await,
+        None => match rx.recv().await {
+            Some(d) => Gathered::Batch(d),
+            None => Gathered::Closed,
+        },
     }
 }
 
@@ -502,5 +581,95 @@ mod tests {
         );
         drop(tx);
         driver.await.unwrap();
+    }
+
+    /// Gathers for `interval`; records the batches each flush wrote.
+    struct Gathering {
+        interval: Duration,
+        held: Vec<Delivery>,
+        flushes: Arc<std::sync::Mutex<Vec<usize>>>,
+    }
+
+    impl Sink for Gathering {
+        fn take(&mut self, d: Delivery) {
+            self.held.push(d);
+        }
+        fn flush(&mut self) {
+            if !self.held.is_empty() {
+                self.flushes.lock().unwrap().push(self.held.len());
+                self.held.drain(..).for_each(Delivery::accept);
+            }
+        }
+        fn flush_interval(&self, _disk: bool) -> Duration {
+            self.interval
+        }
+        fn flush_threshold(&self) -> (usize, usize) {
+            (10, usize::MAX)
+        }
+    }
+
+    fn one_line() -> Batch {
+        let data = bytes::Bytes::from_static(b"x\n");
+        Batch::new(
+            "t".into(),
+            Records::Lines {
+                data,
+                time: EventTime::default(),
+            },
+            1,
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn with_a_flush_interval_batches_nobody_waits_for_are_written_together() {
+        let registry = Registry::new();
+        let (tx, rx) = queue("s", BufferConfig::default(), &registry);
+        let flushes = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut sink = Gathering {
+            interval: Duration::from_millis(500),
+            held: Vec::new(),
+            flushes: flushes.clone(),
+        };
+        // as the sink's thread runs it
+        let driver = tokio::spawn(async move {
+            drive(&mut sink, rx).await;
+            sink.finish();
+        });
+        let written = || flushes.lock().unwrap().clone();
+        // three batches within the interval: one write at its end
+        for _ in 0..3 {
+            tx.send(one_line()).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(
+            written(),
+            Vec::<usize>::new(),
+            "written before the interval's end"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        assert_eq!(written(), vec![3]);
+        // a batch a client waits for is written at once, with what came before
+        tx.send(one_line()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let waited = one_line()
+            .with_ack(crate::ack::AckHandle::new(|_| {}))
+            .waited_on();
+        tx.send(waited).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(written(), vec![3, 2]);
+        // the threshold (10 records) ends the interval early
+        for _ in 0..10 {
+            tx.send(one_line()).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        assert_eq!(written(), vec![3, 2, 10]);
+        // a closing queue ends the gathering: what it holds is written
+        tx.send(one_line()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let closed = tokio::time::Instant::now();
+        drop(tx);
+        driver.await.unwrap();
+        assert!(closed.elapsed() < Duration::from_millis(100));
+        assert_eq!(written(), vec![3, 2, 10, 1]);
     }
 }

@@ -33,6 +33,18 @@ pub struct FileSinkConfig {
         deserialize_with = "units::bytes"
     )]
     pub write_buffer_bytes: usize,
+    /// How long records nobody waits for may wait for more before they are
+    /// written. Unset: 0 on a memory queue (written as soon as the queue
+    /// runs empty), [`crate::sinks::DISK_FLUSH_INTERVAL`] on a disk
+    /// buffer (see [`FileSinkConfig::flush_interval`]). A batch whose
+    /// client waits for its acknowledgement, or `write_buffer_bytes` of
+    /// records, is written at once.
+    #[serde(
+        default,
+        rename = "flush_interval",
+        deserialize_with = "units::opt_duration"
+    )]
+    pub flush_interval_set: Option<Duration>,
     /// `fsync` each write before acknowledging its records.
     #[serde(default)]
     pub fsync: bool,
@@ -51,6 +63,13 @@ const fn default_max_open_files() -> usize {
 }
 
 impl FileSinkConfig {
+    /// How long records may wait for more: the setting, else 0 on a
+    /// memory queue and [`crate::sinks::DISK_FLUSH_INTERVAL`] on a disk
+    /// buffer (`disk`).
+    pub fn flush_interval(&self, disk: bool) -> Duration {
+        crate::sinks::flush_interval(self.flush_interval_set, disk)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         self.format.validate()?;
         PathTemplate::parse(&self.path)?;

@@ -432,6 +432,14 @@ impl Sink for FileSink {
         self.parked.retry_at()
     }
 
+    fn flush_interval(&self, disk: bool) -> Duration {
+        self.config.flush_interval(disk)
+    }
+
+    fn flush_threshold(&self) -> (usize, usize) {
+        (usize::MAX, self.config.write_buffer_bytes)
+    }
+
     fn finish(&mut self) {
         self.flush();
         if !self.parked.is_empty() {

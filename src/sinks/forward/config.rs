@@ -25,7 +25,7 @@ pub struct ForwardSinkConfig {
     pub batch_bytes: usize,
     /// How long a chunk that is not full may wait for more records. Unset:
     /// 0 on a memory queue (sent as soon as the sink's queue runs empty),
-    /// [`DISK_FLUSH_INTERVAL`] on a disk buffer (see
+    /// [`crate::sinks::DISK_FLUSH_INTERVAL`] on a disk buffer (see
     /// [`ForwardSinkConfig::flush_interval`]). A chunk holding a batch
     /// whose client waits for its acknowledgement never waits.
     #[serde(
@@ -164,24 +164,12 @@ const fn default_weight() -> u32 {
     1
 }
 
-/// How long a chunk waits for more records by default when the sink reads
-/// a disk buffer: there the forward and tcp sources read each chunk as it
-/// arrives (their linger is 0, so a kill -9 loses nothing), the records
-/// are safe on disk, and the path's one linger is the sink's. The forward
-/// source's default linger, so the path's latency stays what it is with
-/// memory queues.
-pub const DISK_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
-
 impl ForwardSinkConfig {
     /// How long a chunk that is not full may wait for more records: the
-    /// setting, else 0 on a memory queue and [`DISK_FLUSH_INTERVAL`] on a
+    /// setting, else 0 on a memory queue and [`crate::sinks::DISK_FLUSH_INTERVAL`] on a
     /// disk buffer (`disk`).
     pub fn flush_interval(&self, disk: bool) -> Duration {
-        self.flush_interval_set.unwrap_or(if disk {
-            DISK_FLUSH_INTERVAL
-        } else {
-            Duration::ZERO
-        })
+        crate::sinks::flush_interval(self.flush_interval_set, disk)
     }
 
     pub fn validate(&self) -> Result<(), String> {
