@@ -187,12 +187,13 @@ fn sinks_at_a_rate_report_cpu_and_latency() {
     // 200 records/s for a second: the run ends once the receiver's file
     // holds all 200, each record's latency taken when a count first saw
     // it; then again with the sink's queue on disk, in the run's directory
-    for disk in [false, true] {
+    // (and the file sink's queue of otlp-in)
+    for (workload, disk) in [("http", false), ("http", true), ("otlp-in", true)] {
         let dir = tempfile::tempdir().unwrap();
         let mut args = vec![
             "sinks",
             "--workload",
-            "http",
+            workload,
             "--rates",
             "200",
             "--step-seconds",

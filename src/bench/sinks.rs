@@ -157,9 +157,9 @@ pub struct SinksArgs {
     #[arg(long)]
     pub source_linger: Option<String>,
     /// With `--rates`: logferry's sink keeps its queue on disk (`buffer =
-    /// { type = "disk" }`, its other settings as shipped), Fluent Bit's
-    /// input its chunks (`storage.type filesystem`), each in a directory of
-    /// the run's own.
+    /// { type = "disk" }`, its other settings as shipped; for `otlp-in`,
+    /// the file sink), Fluent Bit's input its chunks (`storage.type
+    /// filesystem`), each in a directory of the run's own.
     #[arg(long)]
     pub disk_buffer: bool,
     #[command(flatten)]

@@ -180,24 +180,32 @@ impl Conn {
 }
 
 /// Starts the measured system with an OTLP/HTTP input writing `out`, a
-/// line per record (logferry's source answering as `ack` says); the
-/// process and where it listens.
+/// line per record (logferry's source answering as `ack` says; with
+/// `disk`, logferry's file sink keeps its queue there and Fluent Bit's
+/// input its chunks); the process and where it listens.
 pub(super) fn start(
     dir: &Path,
     system: System,
     peer: Option<&Path>,
     out: &Path,
     ack: &str,
+    disk: Option<&Path>,
 ) -> Result<(Proc, SocketAddr), String> {
     let _ = std::fs::remove_file(out);
     match (system, peer) {
         (System::Logferry, _) => {
+            let buffer = disk.map_or(String::new(), |d| {
+                format!(
+                    "buffer = {{ type = \"disk\", dir = {:?} }}\n",
+                    d.display().to_string()
+                )
+            });
             let mut p = Proc::start(
                 dir,
                 "logferry-otlp-in",
                 &format!(
                     "[sources.in]\ntype = \"otlp\"\naddress = \"127.0.0.1:0\"\nack = {ack:?}\n\n\
-                     [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n",
+                     [sinks.file]\ntype = \"file\"\nmatch = \"**\"\npath = {:?}\nformat = \"json\"\n{buffer}",
                     out.display().to_string()
                 ),
             )?;
@@ -212,11 +220,18 @@ pub(super) fn start(
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let out_dir = out.parent().unwrap_or(dir);
+            let (storage_path, storage_type) = match disk {
+                Some(d) => (
+                    format!("    storage.path {}\n", d.display()),
+                    "    storage.type filesystem\n",
+                ),
+                None => (String::new(), ""),
+            };
             std::fs::write(
                 &conf,
                 format!(
-                    "[SERVICE]\n    Flush     1\n    Log_Level warn\n\n\
-                     [INPUT]\n    Name   opentelemetry\n    Listen 127.0.0.1\n    Port   {}\n\n\
+                    "[SERVICE]\n    Flush     1\n    Log_Level warn\n{storage_path}\n\
+                     [INPUT]\n    Name   opentelemetry\n    Listen 127.0.0.1\n    Port   {}\n{storage_type}\n\
                      [OUTPUT]\n    Name  file\n    Match *\n    Path  {}\n    File  {name}\n",
                     addr.port(),
                     out_dir.display()
@@ -241,7 +256,7 @@ pub fn measure_otlp_in(
     load: &Requests,
 ) -> Result<Measured, String> {
     let out = dir.join(format!("otlp-in-{tag}.log"));
-    let (mut p, addr) = start(dir, system, peer, &out, load.ack_setting())?;
+    let (mut p, addr) = start(dir, system, peer, &out, load.ack_setting(), None)?;
     let mut lines = LineCount::new(&out);
     let before = p.sample()?;
     let start = Instant::now();

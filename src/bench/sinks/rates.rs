@@ -207,9 +207,9 @@ pub fn run(dir: &Path, a: &SinksArgs, peer: Option<&Path>, dest: &Dest) -> Resul
         (None, _) => println!("logferry's forward source: linger as shipped (500 ms)"),
     }
     match dest {
-        Dest::OtlpIn(_) if a.disk_buffer => {
-            return Err("--disk-buffer is for the forward-fed workloads: not otlp-in".into())
-        }
+        Dest::OtlpIn(_) if a.disk_buffer => println!(
+            "disk buffers: logferry's file sink `buffer = {{ type = \"disk\" }}`, Fluent Bit's input `storage.type filesystem`, as shipped otherwise"
+        ),
         _ if a.disk_buffer => println!(
             "disk buffers: logferry's sink `buffer = {{ type = \"disk\" }}`, Fluent Bit's input `storage.type filesystem`, as shipped otherwise"
         ),
@@ -352,7 +352,7 @@ fn start_step<'a>(
         }
         Dest::OtlpIn(r) => {
             let out = dir.join(format!("otlp-in-{tag}.log"));
-            let (p, addr) = otlp_in::start(dir, system, peer, &out, r.ack_setting())?;
+            let (p, addr) = otlp_in::start(dir, system, peer, &out, r.ack_setting(), setup.disk)?;
             Ok(into_file(out, p, Vec::new(), addr))
         }
         Dest::OpenSearch(node) => {
