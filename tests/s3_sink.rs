@@ -586,6 +586,47 @@ fn with_a_disk_buffer_a_kill_mid_upload_loses_nothing() {
     again.stop();
 }
 
+/// On a disk buffer the sink takes what is written there while an object
+/// is open when the object is due (or a MiB has come), not each batch as
+/// it is written: lines sent one at a time still go out while the process
+/// runs, in objects closed by their age, each once.
+#[test]
+fn with_a_disk_buffer_a_trickle_goes_out_in_objects_closed_by_age() {
+    use std::io::Write as _;
+    let server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 150;
+    let mut lf = Logferry::start(&format!(
+        "[sources.in]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n{}",
+        s3_sink(
+            &server.endpoint(),
+            &format!(
+                "secret_access_key = \"{SECRET_KEY}\"\nmax_object_age = \"1s\"\nbuffer = {{ type = \"disk\", dir = \"{}\" }}",
+                work.path().display()
+            )
+        )
+    ));
+    let mut s =
+        std::net::TcpStream::connect(lf.address("tcp source listening source=in ")).unwrap();
+    // 3 s of lines, one write each (each written to the buffer at once)
+    for i in 0..N {
+        writeln!(s, "{i}").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    wait_until("every line stored", Duration::from_secs(20), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    let objects = server.objects();
+    assert_each_once(&objects, N);
+    // each closed a second after its first line
+    assert!(
+        (2..=8).contains(&objects.len()),
+        "{} objects for 3 s of lines",
+        objects.len()
+    );
+    lf.stop();
+}
+
 #[test]
 fn ndjson_objects_in_zstd_hold_every_record_with_its_time_and_tag() {
     let server = S3Server::start();

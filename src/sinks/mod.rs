@@ -382,7 +382,7 @@ fn gather_count(gathered: &mut (usize, usize), now_due: &mut bool, d: &Delivery)
 /// The next batch: while gathering (`flush_at`), woken only for a batch
 /// a client waits for, `records` or `bytes` more, a filling queue or its
 /// end ([`QueueReceiver::recv_until`]); else as soon as one comes.
-async fn next_batch(
+pub(crate) async fn next_batch(
     rx: &mut QueueReceiver,
     timer: &mut crate::timer::Deadline,
     flush_at: Option<tokio::time::Instant>,

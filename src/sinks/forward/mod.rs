@@ -319,7 +319,7 @@ impl ForwardSink {
                 // while chunks wait for their flush deadline, batches nobody
                 // waits for do not wake the sink: they are taken at the
                 // deadline, or once a chunk's worth has come
-                next = gather(&mut rx, &mut timer, flush_at, &self.config), if queue_open && !d.ready_full() => match next {
+                next = super::next_batch(&mut rx, &mut timer, flush_at, self.config.batch_records, self.config.batch_bytes), if queue_open && !d.ready_full() => match next {
                     Gathered::Timeout => d.flush_expired(),
                     Gathered::Batch(delivery) => {
                         d.take(delivery);
@@ -380,28 +380,6 @@ impl ForwardSink {
         if tokio::time::timeout_at(cut_at, all_ended).await.is_err() {
             tasks.abort_all();
         }
-    }
-}
-
-/// The next batch: with chunks waiting for their flush deadline
-/// (`flush_at`), gathered until then ([`QueueReceiver::recv_until`]: woken
-/// only for a batch a client waits for, a chunk's worth, a filling queue
-/// or its end); else as soon as one comes.
-async fn gather(
-    rx: &mut QueueReceiver,
-    timer: &mut crate::timer::Deadline,
-    flush_at: Option<Instant>,
-    config: &ForwardSinkConfig,
-) -> Gathered {
-    match flush_at {
-        Some(at) => {
-            rx.recv_until(timer, at, config.batch_records, config.batch_bytes)
-                .await
-        }
-        None => match rx.recv().await {
-            Some(d) => Gathered::Batch(d),
-            None => Gathered::Closed,
-        },
     }
 }
 

@@ -52,7 +52,7 @@ use super::http::config::Compression;
 use super::http::encode::{compress, Encoder};
 use super::settle::{Settled, Settler};
 use super::verdict::{Rejection, Verdict};
-use crate::buffer::QueueReceiver;
+use crate::buffer::{Gathered, QueueReceiver};
 use crate::metrics::{Counter, Gauge, Registry};
 use crate::telemetry::ErrorKinds;
 
@@ -62,6 +62,10 @@ const ERROR_KINDS: &[&str] = &["auth", "not_found", "refused", "journal", "reque
 /// Most queued deliveries added to their objects before due objects are
 /// stored: a bound on the wait of the client that made one due.
 const QUEUED_AT_ONCE: usize = 4096;
+
+/// Bytes of batches written to a disk buffer that wake a gathering sink
+/// before its next object is due.
+const GATHER_BYTES: usize = 1024 * 1024;
 
 /// Longest the bucket check at start may take (records wait meanwhile).
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -191,25 +195,34 @@ impl S3Sink {
         self.aborted.add(aborted as u64);
         self.objects.set_held_limit(rx.held_limit());
         let mut stop_by = None;
+        // on a disk buffer the batches wait there while an object is open,
+        // taken when it is due or a MiB of them has come, not one wake-up
+        // each (their sources were answered when they reached the disk)
+        let gather = rx.is_disk();
+        let mut timer = crate::timer::Deadline::new();
         loop {
             let due = self.objects.next_due();
             let ready = tokio::select! {
-                d = rx.recv() => match d {
-                    Some(d) => match self.objects.add(d, &mut self.encoder, chrono::Utc::now()) {
-                        Ok(ready) => ready,
-                        Err(bad) => {
-                            self.unreadable(*bad);
-                            continue;
+                next = super::next_batch(&mut rx, &mut timer, due.filter(|_| gather), usize::MAX, GATHER_BYTES) => match next {
+                    Gathered::Batch(d) => {
+                        let mut ready = match self.objects.add(d, &mut self.encoder, chrono::Utc::now()) {
+                            Ok(ready) => ready,
+                            Err(bad) => {
+                                self.unreadable(*bad);
+                                Vec::new()
+                            }
+                        };
+                        // a gathering sink's objects close when due, however
+                        // much is still queued
+                        if gather && due.is_some_and(|at| Instant::now() >= at) {
+                            ready.extend(self.take_due(&mut rx));
                         }
-                    },
-                    None => break,
+                        ready
+                    }
+                    Gathered::Timeout => self.take_due(&mut rx),
+                    Gathered::Closed => break,
                 },
-                _ = sleep_until(due) => {
-                    // what is queued already joins its object first
-                    let mut ready = self.add_queued(&mut rx);
-                    ready.extend(self.objects.take_due(Instant::now()));
-                    ready
-                }
+                _ = sleep_until(due), if !gather => self.take_due(&mut rx),
             };
             for o in ready {
                 if !self.store(o, &rx, &mut stop_by).await {
@@ -223,6 +236,13 @@ impl S3Sink {
                 return;
             }
         }
+    }
+
+    /// The objects due now, with what is queued already added first.
+    fn take_due(&mut self, rx: &mut QueueReceiver) -> Vec<OpenObject> {
+        let mut ready = self.add_queued(rx);
+        ready.extend(self.objects.take_due(Instant::now()));
+        ready
     }
 
     /// Adds the deliveries queued now (at most [`QUEUED_AT_ONCE`]) to
