@@ -1411,6 +1411,11 @@ fn tail_to_kafka_with_kill_9_during_a_broker_outage_loses_nothing() {
 /// Creates `topic` with `partitions` partitions (a real admin client:
 /// librdkafka's, as logferry links it anyway).
 fn create_topic(broker: &str, topic: &str, partitions: i32) {
+    create_topic_with(broker, topic, partitions, &[]);
+}
+
+/// [`create_topic`] with topic settings (`message.timestamp.type`, …).
+fn create_topic_with(broker: &str, topic: &str, partitions: i32, settings: &[(&str, &str)]) {
     use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
     use rdkafka::client::DefaultClientContext;
     let admin: AdminClient<DefaultClientContext> = rdkafka::ClientConfig::new()
@@ -1421,7 +1426,10 @@ fn create_topic(broker: &str, topic: &str, partitions: i32) {
         .enable_all()
         .build()
         .unwrap();
-    let topics = [NewTopic::new(topic, partitions, TopicReplication::Fixed(1))];
+    let topics = [settings.iter().fold(
+        NewTopic::new(topic, partitions, TopicReplication::Fixed(1)),
+        |t, (k, v)| t.set(k, v),
+    )];
     let done = rt
         .block_on(admin.create_topics(&topics, &AdminOptions::new()))
         .unwrap();
@@ -1899,4 +1907,97 @@ fn bench_forward_kafka_reports_its_sender_s_cpu() {
         stderr.contains("sender ") && stderr.contains(" CPU s / M records"),
         "each run says its sender's CPU too:\n{stderr}"
     );
+}
+
+/// Every message of `topic` with the time the broker appended it (kcat),
+/// once it holds at least `n`.
+fn append_times(broker: &str, topic: &str, n: usize, timeout: Duration) -> Vec<(String, i64)> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let out = Command::new("kcat")
+            .args([
+                "-C",
+                "-b",
+                broker,
+                "-t",
+                topic,
+                "-o",
+                "beginning",
+                "-e",
+                "-q",
+                "-J",
+            ])
+            .output()
+            .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
+        let got: Vec<(String, i64)> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                (
+                    v["payload"].as_str().unwrap_or("").to_string(),
+                    v["ts"].as_i64().unwrap(),
+                )
+            })
+            .collect();
+        if got.len() >= n || Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Behind a disk buffer the forward source reads each chunk as it comes
+/// (no linger: a kill -9 loses nothing); the `kafka` sink takes what is on
+/// disk for its flush_interval (500 ms by default there) and hands it to
+/// librdkafka together, instead of a produce request per chunk. The topic
+/// stamps each message with the time the broker appended it, one time
+/// per request: 40 chunks take a few, and every record arrives once.
+#[test]
+fn a_disk_buffered_kafka_sink_gathers_chunks_its_source_read_at_once() {
+    const CHUNKS: usize = 40;
+    const PER: usize = 5;
+    let broker = shared_broker();
+    let topic = unique("gather");
+    create_topic_with(
+        broker,
+        &topic,
+        1,
+        &[("message.timestamp.type", "LogAppendTime")],
+    );
+    let buffer = tempfile::tempdir().unwrap();
+    let mut lf = Logferry::start(&config(
+        broker,
+        &topic,
+        &format!(
+            "buffer = {{ type = \"disk\", dir = \"{}\" }}",
+            buffer.path().display()
+        ),
+    ));
+    let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
+    for k in 0..CHUNKS {
+        let id = format!("c{k}");
+        s.write_all(&frame("app", "rec", k * PER..(k + 1) * PER, &id))
+            .unwrap();
+        // on disk
+        assert_eq!(
+            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
+            Some(id.as_str())
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let n = CHUNKS * PER;
+    let got = append_times(broker, &topic, n, Duration::from_secs(30));
+    let mut payloads: Vec<String> = got.iter().map(|(p, _)| p.clone()).collect();
+    payloads.sort();
+    let mut want: Vec<String> = (0..n).map(|i| format!("rec-{i}")).collect();
+    want.sort();
+    assert_eq!(payloads, want, "every record once");
+    let requests: HashSet<i64> = got.iter().map(|(_, ts)| *ts).collect();
+    assert!(
+        (1..=CHUNKS / 4).contains(&requests.len()),
+        "{} append times for {CHUNKS} chunks read",
+        requests.len()
+    );
+    assert!(lf.stop().success(), "{}", lf.log_text());
 }

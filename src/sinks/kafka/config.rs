@@ -49,6 +49,19 @@ pub struct KafkaSinkConfig {
     /// wait up to this long for fuller requests.
     #[serde(default = "default_linger_ms")]
     pub linger_ms: f64,
+    /// How long batches nobody waits for may gather before they are
+    /// handed to librdkafka. Unset: 0 on a memory queue (handed over as
+    /// they come; `linger_ms` then fills the requests),
+    /// [`crate::sinks::DISK_FLUSH_INTERVAL`] on a disk buffer (see
+    /// [`KafkaSinkConfig::flush_interval`]). A batch whose client waits
+    /// for its acknowledgement is handed over at once, with what gathered
+    /// before it.
+    #[serde(
+        default,
+        rename = "flush_interval",
+        deserialize_with = "units::opt_duration"
+    )]
+    pub flush_interval_set: Option<Duration>,
     /// Largest message batch per partition request (`batch.size`).
     #[serde(default = "default_batch_bytes", deserialize_with = "units::bytes")]
     pub batch_bytes: usize,
@@ -154,6 +167,13 @@ const fn default_drain_timeout() -> Duration {
 }
 
 impl KafkaSinkConfig {
+    /// How long batches may gather before they are handed to librdkafka:
+    /// the setting, else 0 on a memory queue and
+    /// [`crate::sinks::DISK_FLUSH_INTERVAL`] on a disk buffer (`disk`).
+    pub fn flush_interval(&self, disk: bool) -> Duration {
+        crate::sinks::flush_interval(self.flush_interval_set, disk)
+    }
+
     /// The retry settings of the shared settlement: `retry_backoff` and
     /// `retry_backoff_max`; retryable errors are retried until the stop.
     pub fn retry_config(&self) -> crate::sinks::verdict::RetryConfig {

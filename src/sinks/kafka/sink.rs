@@ -69,14 +69,14 @@ use super::produce::{Outgoing, Pending, Producer, Reported, Topic};
 use super::producers::Producers;
 use super::KafkaMetrics;
 use crate::backoff::backoff_with_jitter;
-use crate::buffer::{Delivery, QueueReceiver};
+use crate::buffer::{Delivery, Gathered, QueueReceiver};
 use crate::event::EventTime;
 use crate::format::Formatter;
 use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::sinks::name::NameTemplate;
 use crate::sinks::settle::{SetAside, Settler};
 use crate::sinks::verdict::{Rejection, Verdict};
-use crate::sinks::SinkMetrics;
+use crate::sinks::{next_batch, SinkMetrics};
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
 
@@ -242,10 +242,39 @@ impl KafkaSink {
             .run_until(async move {
                 let reports = tokio::task::spawn_local(serve_reports(Arc::clone(&self.shared)));
                 let mut watching = JoinSet::new();
-                while let Some(d) = rx.recv().await {
-                    while watching.try_join_next().is_some() {}
-                    if let Some(watch) = self.produce_batch(d, &rx).await {
-                        watching.spawn_local(watch);
+                // with a flush interval (a disk buffer's default), batches
+                // written meanwhile wait in the queue, and all are handed
+                // over together at its end: one wake-up and a request or
+                // two where each batch took its own (at once for a batch a
+                // client waits for, batch_bytes of them, or the end)
+                let interval = self.shared.config.flush_interval(rx.is_disk());
+                let bytes = self.shared.config.batch_bytes;
+                let mut timer = crate::timer::Deadline::new();
+                let mut until = None;
+                let mut held = Vec::new();
+                let mut held_bytes = 0;
+                loop {
+                    let next = next_batch(&mut rx, &mut timer, until, usize::MAX, bytes).await;
+                    let closed = matches!(next, Gathered::Closed);
+                    if let Gathered::Batch(d) = next {
+                        let now = interval.is_zero() || d.batch().is_waited_on();
+                        held_bytes += d.batch().byte_len();
+                        held.push(d);
+                        if !now && held_bytes < bytes {
+                            until.get_or_insert_with(|| tokio::time::Instant::now() + interval);
+                            continue;
+                        }
+                    }
+                    until = None;
+                    held_bytes = 0;
+                    for d in held.drain(..) {
+                        while watching.try_join_next().is_some() {}
+                        if let Some(watch) = self.produce_batch(d, &rx).await {
+                            watching.spawn_local(watch);
+                        }
+                    }
+                    if closed {
+                        break;
                     }
                 }
                 self.drain(watching).await;
