@@ -1909,44 +1909,6 @@ fn bench_forward_kafka_reports_its_sender_s_cpu() {
     );
 }
 
-/// Every message of `topic` with the time the broker appended it (kcat),
-/// once it holds at least `n`.
-fn append_times(broker: &str, topic: &str, n: usize, timeout: Duration) -> Vec<(String, i64)> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        let out = Command::new("kcat")
-            .args([
-                "-C",
-                "-b",
-                broker,
-                "-t",
-                topic,
-                "-o",
-                "beginning",
-                "-e",
-                "-q",
-                "-J",
-            ])
-            .output()
-            .expect("kcat must be installed (apt-get install kcat; scripts/test-deps.sh does)");
-        let got: Vec<(String, i64)> = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(|l| {
-                let v: serde_json::Value = serde_json::from_str(l).unwrap();
-                (
-                    v["payload"].as_str().unwrap_or("").to_string(),
-                    v["ts"].as_i64().unwrap(),
-                )
-            })
-            .collect();
-        if got.len() >= n || Instant::now() > deadline {
-            return got;
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
 /// Behind a disk buffer the forward source reads each chunk as it comes
 /// (no linger: a kill -9 loses nothing); the `kafka` sink takes what is on
 /// disk for its flush_interval (500 ms by default there) and hands it to
@@ -1987,13 +1949,13 @@ fn a_disk_buffered_kafka_sink_gathers_chunks_its_source_read_at_once() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let n = CHUNKS * PER;
-    let got = append_times(broker, &topic, n, Duration::from_secs(30));
-    let mut payloads: Vec<String> = got.iter().map(|(p, _)| p.clone()).collect();
+    let got = consume(broker, &topic, n, Duration::from_secs(30));
+    let mut payloads: Vec<String> = got.iter().map(|m| m.payload.clone()).collect();
     payloads.sort();
     let mut want: Vec<String> = (0..n).map(|i| format!("rec-{i}")).collect();
     want.sort();
     assert_eq!(payloads, want, "every record once");
-    let requests: HashSet<i64> = got.iter().map(|(_, ts)| *ts).collect();
+    let requests: HashSet<i64> = got.iter().map(|m| m.timestamp).collect();
     assert!(
         (1..=CHUNKS / 4).contains(&requests.len()),
         "{} append times for {CHUNKS} chunks read",

@@ -91,6 +91,9 @@ pub struct Consumed {
     pub key: Option<String>,
     pub payload: String,
     pub headers: BTreeMap<String, String>,
+    /// The message's timestamp (ms): its producer's, or the time the
+    /// broker appended it on a topic with `LogAppendTime`.
+    pub timestamp: i64,
 }
 
 /// Whether the broker's metadata lists `topic` (kcat -L).
@@ -147,6 +150,7 @@ pub fn consume(broker: &str, topic: &str, n: usize, timeout: Duration) -> Vec<Co
                     key: v["key"].as_str().map(str::to_string),
                     payload: v["payload"].as_str().unwrap_or("").to_string(),
                     headers,
+                    timestamp: v["ts"].as_i64().unwrap_or(0),
                 }
             })
             .collect();
