@@ -2,7 +2,8 @@
 # The whole test suite, on a fresh machine or a used one:
 #   1. installs/builds the real Fluentd-ecosystem clients the interop tests
 #      use (scripts/test-deps.sh: PyPI, Maven Central, Go proxy);
-#   2. checks formatting and lints (warnings are errors);
+#   2. checks formatting and lints (warnings are errors), and that the
+#      fuzz targets compile;
 #   3. runs every unit, black-box, interop, Kafka and doc test.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -21,6 +22,11 @@ cargo fmt --all -- --check
 
 step "cargo clippy (warnings denied)"
 cargo clippy --all-targets --locked -- -D warnings
+
+step "the fuzz targets compile (scripts/fuzz.sh runs them)"
+# type-checked only, in the main target dir: it shares the build scripts'
+# outputs (librdkafka) with the tests below
+CARGO_TARGET_DIR=target cargo check --locked --manifest-path fuzz/Cargo.toml --bins
 
 step "cargo test"
 # The Kafka, OpenSearch, OTLP, S3, Kubernetes, Loki and HEC tests start
