@@ -4,8 +4,8 @@
 //! its name (lower-cased and without leading underscores where the source
 //! says). A field stored more than once in an entry (journald allows it)
 //! becomes an array of its values, in the order stored. The fields follow
-//! `message` in name order. Values that are not UTF-8 are kept with
-//! U+FFFD in place of the bytes that are not.
+//! `message` in name order. Names and values that are not UTF-8 are kept
+//! with U+FFFD in place of the bytes that are not.
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -80,7 +80,14 @@ impl Fields {
         let (name, value) = (&data[..eq], &data[eq + 1..]);
         let key = names.key(name);
         let k = self.bytes.len();
-        self.bytes.extend_from_slice(&key);
+        match std::str::from_utf8(&key) {
+            Ok(_) => self.bytes.extend_from_slice(&key),
+            // journald writes only `A-Z0-9_` names, but a journal file
+            // read here may come from elsewhere (journal-remote, a copy)
+            Err(_) => self
+                .bytes
+                .extend_from_slice(String::from_utf8_lossy(&key).as_bytes()),
+        }
         let v = self.bytes.len();
         self.bytes.extend_from_slice(value);
         if name == b"_SYSTEMD_UNIT" && self.unit.is_none() {
@@ -239,6 +246,9 @@ mod tests {
                 b"SYSLOG_IDENTIFIER=s",
                 b"_=x",
                 b"V=\xff\xfe",
+                // a name journald would not write, from a journal file
+                // made elsewhere
+                b"\x8c\x8cW=w",
             ],
             names,
         );
@@ -250,6 +260,7 @@ mod tests {
                 kv("syslog_identifier", &["s"]),
                 kv("systemd_unit", &["u"]),
                 kv("v", &["\u{fffd}\u{fffd}"]),
+                kv("\u{fffd}\u{fffd}w", &["w"]),
             ]
         );
     }
