@@ -36,6 +36,16 @@ impl Deadline {
         }
     }
 
+    /// [`Deadline::new`] for a loop that sleeps on it only if `used`;
+    /// otherwise tokio's timer, which holds no descriptor.
+    pub fn new_if(used: bool) -> Deadline {
+        if used {
+            Deadline::new()
+        } else {
+            Deadline::runtime()
+        }
+    }
+
     /// tokio's timer.
     pub fn runtime() -> Deadline {
         Deadline {

@@ -288,7 +288,7 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
     // (or once a client waits for a batch, or enough has come)
     let interval = sink.flush_interval(rx.is_disk());
     let (records, bytes) = sink.flush_threshold();
-    let mut timer = crate::timer::Deadline::new();
+    let mut timer = crate::timer::Deadline::new_if(!interval.is_zero());
     let mut flush_at: Option<tokio::time::Instant> = None;
     let mut now_due = false;
     let mut gathered = (0usize, 0usize);

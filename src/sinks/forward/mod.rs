@@ -297,7 +297,7 @@ impl ForwardSink {
         };
         let unsettled = d.unsettled.clone();
         // wakes the gathering at a chunk's flush deadline
-        let mut timer = crate::timer::Deadline::new();
+        let mut timer = crate::timer::Deadline::new_if(!d.flush_interval.is_zero());
         let mut queue_open = true;
         let mut drain_deadline: Option<Instant> = None;
         let mut gave_up = false;

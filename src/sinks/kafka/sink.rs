@@ -249,7 +249,7 @@ impl KafkaSink {
                 // client waits for, batch_bytes of them, or the end)
                 let interval = self.shared.config.flush_interval(rx.is_disk());
                 let bytes = self.shared.config.batch_bytes;
-                let mut timer = crate::timer::Deadline::new();
+                let mut timer = crate::timer::Deadline::new_if(!interval.is_zero());
                 let mut until = None;
                 let mut held = Vec::new();
                 let mut held_bytes = 0;

@@ -199,7 +199,7 @@ impl S3Sink {
         // taken when it is due or a MiB of them has come, not one wake-up
         // each (their sources were answered when they reached the disk)
         let gather = rx.is_disk();
-        let mut timer = crate::timer::Deadline::new();
+        let mut timer = crate::timer::Deadline::new_if(gather);
         loop {
             let due = self.objects.next_due();
             let ready = tokio::select! {
