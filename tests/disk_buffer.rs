@@ -471,24 +471,6 @@ address = "127.0.0.1:0"
     receiver.stop();
 }
 
-/// Every size `path` had, polled every 2 ms until `stop` is set.
-fn sizes_of(
-    path: std::path::PathBuf,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<Vec<u64>> {
-    std::thread::spawn(move || {
-        let mut sizes = Vec::new();
-        while !stop.load(std::sync::atomic::Ordering::Acquire) {
-            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-            if sizes.last() != Some(&size) {
-                sizes.push(size);
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        sizes
-    })
-}
-
 /// Behind a disk buffer the `file` sink gathers what its source read at
 /// once for its flush_interval (500 ms by default there) and writes it
 /// in a few writes, not one per chunk; a kill -9 while it gathers loses

@@ -627,6 +627,57 @@ fn with_a_disk_buffer_a_trickle_goes_out_in_objects_closed_by_age() {
     lf.stop();
 }
 
+/// What the sink gathers on a disk buffer (the batches of an object not
+/// yet due) is on disk, not yet stored: a kill -9 meanwhile loses none of
+/// it, and the restart stores each line once.
+#[test]
+fn with_a_disk_buffer_a_kill_9_while_the_sink_gathers_loses_nothing() {
+    use std::io::Write as _;
+    let server = S3Server::start();
+    let work = tempfile::tempdir().unwrap();
+    const N: u64 = 100;
+    let config = |age: &str| {
+        format!(
+            "[sources.in]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n{}",
+            s3_sink(
+                &server.endpoint(),
+                &format!(
+                    "secret_access_key = \"{SECRET_KEY}\"\nmax_object_age = \"{age}\"\nbuffer = {{ type = \"disk\", dir = \"{}\" }}",
+                    work.path().display()
+                )
+            )
+        )
+    };
+    let mut lf = Logferry::start(&config("1h"));
+    let api = lf.address("api listening");
+    let mut s =
+        std::net::TcpStream::connect(lf.address("tcp source listening source=in ")).unwrap();
+    for i in 0..N {
+        writeln!(s, "{i}").unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    wait_until("every line on disk", Duration::from_secs(10), || {
+        let m = api_get(api, "/metrics");
+        metric_value(
+            &m,
+            "logferry_buffer_disk_written_records_total{component=\"out\"}",
+        ) >= N as f64
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        server.objects().is_empty(),
+        "stored before the object was due"
+    );
+    lf.kill();
+    drop(s);
+    let mut lf = Logferry::start(&config("1s"));
+    wait_until("every line stored", Duration::from_secs(20), || {
+        missing(&counts(&server.objects()), N).is_empty()
+    });
+    assert_each_once(&server.objects(), N);
+    lf.stop();
+}
+
 #[test]
 fn ndjson_objects_in_zstd_hold_every_record_with_its_time_and_tag() {
     let server = S3Server::start();

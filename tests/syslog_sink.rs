@@ -99,6 +99,42 @@ fn rfc5424_over_tcp_every_record_arrives_once_with_its_fields() {
     );
 }
 
+/// On a disk buffer the sink gathers what its source wrote there for its
+/// flush_interval (500 ms by default there) and sends it together, not
+/// each line as it was read; every record still arrives once.
+#[test]
+fn on_a_disk_buffer_lines_read_one_at_a_time_are_sent_together() {
+    const N: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let buffer = tempfile::tempdir().unwrap();
+    let rsyslog = Rsyslog::start(dir.path(), None);
+    let (mut r, addr) = sender(&format!(
+        "address = \"{}\"\nbuffer = {{ type = \"disk\", dir = \"{}\" }}",
+        rsyslog.tcp,
+        buffer.path().display()
+    ));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let poller = sizes_of(rsyslog.out_path(), stop.clone());
+    let mut s = TcpStream::connect(addr).unwrap();
+    for i in 0..N {
+        // one read, one write to the buffer each
+        writeln!(s, "{{\"message\":\"n-{i}\"}}").unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let recs = wait_for(&rsyslog, N, Duration::from_secs(30));
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let sizes = poller.join().unwrap();
+    let seen = numbers(&recs, N);
+    assert!(seen.iter().all(|s| *s), "{} of {N} arrived", recs.len());
+    // the first size seen is none yet
+    let sends = sizes.len() - 1;
+    assert!(
+        (1..=N / 4).contains(&sends),
+        "{sends} sends for {N} lines read: {sizes:?}"
+    );
+    assert!(r.stop().success());
+}
+
 #[test]
 fn rfc5424_over_tls_every_record_arrives_once() {
     const N: usize = 100_000;

@@ -123,6 +123,10 @@ pub trait Sink: Send + 'static {
 /// is with memory queues.
 pub const DISK_FLUSH_INTERVAL: Duration = Duration::from_millis(500);
 
+/// Bytes of batches that end a gathering sink's wait early when it has no
+/// measure of its own (a request's or a write buffer's size).
+pub const GATHER_BYTES: usize = 1024 * 1024;
+
 /// A sink's `flush_interval`: the setting (`set`), else 0 on a memory
 /// queue and [`DISK_FLUSH_INTERVAL`] on a disk buffer (`disk`).
 pub fn flush_interval(set: Option<Duration>, disk: bool) -> Duration {

@@ -21,6 +21,15 @@ pub struct StdoutSinkConfig {
     /// Output format; JSON by default, so records are readable with their tag and time.
     #[serde(default = "default_format")]
     pub format: FormatConfig,
+    /// How long batches nobody waits for may wait for more before they are
+    /// written. Unset: 0 on a memory queue, [`super::DISK_FLUSH_INTERVAL`]
+    /// on a disk buffer.
+    #[serde(
+        default,
+        rename = "flush_interval",
+        deserialize_with = "crate::config::units::opt_duration"
+    )]
+    pub flush_interval_set: Option<std::time::Duration>,
 }
 
 fn default_format() -> FormatConfig {
@@ -38,6 +47,8 @@ pub struct StdoutSink {
     settler: Settler,
     /// Deliveries waiting for a retry, and everything behind them.
     parked: Parked,
+    /// `flush_interval` as set.
+    flush_interval: Option<std::time::Duration>,
 }
 
 impl StdoutSink {
@@ -53,6 +64,7 @@ impl StdoutSink {
             metrics,
             settler,
             parked: Parked::default(),
+            flush_interval: config.flush_interval_set,
         })
     }
 
@@ -114,6 +126,14 @@ impl Sink for StdoutSink {
 
     fn retry_at(&self) -> Option<std::time::Instant> {
         self.parked.retry_at()
+    }
+
+    fn flush_interval(&self, disk: bool) -> std::time::Duration {
+        super::flush_interval(self.flush_interval, disk)
+    }
+
+    fn flush_threshold(&self) -> (usize, usize) {
+        (usize::MAX, super::GATHER_BYTES)
     }
 
     fn finish(&mut self) {

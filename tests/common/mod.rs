@@ -387,6 +387,30 @@ pub fn write_until_blocked(
     })
 }
 
+/// Every size `path` had, polled every 2 ms until `stop` is set: how many
+/// writes a sink made, one size per write that came apart in time.
+pub fn sizes_of(
+    path: std::path::PathBuf,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<Vec<u64>> {
+    std::thread::spawn(move || {
+        let mut sizes = Vec::new();
+        let mut sample = |sizes: &mut Vec<u64>| {
+            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+            if sizes.last() != Some(&size) {
+                sizes.push(size);
+            }
+        };
+        while !stop.load(std::sync::atomic::Ordering::Acquire) {
+            sample(&mut sizes);
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        // the last write, should the caller have seen it first
+        sample(&mut sizes);
+        sizes
+    })
+}
+
 /// Polls `f` every 20 ms until it holds; fails after `timeout`.
 pub fn wait_until(what: &str, timeout: Duration, mut f: impl FnMut() -> bool) {
     let deadline = Instant::now() + timeout;

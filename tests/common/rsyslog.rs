@@ -55,9 +55,14 @@ impl Rsyslog {
         }
     }
 
+    /// The file it writes each message to, a JSON line each.
+    pub fn out_path(&self) -> PathBuf {
+        self.dir.join("out.jsonl")
+    }
+
     /// What it received so far, one JSON object per message.
     pub fn records(&self) -> Vec<serde_json::Value> {
-        let text = std::fs::read_to_string(self.dir.join("out.jsonl")).unwrap_or_default();
+        let text = std::fs::read_to_string(self.out_path()).unwrap_or_default();
         // a last line without its newline is still being written
         let whole = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
         whole

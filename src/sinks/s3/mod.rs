@@ -63,10 +63,6 @@ const ERROR_KINDS: &[&str] = &["auth", "not_found", "refused", "journal", "reque
 /// stored: a bound on the wait of the client that made one due.
 const QUEUED_AT_ONCE: usize = 4096;
 
-/// Bytes of batches written to a disk buffer that wake a gathering sink
-/// before its next object is due.
-const GATHER_BYTES: usize = 1024 * 1024;
-
 /// Longest the bucket check at start may take (records wait meanwhile).
 const CHECK_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -203,7 +199,7 @@ impl S3Sink {
         loop {
             let due = self.objects.next_due();
             let ready = tokio::select! {
-                next = super::next_batch(&mut rx, &mut timer, due.filter(|_| gather), usize::MAX, GATHER_BYTES) => match next {
+                next = super::next_batch(&mut rx, &mut timer, due.filter(|_| gather), usize::MAX, super::GATHER_BYTES) => match next {
                     Gathered::Batch(d) => {
                         let mut ready = match self.objects.add(d, &mut self.encoder, chrono::Utc::now()) {
                             Ok(ready) => ready,

@@ -50,6 +50,15 @@ pub struct SyslogSinkConfig {
         deserialize_with = "units::duration"
     )]
     pub connect_timeout: Duration,
+    /// How long batches nobody waits for may wait for more before they are
+    /// sent. Unset: 0 on a memory queue, [`crate::sinks::DISK_FLUSH_INTERVAL`]
+    /// on a disk buffer (see [`SyslogSinkConfig::flush_interval`]).
+    #[serde(
+        default,
+        rename = "flush_interval",
+        deserialize_with = "units::opt_duration"
+    )]
+    pub flush_interval_set: Option<Duration>,
 }
 
 /// The `mode` setting.
@@ -88,6 +97,13 @@ const fn default_connect_timeout() -> Duration {
 }
 
 impl SyslogSinkConfig {
+    /// How long batches may wait for more: the setting, else 0 on a memory
+    /// queue and [`crate::sinks::DISK_FLUSH_INTERVAL`] on a disk buffer
+    /// (`disk`).
+    pub fn flush_interval(&self, disk: bool) -> Duration {
+        crate::sinks::flush_interval(self.flush_interval_set, disk)
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         crate::config::host_port(&self.address)
             .map_err(|e| format!("address {:?}: {e}", self.address))?;

@@ -249,6 +249,14 @@ impl Sink for SyslogSink {
         self.parked.retry_at()
     }
 
+    fn flush_interval(&self, disk: bool) -> std::time::Duration {
+        self.config.flush_interval(disk)
+    }
+
+    fn flush_threshold(&self) -> (usize, usize) {
+        (usize::MAX, crate::sinks::GATHER_BYTES)
+    }
+
     fn finish(&mut self) {
         self.write(false);
         if !self.parked.is_empty() {
