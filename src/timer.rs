@@ -15,6 +15,15 @@ use std::time::{Duration, Instant};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
+/// Sleeps until `at`, or for ever when there is no such time: a branch
+/// of a `select!` that only some turns of a loop arm.
+pub async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
 /// One waiter's wake-up; arming it again replaces the time it was armed
 /// for.
 pub struct Deadline {

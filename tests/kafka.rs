@@ -1909,6 +1909,30 @@ fn bench_forward_kafka_reports_its_sender_s_cpu() {
     );
 }
 
+/// Sends `chunks` chunks of `per` records `rec-<i>`, numbered on, each
+/// acknowledged (on disk) before the next, `pause` between them.
+fn send_acked_chunks(s: &mut TcpStream, chunks: usize, per: usize, pause: Duration) {
+    for k in 0..chunks {
+        let id = format!("c{k}");
+        s.write_all(&frame("app", "rec", k * per..(k + 1) * per, &id))
+            .unwrap();
+        assert_eq!(
+            read_ack(s, Duration::from_secs(10)).as_deref(),
+            Some(id.as_str())
+        );
+        std::thread::sleep(pause);
+    }
+}
+
+/// `got` holds records `rec-0` … `rec-<n-1>`, each once.
+fn assert_each_record_once(got: &[Consumed], n: usize) {
+    let mut payloads: Vec<String> = got.iter().map(|m| m.payload.clone()).collect();
+    payloads.sort();
+    let mut want: Vec<String> = (0..n).map(|i| format!("rec-{i}")).collect();
+    want.sort();
+    assert_eq!(payloads, want, "every record once");
+}
+
 /// Behind a disk buffer the forward source reads each chunk as it comes
 /// (no linger: a kill -9 loses nothing); the `kafka` sink takes what is on
 /// disk for its flush_interval (500 ms by default there) and hands it to
@@ -1937,24 +1961,10 @@ fn a_disk_buffered_kafka_sink_gathers_chunks_its_source_read_at_once() {
         ),
     ));
     let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
-    for k in 0..CHUNKS {
-        let id = format!("c{k}");
-        s.write_all(&frame("app", "rec", k * PER..(k + 1) * PER, &id))
-            .unwrap();
-        // on disk
-        assert_eq!(
-            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
-            Some(id.as_str())
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    send_acked_chunks(&mut s, CHUNKS, PER, Duration::from_millis(10));
     let n = CHUNKS * PER;
     let got = consume(broker, &topic, n, Duration::from_secs(30));
-    let mut payloads: Vec<String> = got.iter().map(|m| m.payload.clone()).collect();
-    payloads.sort();
-    let mut want: Vec<String> = (0..n).map(|i| format!("rec-{i}")).collect();
-    want.sort();
-    assert_eq!(payloads, want, "every record once");
+    assert_each_record_once(&got, n);
     let requests: HashSet<i64> = got.iter().map(|m| m.timestamp).collect();
     assert!(
         (1..=CHUNKS / 4).contains(&requests.len()),
@@ -1988,15 +1998,7 @@ fn a_kill_9_while_the_kafka_sink_gathers_loses_nothing() {
     };
     let mut lf = Logferry::start(&config("flush_interval = \"1h\""));
     let mut s = TcpStream::connect(lf.forward_addr("in")).unwrap();
-    for k in 0..CHUNKS {
-        let id = format!("c{k}");
-        s.write_all(&frame("app", "rec", k * PER..(k + 1) * PER, &id))
-            .unwrap();
-        assert_eq!(
-            read_ack(&mut s, Duration::from_secs(10)).as_deref(),
-            Some(id.as_str())
-        );
-    }
+    send_acked_chunks(&mut s, CHUNKS, PER, Duration::ZERO);
     // long enough for a sink that did not gather to have produced them
     let early = consume(broker, &topic, 1, Duration::from_secs(2));
     assert!(
@@ -2007,10 +2009,6 @@ fn a_kill_9_while_the_kafka_sink_gathers_loses_nothing() {
     drop(s);
     let mut lf = Logferry::start(&config(""));
     let got = consume(broker, &topic, n, Duration::from_secs(30));
-    let mut payloads: Vec<String> = got.iter().map(|m| m.payload.clone()).collect();
-    payloads.sort();
-    let mut want: Vec<String> = (0..n).map(|i| format!("rec-{i}")).collect();
-    want.sort();
-    assert_eq!(payloads, want, "every record once");
+    assert_each_record_once(&got, n);
     assert!(lf.stop().success(), "{}", lf.log_text());
 }

@@ -387,12 +387,7 @@ impl Store {
     pub async fn run_evictions(&self, mut shutdown: crate::component::Shutdown) {
         loop {
             let next = self.evict(Instant::now());
-            let wait = async {
-                match next {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
+            let wait = crate::timer::sleep_until_opt(next);
             tokio::select! {
                 _ = wait => {}
                 _ = self.deleted.notified() => {}

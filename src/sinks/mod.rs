@@ -288,33 +288,19 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
     let mut next_tick = every.map(|e| tokio::time::Instant::now() + e);
     let mut ticked_at: Option<tokio::time::Instant> = None;
     let mut took = false;
-    // with a flush interval, what was taken is written at this deadline
-    // (or once a client waits for a batch, or enough has come)
-    let interval = sink.flush_interval(rx.is_disk());
-    let (records, bytes) = sink.flush_threshold();
-    let mut timer = crate::timer::Deadline::new_if(!interval.is_zero());
-    let mut flush_at: Option<tokio::time::Instant> = None;
-    let mut now_due = false;
-    let mut gathered = (0usize, 0usize);
+    // with a flush interval, what was taken is written at its end (or once
+    // a client waits for a batch, or enough has come)
+    let mut gather = Gather::new(sink.flush_interval(rx.is_disk()), sink.flush_threshold());
     loop {
         while let Some(d) = rx.try_recv() {
-            gather_count(&mut gathered, &mut now_due, &d);
+            gather.count(&d);
             sink.take(d);
             took = true;
         }
-        if took && !interval.is_zero() && flush_at.is_none() {
-            flush_at = Some(tokio::time::Instant::now() + interval);
-        }
-        let due = now_due
-            || gathered.0 >= records
-            || gathered.1 >= bytes
-            || flush_at.is_none_or(|at| tokio::time::Instant::now() >= at);
-        let flushed = took && due;
+        let flushed = took && gather.is_due();
         if flushed {
             took = false;
-            flush_at = None;
-            now_due = false;
-            gathered = (0, 0);
+            gather.reset();
             sink.flush();
         }
         if let (Some(at), Some(e)) = (next_tick, every) {
@@ -343,8 +329,8 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
         }
         let retry_at = sink.retry_at().map(tokio::time::Instant::from_std);
         let next = tokio::select! {
-            d = next_batch(&mut rx, &mut timer, flush_at, records, bytes) => d,
-            _ = sleep_until_opt(next_tick) => {
+            d = gather.next(&mut rx) => d,
+            _ = crate::timer::sleep_until_opt(next_tick) => {
                 sink.tick();
                 let now = tokio::time::Instant::now();
                 ticked_at = Some(now);
@@ -356,14 +342,14 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
                 };
                 continue;
             }
-            _ = sleep_until_opt(retry_at) => {
+            _ = crate::timer::sleep_until_opt(retry_at) => {
                 sink.flush();
                 continue;
             }
         };
         match next {
             Gathered::Batch(d) => {
-                gather_count(&mut gathered, &mut now_due, &d);
+                gather.count(&d);
                 sink.take(d);
                 took = true;
             }
@@ -374,13 +360,76 @@ async fn drive(sink: &mut dyn Sink, mut rx: QueueReceiver) {
     }
 }
 
-/// Counts a batch taken while gathering; one whose client waits for its
-/// acknowledgement is written at once.
-fn gather_count(gathered: &mut (usize, usize), now_due: &mut bool, d: &Delivery) {
-    let b = d.batch();
-    gathered.0 += b.count;
-    gathered.1 += b.byte_len();
-    *now_due |= b.is_waited_on();
+/// What a sink took while it gathers for its `flush_interval`: how much,
+/// whether a client waits for any of it, and until when it may wait.
+pub(crate) struct Gather {
+    /// 0: nothing waits.
+    interval: Duration,
+    /// Records and bytes taken that end the wait early.
+    threshold: (usize, usize),
+    taken: (usize, usize),
+    waited_on: bool,
+    /// The interval's end, from the first batch taken.
+    until: Option<tokio::time::Instant>,
+    /// Wakes the wait at `until`.
+    timer: crate::timer::Deadline,
+}
+
+impl Gather {
+    pub(crate) fn new(interval: Duration, threshold: (usize, usize)) -> Gather {
+        Gather {
+            interval,
+            threshold,
+            taken: (0, 0),
+            waited_on: false,
+            until: None,
+            timer: crate::timer::Deadline::new_if(!interval.is_zero()),
+        }
+    }
+
+    /// Counts a batch taken; the first starts the interval.
+    pub(crate) fn count(&mut self, d: &Delivery) {
+        let b = d.batch();
+        self.taken.0 += b.count;
+        self.taken.1 += b.byte_len();
+        self.waited_on |= b.is_waited_on();
+        if !self.interval.is_zero() && self.until.is_none() {
+            self.until = Some(tokio::time::Instant::now() + self.interval);
+        }
+    }
+
+    /// Whether what was taken is to be written now: a client waits for a
+    /// batch of it, the threshold is reached, or the interval is over (or
+    /// 0).
+    pub(crate) fn is_due(&self) -> bool {
+        self.waited_on
+            || self.taken.0 >= self.threshold.0
+            || self.taken.1 >= self.threshold.1
+            || self
+                .until
+                .is_none_or(|at| tokio::time::Instant::now() >= at)
+    }
+
+    /// What was taken is written: the next batch starts anew.
+    pub(crate) fn reset(&mut self) {
+        self.taken = (0, 0);
+        self.waited_on = false;
+        self.until = None;
+    }
+
+    /// The next batch: while gathering, woken only for a batch a client
+    /// waits for, the threshold, a filling queue, its end or the
+    /// interval's end ([`Gathered::Timeout`]).
+    pub(crate) async fn next(&mut self, rx: &mut QueueReceiver) -> Gathered {
+        next_batch(
+            rx,
+            &mut self.timer,
+            self.until,
+            self.threshold.0,
+            self.threshold.1,
+        )
+        .await
+    }
 }
 
 /// The next batch: while gathering (`flush_at`), woken only for a batch
@@ -399,13 +448,6 @@ pub(crate) async fn next_batch(
             Some(d) => Gathered::Batch(d),
             None => Gathered::Closed,
         },
-    }
-}
-
-async fn sleep_until_opt(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -395,7 +395,7 @@ pub fn sizes_of(
 ) -> std::thread::JoinHandle<Vec<u64>> {
     std::thread::spawn(move || {
         let mut sizes = Vec::new();
-        let mut sample = |sizes: &mut Vec<u64>| {
+        let sample = |sizes: &mut Vec<u64>| {
             let size = std::fs::metadata(&path).map_or(0, |m| m.len());
             if sizes.last() != Some(&size) {
                 sizes.push(size);

@@ -219,7 +219,7 @@ impl ServerTask {
                     Some(Err(reason)) => break ("io", reason),
                     None => break ("io", "connection closed by the server".into()),
                 },
-                _ = sleep_until_opt(deadline) => {
+                _ = crate::timer::sleep_until_opt(deadline) => {
                     self.metrics.ack_timeouts.inc();
                     break ("ack_timeout", format!("no ack within {:?}", s.ack_timeout));
                 }
@@ -295,13 +295,6 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
-    }
-}
-
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }
 

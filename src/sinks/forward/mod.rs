@@ -312,6 +312,7 @@ impl ForwardSink {
                 break;
             }
             let flush_at = d.flush_deadline();
+            let reading = queue_open && !d.ready_full();
             tokio::select! {
                 biased;
                 Some(chunk) = retry_rx.recv() => d.ready.push_front(chunk),
@@ -319,7 +320,7 @@ impl ForwardSink {
                 // while chunks wait for their flush deadline, batches nobody
                 // waits for do not wake the sink: they are taken at the
                 // deadline, or once a chunk's worth has come
-                next = super::next_batch(&mut rx, &mut timer, flush_at, self.config.batch_records, self.config.batch_bytes), if queue_open && !d.ready_full() => match next {
+                next = super::next_batch(&mut rx, &mut timer, flush_at, self.config.batch_records, self.config.batch_bytes), if reading => match next {
                     Gathered::Timeout => d.flush_expired(),
                     Gathered::Batch(delivery) => {
                         d.take(delivery);
@@ -351,8 +352,9 @@ impl ForwardSink {
                         drain_deadline = Some(Instant::now() + self.config.drain_timeout);
                     }
                 }
-                _ = sleep_until_opt(flush_at) => d.flush_expired(),
-                _ = sleep_until_opt(drain_deadline) => {
+                // while the queue is read, its own wait ends at flush_at
+                _ = crate::timer::sleep_until_opt(flush_at), if !reading => d.flush_expired(),
+                _ = crate::timer::sleep_until_opt(drain_deadline) => {
                     // chunks waiting for a server or in flight on one, and
                     // batches still queued
                     let chunks = Arc::strong_count(&d.unsettled) - 2;
@@ -380,13 +382,6 @@ impl ForwardSink {
         if tokio::time::timeout_at(cut_at, all_ended).await.is_err() {
             tasks.abort_all();
         }
-    }
-}
-
-async fn sleep_until_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d).await,
-        None => std::future::pending().await,
     }
 }
 

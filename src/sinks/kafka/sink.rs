@@ -76,7 +76,7 @@ use crate::kafka_client::{BrokerConnections, ClientErrors};
 use crate::sinks::name::NameTemplate;
 use crate::sinks::settle::{SetAside, Settler};
 use crate::sinks::verdict::{Rejection, Verdict};
-use crate::sinks::{next_batch, SinkMetrics};
+use crate::sinks::{Gather, SinkMetrics};
 use crate::telemetry::{RateLimitedLog, WARN_INTERVAL};
 use crate::warn_limited;
 
@@ -247,26 +247,22 @@ impl KafkaSink {
                 // over together at its end: one wake-up and a request or
                 // two where each batch took its own (at once for a batch a
                 // client waits for, batch_bytes of them, or the end)
-                let interval = self.shared.config.flush_interval(rx.is_disk());
-                let bytes = self.shared.config.batch_bytes;
-                let mut timer = crate::timer::Deadline::new_if(!interval.is_zero());
-                let mut until = None;
+                let mut gather = Gather::new(
+                    self.shared.config.flush_interval(rx.is_disk()),
+                    (usize::MAX, self.shared.config.batch_bytes),
+                );
                 let mut held = Vec::new();
-                let mut held_bytes = 0;
                 loop {
-                    let next = next_batch(&mut rx, &mut timer, until, usize::MAX, bytes).await;
+                    let next = gather.next(&mut rx).await;
                     let closed = matches!(next, Gathered::Closed);
                     if let Gathered::Batch(d) = next {
-                        let now = interval.is_zero() || d.batch().is_waited_on();
-                        held_bytes += d.batch().byte_len();
+                        gather.count(&d);
                         held.push(d);
-                        if !now && held_bytes < bytes {
-                            until.get_or_insert_with(|| tokio::time::Instant::now() + interval);
+                        if !gather.is_due() {
                             continue;
                         }
                     }
-                    until = None;
-                    held_bytes = 0;
+                    gather.reset();
                     for d in held.drain(..) {
                         while watching.try_join_next().is_some() {}
                         if let Some(watch) = self.produce_batch(d, &rx).await {

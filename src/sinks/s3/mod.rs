@@ -218,7 +218,7 @@ impl S3Sink {
                     Gathered::Timeout => self.take_due(&mut rx),
                     Gathered::Closed => break,
                 },
-                _ = sleep_until(due), if !gather => self.take_due(&mut rx),
+                _ = crate::timer::sleep_until_opt(due), if !gather => self.take_due(&mut rx),
             };
             for o in ready {
                 if !self.store(o, &rx, &mut stop_by).await {
@@ -413,13 +413,6 @@ async fn wait(
 async fn closed(rx: &QueueReceiver) {
     while !rx.is_closed() {
         tokio::time::sleep(STOP_CHECK).await;
-    }
-}
-
-async fn sleep_until(at: Option<Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
     }
 }
 

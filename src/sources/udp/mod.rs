@@ -127,7 +127,7 @@ impl UdpSource {
             tokio::select! {
                 biased;
                 _ = shutdown.wait() => break,
-                _ = sleep_until(due), if due.is_some() => {
+                _ = crate::timer::sleep_until_opt(due), if due.is_some() => {
                     due = None;
                     if self.hand_over(&mut pending, false).await.is_err() {
                         return;
@@ -262,12 +262,6 @@ struct Pending {
 fn message_of(datagram: &[u8]) -> &[u8] {
     let msg = datagram.strip_suffix(b"\n").unwrap_or(datagram);
     msg.strip_suffix(b"\r").unwrap_or(msg)
-}
-
-async fn sleep_until(due: Option<Instant>) {
-    if let Some(t) = due {
-        tokio::time::sleep_until(t).await;
-    }
 }
 
 /// A non-blocking UDP socket bound to `addr`, with `SO_RCVBUF` set if
