@@ -88,16 +88,22 @@ pub struct Linger {
     quiet_until: Option<Instant>,
     /// When its client last woke the reader ([`Linger::woken`]).
     last_woken: Option<Instant>,
-    /// How many wakes in a row came within half a period of the one
-    /// before.
-    streak: u32,
+    /// When the run of wakes, each close to the one before, that the last
+    /// wake belongs to began.
+    run_since: Option<Instant>,
 }
 
-/// Wakes in a row, each within half a period of the one before, that show
-/// a client writing often ([`Linger::woken`]). An upstream that lingers
-/// itself sends what it gathered as one chunk, or a few when its sending
-/// is cut short; a run of this many is a client writing often.
-pub const FREQUENT_STREAK: u32 = 4;
+/// A client writes often when it wakes the reader within this of the wake
+/// before, for a quarter of a linger on end (at least twice this:
+/// [`Linger::woken`]), and a
+/// connection goes on lingering while each linger gathers a chunk per this
+/// much of it ([`Linger::goes_on`]): more than 40 writes a second, each
+/// record its own chunk (a logging library, Docker's `fluentd` log
+/// driver). An upstream that lingers itself for this long or longer (an
+/// agent with `linger = "100ms"`) writes less often, what it gathered as
+/// one chunk or a few at once, and is read as it arrives, so its path
+/// lingers once: the latency its linger was chosen for.
+pub const FREQUENT_GAP: Duration = Duration::from_millis(25);
 
 impl Linger {
     pub fn new(period: Duration) -> Self {
@@ -105,7 +111,7 @@ impl Linger {
             period,
             quiet_until: None,
             last_woken: None,
-            streak: 0,
+            run_since: None,
         }
     }
 
@@ -119,32 +125,44 @@ impl Linger {
     }
 
     /// The reader's client woke it with data after it had read all there
-    /// was: if this is the [`FREQUENT_STREAK`]th wake in a row to come
-    /// within half a period of the one before, the client writes more
-    /// often than twice a period, and its next writes gather (as
-    /// [`Linger::caught_up`]). Returns whether they do. A client that
-    /// lingers for as long itself (a relay's upstream with the same
-    /// default) writes about once a period, give or take its scheduling,
-    /// sometimes as a few chunks at once, and is not lingered again.
+    /// was: if this wake and those before it came each within
+    /// [`FREQUENT_GAP`] of the one before, for a quarter of a period on
+    /// end (at least twice that), the client writes often, and its next
+    /// writes gather (as [`Linger::caught_up`]). Returns whether they do.
+    /// A few chunks at once (an upstream's linger sent in pieces) are no
+    /// such run: they come within a millisecond or so. An agent with a
+    /// shorter linger than this reader's, forwarding a frequent client
+    /// chunk by chunk until it sees it as frequent itself, is seen so
+    /// sooner than here, and its chunks then come a linger apart.
     pub fn woken(&mut self) -> bool {
         if self.period.is_zero() {
             return false;
         }
         let now = Instant::now();
-        let soon = self
+        let close = self
             .last_woken
-            .is_some_and(|t| now.duration_since(t) < self.period / 2);
+            .is_some_and(|t| now.duration_since(t) < FREQUENT_GAP);
         self.last_woken = Some(now);
-        self.streak = if soon {
-            self.streak.saturating_add(1)
-        } else {
-            0
-        };
-        let frequent = self.streak >= FREQUENT_STREAK;
+        if !close {
+            self.run_since = Some(now);
+        }
+        let frequent = close
+            && self
+                .run_since
+                .is_some_and(|t| now.duration_since(t) >= (self.period / 4).max(2 * FREQUENT_GAP));
         if frequent {
             self.caught_up();
         }
         frequent
+    }
+
+    /// Whether a linger that gathered `frames` chunks saved enough
+    /// wake-ups to go on: a chunk per [`FREQUENT_GAP`] of it (at least
+    /// two). An upstream that lingers itself sends a chunk or a few each
+    /// of its lingers.
+    pub fn goes_on(&self, frames: usize) -> bool {
+        let often = self.period.as_nanos() / FREQUENT_GAP.as_nanos();
+        frames as u128 >= often.max(2)
     }
 
     /// The reader read something and took all there was: the next lines
@@ -160,7 +178,7 @@ impl Linger {
     /// and only a new run of frequent wakes begins another.
     pub fn stop(&mut self) {
         self.quiet_until = None;
-        self.streak = 0;
+        self.run_since = Some(Instant::now());
     }
 
     /// Whether the reader lets lines gather now.
@@ -266,9 +284,22 @@ mod tests {
         assert!(!l.woken() && !l.woken());
         // and a period set again lets the next writes gather
         l.set_period(Duration::from_millis(100));
-        let woken: Vec<bool> = (0..=FREQUENT_STREAK).map(|_| l.woken()).collect();
+        let woken = wakes(&mut l, Duration::from_millis(10), 6).await;
         assert_eq!(woken.iter().filter(|w| **w).count(), 1, "{woken:?}");
-        assert!(woken[FREQUENT_STREAK as usize] && l.is_quiet());
+        assert!(woken[5] && l.is_quiet(), "{woken:?}");
+    }
+
+    /// `n` wakes of `l`, `gap` apart (the first after none): whether each
+    /// let the next writes gather.
+    async fn wakes(l: &mut Linger, gap: Duration, n: usize) -> Vec<bool> {
+        let mut woken = Vec::new();
+        for i in 0..n {
+            if i > 0 {
+                tokio::time::advance(gap).await;
+            }
+            woken.push(l.woken());
+        }
+        woken
     }
 
     #[tokio::test]
@@ -279,31 +310,34 @@ mod tests {
         // the first wake: nothing to compare with
         assert!(!l.woken());
         assert!(!l.is_quiet());
-        // a client writing once a period or less often never gathers,
-        // nor one a little more often (an upstream lingering as long,
-        // woken a little early)
-        for gap in [period, Duration::from_secs(3), period * 9 / 10, period / 2] {
+        // a client writing once a period or less often never gathers, nor
+        // one a little more often (an upstream lingering as long, woken a
+        // little early), nor one lingering a third as long
+        for gap in [
+            period,
+            Duration::from_secs(3),
+            period * 9 / 10,
+            period / 2,
+            period / 3,
+            period / 3,
+            period / 3,
+        ] {
             tokio::time::advance(gap).await;
             assert!(!l.woken());
         }
-        // nor one that sends what it gathered as a few chunks at once
+        // nor one that sends what it gathered as many chunks at once
         for _ in 0..5 {
-            tokio::time::advance(period).await;
-            for _ in 0..FREQUENT_STREAK {
-                assert!(!l.woken());
-                tokio::time::advance(Duration::from_millis(3)).await;
-            }
+            tokio::time::advance(period / 3).await;
+            let burst = wakes(&mut l, Duration::from_micros(100), 40).await;
+            assert!(burst.iter().all(|w| !w), "{burst:?}");
         }
-        // a run of wakes within half a period: the next writes gather
+        // wakes within FREQUENT_GAP of each other for a quarter of the
+        // period (here less than twice FREQUENT_GAP): the next writes
+        // gather
         tokio::time::advance(period).await;
-        assert!(!l.woken());
-        for _ in 1..FREQUENT_STREAK {
-            tokio::time::advance(Duration::from_millis(10)).await;
-            assert!(!l.woken());
-        }
-        tokio::time::advance(Duration::from_millis(10)).await;
+        let run = wakes(&mut l, Duration::from_millis(10), 6).await;
+        assert_eq!(run, [false, false, false, false, false, true]);
         let woken = Instant::now();
-        assert!(l.woken());
         assert_eq!(l.until(), Some(woken + period));
         // stopped (an ack asked for): read at once
         l.stop();
@@ -312,6 +346,18 @@ mod tests {
         let mut none = Linger::new(Duration::ZERO);
         assert!(!none.woken() && !none.woken());
         assert!(!none.is_quiet());
+    }
+
+    #[test]
+    fn a_linger_goes_on_while_it_gathers_a_chunk_per_frequent_gap() {
+        let l = Linger::new(Duration::from_millis(500));
+        assert!(!l.goes_on(19) && l.goes_on(20));
+        // an upstream lingering 100 ms sends about 5 in 500 ms
+        assert!(!l.goes_on(5));
+        let short = Linger::new(Duration::from_millis(100));
+        assert!(!short.goes_on(3) && short.goes_on(4));
+        let shorter = Linger::new(Duration::from_millis(10));
+        assert!(!shorter.goes_on(1) && shorter.goes_on(2));
     }
 
     #[tokio::test]

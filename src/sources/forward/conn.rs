@@ -28,7 +28,7 @@ use crate::net::{accept_tls, read_value, Activity, Stream};
 use crate::protocol::forward::handshake::{self, Helo, ServerAuth};
 use crate::protocol::forward::{ack_response, next_frame, Frame, FrameError, Limits, Mode, Scan};
 use crate::router::Router;
-use crate::sources::linger::{Linger, SocketLinger, Woke, FREQUENT_STREAK, STOP_READ_GRACE};
+use crate::sources::linger::{Linger, SocketLinger, Woke, STOP_READ_GRACE};
 
 /// Most acks of one connection waiting to be written.
 const MAX_PENDING_ACKS: usize = 4096;
@@ -302,11 +302,11 @@ impl Connection {
                 let queued = queue.queued();
                 if queued == 0 && gathered > 0 {
                     // read all that gathered: the next chunks gather, if
-                    // this linger saved wake-ups (an upstream that lingers
-                    // itself sends about one chunk a linger, maybe cut in
-                    // a few) and no reload has added a disk buffer since
+                    // the client still writes often (an upstream that
+                    // lingers itself sends a chunk or a few each of its
+                    // lingers) and no reload has added a disk buffer since
                     gathered = 0;
-                    if std::mem::take(&mut frames) > FREQUENT_STREAK as usize {
+                    if gather.goes_on(std::mem::take(&mut frames)) {
                         gather.set_period(settings.linger.period(router.disk_buffered()));
                         gather.caught_up();
                     } else {
