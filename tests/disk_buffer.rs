@@ -530,3 +530,53 @@ fn a_disk_buffered_file_sink_gathers_and_loses_nothing_to_a_kill_9_meanwhile() {
     assert_eq!(numbers(&lines, "rec"), (0..n).collect::<Vec<_>>());
     p.stop();
 }
+
+/// The `stdout` sink on a disk buffer gathers like the file sink: its
+/// standard output, redirected to a file, sees a few writes for lines
+/// read one at a time, not one write each, and every line once.
+#[test]
+fn a_disk_buffered_stdout_sink_gathers_what_its_source_read_at_once() {
+    const N: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let buffer = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stdout.log");
+    let config = dir.path().join("stdout.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[sources.in]\ntype = \"tcp\"\naddress = \"127.0.0.1:0\"\n\n\
+             [sinks.out]\ntype = \"stdout\"\nmatch = \"**\"\nformat = \"raw\"\n\
+             buffer = {{ type = \"disk\", dir = \"{}\" }}\n",
+            buffer.path().display()
+        ),
+    )
+    .unwrap();
+    // the shell hands its pid to logferry (exec), whose output is the file
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("exec \"$0\" run --config \"$1\" > \"$2\"")
+        .arg(BIN)
+        .arg(&config)
+        .arg(&out);
+    let mut p = Logferry::spawn(&mut cmd, tempfile::tempdir().unwrap());
+    let addr = p.address("tcp source listening source=in ");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let poller = sizes_of(out.clone(), stop.clone());
+    let mut s = TcpStream::connect(addr).unwrap();
+    for i in 0..N {
+        // one read, one write to the buffer each
+        writeln!(s, "line-{i}").unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let lines = wait_for_lines(&out, N, Duration::from_secs(30));
+    stop.store(true, std::sync::atomic::Ordering::Release);
+    let sizes = poller.join().unwrap();
+    assert_eq!(numbers(&lines, "line"), (0..N).collect::<Vec<_>>());
+    // the first size seen is the empty file
+    let writes = sizes.len() - 1;
+    assert!(
+        (1..=N / 4).contains(&writes),
+        "{writes} writes for {N} lines read: {sizes:?}"
+    );
+    assert!(p.stop().success(), "{}", p.log_text());
+}
