@@ -496,12 +496,10 @@ fn a_disk_buffered_file_sink_gathers_and_loses_nothing_to_a_kill_9_meanwhile() {
     let gathered = out.path().join("gathered.log");
     let mut p = Logferry::start(&config("gathered.log", ""));
     let mut s = TcpStream::connect(p.forward_addr("in")).unwrap();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let poller = sizes_of(gathered.clone(), stop.clone());
-    send_acked_chunks(&mut s, CHUNKS, PER, Duration::from_millis(10));
-    let lines = wait_for_lines(&gathered, n, Duration::from_secs(30));
-    stop.store(true, std::sync::atomic::Ordering::Release);
-    let sizes = poller.join().unwrap();
+    let (lines, sizes) = sizes_while(gathered.clone(), || {
+        send_acked_chunks(&mut s, CHUNKS, PER, Duration::from_millis(10));
+        wait_for_lines(&gathered, n, Duration::from_secs(30))
+    });
     assert_eq!(numbers(&lines, "rec"), (0..n).collect::<Vec<_>>());
     // the first size seen is the empty file
     let writes = sizes.len() - 1;
@@ -560,17 +558,16 @@ fn a_disk_buffered_stdout_sink_gathers_what_its_source_read_at_once() {
         .arg(&out);
     let mut p = Logferry::spawn(&mut cmd, tempfile::tempdir().unwrap());
     let addr = p.address("tcp source listening source=in ");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let poller = sizes_of(out.clone(), stop.clone());
     let mut s = TcpStream::connect(addr).unwrap();
-    for i in 0..N {
+    let (lines, sizes) = sizes_while(out.clone(), || {
         // one read, one write to the buffer each
-        writeln!(s, "line-{i}").unwrap();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let lines = wait_for_lines(&out, N, Duration::from_secs(30));
-    stop.store(true, std::sync::atomic::Ordering::Release);
-    let sizes = poller.join().unwrap();
+        write_lines_apart(
+            &mut s,
+            (0..N).map(|i| format!("line-{i}")),
+            Duration::from_millis(10),
+        );
+        wait_for_lines(&out, N, Duration::from_secs(30))
+    });
     assert_eq!(numbers(&lines, "line"), (0..N).collect::<Vec<_>>());
     // the first size seen is the empty file
     let writes = sizes.len() - 1;

@@ -113,17 +113,13 @@ fn on_a_disk_buffer_lines_read_one_at_a_time_are_sent_together() {
         rsyslog.tcp,
         buffer.path().display()
     ));
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let poller = sizes_of(rsyslog.out_path(), stop.clone());
     let mut s = TcpStream::connect(addr).unwrap();
-    for i in 0..N {
+    let (recs, sizes) = sizes_while(rsyslog.out_path(), || {
         // one read, one write to the buffer each
-        writeln!(s, "{{\"message\":\"n-{i}\"}}").unwrap();
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let recs = wait_for(&rsyslog, N, Duration::from_secs(30));
-    stop.store(true, std::sync::atomic::Ordering::Release);
-    let sizes = poller.join().unwrap();
+        let lines = (0..N).map(|i| format!("{{\"message\":\"n-{i}\"}}"));
+        write_lines_apart(&mut s, lines, Duration::from_millis(10));
+        wait_for(&rsyslog, N, Duration::from_secs(30))
+    });
     let seen = numbers(&recs, N);
     assert!(seen.iter().all(|s| *s), "{} of {N} arrived", recs.len());
     // the first size seen is none yet

@@ -95,10 +95,9 @@ pub struct Linger {
 
 /// A client writes often when it wakes the reader within this of the wake
 /// before, for a quarter of a linger on end (at least twice this:
-/// [`Linger::woken`]), and a
-/// connection goes on lingering while each linger gathers a chunk per this
-/// much of it ([`Linger::goes_on`]): more than 40 writes a second, each
-/// record its own chunk (a logging library, Docker's `fluentd` log
+/// [`Linger::woken`]), and a connection goes on lingering while each
+/// linger gathers a chunk per this much of it ([`Linger::goes_on`]): more
+/// than 40 writes a second, each record its own chunk (a logging library, Docker's `fluentd` log
 /// driver). An upstream that lingers itself for this long or longer (an
 /// agent with `linger = "100ms"`) writes less often, what it gathered as
 /// one chunk or a few at once, and is read as it arrives, so its path

@@ -387,28 +387,47 @@ pub fn write_until_blocked(
     })
 }
 
-/// Every size `path` had, polled every 2 ms until `stop` is set: how many
-/// writes a sink made, one size per write that came apart in time.
-pub fn sizes_of(
-    path: std::path::PathBuf,
-    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<Vec<u64>> {
-    std::thread::spawn(move || {
-        let mut sizes = Vec::new();
-        let sample = |sizes: &mut Vec<u64>| {
-            let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-            if sizes.last() != Some(&size) {
-                sizes.push(size);
+/// Writes each of `lines` to `s` as its own write, `gap` apart.
+pub fn write_lines_apart(
+    s: &mut TcpStream,
+    lines: impl IntoIterator<Item = String>,
+    gap: Duration,
+) {
+    use std::io::Write;
+    for line in lines {
+        writeln!(s, "{line}").unwrap();
+        std::thread::sleep(gap);
+    }
+}
+
+/// What `f` returns, and every size `path` had while it ran, polled every
+/// 2 ms and once more at its end: how many writes a sink made, one size
+/// per write that came apart in time.
+pub fn sizes_while<T>(path: std::path::PathBuf, f: impl FnOnce() -> T) -> (T, Vec<u64>) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let poller = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut sizes = Vec::new();
+            let sample = |sizes: &mut Vec<u64>| {
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                if sizes.last() != Some(&size) {
+                    sizes.push(size);
+                }
+            };
+            while !stop.load(Ordering::Acquire) {
+                sample(&mut sizes);
+                std::thread::sleep(Duration::from_millis(2));
             }
-        };
-        while !stop.load(std::sync::atomic::Ordering::Acquire) {
+            // the last write, should `f` have seen it first
             sample(&mut sizes);
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        // the last write, should the caller have seen it first
-        sample(&mut sizes);
-        sizes
-    })
+            sizes
+        })
+    };
+    let got = f();
+    stop.store(true, Ordering::Release);
+    (got, poller.join().unwrap())
 }
 
 /// Polls `f` every 20 ms until it holds; fails after `timeout`.
